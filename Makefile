@@ -1,0 +1,162 @@
+# nsrun - a daemonless, rootless container runtime for untrusted code.
+# `make demo` sets everything up on a fresh Debian 12 machine; `make check` runs the tests.
+
+PREFIX      ?= /usr/local
+VERSION     := 0.1.0
+BUILD       := build
+CC          ?= cc
+PKGS        := libseccomp libcap mount yajl
+PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
+PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+	-Wformat-nonliteral -Wimplicit-fallthrough -Wvla -Wcast-align -Wpointer-arith -Wundef \
+	-Wnull-dereference -Werror=implicit-function-declaration -Werror=return-type \
+	-Werror=incompatible-pointer-types -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection -fPIE
+SAN    :=
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
+	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
+LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
+
+LIB_SRCS := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+LIB_OBJS := $(LIB_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
+
+# the tests: image store, unprivileged user and the suites
+TEST_IMAGES ?= /var/tmp/nsrun-check/images
+TEST_USER   ?= nsrun-test
+SUITES      := tests/integration/*.t tests/security/*.t
+DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
+	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
+	shellcheck cppcheck valgrind
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
+	asan lint valgrind install clean fuzz
+
+all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
+
+$(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libnsrun.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+
+# the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
+$(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -static -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS)
+
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS)
+
+$(BUILD)/obj $(BUILD)/tests:
+	mkdir -p $@
+
+-include $(wildcard $(BUILD)/obj/*.d)
+
+# ---- set-up ----
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# the default image, `python` (Debian 12 with python3), built once and reused
+image: deps
+	@if [ -f "$${NSRUN_IMAGES:-$${XDG_DATA_HOME:-$$HOME/.local/share}/nsrun/images}/python/image.json" ]; then \
+		echo "image python: already built"; \
+	else rootfs-tools/nsrun-image build python --include python3; fi
+
+demo: deps all image
+	@echo "+ nsrun --image python examples/hello.py"
+	@$(BUILD)/nsrun --image python examples/hello.py
+
+# ---- tests ----
+
+check-unit: $(UNIT_BINS) $(FUZZ_BINS)
+	@echo "== unit tests"
+	prove $(UNIT_BINS)
+	@echo "== fuzz corpus replay"
+	@for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; \
+		if [ -d tests/fuzz/corpus/$$n ]; then $$f tests/fuzz/corpus/$$n/* >/dev/null || exit 1; fi; done
+
+test-image: all
+	@if [ ! -f $(TEST_IMAGES)/python/image.json ]; then \
+		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
+		rootfs-tools/nsrun-image build python --include python3 --store $(TEST_IMAGES); fi
+
+test-user:
+	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
+		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
+
+TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
+
+check-root: all test-image
+	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
+	echo "== integration and security suites as root"; \
+	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
+		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES)
+
+# as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
+# as a user: the suites run as that user
+check-rootless: all test-image test-user
+	@if [ "$$(id -u)" != 0 ]; then \
+		echo "== integration and security suites as $$(id -un) (rootless)"; \
+		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
+			NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES); exit $$?; fi; \
+	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
+	cp -r tests seccomp-profiles examples rootfs-tools $$stage/ && chmod -R a+rX $$stage && \
+	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
+	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 $(TEST_ENV) \
+		NSRUN=$$stage/build/nsrun NSRUN_PROBE=$$stage/build/nsrun-probe \
+		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles prove --exec bash $(SUITES)
+
+check: check-unit check-root check-rootless
+
+# ---- analysis ----
+
+asan:
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+		HARDEN="" CFLAGS="-O1 -g" all
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -D_GNU_SOURCE -Iruntime runtime/*.c
+	shellcheck -x rootfs-tools/nsrun-image .ci/run
+	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
+		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
+
+valgrind: all test-image
+	NSRUN_IMAGES=$(TEST_IMAGES) valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
+
+install: all
+	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
+	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
+	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
+	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
+
+clean:
+	rm -rf build build-asan

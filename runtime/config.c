@@ -1,0 +1,193 @@
+/* config.c - defaults, typed option parsers and validation of struct nsrun_config. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "config.h"
+
+int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->process.uid = NSRUN_DEFAULT_UID;
+	cfg->process.gid = NSRUN_DEFAULT_UID;
+	cfg->limits.memory_bytes = NSRUN_DEFAULT_MEMORY_BYTES;
+	cfg->limits.tmpfs_bytes = NSRUN_DEFAULT_TMPFS_BYTES;
+	cfg->limits.pids = NSRUN_DEFAULT_PIDS;
+	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
+	cfg->network = NSRUN_NETWORK_NONE;
+	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
+	cfg->security.seccomp = strdup("default");
+	if (!cfg->hostname || !cfg->security.seccomp)
+		return error_set(err, ENOMEM, "allocate the configuration");
+	return 0;
+}
+
+char *config_container_path(const char *what, const char *path, struct nsrun_error *err)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t o = 0;
+	const char *p = path;
+
+	if (!path || path[0] != '/') {
+		error_set(err, 0, "%s: \"%s\": must be an absolute path inside the container", what,
+			  path ? path : "");
+		return NULL;
+	}
+	if (strlen(path) >= PATH_MAX) {
+		error_set(err, 0, "%s: path too long", what);
+		return NULL;
+	}
+	out = malloc(strlen(path) + 2);
+	if (!out) {
+		error_set(err, ENOMEM, "%s", what);
+		return NULL;
+	}
+	while (*p) {
+		const char *seg;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - seg);
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			error_set(err, 0, "%s: \"%s\": \"..\" is not allowed", what, path);
+			return NULL;
+		}
+		out[o++] = '/';
+		memcpy(out + o, seg, len);
+		o += len;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return steal_ptr(&out);
+}
+
+int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	_cleanup_free_ char *copy = strdup(spec);
+	_cleanup_free_ char *host = NULL;
+	char *dest = NULL, *mode = NULL, *dest_norm = NULL;
+	struct nsrun_mount *m;
+	bool rw = false;
+
+	if (!copy)
+		return error_set(err, ENOMEM, "--volume");
+	dest = strchr(copy, ':');
+	if (!dest || dest == copy)
+		return error_set(err, 0, "--volume: \"%s\": expected HOST:CONTAINER[:ro|rw]", spec);
+	*dest++ = '\0';
+	mode = strchr(dest, ':');
+	if (mode) {
+		*mode++ = '\0';
+		if (strcmp(mode, "rw") == 0)
+			rw = true;
+		else if (strcmp(mode, "ro") != 0)
+			return error_set(err, 0, "--volume: \"%s\": unknown mode \"%s\" (use ro or rw)", spec,
+					 mode);
+	}
+	if (copy[0] != '/') {
+		host = realpath(copy, NULL);
+		if (!host)
+			return error_set(err, errno, "--volume: \"%s\"", copy);
+	} else {
+		host = strdup(copy);
+		if (!host)
+			return error_set(err, ENOMEM, "--volume");
+	}
+	dest_norm = config_container_path("--volume", dest, err);
+	if (!dest_norm)
+		return -1;
+	if (strcmp(dest_norm, "/") == 0) {
+		free(dest_norm);
+		return error_set(err, 0, "--volume: \"%s\": cannot mount over /", spec);
+	}
+	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
+	if (!m) {
+		free(dest_norm);
+		return error_set(err, ENOMEM, "--volume");
+	}
+	cfg->mounts = m;
+	m[cfg->n_mounts++] = (struct nsrun_mount){
+		.source = steal_ptr(&host), .destination = dest_norm, .rw = rw,
+	};
+	return 0;
+}
+
+int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	_cleanup_free_ char *copy = strdup(spec);
+	char *gid_s;
+	uint64_t uid, gid;
+
+	if (!copy)
+		return error_set(err, ENOMEM, "--user");
+	gid_s = strchr(copy, ':');
+	if (gid_s)
+		*gid_s++ = '\0';
+	/* 65535 and above are the overflow/invalid ids of a user namespace: stay below */
+	if (parse_uint("--user", copy, 65533 + 1, &uid, err) < 0)
+		return error_prefix(err, "numeric ids only");
+	gid = uid;
+	if (gid_s && parse_uint("--user", gid_s, 65533 + 1, &gid, err) < 0)
+		return error_prefix(err, "numeric ids only");
+	cfg->process.uid = (uid_t)uid;
+	cfg->process.gid = (gid_t)gid;
+	return 0;
+}
+
+int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	if (!cfg->rootfs)
+		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR");
+	if (cfg->process.args.n == 0)
+		return error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...]");
+	if (cfg->process.args.v[0][0] == '\0')
+		return error_set(err, 0, "the command is an empty string");
+	if (!cfg->process.cwd || cfg->process.cwd[0] != '/')
+		return error_set(err, 0, "--workdir: must be an absolute path");
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		for (size_t j = i + 1; j < cfg->n_mounts; j++) {
+			if (strcmp(cfg->mounts[i].destination, cfg->mounts[j].destination) == 0)
+				return error_set(err, 0, "--volume: \"%s\" is mounted twice",
+						 cfg->mounts[i].destination);
+		}
+		const char *d = cfg->mounts[i].destination;
+		if (strcmp(d, "/proc") == 0 || strncmp(d, "/proc/", 6) == 0 ||
+		    strcmp(d, "/dev") == 0 || strncmp(d, "/dev/", 5) == 0)
+			return error_set(err, 0, "--volume: \"%s\": /proc and /dev are managed by nsrun", d);
+	}
+	if (cfg->n_mounts > NSRUN_MAX_MOUNTS)
+		return error_set(err, 0, "--volume: at most %d volumes", NSRUN_MAX_MOUNTS - 1);
+	if (cfg->limits.tmpfs_bytes == 0)
+		return error_set(err, 0, "--tmpfs-size: must be more than 0");
+	return 0;
+}
+
+void config_free(struct nsrun_config *cfg)
+{
+	strv_free(&cfg->process.args);
+	strv_free(&cfg->process.env);
+	strv_free(&cfg->process.user_env);
+	free(cfg->process.cwd);
+	free(cfg->image);
+	free(cfg->image_dir);
+	free(cfg->rootfs);
+	free(cfg->file);
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		free(cfg->mounts[i].source);
+		free(cfg->mounts[i].destination);
+	}
+	free(cfg->mounts);
+	free(cfg->security.seccomp);
+	free(cfg->hostname);
+	memset(cfg, 0, sizeof(*cfg));
+}

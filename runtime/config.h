@@ -1,0 +1,95 @@
+/* config.h - the one struct that carries a run's configuration.
+ *
+ * Built by main.c from the command line and by image.c from image.json, validated
+ * once by config_validate(), then passed as `const struct nsrun_config *`.  Runtime
+ * state lives in struct nsrun_run (run.h), never here.  Units are in field names.
+ */
+#ifndef NSRUN_CONFIG_H
+#define NSRUN_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "util.h"
+
+#define NSRUN_DEFAULT_TIMEOUT_US (30ULL * 1000000)
+#define NSRUN_DEFAULT_MEMORY_BYTES (512ULL << 20)
+#define NSRUN_DEFAULT_TMPFS_BYTES (64ULL << 20)
+#define NSRUN_DEFAULT_PIDS 128
+#define NSRUN_DEFAULT_UID 65534
+#define NSRUN_DEFAULT_HOSTNAME "nsrun"
+#define NSRUN_WORKDIR "/work"
+#define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
+
+enum nsrun_network {
+	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
+};
+
+/* What the payload is: FILE run by the interpreter, a program on stdin, or a command. */
+enum nsrun_mode {
+	NSRUN_MODE_COMMAND = 0,         /* nsrun ... -- CMD [ARG...] */
+	NSRUN_MODE_FILE,                /* nsrun ... FILE [ARG...] */
+	NSRUN_MODE_STDIN,               /* nsrun ... - [ARG...] */
+};
+
+/* A bind mount from the host (-v) or the FILE of FILE mode. */
+struct nsrun_mount {
+	char *source;                   /* host path, absolute */
+	char *destination;              /* path inside the container, absolute, normalised */
+	bool rw;                        /* writable; read-only otherwise */
+	bool is_file_arg;               /* the FILE of FILE mode */
+};
+
+struct nsrun_config {
+	enum nsrun_mode mode;
+	struct nsrun_process {
+		struct strv args;       /* argv; for FILE/STDIN the interpreter is prepended by image.c */
+		struct strv env;        /* "KEY=VALUE": defaults, image env, then -e, in that order */
+		struct strv user_env;   /* -e values as given */
+		char *cwd;              /* -w, else the image's workdir, else "/" */
+		uid_t uid;              /* payload uid inside, default 65534 */
+		gid_t gid;
+	} process;
+	char *image;                    /* --image NAME, or NULL with --rootfs */
+	char *image_dir;                /* resolved NAME directory in the store */
+	char *rootfs;                   /* host path of the rootfs directory */
+	char *file;                     /* FILE argument as given (FILE mode) */
+	struct nsrun_mount *mounts;     /* -v in order, then the FILE mount */
+	size_t n_mounts;
+	struct nsrun_limits {
+		uint64_t memory_bytes;  /* 0 = no limit */
+		uint64_t tmpfs_bytes;   /* size of /tmp */
+		uint64_t pids;          /* 0 = no limit */
+		uint64_t cpu_time_us;   /* 0 = no limit */
+		uint64_t timeout_us;    /* wall clock from start of setup; 0 = none */
+	} limits;
+	struct nsrun_security {
+		char *seccomp;          /* profile name, path, or "unconfined" */
+		bool strict;            /* weaker isolation is an error, not a warning */
+	} security;
+	enum nsrun_network network;
+	char *hostname;
+	bool debug;
+};
+
+/* Fills cfg with the defaults. Returns 0 or -1 (ENOMEM). */
+int config_init(struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* Parses "-v HOST:CONTAINER[:ro|rw]" and appends it. Returns 0 or -1 with err. */
+int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "--user UID[:GID]". Returns 0 or -1 with err. */
+int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Cross-field checks after the image is merged. Returns 0 or -1 with err. */
+int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* Normalises an absolute container path ("/a//b/./c/" -> "/a/b/c"); rejects "..".
+ * Returns a malloc'd string, or NULL with err. */
+char *config_container_path(const char *what, const char *path, struct nsrun_error *err);
+
+void config_free(struct nsrun_config *cfg);
+
+#endif

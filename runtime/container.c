@@ -1,0 +1,170 @@
+/* container.c - see container.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "exec.h"
+#include "ns.h"
+#include "sync.h"
+
+static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_error *err)
+{
+	if (sync_send_error(sync_fd, SYNC_ERROR, err) < 0)
+		dprintf(2, "nsrun: %s\n", err->msg); /* the supervisor is gone: last resort */
+	_exit(125);
+}
+
+static int container_setup(const struct container_args *a, struct nsrun_error *err)
+{
+	struct sync_msg msg;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
+	/* sync: ID_MAPS_WRITTEN */
+	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
+		_exit(1); /* the supervisor died or failed: it reports, we just go */
+	/* a map does not change our ids, it translates them: move onto the mapped 0 */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
+	/* credential changes clear the parent-death signal: set it again */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
+	if (mount_build_root(a->cfg, a->plan, a->sources, err) < 0)
+		return -1;
+	err->stage = STAGE_CONTAINER;
+	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
+		return error_set(err, errno, "set the hostname \"%s\"", a->cfg->hostname);
+	if (ns_loopback_up(err) < 0)
+		return -1;
+	/* the payload has our host uid when the caller is unprivileged: keep it from
+	 * ptracing (or reading the memory of) the one process that holds the mounts */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return error_set(err, errno, "set init non-dumpable");
+	return 0;
+}
+
+/* Reads the payload's exec report: EOF means execve succeeded (the pipe is
+ * close-on-exec); otherwise the struct nsrun_error it wrote. Returns 1 on success. */
+static int read_exec_report(int fd, struct nsrun_error *err)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, err, sizeof(*err));
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 1;
+	if (n != (ssize_t)sizeof(*err))
+		error_set_stage(err, STAGE_CONTAINER, n < 0 ? errno : EPROTO, "read the exec report");
+	err->msg[sizeof(err->msg) - 1] = '\0';
+	return 0;
+}
+
+/* Reaps every child; returns 1 and sets *status when the payload was among them. */
+static int reap(pid_t payload, int *status)
+{
+	int st, found = 0;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == payload) {
+			*status = st;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+static void __attribute__((noreturn)) init_loop(const struct container_args *a, int sfd, pid_t payload)
+{
+	struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = a->sync_fd, .events = POLLIN } };
+	struct nsrun_error err = { 0 };
+	int status;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
+			_exit(1); /* the supervisor is gone, or spoke out of turn: end the container */
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo != SIGCHLD) {
+				kill(payload, (int)si.ssi_signo);
+				continue;
+			}
+			if (reap(payload, &status)) {
+				/* sync: PAYLOAD_EXITED */
+				if (sync_send(a->sync_fd, SYNC_PAYLOAD_EXITED, status, &err) < 0)
+					_exit(1);
+				_exit(0); /* the kernel now kills whatever the payload left behind */
+			}
+		}
+	}
+}
+
+void container_main(const struct container_args *a)
+{
+	struct nsrun_error err = { .stage = STAGE_CONTAINER };
+	int report[2];
+	sigset_t set;
+	pid_t payload;
+	int sfd;
+
+	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
+		if (a->close_fds[i] >= 0)
+			close(a->close_fds[i]);
+	if (container_setup(a, &err) < 0)
+		die_with_error(a->sync_fd, &err);
+	/* the supervisor blocked these before clone: they stay pending until read here */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (const int *s = a->forward_signals; *s; s++)
+		sigaddset(&set, *s);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		error_set(&err, errno, "signalfd");
+		die_with_error(a->sync_fd, &err);
+	}
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		error_set(&err, errno, "pipe for the exec report");
+		die_with_error(a->sync_fd, &err);
+	}
+	payload = fork();
+	if (payload < 0) {
+		error_set(&err, errno, "fork the payload");
+		die_with_error(a->sync_fd, &err);
+	}
+	if (payload == 0) {
+		close(report[0]);
+		close(sfd);
+		close(a->sync_fd);
+		exec_payload(a->cfg, a->seccomp, report[1]);
+	}
+	close(report[1]);
+	if (read_exec_report(report[0], &err)) {
+		/* sync: EXEC_OK */
+		if (sync_send(a->sync_fd, SYNC_EXEC_OK, payload, &err) < 0)
+			_exit(1);
+	} else {
+		/* sync: EXEC_OK (as EXEC_FAILED or ERROR) */
+		int status = 0;
+		waitpid(payload, &status, 0);
+		sync_send_error(a->sync_fd, err.stage == STAGE_EXEC ? SYNC_EXEC_FAILED : SYNC_ERROR, &err);
+		_exit(125);
+	}
+	close(report[0]);
+	init_loop(a, sfd, payload);
+}

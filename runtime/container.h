@@ -1,0 +1,33 @@
+/* container.h - the container's init (pid 1 of the new pid namespace).
+ *
+ * Runs in the outer user namespace as its uid 0: waits for the id maps, builds the
+ * root file system, sets hostname and loopback, forks the payload (exec.h), reports
+ * whether it exec'd, then reaps every process of the container, forwards signals to
+ * the payload, and reports the payload's wait status.  When it exits the kernel
+ * kills every process left in the namespace (pid_namespaces(7)).
+ */
+#ifndef NSRUN_CONTAINER_H
+#define NSRUN_CONTAINER_H
+
+#include "config.h"
+#include "mount.h"
+#include "mount_plan.h"
+
+struct nsrun_seccomp;
+
+/* What the container side needs from the supervisor (inherited over fork-like clone). */
+struct container_args {
+	const struct nsrun_config *cfg;
+	const struct mount_plan *plan;
+	const struct mount_sources *sources;
+	const struct nsrun_seccomp *seccomp;
+	int sync_fd;            /* the container's end of the sync socket */
+	int close_fds[4];       /* supervisor-only fds to close at once (-1: unused) */
+	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
+};
+
+/* Never returns: exits 0 after reporting the payload's status, 125 when set-up
+ * failed (after sending the error over the sync socket), or 1 on parent death. */
+void container_main(const struct container_args *args) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,122 @@
+/* error.c - see error.h */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+static const char *const stage_names[STAGE__COUNT] = {
+	[STAGE_CONFIG] = "config",
+	[STAGE_PREPARE] = "prepare",
+	[STAGE_CLONE] = "clone",
+	[STAGE_ID_MAPS] = "id maps",
+	[STAGE_MOUNT] = "mount",
+	[STAGE_CONTAINER] = "container",
+	[STAGE_EXEC] = "exec",
+	[STAGE_SUPERVISE] = "supervise",
+};
+
+const char *error_stage_name(int stage)
+{
+	if (stage < 0 || stage >= STAGE__COUNT || !stage_names[stage])
+		return "unknown";
+	return stage_names[stage];
+}
+
+static int error_vset(struct nsrun_error *err, int stage, int errnum, const char *fmt, va_list ap)
+{
+	if (!err)
+		return -1;
+	err->errnum = errnum;
+	err->stage = stage;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	return -1;
+}
+
+int error_set(struct nsrun_error *err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, err ? err->stage : 0, errnum, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int error_set_stage(struct nsrun_error *err, int stage, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, stage, errnum, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int error_prefix(struct nsrun_error *err, const char *fmt, ...)
+{
+	char prefix[128];
+	char old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	/* may cut the end of a very long message: that is fine for a message */
+	size_t n = strlen(prefix);
+	if (n + 2 >= sizeof(err->msg))
+		n = sizeof(err->msg) - 3;
+	memcpy(err->msg, prefix, n);
+	memcpy(err->msg + n, ": ", 2);
+	size_t rest = sizeof(err->msg) - n - 3;
+	size_t olen = strnlen(old, rest);
+	memcpy(err->msg + n + 2, old, olen);
+	err->msg[n + 2 + olen] = '\0';
+	return -1;
+}
+
+void error_format(const struct nsrun_error *err, char *buf, size_t len)
+{
+	if (err->errnum)
+		snprintf(buf, len, "%s: %s", err->msg, strerror(err->errnum));
+	else
+		snprintf(buf, len, "%s", err->msg);
+}
+
+struct hint {
+	int stage;      /* -1: any stage */
+	int errnum;
+	const char *text;
+};
+
+static const struct hint hints[] = {
+	{ STAGE_CLONE, EPERM,
+	  "user namespaces are refused here: check `sysctl kernel.unprivileged_userns_clone` (must be 1), "
+	  "`sysctl kernel.apparmor_restrict_unprivileged_userns` (Ubuntu: 0, or an AppArmor profile for nsrun), "
+	  "and whether an outer sandbox's seccomp filter denies clone/unshare (`grep Seccomp /proc/self/status`)" },
+	{ STAGE_CLONE, ENOSPC,
+	  "the user namespace limit is reached: raise `sysctl user.max_user_namespaces` (0 disables them), "
+	  "or you are nested more than 32 user namespaces deep" },
+	{ STAGE_CLONE, EUSERS,
+	  "too many nested user namespaces (the kernel allows 32 levels)" },
+	{ STAGE_CLONE, EINVAL,
+	  "the kernel does not support one of the namespaces nsrun creates" },
+	{ STAGE_ID_MAPS, EPERM,
+	  "the kernel refused the uid/gid map: an outer sandbox may forbid writing /proc/PID/uid_map" },
+	{ STAGE_MOUNT, ENOSPC, "a mount limit was exceeded (`sysctl fs.mount-max`), not disk space" },
+	{ STAGE_MOUNT, EPERM,
+	  "mounting is refused: an outer sandbox (Landlock, seccomp, a masked /proc) forbids it; run `nsrun check`" },
+	{ STAGE_EXEC, ENOENT, "the command or its interpreter (#! line) is not in the image" },
+};
+
+const char *error_hint(const struct nsrun_error *err)
+{
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if ((hints[i].stage == -1 || hints[i].stage == err->stage) && hints[i].errnum == err->errnum)
+			return hints[i].text;
+	}
+	return NULL;
+}

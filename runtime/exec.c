@@ -1,0 +1,121 @@
+/* exec.c - see exec.h */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "exec.h"
+#include "rlimits.h"
+#include "ns.h"
+#include "seccomp.h"
+#include "sys.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static void __attribute__((noreturn)) fail(int report_fd, struct nsrun_error *err, int code)
+{
+	if (write_all(report_fd, err, sizeof(*err)) < 0)
+		dprintf(2, "nsrun: %s\n", err->msg); /* the report channel is gone: last resort */
+	_exit(code);
+}
+
+static void reset_signals(void)
+{
+	sigset_t none;
+
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Marks every fd above 2 close-on-exec: nothing of nsrun's, nor of its caller's,
+ * reaches the payload (CVE-2024-21626 is the kind of leak this stops). */
+static int cloexec_all_fds(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	long max = sysconf(_SC_OPEN_MAX);
+	for (int fd = 3; fd < (max > 0 ? max : 1024); fd++)
+		close(fd);
+	return 0;
+}
+
+/* Candidate paths for argv[0]: itself when it has a '/', else each PATH entry. */
+static size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max)
+{
+	size_t n = 0;
+	const char *p = path_env;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out[0], PATH_MAX, "%s", cmd);
+		return 1;
+	}
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p && n < max) {
+		const char *end = strchrnul(p, ':');
+		int len = (int)(end - p);
+		snprintf(out[n++], PATH_MAX, "%.*s/%s", len ? len : 1, len ? p : ".", cmd);
+		p = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int report_fd)
+{
+	static char cand[32][PATH_MAX];
+	struct nsrun_error err = { .stage = STAGE_CONTAINER };
+	const struct nsrun_process *proc = &cfg->process;
+	size_t n;
+	int saved = ENOENT;
+
+	reset_signals();
+	/* pid 1 changed ids, which made its memory (and so ours) non-dumpable, and our
+	 * /proc/self files root's: we could not write our own id maps (proc(5),
+	 * PR_SET_DUMPABLE in prctl(2)).  execve resets it for the payload anyway. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+		error_set(&err, errno, "set dumpable");
+		fail(report_fd, &err, 125);
+	}
+	if (setsid() < 0) {
+		error_set(&err, errno, "setsid");
+		fail(report_fd, &err, 125);
+	}
+	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0 || caps_drop_bounding(&err) < 0 ||
+	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(&cfg->limits, &err) < 0)
+		fail(report_fd, &err, 125);
+	if (chdir(proc->cwd) < 0) {
+		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
+		fail(report_fd, &err, 125);
+	}
+	cloexec_all_fds();
+	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, 32);
+	if (caps_clear_and_nnp(&err) < 0)
+		fail(report_fd, &err, 125);
+	/* last: after caps and no_new_privs, so the filter need not allow capset or prctl */
+	if (seccomp && seccomp_apply(seccomp, &err) < 0)
+		fail(report_fd, &err, 125);
+	for (size_t i = 0; i < n; i++) {
+		execve(cand[i], proc->args.v, proc->env.v);
+		/* as execvp(3): remember EACCES, keep looking on ENOENT/ENOTDIR */
+		if (errno == EACCES)
+			saved = EACCES;
+		else if (errno != ENOENT && errno != ENOTDIR) {
+			saved = errno;
+			break;
+		}
+	}
+	err.stage = STAGE_EXEC;
+	err.errnum = saved;
+	snprintf(err.msg, sizeof(err.msg), "exec \"%s\"", proc->args.v[0]);
+	fail(report_fd, &err, saved == ENOENT ? 127 : 126);
+}

@@ -1,0 +1,361 @@
+/* main.c - the command line: options (Docker's names), subcommands, the one place
+ * that prints an error, and the exit status from the result. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "config.h"
+#include "image.h"
+#include "mount_plan.h"
+#include "result.h"
+#include "run.h"
+#include "seccomp.h"
+
+#ifndef NSRUN_VERSION
+#define NSRUN_VERSION "0.0.0-dev"
+#endif
+
+enum {
+	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
+	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
+};
+
+static const struct option options[] = {
+	{ "image", required_argument, NULL, OPT_IMAGE },
+	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "env", required_argument, NULL, 'e' },
+	{ "volume", required_argument, NULL, 'v' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
+	{ "user", required_argument, NULL, 'u' },
+	{ "network", required_argument, NULL, OPT_NETWORK },
+	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
+	{ "pids-limit", required_argument, NULL, OPT_PIDS_LIMIT },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
+	{ "security-opt", required_argument, NULL, OPT_SECURITY_OPT },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char usage_text[] =
+	"Usage:\n"
+	"  nsrun [OPTIONS] --image NAME FILE [ARG...]     run FILE with the image's interpreter\n"
+	"  nsrun [OPTIONS] --image NAME - [ARG...]        read the program from standard input\n"
+	"  nsrun [OPTIONS] --image NAME -- CMD [ARG...]   run a command inside the image\n"
+	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
+	"  nsrun images                                   list installed images\n"
+	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
+	"\n"
+	"Options:\n"
+	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
+	"  --rootfs DIR              a root file system directory to use as the image\n"
+	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
+	"  -e, --env KEY[=VALUE]     set an environment variable (KEY alone: take nsrun's value)\n"
+	"  -v, --volume HOST:CONTAINER[:ro|rw]  bind a host path, read-only unless rw\n"
+	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
+	"  --hostname NAME           hostname inside (default nsrun)\n"
+	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
+	"  --network none            no network but loopback (the only mode)\n"
+	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
+	"  --pids-limit N            processes of the container (default 128; 0 = none)\n"
+	"  --memory BYTES            memory of each process, with k, m or g (default 512m; 0 = none)\n"
+	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
+	"  --security-opt seccomp=PROFILE  default, strict, a path, or unconfined\n"
+	"  --strict                  weaker isolation than asked for is an error\n"
+	"  --debug                   print the configuration and mount plan to stderr\n"
+	"  -h, --help, --version\n"
+	"\n"
+	"Exit status: the payload's; 128+N if it died of signal N; 124 timeout;\n"
+	"125 nsrun failed; 126 command cannot be executed; 127 command not found.\n";
+
+static int fail(const struct nsrun_error *err)
+{
+	char line[512];
+	const char *hint = error_hint(err);
+
+	error_format(err, line, sizeof(line));
+	fprintf(stderr, "nsrun: %s\n", line);
+	if (hint)
+		fprintf(stderr, "nsrun: hint: %s\n", hint);
+	return 125;
+}
+
+static int add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
+{
+	_cleanup_free_ char *kv = NULL;
+
+	if (!strchr(arg, '=')) {
+		const char *val = getenv(arg);
+		if (asprintf(&kv, "%s=%s", arg, val ? val : "") < 0)
+			return error_set(err, ENOMEM, "--env");
+		if (!val)
+			return 0; /* as docker: an unset variable is not passed */
+	} else if (!(kv = strdup(arg))) {
+		return error_set(err, ENOMEM, "--env");
+	}
+	if (!is_env_assignment(kv))
+		return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+	return strv_push(&cfg->process.user_env, kv) < 0 ? error_set(err, ENOMEM, "--env") : 0;
+}
+
+static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
+{
+	if (strncmp(arg, "seccomp=", 8) == 0 && arg[8]) {
+		free(cfg->security.seccomp);
+		cfg->security.seccomp = strdup(arg + 8);
+		return cfg->security.seccomp ? 0 : error_set(err, ENOMEM, "--security-opt");
+	}
+	if (strcmp(arg, "no-new-privileges") == 0 || strcmp(arg, "no-new-privileges:true") == 0)
+		return 0; /* always on */
+	return error_set(err, 0, "--security-opt: \"%s\": unknown (use seccomp=PROFILE)", arg);
+}
+
+static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct nsrun_error *err)
+{
+	switch (c) {
+	case OPT_IMAGE:
+		free(cfg->image);
+		return (cfg->image = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--image");
+	case OPT_ROOTFS:
+		free(cfg->rootfs);
+		if (!(cfg->rootfs = realpath(arg, NULL)))
+			return error_set(err, errno, "--rootfs \"%s\"", arg);
+		return 0;
+	case OPT_TIMEOUT:
+		return parse_duration_us("--timeout", arg, &cfg->limits.timeout_us, err);
+	case OPT_CPU_TIME:
+		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
+	case OPT_MEMORY:
+		return parse_size_bytes("--memory", arg, &cfg->limits.memory_bytes, err);
+	case OPT_TMPFS_SIZE:
+		return parse_size_bytes("--tmpfs-size", arg, &cfg->limits.tmpfs_bytes, err);
+	case OPT_PIDS_LIMIT:
+		return parse_uint("--pids-limit", arg, 4194304, &cfg->limits.pids, err);
+	case 'e':
+		return add_env(cfg, arg, err);
+	case 'v':
+		return config_add_volume(cfg, arg, err);
+	case 'w':
+		free(cfg->process.cwd);
+		return (cfg->process.cwd = config_container_path("--workdir", arg, err)) ? 0 : -1;
+	case 'u':
+		return config_set_user(cfg, arg, err);
+	case OPT_HOSTNAME:
+		if (!arg[0] || strlen(arg) > 64)
+			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 characters", arg);
+		free(cfg->hostname);
+		return (cfg->hostname = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--hostname");
+	case OPT_NETWORK:
+		if (strcmp(arg, "none") != 0)
+			return error_set(err, 0, "--network: \"%s\": not supported (only none: loopback only)",
+					 arg);
+		cfg->network = NSRUN_NETWORK_NONE;
+		return 0;
+	case OPT_SECURITY_OPT:
+		return set_security_opt(cfg, arg, err);
+	case OPT_STRICT:
+		cfg->security.strict = true;
+		return 0;
+	case OPT_DEBUG:
+		cfg->debug = true;
+		return 0;
+	default:
+		return error_set(err, 0, "unknown option (see nsrun --help)");
+	}
+}
+
+/* FILE mode: the file is mounted alone, read-only, at /work/<basename>. */
+static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_error *err)
+{
+	_cleanup_free_ char *real = realpath(file, NULL);
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *dest = NULL;
+	struct nsrun_mount *m;
+	struct stat st;
+
+	if (!real || stat(real, &st) < 0)
+		return error_set(err, errno, "file \"%s\"", file);
+	if (S_ISDIR(st.st_mode))
+		return error_set(err, EISDIR, "file \"%s\"", file);
+	if (!S_ISREG(st.st_mode))
+		return error_set(err, 0, "file \"%s\": not a regular file", file);
+	if (!(copy = strdup(real)) || asprintf(&dest, NSRUN_WORKDIR "/%s", basename(copy)) < 0)
+		return error_set(err, ENOMEM, "file");
+	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
+	if (!m)
+		return error_set(err, ENOMEM, "file");
+	cfg->mounts = m;
+	m[cfg->n_mounts++] = (struct nsrun_mount){ .source = steal_ptr(&real), .destination = steal_ptr(&dest),
+						   .is_file_arg = true };
+	cfg->file = strdup(file);
+	return strv_push(&cfg->process.args, m[cfg->n_mounts - 1].destination) < 0 ?
+		       error_set(err, ENOMEM, "file") : 0;
+}
+
+static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
+{
+	int c;
+	bool dashdash;
+
+	err->stage = STAGE_CONFIG;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+e:v:w:u:h", options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		if (c == OPT_VERSION) {
+			printf("nsrun %s\n", NSRUN_VERSION);
+			exit(0);
+		}
+		if (c == '?' || c == ':') {
+			if (optopt)
+				return error_set(err, 0, "-%c: %s (see nsrun --help)", optopt,
+						 c == ':' ? "needs a value" : "unknown option");
+			return error_set(err, 0, "\"%s\": unknown option or missing value (see nsrun --help)",
+					 argv[optind - 1]);
+		}
+		if (parse_option(cfg, c, optarg, err) < 0)
+			return -1;
+	}
+	dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	if (optind >= argc)
+		return error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (see nsrun --help)");
+	if (dashdash) {
+		cfg->mode = NSRUN_MODE_COMMAND;
+	} else if (strcmp(argv[optind], "-") == 0) {
+		cfg->mode = NSRUN_MODE_STDIN;
+		if (strv_push(&cfg->process.args, "-") < 0)
+			return error_set(err, ENOMEM, "arguments");
+		optind++;
+	} else {
+		cfg->mode = NSRUN_MODE_FILE;
+		if (set_file(cfg, argv[optind], err) < 0)
+			return -1;
+		optind++;
+	}
+	for (; optind < argc; optind++)
+		if (strv_push(&cfg->process.args, argv[optind]) < 0)
+			return error_set(err, ENOMEM, "arguments");
+	return 0;
+}
+
+/* Defaults, then the image's, then -e: later ones win. */
+static int build_env(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	static const char *const defaults[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
+	};
+
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (strv_setenv(&cfg->process.env, defaults[i]) < 0)
+			return error_set(err, ENOMEM, "environment");
+	return 0;
+}
+
+static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	if (build_env(cfg, err) < 0)
+		return -1;
+	if (cfg->image && cfg->rootfs)
+		return error_set(err, 0, "--image and --rootfs: give one of them");
+	/* FILE mode works in /work unless -w says otherwise; it wins over the image's workdir */
+	if (!cfg->process.cwd && cfg->mode == NSRUN_MODE_FILE &&
+	    !(cfg->process.cwd = strdup(NSRUN_WORKDIR)))
+		return error_set(err, ENOMEM, "workdir");
+	if (cfg->image) {
+		if (image_resolve(cfg, err) < 0)
+			return -1;
+	} else if (!cfg->rootfs) {
+		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
+	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
+		return error_set(err, 0, "FILE and - need an image with an interpreter: use --image, or -- CMD with --rootfs");
+	}
+	for (size_t i = 0; i < cfg->process.user_env.n; i++)
+		if (strv_setenv(&cfg->process.env, cfg->process.user_env.v[i]) < 0)
+			return error_set(err, ENOMEM, "environment");
+	if (!cfg->process.cwd)
+		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
+	return cfg->process.cwd ? 0 : error_set(err, ENOMEM, "workdir");
+}
+
+static void debug_dump(const struct nsrun_config *cfg)
+{
+	struct mount_plan plan;
+	struct nsrun_error err;
+	char buf[8192];
+
+	fprintf(stderr, "nsrun: debug: rootfs %s\nnsrun: debug: cwd %s\n", cfg->rootfs, cfg->process.cwd);
+	for (size_t i = 0; i < cfg->process.args.n; i++)
+		fprintf(stderr, "nsrun: debug: argv[%zu] %s\n", i, cfg->process.args.v[i]);
+	for (size_t i = 0; i < cfg->process.env.n; i++)
+		fprintf(stderr, "nsrun: debug: env %s\n", cfg->process.env.v[i]);
+	if (mount_plan_build(cfg, &plan, &err) == 0) {
+		mount_plan_format(&plan, cfg, buf, sizeof(buf));
+		fprintf(stderr, "%s", buf);
+		mount_plan_free(&plan);
+	}
+}
+
+static int cmd_images(void)
+{
+	struct nsrun_error err = { 0 };
+
+	if (image_list(stdout, &err) < 0)
+		return fail(&err);
+	return 0;
+}
+
+static int cmd_seccomp(int argc, char **argv)
+{
+	struct nsrun_error err = { 0 };
+	const char *dir = getenv("NSRUN_SECCOMP_PROFILES");
+
+	if (argc != 4 || strcmp(argv[2], "check") != 0) {
+		fprintf(stderr, "nsrun: usage: nsrun seccomp check PROFILE\n");
+		return 125;
+	}
+	if (seccomp_describe(argv[3], dir && *dir ? dir : NSRUN_PROFILES_DIR, stdout, &err) < 0)
+		return fail(&err);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct nsrun_config cfg;
+	struct nsrun_result result;
+	struct nsrun_error err = { 0 };
+	int code;
+
+	if (argc > 1 && strcmp(argv[1], "images") == 0)
+		return cmd_images();
+	if (argc > 1 && strcmp(argv[1], "seccomp") == 0)
+		return cmd_seccomp(argc, argv);
+	if (config_init(&cfg, &err) < 0)
+		return fail(&err);
+	if (parse_args(&cfg, argc, argv, &err) < 0 || resolve(&cfg, &err) < 0 ||
+	    config_validate(&cfg, &err) < 0) {
+		config_free(&cfg);
+		return fail(&err);
+	}
+	if (cfg.debug)
+		debug_dump(&cfg);
+	fflush(stdout);
+	nsrun_run(&cfg, &result);
+	result_report(&result, stderr);
+	code = result_exit_code(&result);
+	config_free(&cfg);
+	return code;
+}

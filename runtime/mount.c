@@ -1,0 +1,527 @@
+/* mount.c - see mount.h.
+ *
+ * Kernel references: mount_namespaces(7) (propagation, locked mounts in user
+ * namespaces), pivot_root(2) ("pivot_root(".", ".")"), open_tree(2), move_mount(2),
+ * mount_setattr(2), openat2(2) (RESOLVE_IN_ROOT keeps symlinks of the image inside it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "mount.h"
+#include "sys.h"
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+struct mount_attr {
+	__u64 attr_set;
+	__u64 attr_clr;
+	__u64 propagation;
+	__u64 userns_fd;
+};
+#endif
+
+#define STAGING "/tmp"          /* host path over which the staging tmpfs is mounted, in our namespace only */
+#define NEWROOT STAGING "/root"
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags)
+{
+	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
+}
+
+static int sys_mount_setattr(int dfd, const char *path, unsigned flags, uint64_t set)
+{
+	struct mount_attr attr = { .attr_set = set };
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, &attr, sizeof(attr));
+}
+
+/* Opens path inside the tree at root_fd as if root_fd were "/" (symlinks included). */
+static int open_in_root(int root_fd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	while (*path == '/')
+		path++;
+	if (!*path)
+		path = ".";
+	return (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+}
+
+static uint64_t attrs_of(unsigned long ms)
+{
+	return MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | ((ms & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0);
+}
+
+/* ---- supervisor side ---- */
+
+static int stat_source(const char *what, const char *path, bool want_dir, bool any_type,
+		       struct mount_source *s, struct nsrun_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return error_set(err, errno, "%s \"%s\"", what, path);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return error_set(err, ENOTDIR, "%s \"%s\"", what, path);
+	if (!any_type && !want_dir && !S_ISREG(st.st_mode))
+		return error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "%s \"%s\"", what, path);
+	if (any_type && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return error_set(err, 0, "%s \"%s\": not a directory or regular file", what, path);
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->is_dir = S_ISDIR(st.st_mode);
+	s->tree_fd = -1;
+	return 0;
+}
+
+/* Root only: a detached copy of path's mount tree with the attributes set, made in
+ * the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there). */
+static int open_tree_privileged(const char *what, const char *path, unsigned long ms,
+				struct mount_source *s, struct nsrun_error *err)
+{
+	_cleanup_close_ int fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					       AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	struct stat st;
+
+	if (fd < 0)
+		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
+	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
+		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
+	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs_of(ms)) < 0)
+		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
+	s->tree_fd = steal_fd(&fd);
+	return 0;
+}
+
+/* Is the mount point of op present in the image, with the right type? */
+static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir, struct mount_plan *plan,
+			struct nsrun_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (!op->in_image || op->kind == MOP_ROOTFS)
+		return 0;
+	fd = open_in_root(rootfs_fd, op->target, O_PATH);
+	if (fd < 0) {
+		if (errno == ENOENT && op->create != CREATE_NONE) {
+			plan->needs_overlay = true;
+			return 0;
+		}
+		return error_set(err, errno, "mount point \"%s\" in the image", op->target);
+	}
+	if (fstat(fd, &st) < 0)
+		return error_set(err, errno, "mount point \"%s\" in the image", op->target);
+	if (want_dir != !!S_ISDIR(st.st_mode))
+		return error_set(err, want_dir ? ENOTDIR : EISDIR, "mount point \"%s\" in the image",
+				 op->target);
+	return 0;
+}
+
+int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *plan,
+			  bool privileged, struct mount_sources *out, struct nsrun_error *err)
+{
+	_cleanup_close_ int rootfs_fd = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->rootfs.tree_fd = -1;
+	if (stat_source("rootfs", cfg->rootfs, true, false, &out->rootfs, err) < 0)
+		return -1;
+	out->mounts = calloc(cfg->n_mounts ? cfg->n_mounts : 1, sizeof(*out->mounts));
+	if (!out->mounts)
+		return error_set(err, ENOMEM, "mount sources");
+	out->n = cfg->n_mounts;
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		out->mounts[i].tree_fd = -1;
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		const struct nsrun_mount *m = &cfg->mounts[i];
+		if (stat_source(m->is_file_arg ? "file" : "volume", m->source, false, !m->is_file_arg,
+				&out->mounts[i], err) < 0)
+			return -1;
+	}
+	rootfs_fd = open(cfg->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfs_fd < 0)
+		return error_set(err, errno, "rootfs \"%s\"", cfg->rootfs);
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		bool want_dir = op->kind != MOP_BIND || out->mounts[op->source_index].is_dir;
+		if (check_target(rootfs_fd, op, want_dir, plan, err) < 0)
+			return -1;
+	}
+	if (!privileged)
+		return 0;
+	if (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, &out->rootfs, err) < 0)
+		return -1;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		if (op->kind != MOP_BIND)
+			continue;
+		const struct nsrun_mount *m = &cfg->mounts[op->source_index];
+		if (open_tree_privileged(m->is_file_arg ? "file" : "volume", m->source, op->flags,
+					 &out->mounts[op->source_index], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void mount_sources_close(struct mount_sources *src)
+{
+	if (src->rootfs.tree_fd >= 0)
+		close(src->rootfs.tree_fd);
+	src->rootfs.tree_fd = -1;
+	for (size_t i = 0; i < src->n; i++) {
+		if (src->mounts[i].tree_fd >= 0)
+			close(src->mounts[i].tree_fd);
+	}
+	free(src->mounts);
+	src->mounts = NULL;
+	src->n = 0;
+}
+
+/* ---- container side ---- */
+
+/* A detached tree of source, ready to attach: the supervisor's, or one cloned here
+ * by path and checked against the identity the supervisor saw. */
+static int source_tree(const char *what, const char *path, const struct mount_source *s,
+		       unsigned long ms, struct nsrun_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (s->tree_fd >= 0)
+		return s->tree_fd;
+	fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+			   AT_SYMLINK_NOFOLLOW);
+	if (fd < 0)
+		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
+	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
+		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
+	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs_of(ms)) < 0)
+		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
+	return steal_fd(&fd);
+}
+
+static int attach_tree(int tree_fd, const char *to, int to_fd, struct nsrun_error *err, const char *what)
+{
+	if (sys_move_mount(tree_fd, "", to_fd, to_fd >= 0 ? "" : to,
+			   MOVE_MOUNT_F_EMPTY_PATH | (to_fd >= 0 ? MOVE_MOUNT_T_EMPTY_PATH : 0)) < 0)
+		return error_set(err, errno, "attach %s", what);
+	return 0;
+}
+
+/* Makes the missing parents and the mount point of path inside root (dir or file). */
+static int make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		_cleanup_close_ int fd = open_in_root(root_fd, buf, O_PATH);
+		if (fd < 0) {
+			char *slash = strrchr(buf, '/');
+			_cleanup_close_ int parent = -1;
+			*slash = '\0';
+			parent = open_in_root(root_fd, buf[0] ? buf : "/", O_PATH | O_DIRECTORY);
+			*slash = '/';
+			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST))
+				return error_set(err, errno, "make mount point \"%s\"", buf);
+		}
+		*p = '/';
+	}
+	{
+		char *slash = strrchr(buf, '/');
+		_cleanup_close_ int parent = -1;
+		*slash = '\0';
+		parent = open_in_root(root_fd, buf[0] ? buf : "/", O_PATH | O_DIRECTORY);
+		if (parent < 0)
+			return error_set(err, errno, "make mount point \"%s\"", path);
+		if (create == CREATE_DIR) {
+			if (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)
+				return error_set(err, errno, "make mount point \"%s\"", path);
+		} else {
+			int fd = openat(parent, slash + 1, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+			if (fd < 0 && errno != EEXIST)
+				return error_set(err, errno, "make mount point \"%s\"", path);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	return 0;
+}
+
+/* Opens the mount point of op in the new root, making it where the plan allows. */
+static int open_target(int root_fd, const struct mount_op *op, bool overlay, struct nsrun_error *err)
+{
+	int fd = open_in_root(root_fd, op->target, O_PATH);
+
+	if (fd >= 0 || errno != ENOENT)
+		goto out;
+	if (op->create == CREATE_NONE || (op->in_image && !overlay))
+		goto out;
+	if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+		return -1;
+	fd = open_in_root(root_fd, op->target, O_PATH);
+out:
+	if (fd < 0)
+		return error_set(err, errno, "mount point \"%s\"", op->target);
+	return fd;
+}
+
+static int mount_on_fd(const char *source, int fd, const char *fstype, unsigned long flags,
+		       const char *data, const char *target, struct nsrun_error *err)
+{
+	char path[64];
+
+	fd_path(path, sizeof(path), fd);
+	if (mount(source, path, fstype, flags, data) < 0)
+		return error_set(err, errno, "mount %s on \"%s\"", fstype ? fstype : source, target);
+	return 0;
+}
+
+static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct nsrun_error *err)
+{
+	_cleanup_close_ int fd = open_in_root(root_fd, target, O_PATH);
+
+	if (fd < 0 || sys_mount_setattr(fd, "", AT_EMPTY_PATH, attrs) < 0)
+		return error_set(err, errno, "make \"%s\" read-only", target);
+	return 0;
+}
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
+		     struct nsrun_error *err)
+{
+	_cleanup_close_ int target = open_target(root_fd, op, false, err);
+	_cleanup_close_ int dev = -1;
+	char shm_data[64];
+
+	if (target < 0)
+		return -1;
+	if (mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, "/dev", err) < 0)
+		return -1;
+	dev = open_in_root(root_fd, "/dev", O_PATH | O_DIRECTORY);
+	if (dev < 0)
+		return error_set(err, errno, "open /dev");
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
+		char host[32];
+		_cleanup_close_ int node = openat(dev, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		if (node < 0)
+			return error_set(err, errno, "create /dev/%s", dev_nodes[i]);
+		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
+		if (mount_on_fd(host, node, NULL, MS_BIND, NULL, host, err) < 0)
+			return -1;
+	}
+	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
+		return error_set(err, errno, "make /dev/pts and /dev/shm");
+	{
+		_cleanup_close_ int pts = openat(dev, "pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_close_ int shm = openat(dev, "shm", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pts < 0 || shm < 0)
+			return error_set(err, errno, "open /dev/pts");
+		if (mount_on_fd("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
+				"newinstance,ptmxmode=0666,mode=0620", "/dev/pts", err) < 0)
+			return -1;
+		snprintf(shm_data, sizeof(shm_data), "mode=1777,size=%llu",
+			 (unsigned long long)cfg->limits.tmpfs_bytes);
+		if (mount_on_fd("shm", shm, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_data, "/dev/shm",
+				err) < 0)
+			return -1;
+	}
+	if (symlinkat("pts/ptmx", dev, "ptmx") < 0 || symlinkat("/proc/self/fd", dev, "fd") < 0 ||
+	    symlinkat("/proc/self/fd/0", dev, "stdin") < 0 || symlinkat("/proc/self/fd/1", dev, "stdout") < 0 ||
+	    symlinkat("/proc/self/fd/2", dev, "stderr") < 0)
+		return error_set(err, errno, "make the /dev links");
+	/* read-only after it is populated; /dev/pts and /dev/shm are separate mounts and stay writable */
+	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+}
+
+static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
+		    const struct mount_plan *plan, const int *trees, struct nsrun_error *err)
+{
+	_cleanup_close_ int target = -1;
+
+	switch (op->kind) {
+	case MOP_ROOTFS:
+		return 0; /* done by build_rootfs */
+	case MOP_DEV:
+		return build_dev(root_fd, op, cfg, err);
+	case MOP_REMOUNT_RO:
+		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
+	case MOP_MASK_FILE:
+	case MOP_MASK_DIR:
+	case MOP_READONLY:
+		target = open_in_root(root_fd, op->target, O_PATH);
+		if (target < 0)
+			return errno == ENOENT ? 0 : error_set(err, errno, "open \"%s\"", op->target);
+		break;
+	case MOP_PROC:
+	case MOP_TMPFS:
+	case MOP_BIND:
+	case MOP_WORKDIR:
+		target = open_target(root_fd, op, plan->needs_overlay, err);
+		if (target < 0)
+			return -1;
+		break;
+	}
+	switch (op->kind) {
+	case MOP_PROC:
+		return mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err);
+	case MOP_TMPFS:
+		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err);
+	case MOP_MASK_DIR:
+		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, "mode=0555,size=0", op->target, err);
+	case MOP_MASK_FILE: {
+		struct stat st;
+		if (fstat(target, &st) == 0 && S_ISDIR(st.st_mode))
+			return mount_on_fd("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
+					   "mode=0555,size=0", op->target, err);
+		return mount_on_fd("/dev/null", target, NULL, MS_BIND, NULL, op->target, err);
+	}
+	case MOP_READONLY: {
+		char self[64];
+		fd_path(self, sizeof(self), target);
+		if (mount(self, self, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return error_set(err, errno, "bind \"%s\" onto itself", op->target);
+		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
+	}
+	case MOP_BIND:
+		return attach_tree(trees[op->source_index], NULL, target, err, op->target);
+	default:
+		return 0;
+	}
+}
+
+/* The staging tmpfs, the rootfs (or an overlay over it when mount points must be
+ * made) at NEWROOT, read-only.  Returns an O_PATH fd of the new root or -1. */
+static int build_rootfs(const struct mount_plan *plan, int tree, struct nsrun_error *err)
+{
+	/* staging: a tmpfs over /tmp of our private copy of the host's tree, never seen outside */
+	if (mount("nsrun-staging", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
+		return error_set(err, errno, "mount the staging tmpfs on %s", STAGING);
+	if (mkdir(NEWROOT, 0755) < 0)
+		return error_set(err, errno, "mkdir %s", NEWROOT);
+	if (!plan->needs_overlay) {
+		if (attach_tree(tree, NEWROOT, -1, err, "the rootfs") < 0)
+			return -1;
+	} else {
+		/* the image lacks mount points: an overlay with a tmpfs upper layer takes
+		 * them, so nsrun never writes into the image (overlayfs(5), "userxattr") */
+		if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/upper", 0755) < 0 ||
+		    mkdir(STAGING "/work", 0755) < 0)
+			return error_set(err, errno, "make the overlay directories");
+		if (attach_tree(tree, STAGING "/lower", -1, err, "the rootfs") < 0)
+			return -1;
+		if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV,
+			  "lowerdir=" STAGING "/lower,upperdir=" STAGING "/upper,workdir=" STAGING "/work,userxattr") < 0)
+			return error_set(err, errno, "mount an overlay over the image (it lacks mount points)");
+	}
+	{
+		int root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root_fd < 0)
+			return error_set(err, errno, "open %s", NEWROOT);
+		if (plan->needs_overlay) {
+			for (size_t i = 0; i < plan->n; i++) {
+				const struct mount_op *op = &plan->ops[i];
+				_cleanup_close_ int fd = -1;
+				if (!op->in_image || op->create == CREATE_NONE || op->kind == MOP_ROOTFS)
+					continue;
+				fd = open_in_root(root_fd, op->target, O_PATH);
+				if (fd < 0 && make_mount_point(root_fd, op->target, op->create, err) < 0) {
+					close(root_fd);
+					return -1;
+				}
+			}
+			if (sys_mount_setattr(root_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | attrs_of(0)) < 0) {
+				close(root_fd);
+				return error_set(err, errno, "make the overlay read-only");
+			}
+		}
+		return root_fd;
+	}
+}
+
+/* Detached trees of every source, in the order of cfg->mounts, taken before the
+ * staging tmpfs hides the host's /tmp. trees[n] is the rootfs. */
+static int open_source_trees(const struct nsrun_config *cfg, const struct mount_plan *plan,
+			     const struct mount_sources *src, int *trees, struct nsrun_error *err)
+{
+	trees[cfg->n_mounts] = source_tree("rootfs", cfg->rootfs, &src->rootfs, MS_RDONLY, err);
+	if (trees[cfg->n_mounts] < 0)
+		return -1;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		if (op->kind != MOP_BIND)
+			continue;
+		const struct nsrun_mount *m = &cfg->mounts[op->source_index];
+		trees[op->source_index] = source_tree(m->is_file_arg ? "file" : "volume", m->source,
+						      &src->mounts[op->source_index], op->flags, err);
+		if (trees[op->source_index] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
+		     const struct mount_sources *src, struct nsrun_error *err)
+{
+	_cleanup_close_ int root_fd = -1;
+	int trees[NSRUN_MAX_MOUNTS + 1];
+
+	err->stage = STAGE_MOUNT;
+	/* before anything else: nothing we mount may propagate back to the host */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return error_set(err, errno, "make mount propagation private");
+	if (open_source_trees(cfg, plan, src, trees, err) < 0)
+		return -1;
+	root_fd = build_rootfs(plan, trees[cfg->n_mounts], err);
+	if (root_fd < 0)
+		return -1;
+	for (size_t i = 0; i < plan->n; i++) {
+		if (apply_op(root_fd, &plan->ops[i], cfg, plan, trees, err) < 0)
+			return -1;
+	}
+	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
+	if (fchdir(root_fd) < 0)
+		return error_set(err, errno, "chdir to the new root");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return error_set(err, errno, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return error_set(err, errno, "detach the old root");
+	if (chdir("/") < 0)
+		return error_set(err, errno, "chdir /");
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* mount.h - executes a mount plan (mount_plan.h) inside the container.
+ *
+ * Sources are checked in the supervisor before clone (mount_prepare_sources) and
+ * mounted in the container by identity: a caller with CAP_SYS_ADMIN (root) opens
+ * detached trees with open_tree(2) before clone and the container attaches them
+ * with move_mount(2); an unprivileged caller's container clones the trees itself,
+ * by path, in its own mount namespace (a tree of the host's namespace cannot be
+ * bound there: do_loopback's check_mnt), and refuses a source whose device and
+ * inode differ from what the supervisor checked, so a path swapped in between
+ * cannot smuggle another file in.
+ */
+#ifndef NSRUN_MOUNT_H
+#define NSRUN_MOUNT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+#include "mount_plan.h"
+
+struct mount_source {
+	dev_t dev;              /* identity checked by the supervisor */
+	ino_t ino;
+	bool is_dir;
+	int tree_fd;            /* detached tree from open_tree(2) in the supervisor, or -1 */
+};
+
+struct mount_sources {
+	struct mount_source rootfs;
+	struct mount_source *mounts;    /* parallel to cfg->mounts */
+	size_t n;
+};
+
+/* Supervisor side, before clone: checks every source (exists, right type), opens
+ * detached trees when privileged (root: read-only, nosuid, nodev set on them), and
+ * sets plan->needs_overlay when a mount point is missing from the image.
+ * Returns 0, or -1 with err (errno of stat(2), open_tree(2), ...). */
+int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *plan,
+			  bool privileged, struct mount_sources *out, struct nsrun_error *err);
+
+void mount_sources_close(struct mount_sources *src);
+
+/* Container side (pid 1, uid 0 of its user namespace, in its own mount namespace):
+ * makes propagation private, builds the root in a private staging tmpfs, runs every
+ * op of the plan, then pivot_root(2) into it and detaches the old root.
+ * Returns 0, or -1 with err (stage STAGE_MOUNT; errno of the failing call). */
+int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
+		     const struct mount_sources *src, struct nsrun_error *err);
+
+#endif

@@ -1,0 +1,17 @@
+/* rlimits.h - resource limits with setrlimit(2) (getrlimit(2) for semantics).
+ *
+ * Applied in the payload after it became its uid: RLIMIT_NPROC (counted per user
+ * namespace since Linux 5.14, so a per-container pids limit), RLIMIT_DATA for
+ * memory (not RLIMIT_AS, which kills runtimes that reserve address space, such as
+ * Node.js), RLIMIT_CPU, RLIMIT_CORE 0.  cgroup v2 limits come in front of these.
+ */
+#ifndef NSRUN_RLIMITS_H
+#define NSRUN_RLIMITS_H
+
+#include "config.h"
+#include "error.h"
+
+/* Applies the limits of cfg to the calling process. Returns 0 or -1 with err. */
+int limits_apply_rlimits(const struct nsrun_limits *limits, struct nsrun_error *err);
+
+#endif

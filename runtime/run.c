@@ -1,0 +1,252 @@
+/* run.c - the supervisor: prepare, clone, id maps, supervise, teardown.
+ *
+ * Theory of operation.  Three processes:
+ *   nsrun (this, on the host)  prepares everything that can be rejected before
+ *                              clone (image, mount sources, seccomp), clones the
+ *                              container, writes its id maps, supervises;
+ *   container init (pid 1)     container.c: builds the root, forks the payload,
+ *                              reaps, forwards signals, reports the payload's status;
+ *   payload (pid 2)            exec.c: drops to uid 65534 in its own user namespace,
+ *                              drops every privilege, loads seccomp, execs.
+ * The supervisor and pid 1 talk over a SOCK_SEQPACKET socketpair (sync.h); the
+ * payload tells pid 1 whether it exec'd over a close-on-exec pipe.  The wall-clock
+ * deadline covers set-up too.  At the deadline, or if nsrun dies (pid 1 has
+ * PR_SET_PDEATHSIG SIGKILL), pid 1 is killed and with it, by the kernel, every
+ * process of its pid namespace: setsid and double forks included.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "ns.h"
+#include "run.h"
+#include "seccomp.h"
+#include "sync.h"
+
+#define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
+
+static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0 };
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void warn_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "nsrun: warning: %s\n", line);
+}
+
+static const char *profiles_dir(void)
+{
+	const char *env = getenv("NSRUN_SECCOMP_PROFILES");
+	return env && *env ? env : NSRUN_PROFILES_DIR;
+}
+
+/* P1-P4: everything that can be rejected, before any namespace exists. */
+static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
+{
+	bool privileged = geteuid() == 0;
+
+	err->stage = STAGE_PREPARE;
+	if (mount_plan_build(cfg, &run->plan, err) < 0)
+		return -1;
+	if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
+		return -1;
+	if (seccomp_prepare(cfg->security.seccomp, profiles_dir(), cfg->security.strict, warn_line, NULL,
+			    &run->seccomp, err) < 0)
+		return -1;
+	/* once setgroups is denied nobody inside can drop them: a root caller drops its own */
+	if (privileged && setgroups(0, NULL) < 0)
+		return error_set(err, errno, "drop supplementary groups");
+	return 0;
+}
+
+/* P5-P8: socket and signals, clone, id maps, go. */
+static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
+{
+	int sv[2];
+	sigset_t set;
+	uid_t host_uid = geteuid() == 0 ? OVERFLOW_ID : geteuid();
+	gid_t host_gid = geteuid() == 0 ? OVERFLOW_ID : getegid();
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return error_set(err, errno, "socketpair");
+	run->sync_fd = sv[0];
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (const int *s = forward_signals; *s; s++)
+		sigaddset(&set, *s);
+	if (sigprocmask(SIG_BLOCK, &set, &run->saved_mask) < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "block signals");
+	}
+	run->mask_saved = true;
+	run->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (run->signal_fd < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "signalfd");
+	}
+	run->child = ns_clone(ns_clone_flags(), err);
+	if (run->child < 0) {
+		close(sv[1]);
+		return -1;
+	}
+	if (run->child == 0) {
+		struct container_args a = {
+			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
+			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, -1, -1 },
+			.forward_signals = forward_signals,
+		};
+		container_main(&a);
+	}
+	close(sv[1]);
+	/* the trees were copied into the child with its fd table: ours can go */
+	mount_sources_close(&run->sources);
+	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
+		return -1;
+	/* sync: ID_MAPS_WRITTEN */
+	return sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err);
+}
+
+static void kill_child(struct nsrun_run *run)
+{
+	if (run->child > 0 && !run->child_reaped)
+		kill(run->child, SIGKILL);
+}
+
+static void result_from_status(struct nsrun_result *result, int status)
+{
+	if (WIFSIGNALED(status)) {
+		result->status = NSRUN_STATUS_SIGNALED;
+		result->signal = WTERMSIG(status);
+	} else {
+		result->status = NSRUN_STATUS_EXITED;
+		result->exit_code = WEXITSTATUS(status);
+	}
+}
+
+/* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
+static int handle_message(struct nsrun_run *run, struct nsrun_result *result, struct nsrun_error *err)
+{
+	struct sync_msg msg;
+	int r = sync_recv(run->sync_fd, &msg, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return error_set_stage(err, STAGE_SUPERVISE, 0, "the container's init exited unexpectedly");
+	switch (msg.type) {
+	case SYNC_EXEC_OK: /* sync: EXEC_OK */
+		return 0;
+	case SYNC_PAYLOAD_EXITED: /* sync: PAYLOAD_EXITED */
+		result_from_status(result, (int)msg.value);
+		return 1;
+	case SYNC_EXEC_FAILED:
+		sync_msg_error(&msg, &result->error);
+		result->status = NSRUN_STATUS_EXEC_FAILED;
+		return 1;
+	case SYNC_ERROR:
+		return sync_msg_error(&msg, err);
+	default:
+		return error_set_stage(err, STAGE_SUPERVISE, EPROTO, "unexpected %s from the container",
+				       sync_type_name(msg.type));
+	}
+}
+
+/* P9: wait for the end, forwarding signals, enforcing the deadline. */
+static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result,
+			 struct nsrun_error *err)
+{
+	struct pollfd pfd[2] = { { .fd = run->sync_fd, .events = POLLIN }, { .fd = run->signal_fd, .events = POLLIN } };
+
+	err->stage = STAGE_SUPERVISE;
+	for (;;) {
+		int timeout_ms = -1;
+		if (run->deadline_us) {
+			uint64_t now = now_us();
+			if (now >= run->deadline_us) {
+				kill_child(run);
+				result->status = NSRUN_STATUS_TIMED_OUT;
+				result->timeout_us = cfg->limits.timeout_us;
+				return 0;
+			}
+			timeout_ms = (int)((run->deadline_us - now + 999) / 1000);
+		}
+		if (poll(pfd, 2, timeout_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set(err, errno, "poll");
+		}
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(run->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo != SIGCHLD)
+					kill(run->child, (int)si.ssi_signo); /* pid 1 passes it on to the payload */
+			}
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = handle_message(run, result, err);
+			if (r != 0)
+				return r < 0 ? -1 : 0;
+		}
+	}
+}
+
+/* P10: idempotent; called once on every path. */
+static void run_teardown(struct nsrun_run *run)
+{
+	if (run->child > 0 && !run->child_reaped) {
+		int status;
+		/* pid 1 exits by itself after reporting; give it no chance to linger */
+		kill(run->child, SIGKILL);
+		while (waitpid(run->child, &status, 0) < 0 && errno == EINTR)
+			;
+		run->child_reaped = true;
+	}
+	if (run->sync_fd >= 0)
+		close(run->sync_fd);
+	if (run->signal_fd >= 0)
+		close(run->signal_fd);
+	run->sync_fd = run->signal_fd = -1;
+	if (run->mask_saved)
+		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);
+	run->mask_saved = false;
+	mount_sources_close(&run->sources);
+	mount_plan_free(&run->plan);
+	seccomp_free(run->seccomp);
+	run->seccomp = NULL;
+}
+
+int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result)
+{
+	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1 };
+	struct nsrun_error err = { 0 };
+
+	memset(result, 0, sizeof(*result));
+	run.start_us = now_us();
+	run.deadline_us = cfg->limits.timeout_us ? run.start_us + cfg->limits.timeout_us : 0;
+	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||
+	    run_supervise(cfg, &run, result, &err) < 0) {
+		kill_child(&run);
+		result->status = NSRUN_STATUS_ERROR;
+		result->error = err;
+	}
+	run_teardown(&run);
+	result->wall_time_us = now_us() - run.start_us;
+	return 0;
+}

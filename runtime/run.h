@@ -1,0 +1,36 @@
+/* run.h - the supervisor side of a run (see the theory of operation in run.c). */
+#ifndef NSRUN_RUN_H
+#define NSRUN_RUN_H
+
+#include <stdbool.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "mount.h"
+#include "mount_plan.h"
+#include "result.h"
+
+struct nsrun_seccomp;
+
+/* Runtime state of one run; released by run_teardown() on every path. */
+struct nsrun_run {
+	struct mount_plan plan;
+	struct mount_sources sources;
+	struct nsrun_seccomp *seccomp;
+	int sync_fd;                    /* supervisor's end of the sync socket */
+	int signal_fd;                  /* forwarded signals */
+	pid_t child;                    /* container init (pid 1 inside), or -1 */
+	bool child_reaped;
+	sigset_t saved_mask;
+	bool mask_saved;
+	uint64_t start_us;              /* CLOCK_MONOTONIC at the start of set-up */
+	uint64_t deadline_us;           /* start + timeout, 0 = none */
+};
+
+/* Runs cfg (validated) to completion and fills *result; nothing is left behind on
+ * the host whatever happens.  Prints the collected warnings to stderr before the
+ * payload starts (unless quiet).  Returns 0 (the result says what happened). */
+int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result);
+
+#endif

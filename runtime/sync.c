@@ -1,0 +1,91 @@
+/* sync.c - see sync.h */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sync.h"
+
+const char *sync_type_name(uint32_t type)
+{
+	switch (type) {
+	case SYNC_ID_MAPS_WRITTEN: return "ID_MAPS_WRITTEN";
+	case SYNC_EXEC_OK: return "EXEC_OK";
+	case SYNC_EXEC_FAILED: return "EXEC_FAILED";
+	case SYNC_PAYLOAD_EXITED: return "PAYLOAD_EXITED";
+	case SYNC_ERROR: return "ERROR";
+	}
+	return "unknown";
+}
+
+static int send_msg(int fd, const struct sync_msg *msg)
+{
+	ssize_t n;
+
+	do
+		n = send(fd, msg, sizeof(*msg), MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	return 0;
+}
+
+int sync_send(int fd, enum sync_type type, int64_t value, struct nsrun_error *err)
+{
+	struct sync_msg msg = { .type = type, .value = value };
+
+	if (send_msg(fd, &msg) < 0)
+		return error_set(err, errno, "send %s to the %s", sync_type_name(type),
+				 type == SYNC_ID_MAPS_WRITTEN ? "container" : "supervisor");
+	return 0;
+}
+
+int sync_send_error(int fd, enum sync_type type, const struct nsrun_error *e)
+{
+	struct sync_msg msg = { .type = type, .errnum = e->errnum, .stage = e->stage };
+
+	snprintf(msg.text, sizeof(msg.text), "%s", e->msg);
+	return send_msg(fd, &msg);
+}
+
+int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err)
+{
+	ssize_t n;
+
+	memset(msg, 0, sizeof(*msg));
+	do
+		n = recv(fd, msg, sizeof(*msg), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return error_set(err, errno, "receive from the sync socket");
+	if (n == 0)
+		return 0;
+	if ((size_t)n != sizeof(*msg))
+		return error_set(err, EPROTO, "short message on the sync socket (%zd bytes)", n);
+	msg->text[sizeof(msg->text) - 1] = '\0';
+	return 1;
+}
+
+int sync_expect(int fd, enum sync_type type, struct sync_msg *msg, struct nsrun_error *err)
+{
+	int r = sync_recv(fd, msg, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return error_set(err, EPIPE, "waiting for %s: the other side exited", sync_type_name(type));
+	if (msg->type == SYNC_ERROR)
+		return sync_msg_error(msg, err);
+	if (msg->type != type)
+		return error_set(err, EPROTO, "expected %s, got %s", sync_type_name(type),
+				 sync_type_name(msg->type));
+	return 0;
+}
+
+int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err)
+{
+	err->errnum = msg->errnum;
+	err->stage = msg->stage;
+	snprintf(err->msg, sizeof(err->msg), "%s", msg->text);
+	return -1;
+}

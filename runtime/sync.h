@@ -1,0 +1,56 @@
+/* sync.h - the supervisor <-> container protocol over a SOCK_SEQPACKET socketpair.
+ *
+ * One message per datagram.  Both sides mark each exchange with the same comment
+ * (`sync: ID_MAPS_WRITTEN`) so a reader can pair them.  Order of a run:
+ *   parent -> pid 1   ID_MAPS_WRITTEN      uid_map/gid_map are written
+ *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
+ *                  or EXEC_FAILED(errno)   execve failed (126/127)
+ *                  or ERROR(nsrun_error)   set-up failed (125)
+ *   pid 1 -> parent   PAYLOAD_EXITED(status)  wait status of the payload
+ * EOF where a message is expected is an error (the peer died).
+ */
+#ifndef NSRUN_SYNC_H
+#define NSRUN_SYNC_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+enum sync_type {
+	SYNC_ID_MAPS_WRITTEN = 1,
+	SYNC_EXEC_OK,
+	SYNC_EXEC_FAILED,
+	SYNC_PAYLOAD_EXITED,
+	SYNC_ERROR,
+};
+
+struct sync_msg {
+	uint32_t type;          /* enum sync_type */
+	int32_t errnum;
+	int32_t stage;          /* enum nsrun_stage, for SYNC_ERROR */
+	int32_t pad;
+	int64_t value;
+	char text[256];
+};
+
+/* Name of a message type for errors ("ID_MAPS_WRITTEN"). */
+const char *sync_type_name(uint32_t type);
+
+/* Sends a message of type with value. Returns 0 or -1 with err (errno of send(2)). */
+int sync_send(int fd, enum sync_type type, int64_t value, struct nsrun_error *err);
+
+/* Sends *e as a message of type (SYNC_ERROR or SYNC_EXEC_FAILED).
+ * Returns 0 or -1 (errno of send(2)). */
+int sync_send_error(int fd, enum sync_type type, const struct nsrun_error *e);
+
+/* Copies the error carried by msg into *err. Returns -1. */
+int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err);
+
+/* Receives one message into *msg.  Returns 1, 0 on EOF, -1 with err. */
+int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err);
+
+/* Receives the message `type`; a SYNC_ERROR message becomes *err (the peer's
+ * stage, errno and text), EOF or another type is an error.  Returns 0 or -1. */
+int sync_expect(int fd, enum sync_type type, struct sync_msg *msg, struct nsrun_error *err);
+
+#endif

@@ -1,0 +1,23 @@
+/* sys.h - side-effecting helpers that know nothing about a run. */
+#ifndef NSRUN_SYS_H
+#define NSRUN_SYS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads at most max bytes of path (or of dirfd-relative path when dirfd >= 0 and
+ * path is relative) into a NUL-terminated malloc'd *out; *len_out gets the length
+ * if not NULL.  Returns 0, or -1 with errno (EFBIG when larger than max). */
+int read_file(const char *path, size_t max, char **out, size_t *len_out);
+
+/* Writes the whole string s to path (O_WRONLY|O_CLOEXEC, no create).
+ * Returns 0, or -1 with errno from open(2)/write(2). */
+int write_file(const char *path, const char *s);
+
+/* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* "/proc/self/fd/N" for fd into buf (size >= 32). */
+void fd_path(char *buf, size_t len, int fd);
+
+#endif

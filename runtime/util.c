@@ -1,0 +1,182 @@
+/* util.c - see util.h */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int parse_uint(const char *what, const char *s, uint64_t max, uint64_t *out, struct nsrun_error *err)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || !*s || !isdigit((unsigned char)s[0]))
+		return error_set(err, 0, "%s: \"%s\": not a number", what, s ? s : "");
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		return error_set(err, 0, "%s: \"%s\": not a number", what, s);
+	if (errno == ERANGE || v > max)
+		return error_set(err, 0, "%s: \"%s\": too large (at most %llu)", what, s,
+				 (unsigned long long)max);
+	*out = v;
+	return 0;
+}
+
+int parse_size_bytes(const char *what, const char *s, uint64_t *out, struct nsrun_error *err)
+{
+	char *end = NULL;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || !isdigit((unsigned char)s[0]))
+		return error_set(err, 0, "%s: \"%s\": not a size (use a number with k, m or g)", what,
+				 s ? s : "");
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return error_set(err, 0, "%s: \"%s\": too large", what, s);
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 'b': shift = 0; break;
+		case 'k': shift = 10; break;
+		case 'm': shift = 20; break;
+		case 'g': shift = 30; break;
+		case 't': shift = 40; break;
+		default:
+			return error_set(err, 0, "%s: \"%s\": unknown suffix (use k, m or g)", what, s);
+		}
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if ((*end == 'b' || *end == 'B') && shift)
+			end++;
+		if (*end)
+			return error_set(err, 0, "%s: \"%s\": unknown suffix (use k, m or g)", what, s);
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return error_set(err, 0, "%s: \"%s\": too large", what, s);
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int parse_duration_us(const char *what, const char *s, uint64_t *out, struct nsrun_error *err)
+{
+	uint64_t whole = 0, frac_us = 0, scale = 100000;
+	const char *p = s;
+
+	if (!s || !*s)
+		return error_set(err, 0, "%s: \"\": not a duration in seconds", what);
+	if (!isdigit((unsigned char)*p) && *p != '.')
+		return error_set(err, 0, "%s: \"%s\": not a duration in seconds", what, s);
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > (UINT64_MAX / 1000000 - 10) / 10)
+			return error_set(err, 0, "%s: \"%s\": too large", what, s);
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p) && p - s == 1)
+			return error_set(err, 0, "%s: \"%s\": not a duration in seconds", what, s);
+		for (; isdigit((unsigned char)*p); p++) {
+			frac_us += (uint64_t)(*p - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (*p == 's' && p[1] == '\0')
+		p++;
+	if (*p)
+		return error_set(err, 0, "%s: \"%s\": not a duration in seconds", what, s);
+	*out = whole * 1000000 + frac_us;
+	return 0;
+}
+
+int strv_push(struct strv *sv, const char *s)
+{
+	char *copy;
+
+	if (sv->n + 2 > sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 8;
+		char **v = realloc(sv->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		sv->v = v;
+		sv->cap = cap;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return -1;
+	sv->v[sv->n++] = copy;
+	sv->v[sv->n] = NULL;
+	return 0;
+}
+
+static size_t env_key_len(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+int strv_setenv(struct strv *sv, const char *kv)
+{
+	size_t klen = env_key_len(kv);
+
+	for (size_t i = 0; i < sv->n; i++) {
+		if (env_key_len(sv->v[i]) == klen && strncmp(sv->v[i], kv, klen) == 0) {
+			char *copy = strdup(kv);
+			if (!copy)
+				return -1;
+			free(sv->v[i]);
+			sv->v[i] = copy;
+			return 0;
+		}
+	}
+	return strv_push(sv, kv);
+}
+
+const char *strv_getenv(const struct strv *sv, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (size_t i = 0; i < sv->n; i++) {
+		if (strncmp(sv->v[i], key, klen) == 0 && sv->v[i][klen] == '=')
+			return sv->v[i] + klen + 1;
+	}
+	return NULL;
+}
+
+void strv_free(struct strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+void format_seconds(uint64_t us, char *buf, size_t len)
+{
+	if (us % 1000000 == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(us / 1000000));
+	else
+		snprintf(buf, len, "%g s", (double)us / 1e6);
+	/* "%g s" keeps a space out of integral values only; normalise */
+	char *sp = strchr(buf, ' ');
+	if (sp)
+		memmove(sp, sp + 1, strlen(sp));
+}
+
+bool is_env_assignment(const char *s)
+{
+	const char *p = s;
+
+	if (!(isalpha((unsigned char)*p) || *p == '_'))
+		return false;
+	for (; *p && *p != '='; p++) {
+		if (!(isalnum((unsigned char)*p) || *p == '_'))
+			return false;
+	}
+	return *p == '=';
+}

@@ -1,0 +1,43 @@
+/* util.h - pure helpers: strict number parsing and string vectors. No syscalls. */
+#ifndef NSRUN_UTIL_H
+#define NSRUN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Parses a size such as "64m", "512M", "1g", "4096", "10k" (binary units: k = 1024)
+ * into *out bytes.  Returns 0, or -1 with err naming `what` (e.g. "--memory"). */
+int parse_size_bytes(const char *what, const char *s, uint64_t *out, struct nsrun_error *err);
+
+/* Parses seconds, fractional allowed ("1.5", "30", "0.25"), into *out microseconds.
+ * Rejects negatives, NaN, exponents and overflow.  Returns 0 or -1 with err. */
+int parse_duration_us(const char *what, const char *s, uint64_t *out, struct nsrun_error *err);
+
+/* Parses a decimal unsigned integer no larger than max into *out. Returns 0 or -1. */
+int parse_uint(const char *what, const char *s, uint64_t max, uint64_t *out, struct nsrun_error *err);
+
+/* A NULL-terminated vector of malloc'd strings. */
+struct strv {
+	char **v;
+	size_t n;
+	size_t cap;
+};
+
+/* Appends a copy of s. Returns 0, or -1 with errno ENOMEM. */
+int strv_push(struct strv *sv, const char *s);
+/* Appends "key=value" replacing an entry with the same key. Returns 0 or -1 (ENOMEM). */
+int strv_setenv(struct strv *sv, const char *kv);
+/* Looks up KEY in a "KEY=VALUE" vector; returns the value or NULL. */
+const char *strv_getenv(const struct strv *sv, const char *key);
+void strv_free(struct strv *sv);
+
+/* Formats microseconds as seconds for messages ("2s", "0.5s") into buf. */
+void format_seconds(uint64_t us, char *buf, size_t len);
+
+/* True if s is a syntactically valid environment assignment KEY=VALUE. */
+bool is_env_assignment(const char *s);
+
+#endif
