@@ -48,23 +48,29 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
 $(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@echo '  CC      $<'
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/libnsrun.a: $(LIB_OBJS)
-	$(AR) rcs $@ $^
+	@echo '  AR      $@'
+	@$(AR) rcs $@ $^
 
 $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+	@echo '  LINK    $@'
+	@$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
 
 # the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -static -o $@ $<
+	@echo '  CC      $@ (static)'
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS)
+	@echo '  CC      $@'
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
 $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS)
+	@echo '  CC      $@'
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
 $(BUILD)/obj $(BUILD)/tests:
 	mkdir -p $@

@@ -1,0 +1,73 @@
+/* seccomp.h - seccomp profile -> BPF program (parent) -> loaded filter (payload).
+ *
+ * The parent compiles the profile with libseccomp before clone, so a bad
+ * profile fails before anything is created; the payload only hands the ready
+ * program to seccomp(2) as its last step before execve (nsjail's prepare/apply
+ * split).  Compiled programs are cached on disk (seccomp_cache.h).
+ */
+#ifndef NSRUN_SECCOMP_H
+#define NSRUN_SECCOMP_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/* Opaque: a compiled classic BPF program ready to load. */
+struct nsrun_seccomp;
+
+/* What seccomp_prepare() did, for tests, --debug and `nsrun check`. */
+struct nsrun_seccomp_stats {
+	bool cache_hit;         /* the program was read from the cache */
+	bool cache_written;     /* a new cache entry was written */
+	unsigned n_insns;       /* BPF instructions in the program */
+	unsigned n_warnings;    /* warning lines passed to warn() */
+	unsigned n_skipped_safe;        /* unknown names skipped where the call stays denied */
+	unsigned n_holes;       /* unknown names in deny rules of a default-allow profile */
+};
+
+/* Compiles a profile, in the parent, before clone.
+ *   spec: "unconfined"; a profile NAME (file NAME.json in profiles_dir; letters,
+ *         digits, '.', '_', '-'); or a PATH (contains '/' or ends in ".json").
+ *   strict: an unknown syscall name in a deny rule of a default-allow profile
+ *         (a rule that cannot be enforced: the call stays allowed) is an error
+ *         instead of a warning.
+ *   warn, ctx: each warning, one line without the "nsrun: " prefix, is passed to
+ *         warn(ctx, line) when warn is not NULL; also on a cache hit.
+ * *out is NULL for "unconfined", else a program to free with seccomp_free().
+ * Returns 0, or -1 with *err: STAGE_CONFIG for a bad spec or profile (errnum 0,
+ * or from open(2)/read(2)), STAGE_PREPARE for libseccomp failures (errnum from
+ * libseccomp's negative return). */
+int seccomp_prepare(const char *spec, const char *profiles_dir, bool strict,
+                    void (*warn)(void *ctx, const char *line), void *ctx,
+                    struct nsrun_seccomp **out, struct nsrun_error *err);
+
+/* Installs f in the calling thread, in the payload, after capabilities are
+ * dropped and PR_SET_NO_NEW_PRIVS is set (prctl(2)): without NNP or
+ * CAP_SYS_ADMIN the kernel refuses with EACCES.  Uses
+ * seccomp(SECCOMP_SET_MODE_FILTER, 0, prog) (seccomp(2)); no allocation,
+ * async-signal-safe apart from formatting *err.  f == NULL (unconfined) is a
+ * no-op.  Returns 0, or -1 with *err (STAGE_EXEC, errnum EACCES, EINVAL,
+ * ENOMEM, EFAULT from seccomp(2)). */
+int seccomp_apply(const struct nsrun_seccomp *f, struct nsrun_error *err);
+
+/* Frees f; NULL is a no-op. */
+void seccomp_free(struct nsrun_seccomp *f);
+
+/* The statistics of the seccomp_prepare() that made f (f not NULL). */
+const struct nsrun_seccomp_stats *seccomp_stats(const struct nsrun_seccomp *f);
+
+/* The program itself (f not NULL): len instructions at filter. */
+const struct sock_fprog *seccomp_program(const struct nsrun_seccomp *f);
+
+/* `nsrun seccomp check SPEC`: compiles the profile (never from the cache) and
+ * prints to out what it does: default action, architectures, one line per rule,
+ * rules that do not apply here and why, and every unknown syscall name with
+ * whether skipping it is safe (the call stays denied) or an open hole (a deny
+ * rule in a default-allow profile).  Returns 0 when the profile is usable (holes
+ * are reported, not fatal), or -1 with *err as seccomp_prepare(). */
+int seccomp_describe(const char *spec, const char *profiles_dir, FILE *out,
+                     struct nsrun_error *err);
+
+#endif

@@ -1,0 +1,276 @@
+/* seccomp_cache.c - on-disk cache of compiled seccomp BPF programs.
+ *
+ * File layout: struct cache_header, then n_insns struct sock_filter, then
+ * warnings_len bytes of warning text.  body_sha256 is the SHA-256 of the header
+ * (with body_sha256 zeroed) followed by the body, so a torn or edited file is
+ * a miss.  The key is inside the header as well as in the file name.  The
+ * checksum is not a signature: the directory is the user's own (we check owner
+ * and mode), and whoever can write there already runs code as the user.
+ */
+#include "seccomp_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#define CACHE_MAGIC "NSRUNBPF"
+#define CACHE_MAX_WARNINGS (64u << 10)
+
+struct cache_header {
+	char magic[8];
+	uint32_t format;
+	uint32_t n_insns;
+	uint32_t warnings_len;
+	uint32_t n_skipped_safe;
+	uint32_t n_holes;
+	uint32_t reserved;
+	uint8_t key[SHA256_DIGEST_LEN];
+	uint8_t body_sha256[SHA256_DIGEST_LEN];
+};
+
+bool seccomp_cache_enabled(void)
+{
+	const char *v = getenv("NSRUN_SECCOMP_CACHE");
+
+	return !(v && strcmp(v, "0") == 0);
+}
+
+/* A directory we own and only we can write to. */
+static bool dir_is_private(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	       (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* Opens ${XDG_CACHE_HOME:-$HOME/.cache}/nsrun, creating both levels (0700) when
+ * create is set.  Returns a directory fd or -1. */
+static int cache_dir_open(bool create)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	_cleanup_close_ int base_fd = -1;
+	int fd;
+	char base[PATH_MAX];
+
+	/* The XDG spec says relative values are to be ignored. */
+	if (xdg && xdg[0] == '/')
+		snprintf(base, sizeof(base), "%s", xdg);
+	else if (home && home[0] == '/')
+		snprintf(base, sizeof(base), "%s/.cache", home);
+	else
+		return -1;
+	if (create && mkdir(base, 0700) < 0 && errno != EEXIST)
+		return -1;
+	base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (base_fd < 0)
+		return -1;
+	if (create && mkdirat(base_fd, "nsrun", 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = openat(base_fd, "nsrun", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && !dir_is_private(fd)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void entry_name(const uint8_t key[SHA256_DIGEST_LEN], char *buf, size_t len)
+{
+	char hex[2 * SHA256_DIGEST_LEN + 1];
+
+	sha256_hex(key, hex);
+	snprintf(buf, len, "seccomp-%s.bpf", hex);
+}
+
+static void body_digest(const struct cache_header *h, const void *body, size_t body_len,
+                        uint8_t out[SHA256_DIGEST_LEN])
+{
+	struct cache_header copy = *h;
+	struct sha256 s;
+
+	memset(copy.body_sha256, 0, sizeof(copy.body_sha256));
+	sha256_init(&s);
+	sha256_update(&s, &copy, sizeof(copy));
+	sha256_update(&s, body, body_len);
+	sha256_final(&s, out);
+}
+
+/* Reads the whole entry file (bounded) into *data. Returns its size or -1. */
+static ssize_t read_entry(int dfd, const char *name, char **data)
+{
+	const size_t max = sizeof(struct cache_header) + BPF_MAXINSNS * sizeof(struct sock_filter) +
+	                   CACHE_MAX_WARNINGS;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size < (off_t)sizeof(struct cache_header) ||
+	    (size_t)st.st_size > max)
+		return -1;
+	buf = malloc((size_t)st.st_size);
+	if (!buf)
+		return -1;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	*data = steal_ptr(&buf);
+	return (ssize_t)got;
+}
+
+/* Checks the header against the key and the data, returns the header or NULL. */
+static const struct cache_header *validate(const char *data, size_t size,
+                                           const uint8_t key[SHA256_DIGEST_LEN])
+{
+	const struct cache_header *h = (const struct cache_header *)data;
+	uint8_t digest[SHA256_DIGEST_LEN];
+	size_t body;
+
+	if (memcmp(h->magic, CACHE_MAGIC, sizeof(h->magic)) != 0 || h->format != SECCOMP_CACHE_FORMAT ||
+	    memcmp(h->key, key, SHA256_DIGEST_LEN) != 0 || h->n_insns == 0 ||
+	    h->n_insns > BPF_MAXINSNS || h->warnings_len > CACHE_MAX_WARNINGS)
+		return NULL;
+	body = (size_t)h->n_insns * sizeof(struct sock_filter) + h->warnings_len;
+	if (size != sizeof(*h) + body)
+		return NULL;
+	body_digest(h, data + sizeof(*h), body, digest);
+	if (memcmp(digest, h->body_sha256, sizeof(digest)) != 0)
+		return NULL;
+	if (memchr(data + size - h->warnings_len, '\0', h->warnings_len))
+		return NULL;
+	return h;
+}
+
+bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_LEN], struct seccomp_cache_entry *e)
+{
+	_cleanup_close_ int dfd = -1;
+	_cleanup_free_ char *data = NULL;
+	const struct cache_header *h;
+	char name[96];
+	ssize_t size;
+	size_t insn_bytes;
+
+	dfd = cache_dir_open(false);
+	if (dfd < 0)
+		return false;
+	entry_name(key, name, sizeof(name));
+	size = read_entry(dfd, name, &data);
+	if (size < 0 || !(h = validate(data, (size_t)size, key)))
+		return false;
+	memset(e, 0, sizeof(*e));
+	insn_bytes = (size_t)h->n_insns * sizeof(struct sock_filter);
+	e->insns = malloc(insn_bytes);
+	if (!e->insns)
+		return false;
+	memcpy(e->insns, data + sizeof(*h), insn_bytes);
+	e->n_insns = h->n_insns;
+	e->n_skipped_safe = h->n_skipped_safe;
+	e->n_holes = h->n_holes;
+	if (h->warnings_len > 0) {
+		e->warnings = strndup(data + sizeof(*h) + insn_bytes, h->warnings_len);
+		if (!e->warnings) {
+			seccomp_cache_entry_clear(e);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Header and body of *e in one buffer, ready to write. */
+static char *serialise(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e,
+                       size_t *len)
+{
+	size_t insn_bytes = (size_t)e->n_insns * sizeof(struct sock_filter);
+	size_t wlen = e->warnings ? strlen(e->warnings) : 0;
+	struct cache_header h;
+	char *buf;
+
+	if (e->n_insns == 0 || e->n_insns > BPF_MAXINSNS || wlen > CACHE_MAX_WARNINGS)
+		return NULL;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CACHE_MAGIC, sizeof(h.magic));
+	h.format = SECCOMP_CACHE_FORMAT;
+	h.n_insns = e->n_insns;
+	h.warnings_len = (uint32_t)wlen;
+	h.n_skipped_safe = e->n_skipped_safe;
+	h.n_holes = e->n_holes;
+	memcpy(h.key, key, SHA256_DIGEST_LEN);
+	*len = sizeof(h) + insn_bytes + wlen;
+	buf = malloc(*len);
+	if (!buf)
+		return NULL;
+	memcpy(buf + sizeof(h), e->insns, insn_bytes);
+	if (wlen)
+		memcpy(buf + sizeof(h) + insn_bytes, e->warnings, wlen);
+	body_digest(&h, buf + sizeof(h), insn_bytes + wlen, h.body_sha256);
+	memcpy(buf, &h, sizeof(h));
+	return buf;
+}
+
+bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	char name[96], tmp[128];
+	size_t len;
+	bool ok;
+
+	buf = serialise(key, e, &len);
+	if (!buf || (dfd = cache_dir_open(true)) < 0)
+		return false;
+	entry_name(key, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left behind by a dead process that had our pid. */
+		unlinkat(dfd, tmp, 0);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	}
+	if (fd < 0)
+		return false;
+	ok = write_all(fd, buf, len) && close(steal_fd(&fd)) == 0 &&
+	     renameat(dfd, tmp, dfd, name) == 0;
+	if (!ok)
+		unlinkat(dfd, tmp, 0);
+	return ok;
+}
+
+void seccomp_cache_entry_clear(struct seccomp_cache_entry *e)
+{
+	free(e->insns);
+	free(e->warnings);
+	memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,44 @@
+/* seccomp_cache.h - on-disk cache of compiled seccomp BPF programs.
+ *
+ * An entry lives in ${XDG_CACHE_HOME:-$HOME/.cache}/nsrun/seccomp-<key hex>.bpf,
+ * where the key is a SHA-256 over everything the program depends on (seccomp.c
+ * computes it).  Entries are written atomically (temporary file + rename(2)) and
+ * checked before use: magic, format version, key, sizes and a SHA-256 of header
+ * and body.  Anything odd is a miss.  Cache problems are never errors: the
+ * caller just compiles.  NSRUN_SECCOMP_CACHE=0 disables the cache.
+ */
+#ifndef NSRUN_SECCOMP_CACHE_H
+#define NSRUN_SECCOMP_CACHE_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sha256.h"
+
+#define SECCOMP_CACHE_FORMAT 1u
+
+struct seccomp_cache_entry {
+	struct sock_filter *insns;      /* n_insns classic BPF instructions */
+	uint32_t n_insns;
+	char *warnings;                 /* lines joined by '\n', NUL-terminated, or NULL */
+	uint32_t n_skipped_safe;        /* unknown names that could not open a hole */
+	uint32_t n_holes;               /* unknown names in deny rules of a permissive profile */
+};
+
+/* Whether the cache is enabled (NSRUN_SECCOMP_CACHE is not "0"). */
+bool seccomp_cache_enabled(void);
+
+/* Looks the key up.  Returns true and fills *e (the caller owns it; release with
+ * seccomp_cache_entry_clear) on a valid hit; false on a miss or any problem. */
+bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_LEN], struct seccomp_cache_entry *e);
+
+/* Stores *e under key, creating the directory (mode 0700) if needed.  Returns
+ * true when the entry was written. */
+bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e);
+
+/* Frees what *e owns and zeroes it. */
+void seccomp_cache_entry_clear(struct seccomp_cache_entry *e);
+
+#endif

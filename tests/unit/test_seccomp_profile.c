@@ -1,0 +1,773 @@
+/* test_seccomp_profile.c - profile parser, filter compiler, BPF cache, and a
+ * real load of our profiles in a forked child.  TAP output; needs no privilege
+ * (a filter can be loaded by anyone after PR_SET_NO_NEW_PRIVS, prctl(2)).
+ *
+ * Run from the top of the tree, or set NSRUN_TOP.  The podman profile
+ * (/usr/share/containers/seccomp.json) is skipped only when absent;
+ * NSRUN_TESTS_MUST_WORK=1 turns every skip into a failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <linux/audit.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "seccomp.h"
+#include "seccomp_profile.h"
+#include "sha256.h"
+
+#define PODMAN_PROFILE "/usr/share/containers/seccomp.json"
+
+static int test_n, test_failed;
+
+__attribute__((format(printf, 2, 3)))
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", cond ? "ok" : "not ok", ++test_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!cond)
+		test_failed++;
+	fflush(stdout);
+}
+
+static void skip(const char *why)
+{
+	if (getenv("NSRUN_TESTS_MUST_WORK") && strcmp(getenv("NSRUN_TESTS_MUST_WORK"), "1") == 0) {
+		ok(false, "skip forbidden by NSRUN_TESTS_MUST_WORK: %s", why);
+		return;
+	}
+	printf("ok %d # SKIP %s\n", ++test_n, why);
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *top(void)
+{
+	return getenv("NSRUN_TOP") ? getenv("NSRUN_TOP") : ".";
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+/* Collects warning lines for checks. */
+struct warnings {
+	int count;
+	char last[512];
+};
+
+static void collect(void *ctx, const char *line)
+{
+	struct warnings *w = ctx;
+
+	w->count++;
+	snprintf(w->last, sizeof(w->last), "%s", line);
+}
+
+static void test_sha256(void)
+{
+	char hex[65];
+	uint8_t d[32];
+
+	sha256_buffer("abc", 3, d);
+	sha256_hex(d, hex);
+	ok(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0,
+	   "sha256(\"abc\")");
+	sha256_buffer("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, d);
+	sha256_hex(d, hex);
+	ok(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0,
+	   "sha256 of the two-block FIPS vector");
+}
+
+static struct seccomp_profile *parse_path(const char *path)
+{
+	struct seccomp_profile *p = NULL;
+	struct nsrun_error err = { 0 };
+	char *buf = NULL;
+	size_t len;
+
+	if (seccomp_profile_read_file(path, &buf, &len, &err) < 0 ||
+	    seccomp_profile_parse_buffer(path, buf, len, &p, &err) < 0)
+		printf("# %s\n", err.msg);
+	free(buf);
+	return p;
+}
+
+static bool rule_allows(const struct seccomp_profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		for (size_t k = 0; k < p->rules[i].n_names; k++)
+			if (p->rules[i].action == SP_ACT_ALLOW && strcmp(p->rules[i].names[k], name) == 0)
+				return true;
+	return false;
+}
+
+static void test_our_profiles(void)
+{
+	static const char *const denied[] = {
+		"unshare", "setns", "mount", "umount2", "fsopen", "move_mount", "open_tree", "pivot_root",
+		"chroot", "ptrace", "process_vm_readv", "kcmp", "pidfd_getfd", "keyctl", "add_key", "bpf",
+		"perf_event_open", "userfaultfd", "io_uring_setup", "kexec_load", "init_module",
+		"open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "acct", "settimeofday",
+		"syslog", "iopl", "ioperm", "clone3",
+	};
+	const char *names[] = { "default", "strict" };
+
+	for (int i = 0; i < 2; i++) {
+		char path[4096];
+		struct seccomp_profile *p;
+		bool clean = true;
+
+		snprintf(path, sizeof(path), "%s/seccomp-profiles/%s.json", top(), names[i]);
+		p = parse_path(path);
+		ok(p && p->default_action == SP_ACT_ERRNO && p->default_errno_ret == EPERM && p->comment &&
+		   p->n_arches == 1 && strcmp(p->arches[0], "SCMP_ARCH_X86_64") == 0,
+		   "%s.json parses: allowlist, EPERM, x86-64, comment", names[i]);
+		for (size_t k = 0; p && k < sizeof(denied) / sizeof(denied[0]); k++) {
+			if (rule_allows(p, denied[k])) {
+				printf("# %s allows %s\n", names[i], denied[k]);
+				clean = false;
+			}
+		}
+		ok(p && clean, "%s.json allows none of the denied calls", names[i]);
+		ok(p && (i == 0) == rule_allows(p, "fork"), "%s.json: fork %s", names[i],
+		   i == 0 ? "allowed" : "denied");
+		seccomp_profile_free(p);
+	}
+}
+
+static void test_podman(void)
+{
+	struct seccomp_profile *p;
+	struct nsrun_seccomp *f = NULL;
+	struct nsrun_error err = { 0 };
+	struct warnings w = { 0 };
+
+	if (access(PODMAN_PROFILE, R_OK) != 0) {
+		skip("no " PODMAN_PROFILE " (apt-get install golang-github-containers-common)");
+		skip("no " PODMAN_PROFILE);
+		return;
+	}
+	p = parse_path(PODMAN_PROFILE);
+	ok(p && p->default_action == SP_ACT_ERRNO && p->default_errno_ret == ENOSYS && p->n_archmap > 0 &&
+	   p->n_rules > 20, "podman's seccomp.json parses (archMap, errnoRet, includes/excludes)");
+	seccomp_profile_free(p);
+	setenv("NSRUN_SECCOMP_CACHE", "0", 1);
+	if (seccomp_prepare(PODMAN_PROFILE, NULL, true, collect, &w, &f, &err) < 0)
+		printf("# %s\n", err.msg);
+	ok(f && w.count == 0 && seccomp_stats(f)->n_holes == 0, "podman's profile compiles under --strict");
+	seccomp_free(f);
+	unsetenv("NSRUN_SECCOMP_CACHE");
+}
+
+static void expect_parse_error(const char *json, const char *want)
+{
+	struct seccomp_profile *p = NULL;
+	struct nsrun_error err = { 0 };
+	int rc = seccomp_profile_parse_buffer("t.json", json, strlen(json), &p, &err);
+
+	ok(rc == -1 && p == NULL && err.errnum == 0 && err.stage == STAGE_CONFIG && starts_with(err.msg, want),
+	   "error: %s", want + strlen("seccomp profile \"t.json\": "));
+	if (rc != -1 || !starts_with(err.msg, want))
+		printf("#   got: %s\n", rc == -1 ? err.msg : "success");
+	seccomp_profile_free(p);
+}
+
+#define PRE "seccomp profile \"t.json\": "
+#define RULE(body) "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[" body "]}"
+
+static void test_malformed(void)
+{
+	char deep[200];
+
+	expect_parse_error("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [",
+	                   PRE "invalid JSON: parse error: premature EOF");
+	expect_parse_error("{\"defaultAction\": SCMP_ACT_ALLOW}", PRE "invalid JSON: lexical error");
+	expect_parse_error("[]", PRE "expected a JSON object at the top level");
+	expect_parse_error("{}", PRE "defaultAction: missing");
+	expect_parse_error("{\"defaultAction\": 5}", PRE "defaultAction: expected a string");
+	expect_parse_error("{\"defaultAction\": \"SCMP_ACT_FOO\"}",
+	                   PRE "defaultAction: unknown action \"SCMP_ACT_FOO\"");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\"},"
+	                        "{\"names\":[\"write\"],\"action\":\"SCMP_ACT_NOPE\"}"),
+	                   PRE "syscalls[1].action: unknown action \"SCMP_ACT_NOPE\"");
+	expect_parse_error(RULE("{\"names\":\"read\",\"action\":\"SCMP_ACT_ERRNO\"}"),
+	                   PRE "syscalls[0].names: expected an array of strings");
+	expect_parse_error(RULE("{\"names\":[\"read\", 3],\"action\":\"SCMP_ACT_ERRNO\"}"),
+	                   PRE "syscalls[0].names[1]: expected a string");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\","
+	                        "\"args\":[{\"index\":7,\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]}"),
+	                   PRE "syscalls[0].args[0].index: 7 is out of range (at most 5)");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\"},"
+	                        "{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\","
+	                        "\"args\":[{\"index\":0,\"value\":1,\"op\":\"SCMP_CMP_FOO\"}]}"),
+	                   PRE "syscalls[1].args[0].op: unknown operator \"SCMP_CMP_FOO\"");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\","
+	                        "\"args\":[{\"index\":0,\"value\":-1,\"op\":\"SCMP_CMP_EQ\"}]}"),
+	                   PRE "syscalls[0].args[0].value: expected a non-negative integer");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":70000}"),
+	                   PRE "syscalls[0].errnoRet: 70000 is out of range (at most 4095)");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ALLOW\",\"errnoRet\":1}"),
+	                   PRE "syscalls[0].errnoRet: only valid with SCMP_ACT_ERRNO");
+	expect_parse_error(RULE("{\"names\":[],\"action\":\"SCMP_ACT_ERRNO\"}"),
+	                   PRE "syscalls[0]: no syscall names");
+	expect_parse_error(RULE("{\"name\":\"read\",\"names\":[\"x\"],\"action\":\"SCMP_ACT_ERRNO\"}"),
+	                   PRE "syscalls[0]: use either \"name\" or \"names\"");
+	expect_parse_error(RULE("{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\","
+	                        "\"includes\":{\"minKernel\":\"five\"}}"),
+	                   PRE "syscalls[0].includes.minKernel: invalid kernel version \"five\"");
+	expect_parse_error("{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"architectures\":[\"SCMP_ARCH_Z80\"]}",
+	                   PRE "architectures: [0]: unknown architecture \"SCMP_ARCH_Z80\"");
+	memset(deep, '[', sizeof(deep) - 1);
+	deep[sizeof(deep) - 1] = '\0';
+	expect_parse_error(deep, PRE "invalid JSON: nested deeper than 32 levels");
+	{
+		struct seccomp_profile *p = NULL;
+		struct nsrun_error err = { 0 };
+
+		ok(seccomp_profile_parse_buffer("t.json", "{}\0{}", 5, &p, &err) == -1 &&
+		   starts_with(err.msg, PRE "invalid JSON: NUL byte at offset 2"), "error: NUL byte");
+	}
+}
+
+static void test_values_and_applies(void)
+{
+	const char *json = RULE(
+		"{\"name\":\"ioctl\",\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":22,\"args\":["
+		"{\"index\":1,\"value\":18446744073709551615,\"valueTwo\":5,\"op\":\"SCMP_CMP_MASKED_EQ\"}]},"
+		"{\"names\":[\"a\"],\"action\":\"SCMP_ACT_KILL\",\"includes\":{\"caps\":[\"CAP_SYS_ADMIN\"]}},"
+		"{\"names\":[\"b\"],\"action\":\"SCMP_ACT_ERRNO\",\"excludes\":{\"caps\":[\"CAP_SYS_ADMIN\"]}},"
+		"{\"names\":[\"c\"],\"action\":\"SCMP_ACT_LOG\",\"includes\":{\"arches\":[\"amd64\",\"x32\"]}},"
+		"{\"names\":[\"d\"],\"action\":\"SCMP_ACT_TRAP\",\"includes\":{\"arches\":[\"arm64\"]}},"
+		"{\"names\":[\"e\"],\"action\":\"SCMP_ACT_KILL_PROCESS\",\"includes\":{\"minKernel\":\"99.1\"}},"
+		"{\"names\":[\"f\"],\"action\":\"SCMP_ACT_KILL_THREAD\",\"includes\":{\"minKernel\":\"4.8\"}}");
+	struct seccomp_host host = { .machine = "x86_64", .kernel = { 6, 1, 0 } };
+	struct seccomp_profile *p = NULL;
+	struct nsrun_error err = { 0 };
+	const char *why = NULL;
+	struct seccomp_kernel_version v;
+
+	ok(seccomp_profile_parse_buffer("t.json", json, strlen(json), &p, &err) == 0, "parse typed values");
+	if (!p)
+		return;
+	ok(p->n_rules == 7 && p->rules[0].n_names == 1 && p->rules[0].errno_ret == 22 &&
+	   p->rules[0].args[0].value == UINT64_MAX && p->rules[0].args[0].value_two == 5 &&
+	   p->rules[0].args[0].op == SP_OP_MASKED_EQ && p->rules[1].action == SP_ACT_KILL_THREAD,
+	   "\"name\", errnoRet, UINT64_MAX value, MASKED_EQ, SCMP_ACT_KILL = KILL_THREAD");
+	ok(!seccomp_profile_rule_applies(&p->rules[1], &host, &why) && why && strstr(why, "capabilities"),
+	   "includes.caps: rule not applied (caps are all dropped)");
+	ok(seccomp_profile_rule_applies(&p->rules[2], &host, NULL), "excludes.caps: rule applies");
+	ok(seccomp_profile_rule_applies(&p->rules[3], &host, NULL), "includes.arches amd64 on x86_64");
+	ok(!seccomp_profile_rule_applies(&p->rules[4], &host, NULL), "includes.arches arm64 not on x86_64");
+	ok(!seccomp_profile_rule_applies(&p->rules[5], &host, NULL) &&
+	   seccomp_profile_rule_applies(&p->rules[6], &host, NULL), "includes.minKernel against 6.1");
+	ok(seccomp_profile_parse_kernel("6.18.44-fc-v782", &v) == 0 && v.major == 6 && v.minor == 18 &&
+	   v.patch == 44 && seccomp_profile_parse_kernel("6", &v) == -1, "kernel release parsing");
+	seccomp_profile_free(p);
+}
+
+static char tmpdir[] = "/tmp/nsrun-test-seccomp-XXXXXX";
+
+#define UNKNOWN_DENY "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":" \
+	"[\"nsrun_no_such_call\",\"kexec_load\"],\"action\":\"SCMP_ACT_ERRNO\"}]}"
+#define UNKNOWN_ALLOW "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[{\"names\":" \
+	"[\"nsrun_no_such_call\",\"read\",\"write\",\"exit_group\"],\"action\":\"SCMP_ACT_ALLOW\"}]}"
+
+static void test_unknown_names(void)
+{
+	char deny[4200], allow[4200], want[4400];
+	struct nsrun_seccomp *f = NULL;
+	struct nsrun_error err = { 0 };
+	struct warnings w = { 0 };
+
+	snprintf(deny, sizeof(deny), "%s/deny.json", tmpdir);
+	snprintf(allow, sizeof(allow), "%s/allow.json", tmpdir);
+	write_file(deny, UNKNOWN_DENY);
+	write_file(allow, UNKNOWN_ALLOW);
+	setenv("NSRUN_SECCOMP_CACHE", "0", 1);
+	snprintf(want, sizeof(want), "seccomp profile \"%s\": syscalls[0]: unknown syscall "
+	         "\"nsrun_no_such_call\" skipped: this SCMP_ACT_ERRNO rule cannot be enforced", deny);
+	ok(seccomp_prepare(deny, NULL, false, collect, &w, &f, &err) == 0 && f && w.count == 1 &&
+	   starts_with(w.last, want) && seccomp_stats(f)->n_holes == 1,
+	   "unknown name in a deny rule of a default-allow profile: skipped with a warning");
+	if (w.count)
+		printf("#   %s\n", w.last);
+	seccomp_free(f);
+	f = NULL;
+	ok(seccomp_prepare(deny, NULL, true, collect, &w, &f, &err) == -1 && !f &&
+	   err.stage == STAGE_CONFIG && starts_with(err.msg, want) && strstr(err.msg, "(strict)"),
+	   "the same under strict is an error");
+	memset(&w, 0, sizeof(w));
+	ok(seccomp_prepare(allow, NULL, true, collect, &w, &f, &err) == 0 && f && w.count == 0 &&
+	   seccomp_stats(f)->n_skipped_safe == 1 && seccomp_stats(f)->n_holes == 0,
+	   "unknown name in an allow rule: skipped silently, even under strict");
+	seccomp_free(f);
+	unsetenv("NSRUN_SECCOMP_CACHE");
+}
+
+static bool same_program(const struct nsrun_seccomp *a, const struct nsrun_seccomp *b)
+{
+	const struct sock_fprog *x = seccomp_program(a), *y = seccomp_program(b);
+
+	return x->len == y->len && x->len > 0 && memcmp(x->filter, y->filter, x->len * sizeof(*x->filter)) == 0;
+}
+
+/* Flips one byte at offset (or truncates to offset when truncate). */
+static bool damage_cache(long offset, bool truncate)
+{
+	char pattern[4200];
+	glob_t g;
+	bool done = false;
+
+	snprintf(pattern, sizeof(pattern), "%s/cache/nsrun/seccomp-*.bpf", tmpdir);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return false;
+	if (g.gl_pathc == 1) {
+		int fd = open(g.gl_pathv[0], O_RDWR | O_CLOEXEC);
+		unsigned char c;
+
+		if (fd >= 0 && truncate)
+			done = ftruncate(fd, offset) == 0;
+		else if (fd >= 0 && pread(fd, &c, 1, offset) == 1) {
+			c ^= 0x40;
+			done = pwrite(fd, &c, 1, offset) == 1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	globfree(&g);
+	return done;
+}
+
+static void test_cache(void)
+{
+	char cache[4200], deny[4200];
+	struct nsrun_seccomp *first = NULL, *f = NULL;
+	struct nsrun_error err = { 0 };
+	struct warnings w = { 0 };
+
+	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	snprintf(deny, sizeof(deny), "%s/deny.json", tmpdir);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	unsetenv("NSRUN_SECCOMP_CACHE");
+	ok(seccomp_prepare(deny, NULL, false, collect, &w, &first, &err) == 0 &&
+	   !seccomp_stats(first)->cache_hit && seccomp_stats(first)->cache_written && w.count == 1,
+	   "first prepare compiles and writes the cache");
+	memset(&w, 0, sizeof(w));
+	ok(seccomp_prepare(deny, NULL, false, collect, &w, &f, &err) == 0 && seccomp_stats(f)->cache_hit &&
+	   same_program(first, f) && w.count == 1 && seccomp_stats(f)->n_holes == 1 &&
+	   strstr(w.last, "nsrun_no_such_call"), "second prepare hits the cache, warning reproduced");
+	seccomp_free(f);
+	f = NULL;
+	ok(seccomp_prepare(deny, NULL, true, NULL, NULL, &f, &err) == -1, "strict is keyed apart: error, not a cached hit");
+	ok(damage_cache(100, false), "flip a byte in the cache entry's body");
+	ok(seccomp_prepare(deny, NULL, false, NULL, NULL, &f, &err) == 0 && !seccomp_stats(f)->cache_hit &&
+	   seccomp_stats(f)->cache_written && same_program(first, f), "corrupted entry ignored and rebuilt");
+	seccomp_free(f);
+	f = NULL;
+	ok(damage_cache(20, true), "truncate the cache entry");
+	ok(seccomp_prepare(deny, NULL, false, NULL, NULL, &f, &err) == 0 && !seccomp_stats(f)->cache_hit &&
+	   same_program(first, f), "truncated entry ignored and rebuilt");
+	seccomp_free(f);
+	f = NULL;
+	ok(seccomp_prepare(deny, NULL, false, NULL, NULL, &f, &err) == 0 && seccomp_stats(f)->cache_hit,
+	   "rebuilt entry is used");
+	seccomp_free(f);
+	f = NULL;
+	setenv("NSRUN_SECCOMP_CACHE", "0", 1);
+	ok(seccomp_prepare(deny, NULL, false, NULL, NULL, &f, &err) == 0 && !seccomp_stats(f)->cache_hit &&
+	   !seccomp_stats(f)->cache_written, "NSRUN_SECCOMP_CACHE=0 disables the cache");
+	seccomp_free(f);
+	f = NULL;
+	unsetenv("NSRUN_SECCOMP_CACHE");
+	setenv("XDG_CACHE_HOME", "/proc/nsrun-no-such-dir", 1);
+	ok(seccomp_prepare(deny, NULL, false, NULL, NULL, &f, &err) == 0 && !seccomp_stats(f)->cache_written,
+	   "an unusable cache directory is not an error");
+	seccomp_free(f);
+	seccomp_free(first);
+	setenv("XDG_CACHE_HOME", cache, 1);
+}
+
+static void test_specs(void)
+{
+	char dir[4200];
+	struct nsrun_seccomp *f = (struct nsrun_seccomp *)1;
+	struct nsrun_error err = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	snprintf(dir, sizeof(dir), "%s/seccomp-profiles", top());
+	ok(seccomp_prepare("unconfined", dir, true, NULL, NULL, &f, &err) == 0 && f == NULL,
+	   "\"unconfined\" gives no program");
+	ok(seccomp_prepare("default", dir, true, NULL, NULL, &f, &err) == 0 && f &&
+	   seccomp_stats(f)->n_insns > 0, "profile name resolved in the profile directory");
+	seccomp_free(f);
+	ok(seccomp_prepare("de fault", dir, true, NULL, NULL, &f, &err) == -1 &&
+	   starts_with(err.msg, "invalid seccomp profile name \"de fault\""), "bad profile name");
+	ok(seccomp_prepare("nosuch", dir, true, NULL, NULL, &f, &err) == -1 && err.errnum == ENOENT &&
+	   strstr(err.msg, "nosuch.json"), "missing profile: ENOENT naming the file");
+	out = open_memstream(&text, &len);
+	ok(seccomp_describe("default", dir, out, &err) == 0 && fflush(out) == 0 &&
+	   strstr(text, "default action: SCMP_ACT_ERRNO (1 EPERM)") && strstr(text, "usable: yes"),
+	   "seccomp check default");
+	fclose(out);
+	free(text);
+	snprintf(dir, sizeof(dir), "%s/deny.json", tmpdir);
+	text = NULL;
+	out = open_memstream(&text, &len);
+	ok(seccomp_describe(dir, NULL, out, &err) == 0 && fflush(out) == 0 &&
+	   strstr(text, "\"nsrun_no_such_call\": OPEN HOLE") && strstr(text, "1 open hole"),
+	   "seccomp check lists the open hole");
+	fclose(out);
+	free(text);
+}
+
+static struct nsrun_seccomp *load_named(const char *name)
+{
+	char dir[4200];
+	struct nsrun_seccomp *f = NULL;
+	struct nsrun_error err = { 0 };
+
+	snprintf(dir, sizeof(dir), "%s/seccomp-profiles", top());
+	if (seccomp_prepare(name, dir, true, NULL, NULL, &f, &err) < 0)
+		printf("# %s\n", err.msg);
+	return f;
+}
+
+/* --- the program checked without loading it --------------------------------
+ * A classic BPF interpreter for what libseccomp emits, run over a
+ * struct seccomp_data, so ABI checks work even where the kernel cannot run
+ * the foreign ABI (no IA32 emulation, no x32). */
+
+static uint32_t bpf_run(const struct sock_fprog *prog, const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (unsigned pc = 0; pc < prog->len; pc++) {
+		const struct sock_filter *i = &prog->filter[pc];
+		uint32_t src = BPF_SRC(i->code) == BPF_X ? x : i->k;
+
+		switch (BPF_CLASS(i->code)) {
+		case BPF_LD:
+			if (BPF_MODE(i->code) == BPF_ABS && i->k + 4 <= sizeof(*d) && i->k % 4 == 0)
+				memcpy(&a, (const char *)d + i->k, 4);
+			else if (BPF_MODE(i->code) == BPF_MEM && i->k < BPF_MEMWORDS)
+				a = mem[i->k];
+			else if (BPF_MODE(i->code) == BPF_IMM)
+				a = i->k;
+			else
+				return 0xdeadbeef;
+			break;
+		case BPF_LDX:
+			x = BPF_MODE(i->code) == BPF_MEM && i->k < BPF_MEMWORDS ? mem[i->k] : i->k;
+			break;
+		case BPF_ST:
+		case BPF_STX:
+			if (i->k >= BPF_MEMWORDS)
+				return 0xdeadbeef;
+			mem[i->k] = BPF_CLASS(i->code) == BPF_ST ? a : x;
+			break;
+		case BPF_ALU:
+			switch (BPF_OP(i->code)) {
+			case BPF_AND: a &= src; break;
+			case BPF_OR: a |= src; break;
+			case BPF_ADD: a += src; break;
+			case BPF_SUB: a -= src; break;
+			default: return 0xdeadbeef;
+			}
+			break;
+		case BPF_JMP:
+			if (BPF_OP(i->code) == BPF_JA) {
+				pc += i->k;
+				break;
+			}
+			{
+				bool t = BPF_OP(i->code) == BPF_JEQ ? a == src : BPF_OP(i->code) == BPF_JGT ? a > src :
+				         BPF_OP(i->code) == BPF_JGE ? a >= src : (a & src) != 0;
+				pc += t ? i->jt : i->jf;
+			}
+			break;
+		case BPF_RET:
+			return BPF_RVAL(i->code) == BPF_A ? a : i->k;
+		case BPF_MISC:
+			if (BPF_MISCOP(i->code) == BPF_TAX)
+				x = a;
+			else
+				a = x;
+			break;
+		default:
+			return 0xdeadbeef;
+		}
+	}
+	return 0xdeadbeef;
+}
+
+static uint32_t run_call(const struct nsrun_seccomp *f, uint32_t arch, int nr, uint64_t a0, uint64_t a1)
+{
+	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1 } };
+
+	return bpf_run(seccomp_program(f), &d);
+}
+
+/* NSRUN_TEST_NO_LOAD=1 (the valgrind run: valgrind cannot run filtered
+ * children, and its libseccomp cannot probe the kernel, so the bad-arch action
+ * falls back to killing the thread). */
+static bool no_load(void)
+{
+	return getenv("NSRUN_TEST_NO_LOAD") && strcmp(getenv("NSRUN_TEST_NO_LOAD"), "1") == 0;
+}
+
+static bool is_kill(uint32_t ret)
+{
+	return ret == SECCOMP_RET_KILL_PROCESS || (no_load() && ret == SECCOMP_RET_KILL_THREAD);
+}
+
+static void test_program(void)
+{
+	struct nsrun_seccomp *f = load_named("default");
+
+	if (!f) {
+		ok(false, "prepare default");
+		return;
+	}
+	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_getpid, 0, 0) == SECCOMP_RET_ALLOW, "program: getpid allowed");
+	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_unshare, 0, 0) == (SECCOMP_RET_ERRNO | EPERM),
+	   "program: unshare EPERM");
+	ok(is_kill(run_call(f, AUDIT_ARCH_I386, 20, 0, 0)),
+	   "program: i386 ABI (AUDIT_ARCH_I386) kills the process");
+	ok(is_kill(run_call(f, AUDIT_ARCH_X86_64, 0x40000000 | __NR_getpid, 0, 0)),
+	   "program: x32 ABI (nr | 0x40000000) kills the process");
+	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0xffffffff00005412ULL) == (SECCOMP_RET_ERRNO | EPERM) &&
+	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x5413) == SECCOMP_RET_ALLOW &&
+	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x541d) == SECCOMP_RET_ALLOW &&
+	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x5410) == SECCOMP_RET_ALLOW,
+	   "program: ioctl TIOCSTI with high bits set denied, neighbours allowed");
+	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0) == (SECCOMP_RET_ERRNO | EPERM) &&
+	   run_call(f, AUDIT_ARCH_X86_64, __NR_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0) ==
+	   SECCOMP_RET_ALLOW, "program: clone with CLONE_NEWUSER denied, threads allowed");
+	seccomp_free(f);
+}
+
+/* --- real loads in a forked child ------------------------------------------ */
+
+/* Runs fn(arg) in a child under f; returns the child's wait status. */
+static int run_confined(const struct nsrun_seccomp *f, int (*fn)(void *), void *arg)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct nsrun_error err = { 0 };
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_apply(f, &err) < 0)
+			_exit(err.errnum == ENOSYS ? 101 : 100);
+		_exit(fn(arg));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return status;
+}
+
+#define EXPECT(bit, cond) do { if (!(cond)) bad |= 1 << (bit); } while (0)
+
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+static int probe_default(void *arg)
+{
+	struct clone_args ca = { .flags = 0, .exit_signal = SIGCHLD };
+	int bad = 0, sv[2];
+	pthread_t t;
+	pid_t pid;
+
+	(void)arg;
+	EXPECT(0, unshare(CLONE_NEWUSER) == -1 && errno == EPERM);
+	EXPECT(1, syscall(SYS_clone3, &ca, sizeof(ca)) == -1 && errno == ENOSYS);
+	EXPECT(2, ioctl(-1, TIOCSTI, "x") == -1 && errno == EPERM);
+	EXPECT(3, ioctl(-1, TIOCLINUX, "x") == -1 && errno == EPERM);
+	EXPECT(4, syscall(SYS_ioctl, -1, 0x100005412UL, "x") == -1 && errno == EPERM);
+	EXPECT(5, ioctl(-1, FIONREAD, &sv[0]) == -1 && errno == EBADF);
+	EXPECT(6, mount("none", "/", "tmpfs", 0, NULL) == -1 && errno == EPERM);
+	EXPECT(7, syscall(SYS_ptrace, 0, 0, 0, 0) == -1 && errno == EPERM);
+	EXPECT(8, personality(0xffffffff) != -1 && personality(PER_LINUX32) == -1 && errno == EPERM);
+	EXPECT(9, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	EXPECT(10, socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0);
+	EXPECT(11, socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
+	EXPECT(12, pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(7);
+	EXPECT(13, pid > 0 && waitpid(pid, &sv[0], 0) == pid && WEXITSTATUS(sv[0]) == 7);
+	EXPECT(14, syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0) == -1 && errno == EPERM);
+	EXPECT(15, syscall(SYS_setns, 0, 0) == -1 && errno == EPERM);
+	return bad;
+}
+
+static int probe_strict(void *arg)
+{
+	int bad = 0;
+	pthread_t t;
+
+	(void)arg;
+	EXPECT(0, fork() == -1 && errno == EPERM);
+	EXPECT(1, socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
+	EXPECT(2, socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) >= 0);
+	EXPECT(3, pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0);
+	return bad;
+}
+
+static int probe_i386(void *arg)
+{
+#ifdef __x86_64__
+	long ret;
+	int null_fd;
+
+	/* The control run may die of SIGSEGV; keep sanitizer reports out of the TAP. */
+	if (arg && (null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0)
+		dup2(null_fd, 2);
+
+	/* getpid (20) through the i386 entry point: the filter kills the process. */
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+	(void)ret;
+	return 0;
+#else
+	(void)arg;
+	return 0;
+#endif
+}
+
+static int probe_python(void *arg)
+{
+	const char *script =
+		"import threading, subprocess, socket, multiprocessing, os\n"
+		"t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+		"assert subprocess.run(['/bin/sh', '-c', 'echo hi'], capture_output=True).stdout == b'hi\\n'\n"
+		"s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+		"c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b'x')\n"
+		"assert a.recv(1) == b'x'\n"
+		"p, q = socket.socketpair(); p.send(b'y'); assert q.recv(1) == b'y'\n"
+		"with multiprocessing.Pool(2) as pool: assert pool.map(abs, [-1, -2]) == [1, 2]\n"
+		"import ctypes\n"
+		"libc = ctypes.CDLL(None, use_errno=True)\n"
+		"assert libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1, 'unshare allowed'\n";
+	char *argv[] = { (char *)arg, (char *)"-c", (char *)script, NULL };
+
+	execv(argv[0], argv);
+	return 99;
+}
+
+static void test_load(void)
+{
+	struct nsrun_seccomp *def, *strict;
+	int st;
+
+	if (no_load()) {
+		skip("NSRUN_TEST_NO_LOAD=1: no filter loaded");
+		return;
+	}
+	def = load_named("default");
+	strict = load_named("strict");
+	if (!def || !strict) {
+		ok(false, "prepare default and strict");
+		seccomp_free(def);
+		seccomp_free(strict);
+		return;
+	}
+	st = run_confined(def, probe_default, NULL);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 101) {
+		skip("seccomp(2) returns ENOSYS (running under valgrind?)");
+		seccomp_free(def);
+		seccomp_free(strict);
+		return;
+	}
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "default.json loaded: denials give EPERM/ENOSYS, "
+	   "threads, fork, sockets work (failed probes mask %#x)", WIFEXITED(st) ? WEXITSTATUS(st) : st);
+	st = run_confined(strict, probe_strict, NULL);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "strict.json loaded: no fork, AF_UNIX only, threads work "
+	   "(mask %#x)", WIFEXITED(st) ? WEXITSTATUS(st) : st);
+#ifdef __x86_64__
+	st = run_confined(NULL, probe_i386, (void *)"control");     /* control: does this kernel run int 0x80? */
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		st = run_confined(def, probe_i386, NULL);
+		ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "i386 ABI (int 0x80) kills the process");
+	} else {
+		skip("the kernel does not run int 0x80 from 64-bit code (control died)");
+	}
+#endif
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		st = run_confined(def, probe_python, (void *)"/usr/bin/python3");
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		   "python3 threads/subprocess/sockets/multiprocessing under default.json (status %#x)", st);
+	} else {
+		skip("no /usr/bin/python3");
+	}
+	seccomp_free(def);
+	seccomp_free(strict);
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+
+	if (!mkdtemp(tmpdir)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	setenv("XDG_CACHE_HOME", tmpdir, 1);
+	test_sha256();
+	test_our_profiles();
+	test_podman();
+	test_malformed();
+	test_values_and_applies();
+	test_unknown_names();
+	test_cache();
+	test_specs();
+	test_program();
+	test_load();
+	printf("1..%d\n", test_n);
+	if (nftw(tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		printf("# could not remove %s\n", tmpdir);
+	return test_failed ? 1 : 0;
+}
