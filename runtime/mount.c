@@ -174,8 +174,11 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	if (rootfs_fd < 0)
 		return error_set(err, errno, "rootfs \"%s\"", cfg->rootfs);
 	for (size_t i = 0; i < plan->n; i++) {
-		const struct mount_op *op = &plan->ops[i];
+		struct mount_op *op = &plan->ops[i];
 		bool want_dir = op->kind != MOP_BIND || out->mounts[op->source_index].is_dir;
+		/* a mount point that may be made takes the type of its source */
+		if (op->kind == MOP_BIND && op->create != CREATE_NONE)
+			op->create = want_dir ? CREATE_DIR : CREATE_FILE;
 		if (check_target(rootfs_fd, op, want_dir, plan, err) < 0)
 			return -1;
 	}
@@ -425,10 +428,127 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	}
 }
 
-/* The staging tmpfs, the rootfs (or an overlay over it when mount points must be
- * made) at NEWROOT, read-only.  Returns an O_PATH fd of the new root or -1. */
+/* The canonical path inside lower_fd's tree of the longest existing prefix of
+ * path (symlinks of the image resolved inside it), and the rest of path.
+ * Returns 0 or -1 with err. */
+static int split_existing(int lower_fd, const char *path, char *canon, size_t clen, const char **rest,
+			  struct nsrun_error *err)
+{
+	char prefix[PATH_MAX], link[64], real[PATH_MAX];
+	const char *p = path, *done = path;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(canon, clen, "/");
+	for (;;) {
+		const char *seg = p + 1;
+		const char *end = strchrnul(seg, '/');
+		if (!*seg)
+			break;
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(end - path), path);
+		int f = open_in_root(lower_fd, prefix, O_PATH);
+		if (f < 0)
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = f;
+		done = end;
+		p = end;
+		if (!*end)
+			break;
+	}
+	*rest = done;
+	if (fd < 0)
+		return 0;
+	fd_path(link, sizeof(link), fd);
+	n = readlink(link, real, sizeof(real) - 1);
+	if (n < 0)
+		return error_set(err, errno, "resolve \"%s\" in the image", path);
+	real[n] = '\0';
+	if (strncmp(real, STAGING "/lower", strlen(STAGING "/lower")) != 0)
+		return error_set(err, EXDEV, "\"%s\" leads out of the image", path);
+	snprintf(canon, clen, "%s", real[strlen(STAGING "/lower")] ? real + strlen(STAGING "/lower") : "/");
+	return 0;
+}
+
+/* Makes the mount point of path in the overlay's upper layer (our tmpfs), before
+ * the overlay is mounted: the directories of the image above it are owned by ids
+ * that are not mapped here, so it could not be made through the overlay.  The
+ * upper copies of existing directories keep the image's modes. */
+static int populate_upper(int lower_fd, int upper_fd, const char *path, enum mount_create create,
+			  struct nsrun_error *err)
+{
+	char canon[PATH_MAX], full[PATH_MAX];
+	const char *rest;
+	size_t base;
+
+	if (split_existing(lower_fd, path, canon, sizeof(canon), &rest, err) < 0)
+		return -1;
+	snprintf(full, sizeof(full), "%s%s", strcmp(canon, "/") ? canon : "", rest);
+	base = strlen(strcmp(canon, "/") ? canon : "");
+	for (char *p = full + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		struct stat st;
+		_cleanup_close_ int lf = (size_t)(p - full) <= base ? open_in_root(lower_fd, full, O_PATH) : -1;
+		mode_t mode = (lf >= 0 && fstat(lf, &st) == 0) ? (st.st_mode & 07777) : 0755;
+		if (lf >= 0 && !S_ISDIR(st.st_mode))
+			return error_set(err, ENOTDIR, "mount point \"%s\": \"%s\" in the image", path, full);
+		if (mkdirat(upper_fd, full + 1, mode) < 0 && errno != EEXIST)
+			return error_set(err, errno, "make mount point \"%s\"", path);
+		*p = '/';
+	}
+	if (create == CREATE_DIR) {
+		if (mkdirat(upper_fd, full + 1, 0755) < 0 && errno != EEXIST)
+			return error_set(err, errno, "make mount point \"%s\"", path);
+	} else {
+		int fd = openat(upper_fd, full + 1, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+		if (fd < 0)
+			return error_set(err, errno, "make mount point \"%s\"", path);
+		close(fd);
+	}
+	return 0;
+}
+
+/* An overlay over the image whose upper layer holds the mount points it lacks,
+ * so nsrun never writes into an image (overlayfs(5): "userxattr" for a mount in
+ * a user namespace). */
+static int mount_overlay_root(const struct mount_plan *plan, int tree, struct nsrun_error *err)
+{
+	_cleanup_close_ int lower = -1;
+	_cleanup_close_ int upper = -1;
+
+	if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/upper", 0755) < 0 ||
+	    mkdir(STAGING "/work", 0755) < 0)
+		return error_set(err, errno, "make the overlay directories");
+	if (attach_tree(tree, STAGING "/lower", -1, err, "the rootfs") < 0)
+		return -1;
+	lower = open(STAGING "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	upper = open(STAGING "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (lower < 0 || upper < 0)
+		return error_set(err, errno, "open the overlay directories");
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		_cleanup_close_ int fd = -1;
+		if (!op->in_image || op->create == CREATE_NONE || op->kind == MOP_ROOTFS)
+			continue;
+		fd = open_in_root(lower, op->target, O_PATH);
+		if (fd < 0 && populate_upper(lower, upper, op->target, op->create, err) < 0)
+			return -1;
+	}
+	if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
+		  "lowerdir=" STAGING "/lower,upperdir=" STAGING "/upper,workdir=" STAGING "/work,userxattr") < 0)
+		return error_set(err, errno, "mount an overlay over the image (it lacks mount points)");
+	return 0;
+}
+
+/* The staging tmpfs, the rootfs (or an overlay over it) at NEWROOT, read-only.
+ * Returns an O_PATH fd of the new root or -1. */
 static int build_rootfs(const struct mount_plan *plan, int tree, struct nsrun_error *err)
 {
+	int root_fd;
+
 	/* staging: a tmpfs over /tmp of our private copy of the host's tree, never seen outside */
 	if (mount("nsrun-staging", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
 		return error_set(err, errno, "mount the staging tmpfs on %s", STAGING);
@@ -437,41 +557,13 @@ static int build_rootfs(const struct mount_plan *plan, int tree, struct nsrun_er
 	if (!plan->needs_overlay) {
 		if (attach_tree(tree, NEWROOT, -1, err, "the rootfs") < 0)
 			return -1;
-	} else {
-		/* the image lacks mount points: an overlay with a tmpfs upper layer takes
-		 * them, so nsrun never writes into the image (overlayfs(5), "userxattr") */
-		if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/upper", 0755) < 0 ||
-		    mkdir(STAGING "/work", 0755) < 0)
-			return error_set(err, errno, "make the overlay directories");
-		if (attach_tree(tree, STAGING "/lower", -1, err, "the rootfs") < 0)
-			return -1;
-		if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV,
-			  "lowerdir=" STAGING "/lower,upperdir=" STAGING "/upper,workdir=" STAGING "/work,userxattr") < 0)
-			return error_set(err, errno, "mount an overlay over the image (it lacks mount points)");
+	} else if (mount_overlay_root(plan, tree, err) < 0) {
+		return -1;
 	}
-	{
-		int root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root_fd < 0)
-			return error_set(err, errno, "open %s", NEWROOT);
-		if (plan->needs_overlay) {
-			for (size_t i = 0; i < plan->n; i++) {
-				const struct mount_op *op = &plan->ops[i];
-				_cleanup_close_ int fd = -1;
-				if (!op->in_image || op->create == CREATE_NONE || op->kind == MOP_ROOTFS)
-					continue;
-				fd = open_in_root(root_fd, op->target, O_PATH);
-				if (fd < 0 && make_mount_point(root_fd, op->target, op->create, err) < 0) {
-					close(root_fd);
-					return -1;
-				}
-			}
-			if (sys_mount_setattr(root_fd, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | attrs_of(0)) < 0) {
-				close(root_fd);
-				return error_set(err, errno, "make the overlay read-only");
-			}
-		}
-		return root_fd;
-	}
+	root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return error_set(err, errno, "open %s", NEWROOT);
+	return root_fd;
 }
 
 /* Detached trees of every source, in the order of cfg->mounts, taken before the
