@@ -29,6 +29,7 @@ static int error_vset(struct nsrun_error *err, int stage, int errnum, const char
 		return -1;
 	err->errnum = errnum;
 	err->stage = stage;
+	err->hint = NULL;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	return -1;
 }
@@ -114,6 +115,8 @@ static const struct hint hints[] = {
 
 const char *error_hint(const struct nsrun_error *err)
 {
+	if (err->hint)
+		return err->hint;
 	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
 		if ((hints[i].stage == -1 || hints[i].stage == err->stage) && hints[i].errnum == err->errnum)
 			return hints[i].text;

@@ -27,6 +27,7 @@ struct nsrun_error {
 	int errnum;             /* errno value, or 0 for a validation error */
 	int stage;              /* enum nsrun_stage */
 	char msg[256];          /* lower case, no trailing punctuation */
+	const char *hint;       /* static text for this very error, or NULL (then the table's) */
 };
 
 /* Name of a stage for messages ("mount", "exec", ...); never NULL. */

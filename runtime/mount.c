@@ -184,6 +184,15 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	}
 	if (!privileged)
 		return 0;
+	/* root of a user namespace (unshare -r) has no CAP_SYS_ADMIN over the host's
+	 * mounts: then the container clones the trees itself, as for any user */
+	{
+		int probe = sys_open_tree(rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (probe < 0 && errno == EPERM)
+			return 0;
+		if (probe >= 0)
+			close(probe);
+	}
 	if (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, &out->rootfs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {

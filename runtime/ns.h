@@ -19,6 +19,12 @@ int ns_clone_flags(void);
  * say why a user namespace cannot be made; error_hint explains them). */
 pid_t ns_clone(int flags, struct nsrun_error *err);
 
+/* Fills err with why a user namespace could not be made (errnum from clone(2) or
+ * unshare(2)), read from the sysctls user.max_user_namespaces,
+ * kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns
+ * and this process's seccomp mode (proc(5)), with the fix as its hint.  Returns -1. */
+int ns_diagnose_userns(int errnum, struct nsrun_error *err);
+
 /* Supervisor: writes "deny" to /proc/PID/setgroups, then gid_map and uid_map that
  * map container id 0 to host_uid/host_gid (a single id: no newuidmap needed).
  * Returns 0 or -1 with err (errno of write(2)). */

@@ -70,10 +70,39 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	if (seccomp_prepare(cfg->security.seccomp, profiles_dir(), cfg->security.strict, warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
-	/* once setgroups is denied nobody inside can drop them: a root caller drops its own */
-	if (privileged && setgroups(0, NULL) < 0)
+	/* once setgroups is denied nobody inside can drop them: a root caller drops its
+	 * own (root of a user namespace with setgroups denied cannot: EPERM, go on) */
+	if (privileged && setgroups(0, NULL) < 0 && errno != EPERM)
 		return error_set(err, errno, "drop supplementary groups");
 	return 0;
+}
+
+/* True if id is mapped in this process's user namespace (user_namespaces(7)). */
+static bool id_is_mapped(const char *map_file, unsigned id)
+{
+	FILE *f = fopen(map_file, "re");
+	unsigned inside, outside, count;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+		found = id >= inside && id - inside < count;
+	fclose(f);
+	return found;
+}
+
+/* The host ids container 0 maps to: the caller's own, except for root, whose
+ * container maps to 65534 (nothing inside is ever host root) where that id exists. */
+static void host_ids(uid_t *uid, gid_t *gid)
+{
+	*uid = geteuid();
+	*gid = getegid();
+	if (*uid == 0 && id_is_mapped("/proc/self/uid_map", OVERFLOW_ID) &&
+	    id_is_mapped("/proc/self/gid_map", OVERFLOW_ID)) {
+		*uid = OVERFLOW_ID;
+		*gid = OVERFLOW_ID;
+	}
 }
 
 /* P5-P8: socket and signals, clone, id maps, go. */
@@ -81,8 +110,10 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 {
 	int sv[2];
 	sigset_t set;
-	uid_t host_uid = geteuid() == 0 ? OVERFLOW_ID : geteuid();
-	gid_t host_gid = geteuid() == 0 ? OVERFLOW_ID : getegid();
+	uid_t host_uid;
+	gid_t host_gid;
+
+	host_ids(&host_uid, &host_gid);
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_set(err, errno, "socketpair");
