@@ -164,7 +164,7 @@ lint:
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
 valgrind: all test-image
-	NSRUN_IMAGES=$(TEST_IMAGES) valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	NSRUN_IMAGES=$(TEST_IMAGES) valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
 install: all

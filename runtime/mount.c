@@ -7,12 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,23 +65,49 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned flags, uint64_t
 	return (int)syscall(SYS_mount_setattr, dfd, path, flags, &attr, sizeof(attr));
 }
 
-/* Opens path inside the tree at root_fd as if root_fd were "/" (symlinks included). */
-static int open_in_root(int root_fd, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	while (*path == '/')
-		path++;
-	if (!*path)
-		path = ".";
-	return (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-}
-
 static uint64_t attrs_of(unsigned long ms)
 {
 	return MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | ((ms & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0);
+}
+
+/* The MS_* flags a mount already has (statfs(2) f_flags): a bind remount in a
+ * user namespace must repeat the locked ones or the kernel refuses it with EPERM
+ * (mount_namespaces(7), "locked mounts"). */
+static unsigned long existing_flags(int fd)
+{
+	struct statfs sfs;
+	unsigned long f = 0;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return 0;
+	f |= (sfs.f_flags & ST_NOSUID) ? MS_NOSUID : 0;
+	f |= (sfs.f_flags & ST_NODEV) ? MS_NODEV : 0;
+	f |= (sfs.f_flags & ST_NOEXEC) ? MS_NOEXEC : 0;
+	f |= (sfs.f_flags & ST_NOATIME) ? MS_NOATIME : 0;
+	f |= (sfs.f_flags & ST_NODIRATIME) ? MS_NODIRATIME : 0;
+	f |= (sfs.f_flags & ST_RELATIME) ? MS_RELATIME : 0;
+	f |= (sfs.f_flags & ST_RDONLY) ? MS_RDONLY : 0;
+	return f;
+}
+
+/* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
+ * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
+ * mount's other flags.  Returns 0 or -1 with errno. */
+static int set_mount_attrs(int fd, bool recursive, uint64_t attrs)
+{
+	char path[64];
+	unsigned long ms = 0;
+
+	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), attrs) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	ms |= (attrs & MOUNT_ATTR_RDONLY) ? MS_RDONLY : 0;
+	ms |= (attrs & MOUNT_ATTR_NOSUID) ? MS_NOSUID : 0;
+	ms |= (attrs & MOUNT_ATTR_NODEV) ? MS_NODEV : 0;
+	ms |= (attrs & MOUNT_ATTR_NOEXEC) ? MS_NOEXEC : 0;
+	fd_path(path, sizeof(path), fd);
+	return mount("none", path, "none", MS_REMOUNT | MS_BIND | ms | existing_flags(fd), NULL);
 }
 
 /* ---- supervisor side ---- */
@@ -118,7 +145,7 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
 		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs_of(ms)) < 0)
+	if (set_mount_attrs(fd, true, attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	s->tree_fd = steal_fd(&fd);
 	return 0;
@@ -188,7 +215,7 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	 * mounts: then the container clones the trees itself, as for any user */
 	{
 		int probe = sys_open_tree(rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (probe < 0 && errno == EPERM)
+		if (probe < 0 && (errno == EPERM || errno == ENOSYS))
 			return 0;
 		if (probe >= 0)
 			close(probe);
@@ -224,9 +251,11 @@ void mount_sources_close(struct mount_sources *src)
 /* ---- container side ---- */
 
 /* A detached tree of source, ready to attach: the supervisor's, or one cloned here
- * by path and checked against the identity the supervisor saw. */
+ * by path and checked against the identity the supervisor saw.  Where the kernel
+ * (before 5.2) or valgrind has no open_tree, an O_PATH fd opened here (in the
+ * container's mount namespace, so it can be bound) and *legacy set. */
 static int source_tree(const char *what, const char *path, const struct mount_source *s,
-		       unsigned long ms, struct nsrun_error *err)
+		       unsigned long ms, bool *legacy, struct nsrun_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -235,22 +264,45 @@ static int source_tree(const char *what, const char *path, const struct mount_so
 		return s->tree_fd;
 	fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
 			   AT_SYMLINK_NOFOLLOW);
+	if (fd < 0 && errno == ENOSYS) {
+		*legacy = true;
+		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
 		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs_of(ms)) < 0)
+	if (!*legacy && set_mount_attrs(fd, true, attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	return steal_fd(&fd);
 }
 
-static int attach_tree(int tree_fd, const char *to, int to_fd, struct nsrun_error *err, const char *what)
+/* Attaches a tree (or, legacy, binds the O_PATH fd) at the path `to` or at the
+ * mount point to_fd. A legacy bind gets its attributes from the caller. */
+static int attach_tree(int tree_fd, bool legacy, const char *to, int to_fd, struct nsrun_error *err,
+		       const char *what)
 {
-	if (sys_move_mount(tree_fd, "", to_fd, to_fd >= 0 ? "" : to,
-			   MOVE_MOUNT_F_EMPTY_PATH | (to_fd >= 0 ? MOVE_MOUNT_T_EMPTY_PATH : 0)) < 0)
-		return error_set(err, errno, "attach %s", what);
+	char src[64], dst[64];
+
+	if (!legacy) {
+		if (sys_move_mount(tree_fd, "", to_fd, to_fd >= 0 ? "" : to,
+				   MOVE_MOUNT_F_EMPTY_PATH | (to_fd >= 0 ? MOVE_MOUNT_T_EMPTY_PATH : 0)) < 0)
+			return error_set(err, errno, "attach %s", what);
+		return 0;
+	}
+	fd_path(src, sizeof(src), tree_fd);
+	if (to_fd >= 0)
+		fd_path(dst, sizeof(dst), to_fd);
+	if (mount(src, to_fd >= 0 ? dst : to, "none", MS_BIND | MS_REC, NULL) < 0)
+		return error_set(err, errno, "bind %s", what);
 	return 0;
 }
+
+/* The sources of a run in the container: [i] for cfg->mounts[i], [n_mounts] the rootfs. */
+struct source_trees {
+	int fd[NSRUN_MAX_MOUNTS + 1];
+	bool legacy[NSRUN_MAX_MOUNTS + 1];     /* an O_PATH fd to bind, not a detached tree */
+};
 
 /* Makes the missing parents and the mount point of path inside root (dir or file). */
 static int make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
@@ -319,7 +371,7 @@ static int mount_on_fd(const char *source, int fd, const char *fstype, unsigned 
 
 	fd_path(path, sizeof(path), fd);
 	if (mount(source, path, fstype, flags, data) < 0)
-		return error_set(err, errno, "mount %s on \"%s\"", fstype ? fstype : source, target);
+		return error_set(err, errno, "mount %s on \"%s\"", strcmp(fstype, "none") ? fstype : source, target);
 	return 0;
 }
 
@@ -327,7 +379,7 @@ static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct 
 {
 	_cleanup_close_ int fd = open_in_root(root_fd, target, O_PATH);
 
-	if (fd < 0 || sys_mount_setattr(fd, "", AT_EMPTY_PATH, attrs) < 0)
+	if (fd < 0 || set_mount_attrs(fd, false, attrs) < 0)
 		return error_set(err, errno, "make \"%s\" read-only", target);
 	return 0;
 }
@@ -354,7 +406,7 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 		if (node < 0)
 			return error_set(err, errno, "create /dev/%s", dev_nodes[i]);
 		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
-		if (mount_on_fd(host, node, NULL, MS_BIND, NULL, host, err) < 0)
+		if (mount_on_fd(host, node, "none", MS_BIND, NULL, host, err) < 0)
 			return -1;
 	}
 	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
@@ -382,7 +434,7 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 }
 
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
-		    const struct mount_plan *plan, const int *trees, struct nsrun_error *err)
+		    const struct mount_plan *plan, const struct source_trees *trees, struct nsrun_error *err)
 {
 	_cleanup_close_ int target = -1;
 
@@ -421,17 +473,22 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 		if (fstat(target, &st) == 0 && S_ISDIR(st.st_mode))
 			return mount_on_fd("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
 					   "mode=0555,size=0", op->target, err);
-		return mount_on_fd("/dev/null", target, NULL, MS_BIND, NULL, op->target, err);
+		return mount_on_fd("/dev/null", target, "none", MS_BIND, NULL, op->target, err);
 	}
 	case MOP_READONLY: {
 		char self[64];
 		fd_path(self, sizeof(self), target);
-		if (mount(self, self, NULL, MS_BIND | MS_REC, NULL) < 0)
+		if (mount(self, self, "none", MS_BIND | MS_REC, NULL) < 0)
 			return error_set(err, errno, "bind \"%s\" onto itself", op->target);
 		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
 	}
 	case MOP_BIND:
-		return attach_tree(trees[op->source_index], NULL, target, err, op->target);
+		if (attach_tree(trees->fd[op->source_index], trees->legacy[op->source_index], NULL, target, err,
+				op->target) < 0)
+			return -1;
+		if (trees->legacy[op->source_index])
+			return setattr_path(root_fd, op->target, attrs_of(op->flags), err);
+		return 0;
 	default:
 		return 0;
 	}
@@ -523,7 +580,7 @@ static int populate_upper(int lower_fd, int upper_fd, const char *path, enum mou
 /* An overlay over the image whose upper layer holds the mount points it lacks,
  * so nsrun never writes into an image (overlayfs(5): "userxattr" for a mount in
  * a user namespace). */
-static int mount_overlay_root(const struct mount_plan *plan, int tree, struct nsrun_error *err)
+static int mount_overlay_root(const struct mount_plan *plan, int tree, bool legacy, struct nsrun_error *err)
 {
 	_cleanup_close_ int lower = -1;
 	_cleanup_close_ int upper = -1;
@@ -531,7 +588,7 @@ static int mount_overlay_root(const struct mount_plan *plan, int tree, struct ns
 	if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/upper", 0755) < 0 ||
 	    mkdir(STAGING "/work", 0755) < 0)
 		return error_set(err, errno, "make the overlay directories");
-	if (attach_tree(tree, STAGING "/lower", -1, err, "the rootfs") < 0)
+	if (attach_tree(tree, legacy, STAGING "/lower", -1, err, "the rootfs") < 0)
 		return -1;
 	lower = open(STAGING "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	upper = open(STAGING "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -554,7 +611,7 @@ static int mount_overlay_root(const struct mount_plan *plan, int tree, struct ns
 
 /* The staging tmpfs, the rootfs (or an overlay over it) at NEWROOT, read-only.
  * Returns an O_PATH fd of the new root or -1. */
-static int build_rootfs(const struct mount_plan *plan, int tree, struct nsrun_error *err)
+static int build_rootfs(const struct mount_plan *plan, int tree, bool legacy, struct nsrun_error *err)
 {
 	int root_fd;
 
@@ -564,33 +621,41 @@ static int build_rootfs(const struct mount_plan *plan, int tree, struct nsrun_er
 	if (mkdir(NEWROOT, 0755) < 0)
 		return error_set(err, errno, "mkdir %s", NEWROOT);
 	if (!plan->needs_overlay) {
-		if (attach_tree(tree, NEWROOT, -1, err, "the rootfs") < 0)
+		if (attach_tree(tree, legacy, NEWROOT, -1, err, "the rootfs") < 0)
 			return -1;
-	} else if (mount_overlay_root(plan, tree, err) < 0) {
+	} else if (mount_overlay_root(plan, tree, legacy, err) < 0) {
 		return -1;
 	}
 	root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return error_set(err, errno, "open %s", NEWROOT);
+	if (legacy && !plan->needs_overlay &&
+	    set_mount_attrs(root_fd, false, MOUNT_ATTR_RDONLY | attrs_of(0)) < 0) {
+		close(root_fd);
+		return error_set(err, errno, "make the rootfs read-only");
+	}
 	return root_fd;
 }
 
 /* Detached trees of every source, in the order of cfg->mounts, taken before the
  * staging tmpfs hides the host's /tmp. trees[n] is the rootfs. */
 static int open_source_trees(const struct nsrun_config *cfg, const struct mount_plan *plan,
-			     const struct mount_sources *src, int *trees, struct nsrun_error *err)
+			     const struct mount_sources *src, struct source_trees *trees, struct nsrun_error *err)
 {
-	trees[cfg->n_mounts] = source_tree("rootfs", cfg->rootfs, &src->rootfs, MS_RDONLY, err);
-	if (trees[cfg->n_mounts] < 0)
+	size_t n = cfg->n_mounts;
+
+	trees->fd[n] = source_tree("rootfs", cfg->rootfs, &src->rootfs, MS_RDONLY, &trees->legacy[n], err);
+	if (trees->fd[n] < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
 		if (op->kind != MOP_BIND)
 			continue;
 		const struct nsrun_mount *m = &cfg->mounts[op->source_index];
-		trees[op->source_index] = source_tree(m->is_file_arg ? "file" : "volume", m->source,
-						      &src->mounts[op->source_index], op->flags, err);
-		if (trees[op->source_index] < 0)
+		size_t i_src = (size_t)op->source_index;
+		trees->fd[i_src] = source_tree(m->is_file_arg ? "file" : "volume", m->source, &src->mounts[i_src],
+					       op->flags, &trees->legacy[i_src], err);
+		if (trees->fd[i_src] < 0)
 			return -1;
 	}
 	return 0;
@@ -600,19 +665,19 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 		     const struct mount_sources *src, struct nsrun_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
-	int trees[NSRUN_MAX_MOUNTS + 1];
+	struct source_trees trees = { .legacy = { false } };
 
 	err->stage = STAGE_MOUNT;
 	/* before anything else: nothing we mount may propagate back to the host */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
 		return error_set(err, errno, "make mount propagation private");
-	if (open_source_trees(cfg, plan, src, trees, err) < 0)
+	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
-	root_fd = build_rootfs(plan, trees[cfg->n_mounts], err);
+	root_fd = build_rootfs(plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
 	if (root_fd < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
-		if (apply_op(root_fd, &plan->ops[i], cfg, plan, trees, err) < 0)
+		if (apply_op(root_fd, &plan->ops[i], cfg, plan, &trees, err) < 0)
 			return -1;
 	}
 	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -533,8 +534,10 @@ int seccomp_apply(const struct nsrun_seccomp *f, struct nsrun_error *err)
 {
 	if (!f)
 		return 0;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f->prog) < 0)
-		return error_set_stage(err, STAGE_EXEC, errno, "load the seccomp filter");
+	/* prctl(PR_SET_SECCOMP) where seccomp(2) is missing (before 3.17, or valgrind) */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f->prog) < 0 &&
+	    (errno != ENOSYS || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &f->prog, 0, 0) < 0))
+		return error_set_stage(err, STAGE_CONTAINER, errno, "load the seccomp filter");
 	return 0;
 }
 

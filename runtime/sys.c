@@ -1,6 +1,12 @@
 /* sys.c - see sys.h */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +86,113 @@ int write_file(const char *path, const char *s)
 void fd_path(char *buf, size_t len, int fd)
 {
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+#define MAX_LINKS 40
+#define MAX_DEPTH 256
+
+/* The fallback walk: a stack of O_PATH fds from the root down, so ".." pops
+ * (never above the root) and an absolute symlink restarts at the root. */
+static int walk_in_root(int root_fd, const char *path, int flags)
+{
+	char work[PATH_MAX * 2];
+	int stack[MAX_DEPTH];
+	int depth = 0, links = 0, result = -1, saved = 0;
+	size_t pos = 0;
+
+	if (snprintf(work, sizeof(work), "%s", path) >= (int)sizeof(work)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	stack[0] = root_fd;
+	while (work[pos]) {
+		char name[NAME_MAX + 1];
+		size_t len;
+		int fd;
+		struct stat st;
+		bool last;
+
+		while (work[pos] == '/')
+			pos++;
+		len = strcspn(work + pos, "/");
+		if (len == 0)
+			break;
+		if (len > NAME_MAX) {
+			saved = ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(name, work + pos, len);
+		name[len] = '\0';
+		pos += len;
+		while (work[pos] == '/')
+			pos++;
+		last = work[pos] == '\0';
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			if (depth > 0)
+				close(stack[depth--]);
+			continue;
+		}
+		fd = openat(stack[depth], name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			saved = errno;
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		if (S_ISLNK(st.st_mode) && !(last && (flags & O_NOFOLLOW))) {
+			char target[PATH_MAX], rest[PATH_MAX * 2];
+			ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
+			close(fd);
+			if (n < 0 || ++links > MAX_LINKS) {
+				saved = n < 0 ? errno : ELOOP;
+				goto out;
+			}
+			target[n] = '\0';
+			if (target[0] == '/')
+				while (depth > 0)
+					close(stack[depth--]);
+			snprintf(rest, sizeof(rest), "%s/%s", target, work + pos);
+			snprintf(work, sizeof(work), "%s", rest);
+			pos = 0;
+			continue;
+		}
+		if (depth + 1 >= MAX_DEPTH) {
+			close(fd);
+			saved = ELOOP;
+			goto out;
+		}
+		stack[++depth] = fd;
+	}
+	/* reopen the final component with the caller's flags */
+	result = openat(stack[depth], ".", (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	if (result < 0 && depth > 0 && (flags & O_PATH)) {
+		result = fcntl(stack[depth], F_DUPFD_CLOEXEC, 0);
+	}
+	saved = result < 0 ? errno : 0;
+out:
+	while (depth > 0)
+		close(stack[depth--]);
+	errno = saved;
+	return result;
+}
+
+int open_in_root(int root_fd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = path;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		rel = ".";
+	fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return fd;
+	return walk_in_root(root_fd, rel, flags);
 }
