@@ -53,6 +53,17 @@ static bool is_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* True if an op already mounts at target (so it exists once the plan ran). */
+static bool has_target(const struct mount_plan *plan, const char *target)
+{
+	if (strcmp(target, "/") == 0)
+		return true;
+	for (size_t i = 0; i < plan->n; i++)
+		if (strcmp(plan->ops[i].target, target) == 0)
+			return true;
+	return false;
+}
+
 /* Decides where op's mount point lives: in the last earlier tmpfs or volume that
  * holds it (a tmpfs of ours: it may be created; a volume: it must exist there, it
  * is the host's), else in the image (created in an overlay if the image lacks it). */
@@ -135,7 +146,7 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 	}
 	free(order);
 	order = NULL;
-	if (cfg->process.cwd && strcmp(cfg->process.cwd, "/") != 0) {
+	if (cfg->process.cwd && !has_target(plan, cfg->process.cwd)) {
 		if (!(op = push(plan, &cap, MOP_WORKDIR, cfg->process.cwd, 0)))
 			goto oom;
 		place(plan, op, CREATE_DIR);
