@@ -2,6 +2,10 @@
  * real load of our profiles in a forked child.  TAP output; needs no privilege
  * (a filter can be loaded by anyone after PR_SET_NO_NEW_PRIVS, prctl(2)).
  *
+ * The profiles' errors (B14): a call the profile does not name fails with
+ * ENOSYS, so libc falls back (clone3 -> clone); the attack surface denied on
+ * purpose fails with EPERM.
+ *
  * Run from the top of the tree, or set NSRUN_TOP.  The podman profile
  * (/usr/share/containers/seccomp.json) is skipped only when absent;
  * NSRUN_TESTS_MUST_WORK=1 turns every skip into a failure.
@@ -14,6 +18,7 @@
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <seccomp.h>     /* libseccomp's, for syscall numbers by name; ours is "seccomp.h" */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -134,16 +139,38 @@ static bool rule_allows(const struct seccomp_profile *p, const char *name)
 	return false;
 }
 
+/* The attack surface both profiles deny on purpose, with EPERM (B14). */
+static const char *const denied_eperm[] = {
+	"unshare", "setns", "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount",
+	"open_tree", "mount_setattr", "pivot_root", "chroot", "ptrace", "process_vm_readv",
+	"process_vm_writev", "kcmp", "pidfd_getfd", "keyctl", "add_key", "request_key", "bpf",
+	"perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "swapoff", "acct", "clock_settime",
+	"settimeofday", "adjtimex", "clock_adjtime", "syslog", "quotactl", "lookup_dcookie", "nfsservctl",
+	"vhangup", "iopl", "ioperm", "create_module", "get_kernel_syms", "query_module", "uselib", "ustat",
+	"sysfs", "_sysctl",
+};
+
+#define N_DENIED (sizeof(denied_eperm) / sizeof(denied_eperm[0]))
+
+/* An unconditional SCMP_ACT_ERRNO rule with errnoRet EPERM names it. */
+static bool rule_denies_eperm(const struct seccomp_profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		for (size_t k = 0; k < p->rules[i].n_names; k++)
+			if (p->rules[i].action == SP_ACT_ERRNO && p->rules[i].errno_ret == EPERM &&
+			    p->rules[i].n_args == 0 && strcmp(p->rules[i].names[k], name) == 0)
+				return true;
+	return false;
+}
+
 static void test_our_profiles(void)
 {
-	static const char *const denied[] = {
-		"unshare", "setns", "mount", "umount2", "fsopen", "move_mount", "open_tree", "pivot_root",
-		"chroot", "ptrace", "process_vm_readv", "kcmp", "pidfd_getfd", "keyctl", "add_key", "bpf",
-		"perf_event_open", "userfaultfd", "io_uring_setup", "kexec_load", "init_module",
-		"open_by_handle_at", "name_to_handle_at", "reboot", "swapon", "acct", "settimeofday",
-		"syslog", "iopl", "ioperm", "clone3",
-	};
 	const char *names[] = { "default", "strict" };
+	char script[4200];
+	pid_t pid;
+	int st;
 
 	for (int i = 0; i < 2; i++) {
 		char path[4096];
@@ -152,20 +179,35 @@ static void test_our_profiles(void)
 
 		snprintf(path, sizeof(path), "%s/seccomp-profiles/%s.json", top(), names[i]);
 		p = parse_path(path);
-		ok(p && p->default_action == SP_ACT_ERRNO && p->default_errno_ret == EPERM && p->comment &&
+		ok(p && p->default_action == SP_ACT_ERRNO && p->default_errno_ret == ENOSYS && p->comment &&
+		   strstr(p->comment, "ENOSYS") && strstr(p->comment, "EPERM") &&
 		   p->n_arches == 1 && strcmp(p->arches[0], "SCMP_ARCH_X86_64") == 0,
-		   "%s.json parses: allowlist, EPERM, x86-64, comment", names[i]);
-		for (size_t k = 0; p && k < sizeof(denied) / sizeof(denied[0]); k++) {
-			if (rule_allows(p, denied[k])) {
-				printf("# %s allows %s\n", names[i], denied[k]);
+		   "%s.json parses: allowlist, default ENOSYS, x86-64, comment", names[i]);
+		for (size_t k = 0; p && k < N_DENIED; k++) {
+			if (rule_allows(p, denied_eperm[k]) || !rule_denies_eperm(p, denied_eperm[k])) {
+				printf("# %s: %s is not denied with an explicit EPERM rule\n", names[i], denied_eperm[k]);
 				clean = false;
 			}
 		}
-		ok(p && clean, "%s.json allows none of the denied calls", names[i]);
+		ok(p && clean && !rule_allows(p, "clone3"),
+		   "%s.json denies each call of the attack surface with EPERM, clone3 not allowed", names[i]);
 		ok(p && (i == 0) == rule_allows(p, "fork"), "%s.json: fork %s", names[i],
 		   i == 0 ? "allowed" : "denied");
 		seccomp_profile_free(p);
 	}
+	if (access("/usr/bin/python3", X_OK) != 0) {
+		skip("no /usr/bin/python3 to run seccomp-profiles/gen-profiles.py");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/seccomp-profiles/gen-profiles.py", top());
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl("/usr/bin/python3", "python3", script, "--check", (char *)NULL);
+		_exit(127);
+	}
+	ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "the profiles are what seccomp-profiles/gen-profiles.py generates");
 }
 
 static void test_podman(void)
@@ -441,7 +483,7 @@ static void test_specs(void)
 	   strstr(err.msg, "nosuch.json"), "missing profile: ENOENT naming the file");
 	out = open_memstream(&text, &len);
 	ok(seccomp_describe("default", dir, out, &err) == 0 && fflush(out) == 0 &&
-	   strstr(text, "default action: SCMP_ACT_ERRNO (1 EPERM)") && strstr(text, "usable: yes"),
+	   strstr(text, "default action: SCMP_ACT_ERRNO (38 ENOSYS)") && strstr(text, "usable: yes"),
 	   "seccomp check default");
 	fclose(out);
 	free(text);
@@ -555,30 +597,136 @@ static bool is_kill(uint32_t ret)
 	return ret == SECCOMP_RET_KILL_PROCESS || (no_load() && ret == SECCOMP_RET_KILL_THREAD);
 }
 
-static void test_program(void)
+#define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+#define CLONE_NEW_ALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
+                       CLONE_NEWPID | CLONE_NEWNET)
+
+/* One test: the program's verdict for syscall nr with argument argi = v is
+ * want(v) for v in 0..0x7ffff, every 64-bit value with one or two bits set,
+ * their complements, and the same cut to 32 bits.  Reports the first miss. */
+static bool sweep(const struct nsrun_seccomp *f, int nr, int argi, uint32_t (*want)(uint64_t v),
+                  const char *what, bool strict)
 {
-	struct nsrun_seccomp *f = load_named("default");
+	uint64_t bad = 0;
+	uint32_t got = 0, exp = 0;
+	bool found = false;
+
+#define TRY(val) do { \
+		uint64_t v_ = (val); \
+		got = argi == 0 ? run_call(f, AUDIT_ARCH_X86_64, nr, v_, 0) : \
+		                  run_call(f, AUDIT_ARCH_X86_64, nr, 1, v_); \
+		exp = want(v_); \
+		if (got != exp && !found) { found = true; bad = v_; goto out; } \
+	} while (0)
+	for (uint64_t v = 0; v < 0x80000; v++)
+		TRY(v);
+	for (int a = 0; a < 64; a++)
+		for (int b = a; b < 64; b++) {
+			TRY((1ULL << a) | (1ULL << b));
+			TRY(~((1ULL << a) | (1ULL << b)));
+			TRY(((1ULL << a) | (1ULL << b)) & 0xffffffffULL);
+			TRY(~((1ULL << a) | (1ULL << b)) & 0xffffffffULL);
+		}
+	TRY(UINT64_MAX);
+	TRY(0xffffffffULL);
+#undef TRY
+out:
+	ok(!found, "program (%s): %s", strict ? "strict" : "default", what);
+	if (found)
+		printf("#   value %#llx: got %#x, want %#x\n", (unsigned long long)bad, got, exp);
+	return !found;
+}
+
+static uint32_t want_ioctl(uint64_t v)
+{
+	return (uint32_t)v == 0x5412 || (uint32_t)v == 0x541c ? RET_EPERM : SECCOMP_RET_ALLOW;
+}
+
+static uint32_t want_personality(uint64_t v)
+{
+	return v == 0 || v == 0x20000 || v == 0x40000 || v == 0xffffffff ? SECCOMP_RET_ALLOW : RET_EPERM;
+}
+
+static uint32_t want_clone_default(uint64_t v)
+{
+	return v & CLONE_NEW_ALL ? RET_EPERM : SECCOMP_RET_ALLOW;
+}
+
+static uint32_t want_clone_strict(uint64_t v)
+{
+	return (v & (CLONE_NEW_ALL | CLONE_THREAD)) == CLONE_THREAD ? SECCOMP_RET_ALLOW : RET_EPERM;
+}
+
+static uint32_t want_socket_default(uint64_t v)
+{
+	return v == AF_UNIX || v == AF_INET || v == AF_INET6 || v == AF_NETLINK ? SECCOMP_RET_ALLOW : RET_EPERM;
+}
+
+static uint32_t want_socket_strict(uint64_t v)
+{
+	return v == AF_UNIX ? SECCOMP_RET_ALLOW : RET_EPERM;
+}
+
+static void test_program_one(const char *name, bool strict)
+{
+	struct nsrun_seccomp *f = load_named(name);
+	bool clean = true;
 
 	if (!f) {
-		ok(false, "prepare default");
+		ok(false, "prepare %s", name);
 		return;
 	}
-	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_getpid, 0, 0) == SECCOMP_RET_ALLOW, "program: getpid allowed");
-	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_unshare, 0, 0) == (SECCOMP_RET_ERRNO | EPERM),
-	   "program: unshare EPERM");
+	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_getpid, 0, 0) == SECCOMP_RET_ALLOW, "program (%s): getpid allowed",
+	   name);
+	ok(run_call(f, AUDIT_ARCH_X86_64, 1000, 0, 0) == RET_ENOSYS &&
+	   run_call(f, AUDIT_ARCH_X86_64, 400, 0, 0) == RET_ENOSYS &&
+	   run_call(f, AUDIT_ARCH_X86_64, 0x3fffffff, 0, 0) == RET_ENOSYS &&
+	   run_call(f, AUDIT_ARCH_X86_64, 462 /* mseal: newer than libseccomp 2.5.4 */, 0, 0) == RET_ENOSYS &&
+	   run_call(f, AUDIT_ARCH_X86_64, __NR_clone3, 0, 0) == RET_ENOSYS,
+	   "program (%s): unknown numbers (1000, 400, 0x3fffffff), mseal and clone3 give ENOSYS", name);
+	for (size_t k = 0; k < N_DENIED; k++) {
+		int nr = seccomp_syscall_resolve_name(denied_eperm[k]);
+		uint32_t r = nr == __NR_SCMP_ERROR ? 0 : run_call(f, AUDIT_ARCH_X86_64, nr, 0, 0);
+
+		if (r != RET_EPERM) {
+			printf("#   %s (%d): %#x\n", denied_eperm[k], nr, r);
+			clean = false;
+		}
+	}
+	ok(clean, "program (%s): each of the %zu denied calls gives EPERM", name, N_DENIED);
 	ok(is_kill(run_call(f, AUDIT_ARCH_I386, 20, 0, 0)),
-	   "program: i386 ABI (AUDIT_ARCH_I386) kills the process");
+	   "program (%s): i386 ABI (AUDIT_ARCH_I386) kills the process", name);
 	ok(is_kill(run_call(f, AUDIT_ARCH_X86_64, 0x40000000 | __NR_getpid, 0, 0)),
-	   "program: x32 ABI (nr | 0x40000000) kills the process");
-	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0xffffffff00005412ULL) == (SECCOMP_RET_ERRNO | EPERM) &&
-	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x5413) == SECCOMP_RET_ALLOW &&
-	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x541d) == SECCOMP_RET_ALLOW &&
-	   run_call(f, AUDIT_ARCH_X86_64, __NR_ioctl, 1, 0x5410) == SECCOMP_RET_ALLOW,
-	   "program: ioctl TIOCSTI with high bits set denied, neighbours allowed");
-	ok(run_call(f, AUDIT_ARCH_X86_64, __NR_clone, CLONE_NEWUSER | SIGCHLD, 0) == (SECCOMP_RET_ERRNO | EPERM) &&
-	   run_call(f, AUDIT_ARCH_X86_64, __NR_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, 0) ==
-	   SECCOMP_RET_ALLOW, "program: clone with CLONE_NEWUSER denied, threads allowed");
+	   "program (%s): x32 ABI (nr | 0x40000000) kills the process", name);
+	sweep(f, __NR_ioctl, 1, want_ioctl, "ioctl: TIOCSTI/TIOCLINUX (low 32 bits) EPERM, all else allowed",
+	      strict);
+	sweep(f, __NR_personality, 0, want_personality,
+	      "personality: 0/UNAME26/ADDR_NO_RANDOMIZE/query allowed, all else EPERM", strict);
+	sweep(f, __NR_clone, 0, strict ? want_clone_strict : want_clone_default,
+	      strict ? "clone: only CLONE_THREAD without CLONE_NEW* allowed, all else EPERM" :
+	               "clone: any CLONE_NEW* bit EPERM, all else allowed", strict);
+	sweep(f, __NR_socket, 0, strict ? want_socket_strict : want_socket_default,
+	      strict ? "socket: AF_UNIX allowed, other families EPERM" :
+	               "socket: AF_UNIX/INET/INET6/NETLINK allowed, other families EPERM", strict);
+	if (strict) {
+		sweep(f, __NR_socketpair, 0, want_socket_strict, "socketpair: AF_UNIX allowed, others EPERM", strict);
+		ok(run_call(f, AUDIT_ARCH_X86_64, __NR_fork, 0, 0) == RET_EPERM &&
+		   run_call(f, AUDIT_ARCH_X86_64, __NR_vfork, 0, 0) == RET_EPERM,
+		   "program (strict): fork and vfork EPERM");
+	} else {
+		ok(run_call(f, AUDIT_ARCH_X86_64, __NR_fork, 0, 0) == SECCOMP_RET_ALLOW &&
+		   run_call(f, AUDIT_ARCH_X86_64, __NR_vfork, 0, 0) == SECCOMP_RET_ALLOW &&
+		   run_call(f, AUDIT_ARCH_X86_64, __NR_socketpair, AF_INET, 0) == SECCOMP_RET_ALLOW,
+		   "program (default): fork, vfork, socketpair allowed");
+	}
 	seccomp_free(f);
+}
+
+static void test_program(void)
+{
+	test_program_one("default", false);
+	test_program_one("strict", true);
 }
 
 /* --- real loads in a forked child ------------------------------------------ */
@@ -601,53 +749,106 @@ static int run_confined(const struct nsrun_seccomp *f, int (*fn)(void *), void *
 	return status;
 }
 
-#define EXPECT(bit, cond) do { if (!(cond)) bad |= 1 << (bit); } while (0)
+/* Probes run in the confined child: each failed expectation prints a line
+ * (straight to fd 1: the child leaves with _exit) and the probe exits 1. */
+#define EXPECT(cond) do { \
+		errno = 0; \
+		if (!(cond)) { \
+			dprintf(1, "#   probe: failed: %s (errno %d %s)\n", #cond, errno, \
+			        strerrorname_np(errno) ?: "?"); \
+			bad = 1; \
+		} \
+	} while (0)
 
 static void *thread_fn(void *arg)
 {
 	return arg;
 }
 
-static int probe_default(void *arg)
+/* Raw clone(flags) without a new stack, like fork; a child that got through
+ * (the filter failed) leaves at once.  Returns -1 with errno, or 0 if a
+ * child was created. */
+static int raw_clone(unsigned long flags)
+{
+	long pid = syscall(SYS_clone, flags, 0, 0, 0, 0);
+	int st;
+
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0)
+		return -1;
+	waitpid((pid_t)pid, &st, 0);
+	return 0;
+}
+
+/* What both profiles share: ENOSYS for unknown calls and clone3, EPERM for the
+ * attack surface.  Denied calls get arguments that would fail harmlessly
+ * (EBADF, ENOENT) if the filter let them through: the test may run as root. */
+static int probe_common(void)
 {
 	struct clone_args ca = { .flags = 0, .exit_signal = SIGCHLD };
-	int bad = 0, sv[2];
+	int bad = 0, n;
 	pthread_t t;
+
+	EXPECT(syscall(1000) == -1 && errno == ENOSYS);
+	EXPECT(syscall(400, 0, 0, 0) == -1 && errno == ENOSYS);
+	EXPECT(syscall(SYS_clone3, &ca, sizeof(ca)) == -1 && errno == ENOSYS);
+	EXPECT(getpid() > 0 && syscall(SYS_getppid) > 0);
+	EXPECT(unshare(CLONE_NEWUSER) == -1 && errno == EPERM);
+	EXPECT(raw_clone(CLONE_NEWNS | SIGCHLD) == -1 && errno == EPERM);
+	EXPECT(raw_clone(CLONE_NEWUSER | SIGCHLD) == -1 && errno == EPERM);
+	EXPECT(raw_clone(CLONE_NEWNET | SIGCHLD) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_setns, -1, 0) == -1 && errno == EPERM);
+	EXPECT(ioctl(-1, TIOCSTI, "x") == -1 && errno == EPERM);
+	EXPECT(ioctl(-1, TIOCLINUX, "x") == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_ioctl, -1, 0x100005412UL, "x") == -1 && errno == EPERM);
+	EXPECT(ioctl(-1, FIONREAD, &n) == -1 && errno == EBADF);
+	EXPECT(mount("none", "/proc/self/nsrun-no-such-dir", "tmpfs", 0, NULL) == -1 && errno == EPERM);
+	EXPECT(umount2("/proc/self/nsrun-no-such-dir", 0) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_ptrace, 2 /* PTRACE_PEEKDATA */, -1, 0, 0) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_bpf, -1, 0, 0) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_keyctl, -1, 0, 0) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_io_uring_setup, 0, NULL) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_chroot, "/proc/self/nsrun-no-such-dir") == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_pivot_root, "/proc/self/nsrun-no-such-dir", "/proc/self/nsrun-no-such-dir") == -1 &&
+	       errno == EPERM);
+	EXPECT(personality(0xffffffff) != -1 && personality(PER_LINUX32) == -1 && errno == EPERM);
+	EXPECT(syscall(SYS_personality, 0x80000000UL) == -1 && errno == EPERM);
+	EXPECT(pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0);
+	return bad;
+}
+
+static int probe_default(void *arg)
+{
+	int bad = probe_common(), sv[2];
 	pid_t pid;
 
 	(void)arg;
-	EXPECT(0, unshare(CLONE_NEWUSER) == -1 && errno == EPERM);
-	EXPECT(1, syscall(SYS_clone3, &ca, sizeof(ca)) == -1 && errno == ENOSYS);
-	EXPECT(2, ioctl(-1, TIOCSTI, "x") == -1 && errno == EPERM);
-	EXPECT(3, ioctl(-1, TIOCLINUX, "x") == -1 && errno == EPERM);
-	EXPECT(4, syscall(SYS_ioctl, -1, 0x100005412UL, "x") == -1 && errno == EPERM);
-	EXPECT(5, ioctl(-1, FIONREAD, &sv[0]) == -1 && errno == EBADF);
-	EXPECT(6, mount("none", "/", "tmpfs", 0, NULL) == -1 && errno == EPERM);
-	EXPECT(7, syscall(SYS_ptrace, 0, 0, 0, 0) == -1 && errno == EPERM);
-	EXPECT(8, personality(0xffffffff) != -1 && personality(PER_LINUX32) == -1 && errno == EPERM);
-	EXPECT(9, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-	EXPECT(10, socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0);
-	EXPECT(11, socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
-	EXPECT(12, pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0);
-	pid = fork();
+	EXPECT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	EXPECT(socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0);
+	EXPECT(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
+	EXPECT(socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
+	pid = fork();     /* glibc: clone3 gets ENOSYS, then clone */
 	if (pid == 0)
 		_exit(7);
-	EXPECT(13, pid > 0 && waitpid(pid, &sv[0], 0) == pid && WEXITSTATUS(sv[0]) == 7);
-	EXPECT(14, syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0) == -1 && errno == EPERM);
-	EXPECT(15, syscall(SYS_setns, 0, 0) == -1 && errno == EPERM);
+	EXPECT(pid > 0 && waitpid(pid, &sv[0], 0) == pid && WEXITSTATUS(sv[0]) == 7);
+	EXPECT(raw_clone(SIGCHLD) == 0);
 	return bad;
 }
 
 static int probe_strict(void *arg)
 {
-	int bad = 0;
-	pthread_t t;
+	int bad = probe_common(), sv[2];
 
 	(void)arg;
-	EXPECT(0, fork() == -1 && errno == EPERM);
-	EXPECT(1, socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
-	EXPECT(2, socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) >= 0);
-	EXPECT(3, pthread_create(&t, NULL, thread_fn, NULL) == 0 && pthread_join(t, NULL) == 0);
+	EXPECT(fork() == -1 && errno == EPERM);
+	EXPECT(raw_clone(SIGCHLD) == -1 && errno == EPERM);
+	EXPECT(raw_clone(CLONE_VM | CLONE_VFORK | SIGCHLD) == -1 && errno == EPERM);
+	EXPECT(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) == -1 && errno == EPERM);
+	EXPECT(socketpair(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 && errno == EPERM);
+	EXPECT(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) >= 0);
+	EXPECT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	return bad;
 }
 
@@ -671,21 +872,42 @@ static int probe_i386(void *arg)
 #endif
 }
 
+/* After execve: python3 under the profile (argv[1] "default" or "strict"). */
+static const char python_script[] =
+	"import ctypes, errno, socket, sys, threading\n"
+	"strict = sys.argv[1] == 'strict'\n"
+	"libc = ctypes.CDLL(None, use_errno=True)\n"
+	"def call(*a):\n"
+	"    r = libc.syscall(*a)\n"
+	"    return r, (ctypes.get_errno() if r == -1 else 0)\n"
+	"assert call(1000) == (-1, errno.ENOSYS), ('syscall(1000)', call(1000))\n"
+	"assert call(435, None, 0) == (-1, errno.ENOSYS), ('clone3', call(435, None, 0))\n"
+	"assert libc.unshare(0x10000000) == -1 and ctypes.get_errno() == errno.EPERM, 'unshare'\n"
+	"out = []\n"
+	"t = threading.Thread(target=out.append, args=(1,)); t.start(); t.join()\n"
+	"assert out == [1], 'thread'\n"
+	"p, q = socket.socketpair(); p.send(b'y'); assert q.recv(1) == b'y'\n"
+	"import subprocess\n"
+	"if strict:\n"
+	"    try:\n"
+	"        subprocess.run(['/bin/true']); sys.exit('subprocess ran under strict')\n"
+	"    except PermissionError:\n"
+	"        pass\n"
+	"    try:\n"
+	"        socket.socket(socket.AF_INET); sys.exit('AF_INET socket under strict')\n"
+	"    except PermissionError:\n"
+	"        pass\n"
+	"    sys.exit(0)\n"
+	"import multiprocessing\n"
+	"assert subprocess.run(['/bin/sh', '-c', 'echo hi'], capture_output=True).stdout == b'hi\\n'\n"
+	"s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+	"c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b'x')\n"
+	"assert a.recv(1) == b'x'\n"
+	"with multiprocessing.Pool(2) as pool: assert pool.map(abs, [-1, -2]) == [1, 2]\n";
+
 static int probe_python(void *arg)
 {
-	const char *script =
-		"import threading, subprocess, socket, multiprocessing, os\n"
-		"t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
-		"assert subprocess.run(['/bin/sh', '-c', 'echo hi'], capture_output=True).stdout == b'hi\\n'\n"
-		"s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-		"c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b'x')\n"
-		"assert a.recv(1) == b'x'\n"
-		"p, q = socket.socketpair(); p.send(b'y'); assert q.recv(1) == b'y'\n"
-		"with multiprocessing.Pool(2) as pool: assert pool.map(abs, [-1, -2]) == [1, 2]\n"
-		"import ctypes\n"
-		"libc = ctypes.CDLL(None, use_errno=True)\n"
-		"assert libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1, 'unshare allowed'\n";
-	char *argv[] = { (char *)arg, (char *)"-c", (char *)script, NULL };
+	char *argv[] = { (char *)"/usr/bin/python3", (char *)"-c", (char *)python_script, (char *)arg, NULL };
 
 	execv(argv[0], argv);
 	return 99;
@@ -715,11 +937,11 @@ static void test_load(void)
 		seccomp_free(strict);
 		return;
 	}
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "default.json loaded: denials give EPERM/ENOSYS, "
-	   "threads, fork, sockets work (failed probes mask %#x)", WIFEXITED(st) ? WEXITSTATUS(st) : st);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "default.json loaded: syscall(1000) and clone3 ENOSYS; "
+	   "unshare, clone(CLONE_NEW*), TIOCSTI, mount... EPERM; threads, fork, sockets work (status %#x)", st);
 	st = run_confined(strict, probe_strict, NULL);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "strict.json loaded: no fork, AF_UNIX only, threads work "
-	   "(mask %#x)", WIFEXITED(st) ? WEXITSTATUS(st) : st);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "strict.json loaded: the same ENOSYS/EPERM, no fork or "
+	   "non-thread clone (EPERM), AF_UNIX only, threads work (status %#x)", st);
 #ifdef __x86_64__
 	st = run_confined(NULL, probe_i386, (void *)"control");     /* control: does this kernel run int 0x80? */
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
@@ -730,10 +952,14 @@ static void test_load(void)
 	}
 #endif
 	if (access("/usr/bin/python3", X_OK) == 0) {
-		st = run_confined(def, probe_python, (void *)"/usr/bin/python3");
-		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		   "python3 threads/subprocess/sockets/multiprocessing under default.json (status %#x)", st);
+		st = run_confined(def, probe_python, (void *)"default");
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "python3 under default.json: syscall(1000)/clone3 "
+		   "ENOSYS, unshare EPERM, threads/subprocess/sockets/multiprocessing work (status %#x)", st);
+		st = run_confined(strict, probe_python, (void *)"strict");
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "python3 under strict.json: syscall(1000)/clone3 "
+		   "ENOSYS, unshare EPERM, threads work, subprocess and AF_INET PermissionError (status %#x)", st);
 	} else {
+		skip("no /usr/bin/python3");
 		skip("no /usr/bin/python3");
 	}
 	seccomp_free(def);
