@@ -211,7 +211,7 @@ static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct ns
 
 	err->stage = STAGE_CONFIG;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:v:w:u:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:v:w:u:h", options, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
@@ -220,12 +220,12 @@ static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct ns
 			printf("nsrun %s\n", NSRUN_VERSION);
 			exit(0);
 		}
-		if (c == '?' || c == ':') {
-			if (optopt)
-				return error_set(err, 0, "-%c: %s (see nsrun --help)", optopt,
-						 c == ':' ? "needs a value" : "unknown option");
-			return error_set(err, 0, "\"%s\": unknown option or missing value (see nsrun --help)",
-					 argv[optind - 1]);
+		if (c == ':')
+			return error_set(err, 0, "%s: needs a value (see nsrun --help)", argv[optind - 1]);
+		if (c == '?') {
+			if (optopt && optopt < 256)
+				return error_set(err, 0, "-%c: unknown option (see nsrun --help)", optopt);
+			return error_set(err, 0, "%s: unknown option (see nsrun --help)", argv[optind - 1]);
 		}
 		if (parse_option(cfg, c, optarg, err) < 0)
 			return -1;

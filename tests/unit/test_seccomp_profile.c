@@ -948,7 +948,11 @@ static void test_load(void)
 		st = run_confined(def, probe_i386, NULL);
 		ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "i386 ABI (int 0x80) kills the process");
 	} else {
-		skip("the kernel does not run int 0x80 from 64-bit code (control died)");
+		/* no IA32 emulation (CONFIG_IA32_EMULATION off or ia32_emulation=0): the
+		 * kernel itself refuses the i386 ABI, so the escape fails with or without
+		 * us; the filter's own answer is checked by the BPF interpreter above */
+		ok(WIFSIGNALED(st), "i386 ABI (int 0x80): refused by this kernel itself, without a filter "
+		   "(signal %d); the filter's kill is checked on the BPF program", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	}
 #endif
 	if (access("/usr/bin/python3", X_OK) == 0) {

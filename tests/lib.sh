@@ -1,0 +1,425 @@
+# tests/lib.sh — TAP helpers for nsrun's integration and security tests (bash).
+#
+# Source it from a test:   . "$(dirname "$0")/../lib.sh"
+#
+# Inputs (environment):
+#   NSRUN                  nsrun binary (default: ../build/nsrun relative to tests/, else `nsrun` on PATH)
+#   NSRUN_PROBE            static nsrun-probe (default: ../build/nsrun-probe, tests/probe/nsrun-probe,
+#                          else compiled from tests/probe/nsrun-probe.c into a temp dir)
+#   NSRUN_IMAGES           image store holding `python` (default: /var/tmp/nsrun-check/images if it
+#                          exists, else nsrun's own default)
+#   NSRUN_TESTS_MUST_WORK  1 = every skip is a failure (CI)
+#   NSRUN_TEST_GUARD       seconds before a hung nsrun is killed (default 60)
+#   NSRUN_LEAK_IGNORE      ERE of /tmp entry names that are never leaks (other tools' scratch files)
+#
+# Everything is located relative to this file, so a copy of tests/ anywhere works.
+
+set -u
+exec </dev/null   # a payload never reads the terminal unless a test passes stdin explicitly
+
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TEST_NAME=$(basename "$0")
+
+_T_NUM=0
+_T_FAILED=0
+_T_PLANNED=
+
+# ---------------------------------------------------------------- scratch space
+
+# One private scratch directory per test file, removed on exit. World-traversable so the
+# payload (a different uid when the tests run as root) can reach volumes under it.
+TESTTMP=$(mktemp -d "${TMPDIR:-/tmp}/nsrun-tests.XXXXXX") || { echo "Bail out! mktemp failed"; exit 255; }
+chmod 755 "$TESTTMP"
+_T_CLEANUPS=()
+
+at_exit() { _T_CLEANUPS+=("$1"); }
+
+_t_exit() {
+	local rc=$?
+	local c
+	for c in "${_T_CLEANUPS[@]+"${_T_CLEANUPS[@]}"}"; do eval "$c" >/dev/null 2>&1 || true; done
+	if [ -n "${_WATCHDOG_PID:-}" ]; then kill "$_WATCHDOG_PID" 2>/dev/null || true; fi
+	rm -rf "$TESTTMP" 2>/dev/null || { chmod -R u+rwX "$TESTTMP" 2>/dev/null; rm -rf "$TESTTMP" 2>/dev/null; } || true
+	if [ -z "$_T_PLANNED" ] && [ "$_T_NUM" -gt 0 ] && [ -z "${_T_DONE:-}" ]; then
+		echo "1..$_T_NUM"
+	fi
+	if [ "$_T_FAILED" -gt 0 ] && [ "$rc" -eq 0 ]; then rc=1; fi
+	exit "$rc"
+}
+trap _t_exit EXIT
+
+# ---------------------------------------------------------------- TAP core
+
+plan() { _T_PLANNED=$1; echo "1..$1"; }
+
+done_testing() {
+	_T_DONE=1
+	[ -z "$_T_PLANNED" ] && echo "1..$_T_NUM"
+	return 0
+}
+
+diag() {
+	local l
+	while IFS= read -r l; do echo "# $l" >&2; done <<<"$*"
+}
+
+ok() {
+	_T_NUM=$((_T_NUM + 1))
+	echo "ok $_T_NUM - $*"
+}
+
+# not_ok DESC [DIAGNOSTIC...]
+not_ok() {
+	_T_NUM=$((_T_NUM + 1))
+	_T_FAILED=$((_T_FAILED + 1))
+	echo "not ok $_T_NUM - $1"
+	shift
+	[ $# -gt 0 ] && diag "$@"
+	return 0
+}
+
+# todo DESC PASSED(0|1) REASON — a known gap: reported, never fails the file
+todo() {
+	_T_NUM=$((_T_NUM + 1))
+	if [ "$2" = 0 ]; then echo "ok $_T_NUM - $1 # TODO $3"; else echo "not ok $_T_NUM - $1 # TODO $3"; fi
+}
+
+# skip REASON [DESC]
+skip() {
+	_T_NUM=$((_T_NUM + 1))
+	if [ "${NSRUN_TESTS_MUST_WORK:-0}" = 1 ]; then
+		_T_FAILED=$((_T_FAILED + 1))
+		echo "not ok $_T_NUM - ${2:-skipped} (skip forbidden by NSRUN_TESTS_MUST_WORK=1: $1)"
+	else
+		echo "ok $_T_NUM # SKIP $1"
+	fi
+}
+
+# skip_all REASON — the whole file cannot run here
+skip_all() {
+	if [ "${NSRUN_TESTS_MUST_WORK:-0}" = 1 ]; then
+		echo "1..1"
+		echo "not ok 1 - $TEST_NAME cannot run (skip forbidden by NSRUN_TESTS_MUST_WORK=1): $1"
+		_T_DONE=1 _T_PLANNED=1 _T_FAILED=1
+		exit 1
+	fi
+	echo "1..0 # SKIP $1"
+	_T_DONE=1 _T_PLANNED=0
+	exit 0
+}
+
+# check DESC CMD... — passes when CMD succeeds
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc" "command failed: $*"; fi
+}
+
+assert_eq() {
+	if [ "$2" == "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "expected: '$2'" "  actual: '$3'" "$(_ctx)"
+	fi
+}
+
+assert_ne() {
+	if [ "$2" != "$3" ]; then ok "$1"; else not_ok "$1" "expected anything but: '$2'" "$(_ctx)"; fi
+}
+
+# assert_match DESC REGEX ACTUAL (bash ERE, unanchored unless the regex anchors)
+assert_match() {
+	if [[ $3 =~ $2 ]]; then
+		ok "$1"
+	else
+		not_ok "$1" "expected to match: /$2/" "  actual: '$3'" "$(_ctx)"
+	fi
+}
+
+assert_not_match() {
+	if [[ $3 =~ $2 ]]; then
+		not_ok "$1" "expected NOT to match: /$2/" "  actual: '$3'" "$(_ctx)"
+	else
+		ok "$1"
+	fi
+}
+
+# context of the last run, for diagnostics
+_ctx() {
+	[ -n "${LAST_CMD:-}" ] || return 0
+	printf 'last run: %s\n  rc=%s\n  stdout: %s\n  stderr: %s' "$LAST_CMD" "${RC:-}" \
+		"$(printf '%s' "${OUT:-}" | head -c 1500)" "$(printf '%s' "${ERR:-}" | head -c 1500)"
+}
+
+# ---------------------------------------------------------------- inputs
+
+_find_nsrun() {
+	if [ -n "${NSRUN:-}" ]; then echo "$NSRUN"; return; fi
+	if [ -x "$TESTS_DIR/../build/nsrun" ]; then (cd "$TESTS_DIR/../build" && echo "$PWD/nsrun"); return; fi
+	command -v nsrun 2>/dev/null || echo "$TESTS_DIR/../build/nsrun"
+}
+NSRUN=$(_find_nsrun)
+export NSRUN
+
+if [ -z "${NSRUN_IMAGES:-}" ] && [ -d /var/tmp/nsrun-check/images ]; then
+	NSRUN_IMAGES=/var/tmp/nsrun-check/images
+fi
+[ -n "${NSRUN_IMAGES:-}" ] && export NSRUN_IMAGES
+
+NSRUN_LEAK_IGNORE=${NSRUN_LEAK_IGNORE:-'^(bash_tool_|bash_jobs|cc[A-Za-z0-9]{6}\.|tmp[a-z0-9_]{8}$|hsperfdata_)'}
+
+# The probe: an existing static binary, else compiled once into a per-user cache.
+_find_probe() {
+	local c
+	local src="$TESTS_DIR/probe/nsrun-probe.c"
+	if [ -n "${NSRUN_PROBE:-}" ]; then echo "$NSRUN_PROBE"; return 0; fi
+	# a prebuilt probe is used only if it is not older than the source next to it
+	for c in "$TESTS_DIR/../build/nsrun-probe" "$TESTS_DIR/probe/nsrun-probe"; do
+		[ -x "$c" ] && [ -f "$c" ] && { [ ! -f "$src" ] || [ ! "$src" -nt "$c" ]; } && { echo "$c"; return 0; }
+	done
+	local cache out
+	cache="${TMPDIR:-/tmp}/nsrun-probe-cache.$(id -u)"
+	out="$cache/nsrun-probe-$(cksum <"$src" | cut -d' ' -f1)"
+	if [ ! -x "$out" ]; then
+		mkdir -p "$cache" && chmod 700 "$cache" || return 1
+		cc -static -O2 -Wall -Wextra -o "$out.$$" "$src" 2>"$cache/build.log" && mv -f "$out.$$" "$out" || return 1
+	fi
+	echo "$out"
+}
+
+# Copy the probe into a private directory that the payload can read; that directory is
+# what run_probe mounts at /mnt (never a build tree with other things in it).
+PROBE_DIR=
+PROBE=
+_setup_probe() {
+	[ -n "$PROBE_DIR" ] && return 0
+	local src
+	src=$(_find_probe) || return 1
+	PROBE_DIR="$TESTTMP/probe"
+	mkdir -p "$PROBE_DIR" && cp "$src" "$PROBE_DIR/nsrun-probe" || return 1
+	chmod 755 "$PROBE_DIR" "$PROBE_DIR/nsrun-probe"
+	PROBE="$PROBE_DIR/nsrun-probe"
+}
+
+# assert_nsrun_error DESC — $ERR is one "nsrun: <what>: <why>" line, optionally followed by
+# "nsrun: hint: ..." lines (STYLE: printed once by main, then the hint)
+assert_nsrun_error() {
+	local first rest
+	first=$(head -n 1 <<<"$ERR")
+	rest=$(tail -n +2 <<<"$ERR" | grep -v '^nsrun: hint: ' || true)
+	if [[ $first == "nsrun: "* && $first != "nsrun: hint:"* ]] && [ -z "$rest" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "want one 'nsrun: ' line (+ optional 'nsrun: hint:' lines)" "$(_ctx)"
+	fi
+}
+
+# ---------------------------------------------------------------- running things
+
+# run_cmd CMD... — run with a hang guard; sets OUT, ERR, RC, ELAPSED (seconds, float)
+run_cmd() {
+	local t0 t1
+	LAST_CMD="$*"
+	t0=$(date +%s.%N)
+	timeout -k 5 "${NSRUN_TEST_GUARD:-60}" "$@" >"$TESTTMP/.out" 2>"$TESTTMP/.err"
+	RC=$?
+	t1=$(date +%s.%N)
+	ELAPSED=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	OUT=$(cat "$TESTTMP/.out")
+	ERR=$(cat "$TESTTMP/.err")
+	return 0
+}
+
+# run_nsrun ARGS... — "$NSRUN" ARGS with the guard (stdin: whatever the caller redirects)
+run_nsrun() { run_cmd "$NSRUN" "$@"; }
+
+# run_probe [NSRUN-OPTIONS...] -- PROBE-ARGS...  (inside the python image, probe at /mnt)
+run_probe() {
+	local opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	run_nsrun --image python -v "$PROBE_DIR:/mnt:ro" "${opts[@]+"${opts[@]}"}" -- /mnt/nsrun-probe "$@"
+}
+
+# run_host_probe PROBE-ARGS... — the same probe on the host (the control)
+run_host_probe() { run_cmd "$PROBE" "$@"; }
+
+# Background run for signal tests: start_nsrun ARGS...; sets NSRUN_PID; wait_nsrun sets RC/OUT/ERR.
+start_nsrun() {
+	LAST_CMD="$NSRUN $*"
+	"$NSRUN" "$@" >"$TESTTMP/.bgout" 2>"$TESTTMP/.bgerr" &
+	NSRUN_PID=$!
+	(sleep "${NSRUN_TEST_GUARD:-60}"; kill -KILL "$NSRUN_PID") >/dev/null 2>&1 &
+	_WATCHDOG_PID=$!
+}
+
+wait_nsrun() {
+	{ wait "$NSRUN_PID"; RC=$?; } 2>/dev/null   # no "Killed" job message
+	kill "$_WATCHDOG_PID" 2>/dev/null
+	wait "$_WATCHDOG_PID" 2>/dev/null
+	_WATCHDOG_PID=
+	OUT=$(cat "$TESTTMP/.bgout")
+	ERR=$(cat "$TESTTMP/.bgerr")
+}
+
+# wait_for_output REGEX [SECONDS] — poll the background run's stdout
+wait_for_output() {
+	local i n=$(( ${2:-10} * 10 ))
+	for ((i = 0; i < n; i++)); do
+		grep -Eq "$1" "$TESTTMP/.bgout" 2>/dev/null && return 0
+		kill -0 "$NSRUN_PID" 2>/dev/null || { grep -Eq "$1" "$TESTTMP/.bgout" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# probe output helpers
+probe_errno() { sed -n 's/^[a-z0-9-]*: denied \([A-Z0-9]*\).*/\1/p' <<<"$1" | head -1; }
+
+# ---------------------------------------------------------------- preconditions
+
+require_nsrun() {
+	[ -x "$NSRUN" ] || skip_all "nsrun binary not found or not executable: $NSRUN (set NSRUN or run make)"
+}
+
+require_probe() {
+	_setup_probe || skip_all "no static nsrun-probe: set NSRUN_PROBE or install a static libc (cc -static failed)"
+}
+
+# require_image [NAME] — the image store must hold NAME (default python)
+require_image() {
+	local name=${1:-python}
+	run_nsrun images
+	if [ "$RC" != 0 ] || ! grep -Eq "(^|[[:space:]])$name([[:space:]]|$)" <<<"$OUT"; then
+		skip_all "image '$name' not installed (NSRUN_IMAGES=${NSRUN_IMAGES:-unset}; nsrun images rc=$RC: $(head -c 300 <<<"$OUT$ERR"))"
+	fi
+}
+
+# require_userns — probe once that an unprivileged user namespace can be made
+_USERNS_CAUSE=
+_userns_ok() {
+	if [ -z "${_USERNS_CHECKED:-}" ]; then
+		_USERNS_CHECKED=1
+		local out max
+		max=$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo '?')
+		if [ "$max" = 0 ]; then
+			_USERNS_CAUSE="user.max_user_namespaces=0"
+		elif [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 0 ]; then
+			_USERNS_CAUSE="kernel.unprivileged_userns_clone=0"
+		elif [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ] && \
+		     ! unshare -Ur true 2>/dev/null; then
+			_USERNS_CAUSE="kernel.apparmor_restrict_unprivileged_userns=1"
+		elif ! out=$(unshare -Ur sh -c 'cat /proc/self/uid_map' 2>&1); then
+			_USERNS_CAUSE="unshare -Ur failed: $out"
+		fi
+	fi
+	[ -z "$_USERNS_CAUSE" ]
+}
+
+require_userns() {
+	_userns_ok || skip_all "no user namespaces: $_USERNS_CAUSE"
+}
+
+# standard preamble for tests that run the probe inside the python image
+require_all() {
+	require_nsrun
+	require_userns
+	require_probe
+	require_image python
+}
+
+# ---------------------------------------------------------------- leak detection
+
+# Mounts (mount point, fs type, source) of our mount namespace.
+_snap_mounts() {
+	awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; print $5, $(i+1), $(i+2) }' /proc/self/mountinfo | sort
+}
+
+# Processes of our uid that look like containers or nsrun: a pid namespace other than
+# ours, or nsrun/nsrun-probe in comm/cmdline. Kernel threads and this shell's own
+# helpers are excluded. Prints "pid comm".
+_snap_procs() {
+	local me mypidns p uid comm cmd ns
+	me=$(id -u)
+	mypidns=$(readlink /proc/self/ns/pid)
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
+		uid=$(awk '/^Uid:/ { print $2; exit }' "/proc/$p/status" 2>/dev/null) || continue
+		[ "$uid" = "$me" ] || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[ -n "$cmd" ] || continue                      # kernel thread or zombie
+		comm=$(cat 2>/dev/null <"/proc/$p/comm") || continue
+		ns=$(readlink "/proc/$p/ns/pid" 2>/dev/null)
+		if [ -n "$ns" ] && [ "$ns" != "$mypidns" ]; then
+			echo "$p $comm [other pidns] $cmd"
+		elif [[ $comm == nsrun* || $cmd == *nsrun-probe* || $cmd =~ (^|/)nsrun( |$) ]]; then
+			echo "$p $comm $cmd"
+		fi
+	done | sort
+}
+
+# Temp files: nsrun-named entries of $TMPDIR and /tmp, and every entry of /tmp owned by us.
+_snap_tmp() {
+	local d me
+	me=$(id -u)
+	for d in "${TMPDIR:-/tmp}" /tmp; do
+		find "$d" -mindepth 1 -maxdepth 1 \( -name '*nsrun*' -o -uid "$me" \) -printf '%p\n' 2>/dev/null
+	done | grep -v -F "$TESTTMP" | grep -v '/nsrun-probe-cache\.' | grep -v '/nsrun-tests\.' \
+	     | awk -v re="$NSRUN_LEAK_IGNORE" '{ n = $0; sub(/.*\//, "", n); if (n !~ re) print }' | sort -u
+}
+
+snapshot_host() {
+	_SNAP_MOUNTS=$(_snap_mounts)
+	_SNAP_PROCS=$(_snap_procs)
+	_SNAP_TMP=$(_snap_tmp)
+}
+
+# new lines of $2 that are not in $1
+_new_lines() { comm -13 <(printf '%s\n' "$1" | sort -u) <(printf '%s\n' "$2" | sort -u) | grep -v '^$'; }
+
+# assert_no_leaks DESC — compare with the last snapshot_host (retries for 3 s so that
+# teardown that is merely slow is not reported, but something that stays is)
+assert_no_leaks() {
+	local desc=${1:-nothing left on the host}
+	local i m p t
+	for i in 1 2 3 4 5 6; do
+		m=$(_new_lines "$_SNAP_MOUNTS" "$(_snap_mounts)")
+		p=$(_new_lines "$(cut -d' ' -f1 <<<"$_SNAP_PROCS")" "$(_snap_procs | cut -d' ' -f1)")
+		t=$(_new_lines "$_SNAP_TMP" "$(_snap_tmp)")
+		[ -z "$m$p$t" ] && break
+		sleep 0.5
+	done
+	[ -n "$p" ] && p=$(_snap_procs | grep -E "^($(tr '\n' '|' <<<"$p" | sed 's/|$//')) ")
+	assert_eq "$desc: no new mounts" "" "$m"
+	assert_eq "$desc: no container/nsrun processes left" "" "$p"
+	assert_eq "$desc: no temp files left" "" "$t"
+}
+
+# ---------------------------------------------------------------- misc
+
+# free_port — a currently unused TCP port on 127.0.0.1
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# elapsed_lt SECONDS — is ELAPSED below SECONDS?
+elapsed_lt() { awk -v e="$ELAPSED" -v l="$1" 'BEGIN { exit !(e < l) }'; }
+
+# The supplementary groups a payload with gid $1 is expected to show, sorted, unique,
+# joined by $2 (default space). None when the caller is root: nsrun drops them before
+# clone. An unprivileged caller cannot drop its own (setgroups is denied in its user
+# namespace, user_namespaces(7)): the kernel shows its primary group as the payload's
+# gid (both map to the caller's gid) and any other group as the overflow gid 65534.
+expected_groups() {
+	local pgid=$1 sep=${2:- } g
+	[ "$(id -u)" = 0 ] && return 0
+	for g in $(awk '$1 == "Groups:" { $1 = ""; print }' /proc/self/status); do
+		if [ "$g" = "$(id -g)" ]; then echo "$pgid"; else echo 65534; fi
+	done | sort -n | uniq | paste -sd"$sep" -
+}
+
+# Sorts and de-duplicates a group list separated by spaces or commas; joins with $2.
+norm_groups() {
+	tr ', ' '\n\n' <<<"$1" | grep -v '^$' | sort -n | uniq | paste -sd"${2:- }" -
+}

@@ -1,0 +1,1120 @@
+/* nsrun-probe: static multi-call probe for nsrun's integration and security tests.
+ *
+ * Built with: cc -static -O2 -Wall -Wextra -o nsrun-probe nsrun-probe.c
+ *
+ * Every subcommand attempts one action and prints ONE result line
+ *   "<subcommand>: ok [details]"           exit 0  (the action SUCCEEDED)
+ *   "<subcommand>: denied ERRNO [details]" exit 1  (the action was refused / failed)
+ *   "nsrun-probe: usage: ..."              exit 2  (bad invocation)
+ * except for the listing commands (status, env) which print one line per item.
+ * Tests assert both the escape failing (exit 1) and a control succeeding (exit 0).
+ *
+ * The probe avoids libc functions that need NSS or dlopen (no getpwnam, no
+ * getaddrinfo), so the static binary behaves the same in any root filesystem.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <linux/userfaultfd.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#ifndef __NR_io_uring_setup
+#define __NR_io_uring_setup 425
+#endif
+#ifndef __NR_keyctl
+#define __NR_keyctl 250
+#endif
+#define PROBE_KEYCTL_JOIN_SESSION_KEYRING 1
+
+static const char *cmd = "nsrun-probe";
+
+/* ---------- errno names ---------- */
+
+static const char *errname(int e)
+{
+	switch (e) {
+#define E(x) case x: return #x;
+	E(EPERM) E(ENOENT) E(ESRCH) E(EINTR) E(EIO) E(ENXIO) E(E2BIG) E(ENOEXEC)
+	E(EBADF) E(ECHILD) E(EAGAIN) E(ENOMEM) E(EACCES) E(EFAULT) E(EBUSY)
+	E(EEXIST) E(EXDEV) E(ENODEV) E(ENOTDIR) E(EISDIR) E(EINVAL) E(ENFILE)
+	E(EMFILE) E(ENOTTY) E(ETXTBSY) E(EFBIG) E(ENOSPC) E(ESPIPE) E(EROFS)
+	E(EMLINK) E(EPIPE) E(EDOM) E(ERANGE) E(EDEADLK) E(ENAMETOOLONG) E(ENOLCK)
+	E(ENOSYS) E(ENOTEMPTY) E(ELOOP) E(ENOTSOCK) E(EDESTADDRREQ) E(EMSGSIZE)
+	E(EPROTOTYPE) E(ENOPROTOOPT) E(EPROTONOSUPPORT) E(EOPNOTSUPP) E(EAFNOSUPPORT)
+	E(EADDRINUSE) E(EADDRNOTAVAIL) E(ENETDOWN) E(ENETUNREACH) E(ECONNABORTED)
+	E(ECONNRESET) E(ENOBUFS) E(EISCONN) E(ENOTCONN) E(ETIMEDOUT) E(ECONNREFUSED)
+	E(EHOSTDOWN) E(EHOSTUNREACH) E(EALREADY) E(EINPROGRESS) E(EDQUOT) E(ENOKEY)
+	E(EKEYREVOKED) E(EOVERFLOW) E(ENOMEDIUM)
+#undef E
+	default: return "EUNKNOWN";
+	}
+}
+
+/* ---------- result helpers ---------- */
+
+static void result(const char *word, const char *fmt, va_list ap)
+{
+	char buf[8192] = "";
+	if (fmt)
+		vsnprintf(buf, sizeof buf, fmt, ap);
+	printf("%s: %s%s%s\n", cmd, word, buf[0] ? " " : "", buf);
+	fflush(stdout);
+}
+
+static int ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int ok(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	result("ok", fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int denied(int e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int denied(int e, const char *fmt, ...)
+{
+	char word[64];
+	va_list ap;
+	snprintf(word, sizeof word, "denied %s", errname(e));
+	va_start(ap, fmt);
+	result(word, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+static int usage(const char *what)
+{
+	fprintf(stderr, "nsrun-probe: usage: %s\n", what);
+	return 2;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (errno || end == s || *end || d < 0)
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int parse_long(const char *s, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---------- subcommands ---------- */
+
+static int c_status(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	static const char *keys[] = { "Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:",
+				      "CapEff:", "CapBnd:", "CapAmb:", "NoNewPrivs:",
+				      "Seccomp:", NULL };
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return denied(errno, "/proc/self/status");
+	char line[512];
+	int n = 0;
+	while (fgets(line, sizeof line, f)) {
+		for (int i = 0; keys[i]; i++) {
+			if (strncmp(line, keys[i], strlen(keys[i])) == 0) {
+				fputs(line, stdout);
+				n++;
+			}
+		}
+	}
+	fclose(f);
+	return n ? 0 : denied(ENOENT, "no status fields");
+}
+
+static int parse_sockaddr(const char *host, const char *port, struct sockaddr_storage *ss,
+			  socklen_t *len)
+{
+	long p;
+	if (parse_long(port, &p) < 0 || p < 0 || p > 65535)
+		return -1;
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)p);
+		*len = sizeof *a4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)p);
+		*len = sizeof *a6;
+		return 0;
+	}
+	return -1;
+}
+
+/* connect with a timeout; returns 0 or an errno */
+static int timed_connect(int fd, struct sockaddr *sa, socklen_t len, int ms)
+{
+	int fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return errno;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	int r = poll(&pfd, 1, ms);
+	if (r == 0)
+		return ETIMEDOUT;
+	if (r < 0)
+		return errno;
+	int err = 0;
+	socklen_t el = sizeof err;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+		return errno;
+	return err;
+}
+
+static int c_connect(int argc, char **argv)
+{
+	if (argc != 3)
+		return usage("connect HOST PORT");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (parse_sockaddr(argv[1], argv[2], &ss, &len) < 0)
+		return usage("connect HOST PORT (HOST must be a numeric IPv4/IPv6 address)");
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return denied(errno, "socket");
+	int e = timed_connect(fd, (struct sockaddr *)&ss, len, 2000);
+	close(fd);
+	if (e)
+		return denied(e, "%s %s", argv[1], argv[2]);
+	return ok("%s %s", argv[1], argv[2]);
+}
+
+/* listen on 127.0.0.1 (or ::1), connect to ourselves, accept: proves lo is up */
+static int c_loopback(int argc, char **argv)
+{
+	const char *host = argc > 1 ? argv[1] : "127.0.0.1";
+	struct sockaddr_storage ss;
+	socklen_t len;
+	if (parse_sockaddr(host, "0", &ss, &len) < 0)
+		return usage("loopback [127.0.0.1|::1]");
+	int l = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return denied(errno, "socket");
+	if (bind(l, (struct sockaddr *)&ss, len) < 0)
+		return denied(errno, "bind %s", host);
+	if (listen(l, 1) < 0)
+		return denied(errno, "listen");
+	len = sizeof ss;
+	getsockname(l, (struct sockaddr *)&ss, &len);
+	int c = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int e = timed_connect(c, (struct sockaddr *)&ss, len, 2000);
+	if (e)
+		return denied(e, "connect %s", host);
+	int a = accept(l, NULL, NULL);
+	if (a < 0)
+		return denied(errno, "accept");
+	return ok("%s", host);
+}
+
+static void print_escaped(const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			putchar(ch);
+		else
+			printf("\\x%02x", ch);
+	}
+}
+
+/* read PATH: success = open + read worked; prints the byte count and the first bytes */
+static int c_read(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("read PATH");
+	int fd = open(argv[1], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return denied(errno, "open %s", argv[1]);
+	char buf[4096];
+	size_t total = 0, shown = 0;
+	char head[128];
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			return denied(e, "read %s", argv[1]);
+		}
+		if (r == 0)
+			break;
+		if (shown < sizeof head) {
+			size_t k = (size_t)r < sizeof head - shown ? (size_t)r : sizeof head - shown;
+			memcpy(head + shown, buf, k);
+			shown += k;
+		}
+		total += (size_t)r;
+		if (total >= (1u << 20))
+			break; /* enough: /proc/kcore would be endless */
+	}
+	close(fd);
+	printf("%s: ok %s %zu bytes: ", cmd, argv[1], total);
+	print_escaped(head, shown);
+	putchar('\n');
+	return 0;
+}
+
+/* write PATH [BYTES]: create/truncate a regular file and write to it */
+static int c_write(int argc, char **argv)
+{
+	if (argc != 2 && argc != 3)
+		return usage("write PATH [BYTES]");
+	long want = -1;
+	if (argc == 3) {
+		double d;
+		if (parse_double(argv[2], &d) < 0)
+			return usage("write PATH [BYTES]");
+		want = (long)d;
+	}
+	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+	if (fd < 0)
+		return denied(errno, "open %s", argv[1]);
+	if (want < 0) {
+		static const char msg[] = "written-by-nsrun-probe\n";
+		if (write(fd, msg, sizeof msg - 1) != (ssize_t)(sizeof msg - 1)) {
+			int e = errno;
+			close(fd);
+			return denied(e, "write %s", argv[1]);
+		}
+		if (close(fd) < 0)
+			return denied(errno, "close %s", argv[1]);
+		return ok("%s", argv[1]);
+	}
+	static char chunk[65536];
+	memset(chunk, 'x', sizeof chunk);
+	long done = 0;
+	while (done < want) {
+		size_t n = (size_t)(want - done) < sizeof chunk ? (size_t)(want - done) : sizeof chunk;
+		ssize_t w = write(fd, chunk, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			return denied(e, "%s after %ld bytes", argv[1], done);
+		}
+		done += w;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		int e = errno;
+		close(fd);
+		return denied(e, "fsync %s after %ld bytes", argv[1], done);
+	}
+	if (close(fd) < 0)
+		return denied(errno, "close %s after %ld bytes", argv[1], done);
+	return ok("%s %ld bytes", argv[1], done);
+}
+
+/* open-write PATH: only open for writing (no write; safe for /proc/sysrq-trigger) */
+static int c_open_write(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("open-write PATH");
+	int fd = open(argv[1], O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return denied(errno, "open %s", argv[1]);
+	close(fd);
+	return ok("%s", argv[1]);
+}
+
+static int c_mkdir(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("mkdir PATH");
+	if (mkdir(argv[1], 0755) < 0)
+		return denied(errno, "%s", argv[1]);
+	return ok("%s", argv[1]);
+}
+
+static int ns_flag(const char *name)
+{
+	static const struct { const char *n; int f; } t[] = {
+		{ "user", CLONE_NEWUSER }, { "mount", CLONE_NEWNS }, { "net", CLONE_NEWNET },
+		{ "pid", CLONE_NEWPID }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
+		{ "cgroup", CLONE_NEWCGROUP }, { NULL, 0 } };
+	for (int i = 0; t[i].n; i++)
+		if (strcmp(t[i].n, name) == 0)
+			return t[i].f;
+	return 0;
+}
+
+static int c_unshare(int argc, char **argv)
+{
+	if (argc != 2 || !ns_flag(argv[1]))
+		return usage("unshare user|mount|net|pid|ipc|uts|cgroup");
+	if (unshare(ns_flag(argv[1])) < 0)
+		return denied(errno, "%s", argv[1]);
+	return ok("%s", argv[1]);
+}
+
+static int c_mount_tmpfs(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("mount-tmpfs PATH");
+	if (mount("nsrun-probe", argv[1], "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0)
+		return denied(errno, "%s", argv[1]);
+	umount2(argv[1], MNT_DETACH);
+	return ok("%s", argv[1]);
+}
+
+static int c_ptrace_traceme(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+		return denied(errno, "%s", "");
+	return ok("%s", "");
+}
+
+/* ptrace-attach PID|child: 'child' attaches to a freshly forked child (control) */
+static int c_ptrace_attach(int argc, char **argv)
+{
+	if (argc != 2)
+		return usage("ptrace-attach PID|child");
+	pid_t pid, child = 0;
+	if (strcmp(argv[1], "child") == 0) {
+		child = fork();
+		if (child < 0)
+			return denied(errno, "fork");
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		pid = child;
+	} else {
+		long v;
+		if (parse_long(argv[1], &v) < 0 || v <= 0)
+			return usage("ptrace-attach PID|child");
+		pid = (pid_t)v;
+	}
+	int rc;
+	if (ptrace(PTRACE_ATTACH, pid, NULL, NULL) < 0) {
+		rc = denied(errno, "%s", argv[1]);
+	} else {
+		waitpid(pid, NULL, __WALL);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		rc = ok("%s", argv[1]);
+	}
+	if (child) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	return rc;
+}
+
+/* tiocsti [stdin|pty]: push one byte into a terminal's input queue */
+static int c_tiocsti(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : (isatty(0) ? "stdin" : "pty");
+	char ch = ' ';
+	if (strcmp(mode, "stdin") == 0) {
+		if (!isatty(0))
+			return denied(ENOTTY, "stdin is not a terminal");
+		if (ioctl(0, TIOCSTI, &ch) < 0)
+			return denied(errno, "stdin");
+		return ok("stdin");
+	}
+	if (strcmp(mode, "pty") != 0)
+		return usage("tiocsti [stdin|pty]");
+	/* a child makes a new pty its controlling terminal and injects into it */
+	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return denied(errno, "open /dev/ptmx");
+	if (grantpt(m) < 0 || unlockpt(m) < 0)
+		return denied(errno, "unlockpt");
+	char *name = ptsname(m);
+	if (!name)
+		return denied(errno, "ptsname");
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		return denied(errno, "pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		return denied(errno, "fork");
+	if (pid == 0) {
+		int e = 0;
+		close(pfd[0]);
+		if (setsid() < 0)
+			e = errno;
+		int s = e ? -1 : open(name, O_RDWR);
+		if (!e && s < 0)
+			e = errno;
+		if (!e && ioctl(s, TIOCSCTTY, 0) < 0)
+			e = errno;
+		if (!e && ioctl(s, TIOCSTI, &ch) < 0)
+			e = errno;
+		if (write(pfd[1], &e, sizeof e) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	close(pfd[1]);
+	int e = EIO;
+	if (read(pfd[0], &e, sizeof e) != sizeof e)
+		e = EIO;
+	waitpid(pid, NULL, 0);
+	if (e)
+		return denied(e, "pty");
+	return ok("pty");
+}
+
+static int c_keyctl(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	long r = syscall(__NR_keyctl, PROBE_KEYCTL_JOIN_SESSION_KEYRING, "nsrun-probe");
+	if (r < 0)
+		return denied(errno, "join-session-keyring");
+	return ok("serial %ld", r);
+}
+
+static int c_bpf(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	union bpf_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 4;
+	attr.max_entries = 1;
+	long fd = syscall(__NR_bpf, BPF_MAP_CREATE, &attr, sizeof attr);
+	if (fd < 0)
+		return denied(errno, "map-create");
+	close((int)fd);
+	return ok("map-create");
+}
+
+static int c_perf(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	struct perf_event_attr pe;
+	memset(&pe, 0, sizeof pe);
+	pe.type = PERF_TYPE_SOFTWARE;
+	pe.size = sizeof pe;
+	pe.config = PERF_COUNT_SW_TASK_CLOCK;
+	pe.disabled = 1;
+	pe.exclude_kernel = 1;
+	pe.exclude_hv = 1;
+	long fd = syscall(__NR_perf_event_open, &pe, 0, -1, -1, 0);
+	if (fd < 0)
+		return denied(errno, "sw-task-clock");
+	close((int)fd);
+	return ok("sw-task-clock");
+}
+
+static int c_userfaultfd(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	long fd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (fd < 0)
+		return denied(errno, "%s", "");
+	close((int)fd);
+	return ok("%s", "");
+}
+
+static int c_io_uring(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	unsigned char params[120]; /* struct io_uring_params */
+	memset(params, 0, sizeof params);
+	long fd = syscall(__NR_io_uring_setup, 4, params);
+	if (fd < 0)
+		return denied(errno, "%s", "");
+	close((int)fd);
+	return ok("fd %ld", fd);
+}
+
+static int c_personality(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	int old = personality(0xffffffff);
+	if (personality(PER_LINUX32) < 0)
+		return denied(errno, "%s", "");
+	int cur = personality(0xffffffff);
+	personality((unsigned long)old);
+	if ((cur & PER_MASK) != PER_LINUX32)
+		return denied(EINVAL, "personality unchanged (0x%x)", cur);
+	return ok("0x%x", cur);
+}
+
+static sigjmp_buf int80_jmp;
+static void int80_segv(int sig)
+{
+	siglongjmp(int80_jmp, sig);
+}
+
+static int c_int80(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+#if defined(__x86_64__) || defined(__i386__)
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = int80_segv;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	int sig = sigsetjmp(int80_jmp, 1);
+	if (sig)
+		return denied(ENOSYS, "int $0x80 raised signal %d", sig);
+	long ret = 20; /* __NR_getpid in the i386 table */
+	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory", "cc");
+	if (ret < 0)
+		return denied((int)-ret, "int $0x80 returned %ld", ret);
+	if (ret != getpid())
+		return denied(EINVAL, "int $0x80 getpid returned %ld, pid %d", ret, getpid());
+	return ok("getpid %ld", ret);
+#else
+	return denied(ENOSYS, "not x86");
+#endif
+}
+
+static int c_clone_newns(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	long pid = syscall(__NR_clone, CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		return denied(errno, "%s", "");
+	if (pid == 0)
+		_exit(0);
+	waitpid((pid_t)pid, NULL, 0);
+	return ok("%s", "");
+}
+
+/* chroot-escape [DIR]: mkdir DIR/.nsrun-probe-jail, chroot into it, chdir("..") repeatedly,
+ * chroot("."), then compare / with the original root. Success = a different directory. */
+static int c_chroot_escape(int argc, char **argv)
+{
+	const char *base = argc > 1 ? argv[1] : "/tmp";
+	struct stat root0, root1;
+	if (stat("/", &root0) < 0)
+		return denied(errno, "stat /");
+	char jail[4096];
+	snprintf(jail, sizeof jail, "%s/.nsrun-probe-jail-%d", base, getpid());
+	if (mkdir(jail, 0700) < 0 && errno != EEXIST)
+		return denied(errno, "mkdir %s", jail);
+	int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (chroot(jail) < 0) {
+		int e = errno;
+		rmdir(jail);
+		return denied(e, "chroot %s", jail);
+	}
+	for (int i = 0; i < 256; i++)
+		if (chdir("..") < 0)
+			break;
+	if (chroot(".") < 0)
+		return denied(errno, "chroot .");
+	if (stat("/", &root1) < 0)
+		return denied(errno, "stat / after escape");
+	/* tidy up: the jail lives below the original root, reachable through rootfd */
+	if (rootfd >= 0) {
+		const char *rel = jail;
+		while (*rel == '/')
+			rel++;
+		unlinkat(rootfd, rel, AT_REMOVEDIR);
+	}
+	if (root1.st_dev != root0.st_dev || root1.st_ino != root0.st_ino)
+		return ok("escaped: / is now dev %lu ino %lu (was dev %lu ino %lu)",
+			  (unsigned long)root1.st_dev, (unsigned long)root1.st_ino,
+			  (unsigned long)root0.st_dev, (unsigned long)root0.st_ino);
+	return denied(EPERM, "contained: chroot allowed but .. stops at the container root");
+}
+
+/* mknod PATH [char|fifo]: default char (1,3) = /dev/null */
+static int c_mknod(int argc, char **argv)
+{
+	if (argc != 2 && argc != 3)
+		return usage("mknod PATH [char|fifo]");
+	const char *kind = argc == 3 ? argv[2] : "char";
+	mode_t mode;
+	dev_t dev = 0;
+	if (strcmp(kind, "char") == 0) {
+		mode = S_IFCHR | 0666;
+		dev = makedev(1, 3);
+	} else if (strcmp(kind, "fifo") == 0) {
+		mode = S_IFIFO | 0666;
+	} else {
+		return usage("mknod PATH [char|fifo]");
+	}
+	if (mknod(argv[1], mode, dev) < 0)
+		return denied(errno, "%s %s", kind, argv[1]);
+	unlink(argv[1]);
+	return ok("%s %s", kind, argv[1]);
+}
+
+static int c_setuid0(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	if (setuid(0) < 0)
+		return denied(errno, "uid %d", getuid());
+	return ok("uid %d euid %d", getuid(), geteuid());
+}
+
+/* forkbomb SECONDS [MAX]: fork as fast as possible (children sleep, then exit);
+ * exit 0 if MAX processes were reached / time ran out without a fork failure,
+ * 1 if fork failed (EAGAIN = contained). All children are killed before exiting. */
+static int c_forkbomb(int argc, char **argv)
+{
+	double secs;
+	long max = 5000;
+	if (argc < 2 || argc > 3 || parse_double(argv[1], &secs) < 0 ||
+	    (argc == 3 && (parse_long(argv[2], &max) < 0 || max <= 0)))
+		return usage("forkbomb SECONDS [MAX]");
+	pid_t *kids = calloc((size_t)max, sizeof *kids);
+	if (!kids)
+		return denied(ENOMEM, "calloc");
+	double start = now(), end = start + secs;
+	long n = 0;
+	int err = 0;
+	while (n < max && now() < end) {
+		pid_t p = fork();
+		if (p < 0) {
+			err = errno;
+			break;
+		}
+		if (p == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			double left = end - now() + 1.0;
+			sleep_seconds(left > 0 ? left : 0.1);
+			_exit(0);
+		}
+		kids[n++] = p;
+	}
+	double took = now() - start;
+	for (long i = 0; i < n; i++)
+		kill(kids[i], SIGKILL);
+	for (long i = 0; i < n; i++)
+		waitpid(kids[i], NULL, 0);
+	free(kids);
+	if (err)
+		return denied(err, "fork failed after %ld processes in %.2fs", n, took);
+	return ok("reached %ld processes in %.2fs without a fork failure", n, took);
+}
+
+/* memhog MIB: allocate and touch MIB MiB, 1 MiB at a time */
+static int c_memhog(int argc, char **argv)
+{
+	long mib;
+	if (argc != 2 || parse_long(argv[1], &mib) < 0 || mib < 0)
+		return usage("memhog MIB");
+	long got = 0;
+	for (; got < mib; got++) {
+		char *p = malloc(1 << 20);
+		if (!p)
+			return denied(ENOMEM, "allocation failed after %ld MiB", got);
+		for (size_t i = 0; i < (1u << 20); i += 4096)
+			p[i] = (char)i | 1;
+	}
+	return ok("%ld MiB", got);
+}
+
+static int c_fds(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return denied(errno, "/proc/self/fd");
+	int self = dirfd(d);
+	int fds[1024], n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < 1024) {
+		long v;
+		if (parse_long(e->d_name, &v) < 0 || v == self)
+			continue;
+		fds[n++] = (int)v;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++) /* insertion sort */
+		for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j]; fds[j] = fds[j - 1]; fds[j - 1] = t;
+		}
+	printf("%s: ok", cmd);
+	for (int i = 0; i < n; i++)
+		printf(" %d", fds[i]);
+	putchar('\n');
+	return 0;
+}
+
+extern char **environ;
+static int c_env(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	for (char **e = environ; *e; e++)
+		puts(*e);
+	return 0;
+}
+
+static int c_pids(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return denied(errno, "/proc");
+	printf("%s: ok self=%d", cmd, getpid());
+	struct dirent *e;
+	long pids[4096];
+	int n = 0;
+	while ((e = readdir(d)) && n < 4096) {
+		long v;
+		if (parse_long(e->d_name, &v) == 0 && v > 0)
+			pids[n++] = v;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && pids[j - 1] > pids[j]; j--) {
+			long t = pids[j]; pids[j] = pids[j - 1]; pids[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		char path[64], comm[64] = "?";
+		snprintf(path, sizeof path, "/proc/%ld/comm", pids[i]);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t r = read(fd, comm, sizeof comm - 1);
+			close(fd);
+			if (r > 0) {
+				comm[r] = 0;
+				comm[strcspn(comm, "\n")] = 0;
+				for (char *c = comm; *c; c++)
+					if (*c == ' ')
+						*c = '_';
+			}
+		}
+		printf(" %ld:%s", pids[i], comm);
+	}
+	putchar('\n');
+	return 0;
+}
+
+/* setsid-sleep SECONDS [MARKER]: double fork; the grandchild calls setsid, sleeps, then
+ * writes MARKER. The grandchild keeps stdout/stderr open (it holds the output pipes). */
+static int c_setsid_sleep(int argc, char **argv)
+{
+	double secs;
+	if (argc < 2 || argc > 3 || parse_double(argv[1], &secs) < 0)
+		return usage("setsid-sleep SECONDS [MARKER]");
+	int pfd[2];
+	if (pipe(pfd) < 0)
+		return denied(errno, "pipe");
+	pid_t p = fork();
+	if (p < 0)
+		return denied(errno, "fork");
+	if (p == 0) {
+		close(pfd[0]);
+		pid_t g = fork();
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			setsid();
+			pid_t me = getpid();
+			if (write(pfd[1], &me, sizeof me) < 0)
+				_exit(1);
+			close(pfd[1]);
+			sleep_seconds(secs);
+			if (argc == 3) {
+				int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+				if (fd >= 0) {
+					if (write(fd, "late\n", 5) < 0)
+						_exit(1);
+					close(fd);
+				}
+			}
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(pfd[1]);
+	pid_t g = 0;
+	if (read(pfd[0], &g, sizeof g) != sizeof g)
+		g = 0;
+	close(pfd[0]);
+	waitpid(p, NULL, 0);
+	if (!g)
+		return denied(ECHILD, "grandchild did not start");
+	return ok("grandchild %d", g);
+}
+
+static int c_sleep(int argc, char **argv)
+{
+	double secs;
+	if (argc != 2 || parse_double(argv[1], &secs) < 0)
+		return usage("sleep SECONDS");
+	sleep_seconds(secs);
+	return ok("slept %s", argv[1]);
+}
+
+/* spin [SECONDS]: busy loop (forever without an argument) */
+static int c_spin(int argc, char **argv)
+{
+	double secs = -1;
+	if (argc > 2 || (argc == 2 && parse_double(argv[1], &secs) < 0))
+		return usage("spin [SECONDS]");
+	double end = now() + secs;
+	volatile unsigned long x = 0;
+	while (secs < 0 || now() < end)
+		for (int i = 0; i < 100000; i++)
+			x++;
+	return ok("spun");
+}
+
+static int c_exit(int argc, char **argv)
+{
+	long n;
+	if (argc != 2 || parse_long(argv[1], &n) < 0)
+		return usage("exit N");
+	fflush(stdout);
+	_exit((int)n);
+}
+
+static int c_kill_self(int argc, char **argv)
+{
+	long s;
+	if (argc != 2 || parse_long(argv[1], &s) < 0 || s <= 0 || s >= 65)
+		return usage("kill-self SIGNUM");
+	fflush(stdout);
+	signal((int)s, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, (int)s);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	kill(getpid(), (int)s);
+	sleep_seconds(0.5);
+	return denied(EINVAL, "survived signal %ld as pid %d", s, getpid());
+}
+
+static int c_hostname(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	struct utsname u;
+	if (uname(&u) < 0)
+		return denied(errno, "uname");
+	return ok("%s", u.nodename);
+}
+
+static int c_netdev(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	FILE *f = fopen("/proc/net/dev", "re");
+	if (!f)
+		return denied(errno, "/proc/net/dev");
+	char line[512];
+	int ln = 0;
+	printf("%s: ok", cmd);
+	while (fgets(line, sizeof line, f)) {
+		if (++ln <= 2)
+			continue;
+		char *c = strchr(line, ':');
+		if (!c)
+			continue;
+		*c = 0;
+		char *name = line;
+		while (*name == ' ')
+			name++;
+		printf(" %s", name);
+	}
+	fclose(f);
+	putchar('\n');
+	return 0;
+}
+
+/* routes: "routes: ok v4=N v6=M <family>:<dest>/<len>@<dev> ..." */
+static int c_routes(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	char out[16384];
+	size_t o = 0;
+	int n4 = 0, n6 = 0;
+	char line[512];
+	FILE *f = fopen("/proc/net/route", "re");
+	if (f) {
+		int ln = 0;
+		while (fgets(line, sizeof line, f)) {
+			if (++ln == 1)
+				continue;
+			char dev[64], dst[16], gw[16], mask[16];
+			unsigned flags;
+			if (sscanf(line, "%63s %15s %15s %x %*s %*s %*s %15s", dev, dst, gw, &flags, mask) == 5) {
+				n4++;
+				o += (size_t)snprintf(out + o, sizeof out - o, " v4:%s/%s@%s%s", dst, mask, dev,
+						      (flags & 0x0200) ? "!reject" : "");
+				if (o >= sizeof out) o = sizeof out - 1;
+			}
+		}
+		fclose(f);
+	}
+	f = fopen("/proc/net/ipv6_route", "re");
+	if (f) {
+		while (fgets(line, sizeof line, f)) {
+			char dst[40], plen[8], dev[64];
+			unsigned flags = 0;
+			if (sscanf(line, "%39s %7s %*s %*s %*s %*s %*s %*s %x %63s", dst, plen, &flags, dev) == 4) {
+				n6++;
+				/* RTF_REJECT (0x0200): the kernel's unreachable routes, not a path anywhere */
+				o += (size_t)snprintf(out + o, sizeof out - o, " v6:%s/%ld@%s%s", dst,
+						      strtol(plen, NULL, 16), dev, (flags & 0x0200) ? "!reject" : "");
+				if (o >= sizeof out) o = sizeof out - 1;
+			}
+		}
+		fclose(f);
+	}
+	out[o] = 0;
+	printf("%s: ok v4=%d v6=%d%s\n", cmd, n4, n6, out);
+	return 0;
+}
+
+static int c_cwd(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/cwd", buf, sizeof buf - 1);
+	if (n < 0)
+		return denied(errno, "/proc/self/cwd");
+	buf[n] = 0;
+	char real[4096];
+	if (!getcwd(real, sizeof real))
+		snprintf(real, sizeof real, "(getcwd: %s)", errname(errno));
+	return ok("%s getcwd=%s", buf, real);
+}
+
+static int c_ids(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	gid_t g[64];
+	int n = getgroups(64, g);
+	printf("%s: ok uid=%d gid=%d euid=%d egid=%d groups=", cmd, getuid(), getgid(), geteuid(), getegid());
+	for (int i = 0; i < n; i++)
+		printf(i ? ",%d" : "%d", g[i]);
+	putchar('\n');
+	return 0;
+}
+
+struct sub {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+};
+
+static const struct sub subs[] = {
+	{ "status", c_status, "print Uid/Gid/Groups/Cap*/NoNewPrivs/Seccomp of /proc/self/status" },
+	{ "ids", c_ids, "print uid/gid/euid/egid/groups" },
+	{ "connect", c_connect, "HOST PORT: TCP connect, 2 s timeout" },
+	{ "loopback", c_loopback, "[ADDR]: listen+connect to itself on loopback" },
+	{ "read", c_read, "PATH" },
+	{ "write", c_write, "PATH [BYTES]" },
+	{ "open-write", c_open_write, "PATH: open for writing only" },
+	{ "mkdir", c_mkdir, "PATH" },
+	{ "unshare", c_unshare, "user|mount|net|pid|ipc|uts|cgroup" },
+	{ "mount-tmpfs", c_mount_tmpfs, "PATH" },
+	{ "ptrace-traceme", c_ptrace_traceme, "" },
+	{ "ptrace-attach", c_ptrace_attach, "PID|child" },
+	{ "tiocsti", c_tiocsti, "[stdin|pty]" },
+	{ "keyctl", c_keyctl, "join a new session keyring" },
+	{ "bpf", c_bpf, "BPF_MAP_CREATE" },
+	{ "perf-event-open", c_perf, "software task clock" },
+	{ "userfaultfd", c_userfaultfd, "" },
+	{ "io-uring-setup", c_io_uring, "" },
+	{ "personality-linux32", c_personality, "" },
+	{ "int80", c_int80, "getpid via int $0x80" },
+	{ "clone-newns", c_clone_newns, "" },
+	{ "chroot-escape", c_chroot_escape, "[DIR]" },
+	{ "mknod", c_mknod, "PATH [char|fifo]" },
+	{ "setuid0", c_setuid0, "" },
+	{ "forkbomb", c_forkbomb, "SECONDS [MAX]" },
+	{ "memhog", c_memhog, "MIB" },
+	{ "fds", c_fds, "list open fds" },
+	{ "env", c_env, "print environ" },
+	{ "pids", c_pids, "list /proc pids with comm" },
+	{ "setsid-sleep", c_setsid_sleep, "SECONDS [MARKER]" },
+	{ "sleep", c_sleep, "SECONDS" },
+	{ "spin", c_spin, "[SECONDS]" },
+	{ "exit", c_exit, "N" },
+	{ "kill-self", c_kill_self, "SIGNUM" },
+	{ "hostname", c_hostname, "" },
+	{ "netdev", c_netdev, "interface names from /proc/net/dev" },
+	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
+	{ "cwd", c_cwd, "print the working directory" },
+	{ NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "nsrun-probe: usage: nsrun-probe SUBCOMMAND [ARGS...]\n");
+		for (int i = 0; subs[i].name; i++)
+			fprintf(stderr, "  %-20s %s\n", subs[i].name, subs[i].help);
+		return 2;
+	}
+	for (int i = 0; subs[i].name; i++) {
+		if (strcmp(argv[1], subs[i].name) == 0) {
+			cmd = subs[i].name;
+			int rc = subs[i].fn(argc - 1, argv + 1);
+			fflush(stdout);
+			return rc;
+		}
+	}
+	fprintf(stderr, "nsrun-probe: unknown subcommand '%s'\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# B01 / CVE-2017-5226: the payload must not push input into the caller's terminal (TIOCSTI).
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+legacy=$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 1)
+[ "$legacy" = 0 ] && skip_all "dev.tty.legacy_tiocsti=0: the kernel refuses TIOCSTI to everyone, the test would prove nothing"
+
+# pty-run CMD... — run CMD with a fresh pty as its controlling terminal and stdin; print its output
+cat >"$TESTTMP/pty-run" <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+buf = b""
+end = time.time() + 30
+while time.time() < end:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    if r:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+    elif os.waitpid(pid, os.WNOHANG)[0]:
+        pid = 0
+        break
+if pid:
+    os.waitpid(pid, 0)
+sys.stdout.write(buf.decode(errors="replace").replace("\r", ""))
+PY
+run_in_pty() { run_cmd python3 "$TESTTMP/pty-run" "$@"; }
+
+run_in_pty "$PROBE" tiocsti stdin
+assert_match "control: on the host, TIOCSTI into the controlling terminal works" 'tiocsti: ok stdin' "$OUT"
+
+run_in_pty "$NSRUN" --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe tiocsti stdin
+assert_match "payload on the caller's terminal: TIOCSTI refused" 'tiocsti: denied [A-Z]+ ' "$OUT"
+assert_not_match "  ... never succeeds" 'tiocsti: ok' "$OUT"
+
+# python version of the bug's reproduction
+run_in_pty "$NSRUN" --image python -- python3 -c '
+import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b" "); print("ioctl-succeeded")
+except OSError as e:
+    print("ioctl-refused", e.errno)'
+assert_match "python payload: ioctl refused" 'ioctl-refused [0-9]+' "$OUT"
+
+# control for the probe's pty mode: on the host it can inject into a pty it controls
+run_host_probe tiocsti pty
+assert_eq "control: TIOCSTI on a new controlling pty works on the host" "tiocsti: ok pty" "$OUT"
+run_probe -- tiocsti pty
+diag "inside, TIOCSTI on the payload's own new pty: $OUT"
+
+done_testing
