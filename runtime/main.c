@@ -1,6 +1,7 @@
 /* main.c - the command line: options (Docker's names), subcommands, the one place
  * that prints an error, and the exit status from the result. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -332,12 +333,27 @@ static int cmd_seccomp(int argc, char **argv)
 	return 0;
 }
 
+/* A caller may start us with fd 0, 1 or 2 closed: the first fd we open would take
+ * its number and reach the payload as its stdin or stdout.  Fill them with /dev/null. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR | O_NOCTTY);
+			if (n >= 0 && n != fd) /* cannot happen: the lowest free number is fd */
+				close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
 	struct nsrun_result result;
 	struct nsrun_error err = { 0 };
 	int code;
+
+	ensure_std_fds();
 
 	if (argc > 1 && strcmp(argv[1], "images") == 0)
 		return cmd_images();

@@ -28,4 +28,11 @@ for n in 3 4 5 6 7 8 9 10; do
 done
 exec 7<&- 8<&- 9<&-
 
+# nsrun started with fd 0, 1 or 2 closed: the first fd nsrun opens would take that
+# number and reach the payload as a standard stream. They must be /dev/null instead.
+run_cmd sh -c '"$0" --image python -- sh -c "readlink /proc/self/fd/0" <&-' "$NSRUN"
+assert_eq "started with stdin closed: the payload's fd 0 is /dev/null" /dev/null "$OUT"
+run_cmd sh -c '"$0" --image python -- sh -c "readlink /proc/self/fd/2 >&1" 2>&-' "$NSRUN"
+assert_eq "started with stderr closed: the payload's fd 2 is /dev/null" /dev/null "$OUT"
+
 done_testing
