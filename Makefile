@@ -39,7 +39,7 @@ TEST_USER   ?= nsrun-test
 SUITES      := tests/integration/*.t tests/security/*.t
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
-	shellcheck cppcheck valgrind
+	shellcheck cppcheck valgrind clang libclang-rt-14-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
@@ -104,7 +104,9 @@ check-unit: $(UNIT_BINS) $(FUZZ_BINS)
 	prove $(UNIT_BINS)
 	@echo "== fuzz corpus replay"
 	@for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; \
-		if [ -d tests/fuzz/corpus/$$n ]; then $$f tests/fuzz/corpus/$$n/* >/dev/null || exit 1; fi; done
+		[ -d tests/fuzz/corpus/$$n ] || { echo "no corpus tests/fuzz/corpus/$$n for $$f"; exit 1; }; \
+		$$f tests/fuzz/corpus/$$n/* >/dev/null || exit 1; \
+		echo "replayed $$(ls tests/fuzz/corpus/$$n | wc -l) inputs through $${f##*/}"; done
 
 # the tests' store must be readable by the unprivileged user: reuse `make image`'s image if there is one
 USER_STORE = $${NSRUN_IMAGES:-$${XDG_DATA_HOME:-$$HOME/.local/share}/nsrun/images}
@@ -167,6 +169,21 @@ valgrind: all test-image
 	NSRUN_IMAGES=$(TEST_IMAGES) valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
+# libFuzzer (clang) with ASan and UBSan over every fuzz target, FUZZ_SECONDS each;
+# new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays as it is
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS_LIB = runtime/seccomp_profile.c runtime/error.c runtime/util.c
+fuzz:
+	@mkdir -p build-fuzz
+	@for src in $(FUZZ_SRCS); do name=$$(basename $$src .c); n=$${name#fuzz_}; \
+		echo "== $$name for $(FUZZ_SECONDS)s"; \
+		clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+			-DNSRUN_LIBFUZZER -iquote runtime $(PKG_CFLAGS) -o build-fuzz/$$name $$src $(FUZZ_SRCS_LIB) -lyajl || exit 1; \
+		mkdir -p build-fuzz/corpus/$$n; \
+		build-fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=build-fuzz/ build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
 install: all
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
@@ -174,4 +191,4 @@ install: all
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
