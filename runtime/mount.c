@@ -282,7 +282,7 @@ static int source_tree(const char *what, const char *path, const struct mount_so
 static int attach_tree(int tree_fd, bool legacy, const char *to, int to_fd, struct nsrun_error *err,
 		       const char *what)
 {
-	char src[64], dst[64];
+	char src[64], dst[64] = "";
 
 	if (!legacy) {
 		if (sys_move_mount(tree_fd, "", to_fd, to_fd >= 0 ? "" : to,
