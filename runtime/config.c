@@ -18,6 +18,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->limits.pids = NSRUN_DEFAULT_PIDS;
 	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
 	cfg->network = NSRUN_NETWORK_NONE;
+	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
 	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
 	cfg->security.seccomp = strdup("default");
 	if (!cfg->hostname || !cfg->security.seccomp)
@@ -188,6 +189,8 @@ void config_free(struct nsrun_config *cfg)
 	}
 	free(cfg->mounts);
 	free(cfg->security.seccomp);
+	free(cfg->output.json_path);
+	free(cfg->output.stdin_path);
 	free(cfg->hostname);
 	memset(cfg, 0, sizeof(*cfg));
 }

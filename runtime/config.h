@@ -21,6 +21,7 @@
 #define NSRUN_DEFAULT_UID 65534
 #define NSRUN_DEFAULT_HOSTNAME "nsrun"
 #define NSRUN_WORKDIR "/work"
+#define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
 
 enum nsrun_network {
@@ -69,6 +70,13 @@ struct nsrun_config {
 		char *seccomp;          /* profile name, path, or "unconfined" */
 		bool strict;            /* weaker isolation is an error, not a warning */
 	} security;
+	struct nsrun_output {
+		bool capture;           /* stdout and stderr through pipes, not passed through */
+		uint64_t limit_bytes;   /* kept of each captured stream (--output-limit) */
+		bool limit_kill;        /* past the limit: end the run (status output_limit) */
+		char *json_path;        /* --json FILE, "-" for stdout (implies capture); NULL: none */
+		char *stdin_path;       /* --stdin FILE; NULL: the caller's (/dev/null with --json) */
+	} output;
 	enum nsrun_network network;
 	char *hostname;
 	bool debug;

@@ -151,9 +151,14 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
-		exec_payload(a->cfg, a->seccomp, report[1]);
+		exec_payload(a->cfg, a->seccomp, a->stdio, report[1]);
 	}
 	close(report[1]);
+	/* the payload holds the output pipes now: the supervisor sees EOF when it and
+	 * everything it started are gone */
+	for (int i = 0; i < 3; i++)
+		if (a->stdio[i] >= 0)
+			close(a->stdio[i]);
 	if (read_exec_report(report[0], &err)) {
 		/* sync: EXEC_OK */
 		if (sync_send(a->sync_fd, SYNC_EXEC_OK, payload, &err) < 0)

@@ -70,7 +70,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 	return n;
 }
 
-void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int report_fd)
+void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, const int stdio[3],
+		  int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -89,6 +90,12 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	if (setsid() < 0) {
 		error_set(&err, errno, "setsid");
 		fail(report_fd, &err, 125);
+	}
+	for (int i = 0; i < 3; i++) {
+		if (stdio[i] >= 0 && dup2(stdio[i], i) < 0) {
+			error_set(&err, errno, "set up fd %d", i);
+			fail(report_fd, &err, 125);
+		}
 	}
 	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0 || caps_drop_bounding(&err) < 0 ||
 	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(&cfg->limits, &err) < 0)

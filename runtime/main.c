@@ -26,6 +26,7 @@
 enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
+	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN,
 };
 
 static const struct option options[] = {
@@ -45,6 +46,11 @@ static const struct option options[] = {
 	{ "security-opt", required_argument, NULL, OPT_SECURITY_OPT },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "capture", no_argument, NULL, OPT_CAPTURE },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+	{ "output-limit-action", required_argument, NULL, OPT_OUTPUT_LIMIT_ACTION },
+	{ "stdin", required_argument, NULL, OPT_STDIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -75,6 +81,11 @@ static const char usage_text[] =
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
 	"  --security-opt seccomp=PROFILE  default, strict, a path, or unconfined\n"
 	"  --strict                  weaker isolation than asked for is an error\n"
+	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
+	"  --capture                 capture stdout and stderr (bounded), print them after the run\n"
+	"  --output-limit BYTES      bytes kept of each captured stream (default 1m)\n"
+	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
+	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
 	"  -h, --help, --version\n"
 	"\n"
@@ -172,6 +183,23 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case OPT_DEBUG:
 		cfg->debug = true;
 		return 0;
+	case OPT_JSON:
+		free(cfg->output.json_path);
+		cfg->output.capture = true;
+		return (cfg->output.json_path = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--json");
+	case OPT_CAPTURE:
+		cfg->output.capture = true;
+		return 0;
+	case OPT_OUTPUT_LIMIT:
+		return parse_size_bytes("--output-limit", arg, &cfg->output.limit_bytes, err);
+	case OPT_OUTPUT_LIMIT_ACTION:
+		if (strcmp(arg, "kill") != 0 && strcmp(arg, "truncate") != 0)
+			return error_set(err, 0, "--output-limit-action: \"%s\": use truncate or kill", arg);
+		cfg->output.limit_kill = strcmp(arg, "kill") == 0;
+		return 0;
+	case OPT_STDIN:
+		free(cfg->output.stdin_path);
+		return (cfg->output.stdin_path = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--stdin");
 	default:
 		return error_set(err, 0, "unknown option (see nsrun --help)");
 	}
@@ -346,9 +374,43 @@ static void ensure_std_fds(void)
 	}
 }
 
+/* Opens the --json destination before the run. */
+static int open_json(const struct nsrun_config *cfg, FILE **out, struct nsrun_error *err)
+{
+	*out = NULL;
+	if (!cfg->output.json_path)
+		return 0;
+	if (strcmp(cfg->output.json_path, "-") == 0) {
+		*out = stdout;
+		return 0;
+	}
+	*out = fopen(cfg->output.json_path, "we");
+	if (!*out)
+		return error_set(err, errno, "--json \"%s\"", cfg->output.json_path);
+	return 0;
+}
+
+/* --capture without --json: the kept output after the run, then a note per stream
+ * that was cut. */
+static void print_captured(const struct nsrun_result *r)
+{
+	if (r->out.len)
+		fwrite(r->out.data, 1, r->out.len, stdout);
+	fflush(stdout);
+	if (r->err_out.len)
+		fwrite(r->err_out.data, 1, r->err_out.len, stderr);
+	if (r->out.truncated)
+		fprintf(stderr, "nsrun: stdout truncated: %llu bytes written, %zu kept (--output-limit)\n",
+			(unsigned long long)r->out.total_bytes, r->out.len);
+	if (r->err_out.truncated)
+		fprintf(stderr, "nsrun: stderr truncated: %llu bytes written, %zu kept (--output-limit)\n",
+			(unsigned long long)r->err_out.total_bytes, r->err_out.len);
+}
+
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
+	FILE *json = NULL;
 	struct nsrun_result result;
 	struct nsrun_error err = { 0 };
 	int code;
@@ -368,10 +430,24 @@ int main(int argc, char **argv)
 	}
 	if (cfg.debug)
 		debug_dump(&cfg);
+	/* rejected before anything starts: a --json file we cannot write */
+	if (open_json(&cfg, &json, &err) < 0) {
+		config_free(&cfg);
+		return fail(&err);
+	}
 	fflush(stdout);
 	nsrun_run(&cfg, &result);
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
+	if (json) {
+		if (result_write_json(&result, &cfg, json) < 0 || (json != stdout ? fclose(json) : fflush(json)) != 0) {
+			fprintf(stderr, "nsrun: write the --json result: %s\n", strerror(errno));
+			code = 125;
+		}
+	} else if (cfg.output.capture) {
+		print_captured(&result);
+	}
+	result_free(&result);
 	config_free(&cfg);
 	return code;
 }

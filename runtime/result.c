@@ -1,9 +1,17 @@
 /* result.c - see result.h */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <yajl/yajl_gen.h>
+
+#include "config.h"
 #include "result.h"
 #include "util.h"
+
+#ifndef NSRUN_VERSION
+#define NSRUN_VERSION "0.0.0-dev"
+#endif
 
 const char *result_status_name(enum nsrun_status status)
 {
@@ -12,6 +20,7 @@ const char *result_status_name(enum nsrun_status status)
 	case NSRUN_STATUS_SIGNALED: return "signaled";
 	case NSRUN_STATUS_TIMED_OUT: return "timed_out";
 	case NSRUN_STATUS_EXEC_FAILED: return "exec_failed";
+	case NSRUN_STATUS_OUTPUT_LIMIT: return "output_limit";
 	case NSRUN_STATUS_ERROR: return "error";
 	}
 	return "unknown";
@@ -28,6 +37,8 @@ int result_exit_code(const struct nsrun_result *r)
 		return 124;
 	case NSRUN_STATUS_EXEC_FAILED:
 		return r->error.errnum == ENOENT ? 127 : 126;
+	case NSRUN_STATUS_OUTPUT_LIMIT:
+		return 128 + 9; /* the container was SIGKILLed for it */
 	case NSRUN_STATUS_ERROR:
 		return 125;
 	}
@@ -52,8 +63,236 @@ void result_report(const struct nsrun_result *r, FILE *out)
 		if (hint)
 			fprintf(out, "nsrun: hint: %s\n", hint);
 		return;
+	case NSRUN_STATUS_OUTPUT_LIMIT:
+		fprintf(out, "nsrun: killed: the output passed --output-limit\n");
+		return;
 	case NSRUN_STATUS_EXITED:
 	case NSRUN_STATUS_SIGNALED:
 		return;
 	}
+}
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
+ * bytes there are not one (RFC 3629: no overlongs, surrogates or > U+10FFFF). */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* A copy of s with every byte that is not part of valid UTF-8 replaced by U+FFFD.
+ * *valid tells whether there was none. Returns NULL on ENOMEM. */
+static char *utf8_sanitize(const char *s, size_t len, size_t *out_len, bool *valid)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = malloc(len * 3 + 1);
+	size_t o = 0;
+
+	*valid = true;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq_len(u + i, len - i);
+		if (n == 0) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			*valid = false;
+		} else {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+		}
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
+}
+
+static char *base64(const char *s, size_t len)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = malloc((len + 2) / 3 * 4 + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)u[i] << 16 | (i + 1 < len ? (uint32_t)u[i + 1] << 8 : 0) |
+			     (i + 2 < len ? u[i + 2] : 0);
+		out[o++] = tab[(v >> 18) & 63];
+		out[o++] = tab[(v >> 12) & 63];
+		out[o++] = i + 1 < len ? tab[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < len ? tab[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+#define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
+
+static int gen_stream(yajl_gen g, const char *name, const struct result_stream *st)
+{
+	char key[32];
+	size_t clean_len = 0;
+	bool valid = true;
+	char *clean = NULL;
+
+	GEN_STR(g, name);
+	if (!st->captured) {
+		yajl_gen_null(g);
+	} else {
+		clean = utf8_sanitize(st->data ? st->data : "", st->len, &clean_len, &valid);
+		if (!clean)
+			return -1;
+		yajl_gen_string(g, (const unsigned char *)clean, clean_len);
+		free(clean);
+	}
+	snprintf(key, sizeof(key), "%s_truncated", name);
+	GEN_STR(g, key);
+	yajl_gen_bool(g, st->truncated);
+	snprintf(key, sizeof(key), "%s_bytes", name);
+	GEN_STR(g, key);
+	yajl_gen_integer(g, (long long)st->total_bytes);
+	if (st->captured && !valid) {
+		char *b64 = base64(st->data, st->len);
+		if (!b64)
+			return -1;
+		snprintf(key, sizeof(key), "%s_base64", name);
+		GEN_STR(g, key);
+		GEN_STR(g, b64);
+		free(b64);
+	}
+	return 0;
+}
+
+static void gen_limit(yajl_gen g, const char *name, uint64_t value, const char *how)
+{
+	GEN_STR(g, name);
+	yajl_gen_map_open(g);
+	GEN_STR(g, "value");
+	if (value)
+		yajl_gen_integer(g, (long long)value);
+	else
+		yajl_gen_null(g);
+	GEN_STR(g, "enforced");
+	GEN_STR(g, value ? how : "none");
+	yajl_gen_map_close(g);
+}
+
+static const char *json_status(const struct nsrun_result *r)
+{
+	/* a command that could not be executed is the payload's failure, not nsrun's */
+	return r->status == NSRUN_STATUS_EXEC_FAILED ? "exited" : result_status_name(r->status);
+}
+
+int result_write_json(const struct nsrun_result *r, const struct nsrun_config *cfg, FILE *out)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	const unsigned char *buf;
+	size_t len;
+	char line[512];
+	int rc = 0;
+
+	if (!g) {
+		errno = ENOMEM;
+		return -1;
+	}
+	yajl_gen_config(g, yajl_gen_beautify, 0);
+	yajl_gen_map_open(g);
+	GEN_STR(g, "schema");
+	yajl_gen_integer(g, NSRUN_JSON_SCHEMA);
+	GEN_STR(g, "nsrun_version");
+	GEN_STR(g, NSRUN_VERSION);
+	GEN_STR(g, "status");
+	GEN_STR(g, json_status(r));
+	GEN_STR(g, "exit_code");
+	yajl_gen_integer(g, result_exit_code(r));
+	GEN_STR(g, "signal");
+	if (r->status == NSRUN_STATUS_SIGNALED && sigabbrev_np(r->signal)) {
+		snprintf(line, sizeof(line), "SIG%s", sigabbrev_np(r->signal));
+		GEN_STR(g, line);
+	} else {
+		yajl_gen_null(g);
+	}
+	GEN_STR(g, "timed_out");
+	yajl_gen_bool(g, r->status == NSRUN_STATUS_TIMED_OUT);
+	GEN_STR(g, "oom_killed");
+	yajl_gen_bool(g, false);
+	GEN_STR(g, "error");
+	if (r->status == NSRUN_STATUS_ERROR || r->status == NSRUN_STATUS_EXEC_FAILED) {
+		error_format(&r->error, line, sizeof(line));
+		GEN_STR(g, line);
+	} else if (r->status == NSRUN_STATUS_OUTPUT_LIMIT) {
+		GEN_STR(g, "output limit exceeded");
+	} else {
+		yajl_gen_null(g);
+	}
+	GEN_STR(g, "wall_time_ms");
+	yajl_gen_integer(g, (long long)(r->wall_time_us / 1000));
+	GEN_STR(g, "cpu_user_ms");
+	yajl_gen_integer(g, (long long)(r->cpu_user_us / 1000));
+	GEN_STR(g, "cpu_system_ms");
+	yajl_gen_integer(g, (long long)(r->cpu_system_us / 1000));
+	GEN_STR(g, "max_rss_kib");
+	yajl_gen_integer(g, (long long)r->max_rss_kib);
+	if (gen_stream(g, "stdout", &r->out) < 0 || gen_stream(g, "stderr", &r->err_out) < 0) {
+		yajl_gen_free(g);
+		errno = ENOMEM;
+		return -1;
+	}
+	GEN_STR(g, "image");
+	if (cfg->image)
+		GEN_STR(g, cfg->image);
+	else
+		yajl_gen_null(g);
+	GEN_STR(g, "limits");
+	yajl_gen_map_open(g);
+	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, "rlimit");
+	gen_limit(g, "pids", cfg->limits.pids, "rlimit");
+	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us / 1000, "rlimit");
+	gen_limit(g, "timeout_ms", cfg->limits.timeout_us / 1000, "supervisor");
+	gen_limit(g, "tmpfs_bytes", cfg->limits.tmpfs_bytes, "tmpfs");
+	gen_limit(g, "output_bytes", cfg->output.capture ? cfg->output.limit_bytes : 0, "supervisor");
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &buf, &len);
+	if (fwrite(buf, 1, len, out) != len || fputc('\n', out) == EOF)
+		rc = -1;
+	yajl_gen_free(g);
+	return rc;
+}
+
+void result_free(struct nsrun_result *r)
+{
+	free(r->out.data);
+	free(r->err_out.data);
+	r->out.data = r->err_out.data = NULL;
 }

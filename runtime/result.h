@@ -5,6 +5,7 @@
  *   128 + N                           killed by signal N (SIGNALED)
  *   124                               the --timeout passed (TIMED_OUT)
  *   125                               nsrun itself failed (ERROR)
+ *   137                               ended for its output, --output-limit-action kill
  *   126                               the command cannot be executed (EXEC_FAILED, not ENOENT)
  *   127                               the command was not found (EXEC_FAILED, ENOENT)
  */
@@ -22,7 +23,17 @@ enum nsrun_status {
 	NSRUN_STATUS_SIGNALED,
 	NSRUN_STATUS_TIMED_OUT,
 	NSRUN_STATUS_EXEC_FAILED,
+	NSRUN_STATUS_OUTPUT_LIMIT,      /* --output-limit-action kill: ended for its output */
 	NSRUN_STATUS_ERROR,
+};
+
+/* One captured stream of the payload (--capture, --json). */
+struct result_stream {
+	bool captured;
+	char *data;             /* the first len bytes the payload wrote (malloc'd, NUL-terminated) */
+	size_t len;
+	uint64_t total_bytes;   /* all it wrote */
+	bool truncated;         /* more than --output-limit */
 };
 
 struct nsrun_result {
@@ -31,10 +42,28 @@ struct nsrun_result {
 	int signal;             /* SIGNALED: the signal number */
 	uint64_t timeout_us;    /* TIMED_OUT: the limit that passed */
 	uint64_t wall_time_us;  /* from the start of set-up to the end of the run */
+	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */
+	uint64_t cpu_system_us;
+	uint64_t max_rss_kib;   /* the largest resident set of any of them */
+	struct result_stream out;       /* the payload's stdout, when captured */
+	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */
 };
 
-/* Name of a status ("exited", "signaled", "timed_out", "exec_failed", "error"). */
+struct nsrun_config;
+
+/* Writes the result as one JSON object (schema NSRUN_JSON_SCHEMA, documented in the
+ * README) to out, with yajl_gen.  Text that is not valid UTF-8 has each invalid byte
+ * replaced by U+FFFD and the exact bytes in "stdout_base64"/"stderr_base64".
+ * Returns 0, or -1 with errno. */
+int result_write_json(const struct nsrun_result *r, const struct nsrun_config *cfg, FILE *out);
+
+/* Frees the captured streams. */
+void result_free(struct nsrun_result *r);
+
+#define NSRUN_JSON_SCHEMA 1
+
+/* Name of a status ("exited", "signaled", "timed_out", "exec_failed", "output_limit", "error"). */
 const char *result_status_name(enum nsrun_status status);
 
 /* The exit status of nsrun for r, per the table above (0..255). */

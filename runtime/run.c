@@ -15,6 +15,7 @@
  * process of its pid namespace: setsid and double forks included.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,6 +71,15 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		return -1;
 	if (seccomp_prepare(cfg->security.seccomp, profiles_dir(), cfg->security.strict, warn_line, NULL,
 			    &run->seccomp, err) < 0)
+		return -1;
+	if (cfg->output.stdin_path || cfg->output.json_path) {
+		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
+		run->stdin_fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (run->stdin_fd < 0)
+			return error_set(err, errno, "--stdin \"%s\"", in);
+	}
+	if (cfg->output.capture && (capture_open(&run->out, cfg->output.limit_bytes, err) < 0 ||
+				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
 		return -1;
 	/* once setgroups is denied nobody inside can drop them: a root caller drops its
 	 * own (root of a user namespace with setgroups denied cannot: EPERM, go on) */
@@ -140,12 +151,19 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (run->child == 0) {
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
-			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, -1, -1 },
+			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
+			.stdio = { run->stdin_fd, run->out.write_fd, run->err.write_fd },
 			.forward_signals = forward_signals,
 		};
 		container_main(&a);
 	}
 	close(sv[1]);
+	/* the payload's ends live on in the child: ours must go, or the pipes never reach EOF */
+	if (run->out.write_fd >= 0)
+		close(run->out.write_fd);
+	if (run->err.write_fd >= 0)
+		close(run->err.write_fd);
+	run->out.write_fd = run->err.write_fd = -1;
 	/* the trees were copied into the child with its fd table: ours can go */
 	mount_sources_close(&run->sources);
 	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
@@ -199,26 +217,56 @@ static int handle_message(struct nsrun_run *run, struct nsrun_result *result, st
 	}
 }
 
-/* P9: wait for the end, forwarding signals, enforcing the deadline. */
+/* Reads what a capture pipe has; past the limit with --output-limit-action kill
+ * the run is decided.  Returns 0 or -1 with err. */
+static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct capture_stream *st,
+		 struct nsrun_result *result, bool *decided, struct nsrun_error *err)
+{
+	bool over = false;
+
+	if (capture_read(st, &over, err) < 0)
+		return -1;
+	if (over && cfg->output.limit_kill && !*decided) {
+		kill_child(run);
+		result->status = NSRUN_STATUS_OUTPUT_LIMIT;
+		*decided = true;
+	}
+	return 0;
+}
+
+/* P9: wait for the end, forwarding signals, enforcing the deadline, reading the
+ * captured output as it comes.  Once the outcome is decided the container is
+ * killed (if it is not gone already), so every writer of the pipes dies with its
+ * pid namespace and the pipes reach EOF. */
 static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result,
 			 struct nsrun_error *err)
 {
-	struct pollfd pfd[2] = { { .fd = run->sync_fd, .events = POLLIN }, { .fd = run->signal_fd, .events = POLLIN } };
+	bool decided = false;
 
 	err->stage = STAGE_SUPERVISE;
 	for (;;) {
+		struct pollfd pfd[4] = {
+			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
+			{ .fd = run->signal_fd, .events = POLLIN },
+			{ .fd = run->out.read_fd, .events = POLLIN },
+			{ .fd = run->err.read_fd, .events = POLLIN },
+		};
 		int timeout_ms = -1;
-		if (run->deadline_us) {
+
+		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0)
+			return 0;
+		if (run->deadline_us && !decided) {
 			uint64_t now = now_us();
 			if (now >= run->deadline_us) {
 				kill_child(run);
 				result->status = NSRUN_STATUS_TIMED_OUT;
 				result->timeout_us = cfg->limits.timeout_us;
-				return 0;
+				decided = true;
+				continue;
 			}
 			timeout_ms = (int)((run->deadline_us - now + 999) / 1000);
 		}
-		if (poll(pfd, 2, timeout_ms) < 0) {
+		if (poll(pfd, 4, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -226,16 +274,54 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(run->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD)
+				if (si.ssi_signo != SIGCHLD && !decided)
 					kill(run->child, (int)si.ssi_signo); /* pid 1 passes it on to the payload */
 			}
 		}
+		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->out, result, &decided, err) < 0)
+			return -1;
+		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
+			return -1;
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = handle_message(run, result, err);
-			if (r != 0)
-				return r < 0 ? -1 : 0;
+			if (r < 0)
+				return -1;
+			if (r > 0) {
+				decided = true;
+				kill_child(run); /* what the payload left behind dies now */
+			}
 		}
 	}
+}
+
+/* After the run: the init's rusage, which holds every process it reaped. */
+static void run_collect(struct nsrun_run *run, struct nsrun_result *result)
+{
+	struct rusage ru;
+	int status;
+
+	if (run->child <= 0 || run->child_reaped)
+		return;
+	kill(run->child, SIGKILL);
+	while (wait4(run->child, &status, 0, &ru) < 0) {
+		if (errno != EINTR)
+			return;
+	}
+	run->child_reaped = true;
+	result->cpu_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
+	result->cpu_system_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+	result->max_rss_kib = (uint64_t)ru.ru_maxrss;
+}
+
+static void steal_stream(struct capture_stream *st, struct result_stream *out, bool captured)
+{
+	out->captured = captured;
+	out->data = st->buf;
+	out->len = st->len;
+	out->total_bytes = st->total_bytes;
+	out->truncated = st->truncated;
+	st->buf = NULL;
+	st->len = st->cap = 0;
 }
 
 /* P10: idempotent; called once on every path. */
@@ -257,6 +343,11 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->mask_saved)
 		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);
 	run->mask_saved = false;
+	capture_close(&run->out);
+	capture_close(&run->err);
+	if (run->stdin_fd >= 0)
+		close(run->stdin_fd);
+	run->stdin_fd = -1;
 	mount_sources_close(&run->sources);
 	mount_plan_free(&run->plan);
 	seccomp_free(run->seccomp);
@@ -265,7 +356,8 @@ static void run_teardown(struct nsrun_run *run)
 
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result)
 {
-	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1 };
+	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1,
+				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
 
 	memset(result, 0, sizeof(*result));
@@ -277,6 +369,9 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result)
 		result->status = NSRUN_STATUS_ERROR;
 		result->error = err;
 	}
+	run_collect(&run, result);
+	steal_stream(&run.out, &result->out, cfg->output.capture);
+	steal_stream(&run.err, &result->err_out, cfg->output.capture);
 	run_teardown(&run);
 	result->wall_time_us = now_us() - run.start_us;
 	return 0;

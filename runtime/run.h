@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include "capture.h"
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
@@ -24,6 +25,9 @@ struct nsrun_run {
 	bool child_reaped;
 	sigset_t saved_mask;
 	bool mask_saved;
+	struct capture_stream out;      /* the payload's stdout, when captured */
+	struct capture_stream err;      /* its stderr */
+	int stdin_fd;                   /* --stdin, /dev/null with --json, or -1 */
 	uint64_t start_us;              /* CLOCK_MONOTONIC at the start of set-up */
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
 };
