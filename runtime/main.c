@@ -440,7 +440,12 @@ int main(int argc, char **argv)
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	if (json) {
-		if (result_write_json(&result, &cfg, json) < 0 || (json != stdout ? fclose(json) : fflush(json)) != 0) {
+		int bad = result_write_json(&result, &cfg, json) < 0;
+		if (json == stdout)
+			bad |= fflush(stdout) != 0;
+		else
+			bad |= fclose(json) != 0;
+		if (bad) {
 			fprintf(stderr, "nsrun: write the --json result: %s\n", strerror(errno));
 			code = 125;
 		}
