@@ -390,6 +390,26 @@ static int open_json(const struct nsrun_config *cfg, FILE **out, struct nsrun_er
 	return 0;
 }
 
+/* A harness asked for JSON: it gets a document for nsrun's own failure too
+ * (status "error"), as long as --json was parsed before the failure. */
+static void json_error(const struct nsrun_config *cfg, const struct nsrun_error *err)
+{
+	struct nsrun_result r;
+	struct nsrun_error ignored = { 0 };
+	FILE *json = NULL;
+
+	if (!cfg->output.json_path || open_json(cfg, &json, &ignored) < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.status = NSRUN_STATUS_ERROR;
+	r.error = *err;
+	result_write_json(&r, cfg, json);
+	if (json != stdout)
+		fclose(json);
+	else
+		fflush(stdout);
+}
+
 /* --capture without --json: the kept output after the run, then a note per stream
  * that was cut. */
 static void print_captured(const struct nsrun_result *r)
@@ -425,8 +445,10 @@ int main(int argc, char **argv)
 		return fail(&err);
 	if (parse_args(&cfg, argc, argv, &err) < 0 || resolve(&cfg, &err) < 0 ||
 	    config_validate(&cfg, &err) < 0) {
+		code = fail(&err);
+		json_error(&cfg, &err);
 		config_free(&cfg);
-		return fail(&err);
+		return code;
 	}
 	if (cfg.debug)
 		debug_dump(&cfg);
