@@ -83,6 +83,16 @@ static int reap(pid_t payload, int *status)
 	return found;
 }
 
+/* Kills every other process of the pid namespace and reaps them, so their CPU time
+ * and memory are counted in our rusage: when init just exits, the kernel reaps them
+ * itself with SIGCHLD ignored (zap_pid_ns_processes) and their usage is lost. */
+static void kill_and_reap_all(void)
+{
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
 static void __attribute__((noreturn)) init_loop(const struct container_args *a, int sfd, pid_t payload)
 {
 	struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = a->sync_fd, .events = POLLIN } };
@@ -95,8 +105,15 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 				continue;
 			_exit(1);
 		}
-		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
-			_exit(1); /* the supervisor is gone, or spoke out of turn: end the container */
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			struct sync_msg msg;
+			/* sync: KILL_ALL (timeout, output limit); anything else: the supervisor is gone */
+			if (sync_recv(a->sync_fd, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
+				kill_and_reap_all();
+				_exit(0);
+			}
+			_exit(1);
+		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
@@ -106,10 +123,12 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 				continue;
 			}
 			if (reap(payload, &status)) {
+				/* whatever the payload left behind dies with it */
+				kill_and_reap_all();
 				/* sync: PAYLOAD_EXITED */
 				if (sync_send(a->sync_fd, SYNC_PAYLOAD_EXITED, status, &err) < 0)
 					_exit(1);
-				_exit(0); /* the kernel now kills whatever the payload left behind */
+				_exit(0);
 			}
 		}
 	}

@@ -83,7 +83,7 @@ static const char usage_text[] =
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
 	"  --capture                 capture stdout and stderr (bounded), print them after the run\n"
-	"  --output-limit BYTES      bytes kept of each captured stream (default 1m)\n"
+	"  --output-limit BYTES      bytes kept of each captured stream (default 1m; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"

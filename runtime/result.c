@@ -45,30 +45,42 @@ int result_exit_code(const struct nsrun_result *r)
 	return 125;
 }
 
+size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
+{
+	char secs[32];
+
+	buf[0] = '\0';
+	switch (r->status) {
+	case NSRUN_STATUS_TIMED_OUT:
+		format_seconds(r->timeout_us, secs, sizeof(secs));
+		snprintf(buf, len, "timed out after %s", secs);
+		break;
+	case NSRUN_STATUS_OUTPUT_LIMIT:
+		snprintf(buf, len, "killed: the output passed --output-limit");
+		break;
+	case NSRUN_STATUS_EXEC_FAILED:
+	case NSRUN_STATUS_ERROR:
+		error_format(&r->error, buf, len);
+		break;
+	case NSRUN_STATUS_EXITED:
+	case NSRUN_STATUS_SIGNALED:
+		break;
+	}
+	return strlen(buf);
+}
+
 void result_report(const struct nsrun_result *r, FILE *out)
 {
 	char line[512];
 	const char *hint;
 
-	switch (r->status) {
-	case NSRUN_STATUS_TIMED_OUT:
-		format_seconds(r->timeout_us, line, sizeof(line));
-		fprintf(out, "nsrun: timed out after %s\n", line);
+	if (!result_message(r, line, sizeof(line)))
 		return;
-	case NSRUN_STATUS_EXEC_FAILED:
-	case NSRUN_STATUS_ERROR:
-		error_format(&r->error, line, sizeof(line));
-		fprintf(out, "nsrun: %s\n", line);
+	fprintf(out, "nsrun: %s\n", line);
+	if (r->status == NSRUN_STATUS_ERROR || r->status == NSRUN_STATUS_EXEC_FAILED) {
 		hint = error_hint(&r->error);
 		if (hint)
 			fprintf(out, "nsrun: hint: %s\n", hint);
-		return;
-	case NSRUN_STATUS_OUTPUT_LIMIT:
-		fprintf(out, "nsrun: killed: the output passed --output-limit\n");
-		return;
-	case NSRUN_STATUS_EXITED:
-	case NSRUN_STATUS_SIGNALED:
-		return;
 	}
 }
 
@@ -193,17 +205,18 @@ static int gen_stream(yajl_gen g, const char *name, const struct result_stream *
 	return 0;
 }
 
-static void gen_limit(yajl_gen g, const char *name, uint64_t value, const char *how)
+/* A limit: its value (null when not set) and how it is enforced ("none" then). */
+static void gen_limit(yajl_gen g, const char *name, bool set, uint64_t value, const char *how)
 {
 	GEN_STR(g, name);
 	yajl_gen_map_open(g);
 	GEN_STR(g, "value");
-	if (value)
+	if (set)
 		yajl_gen_integer(g, (long long)value);
 	else
 		yajl_gen_null(g);
 	GEN_STR(g, "enforced");
-	GEN_STR(g, value ? how : "none");
+	GEN_STR(g, set ? how : "none");
 	yajl_gen_map_close(g);
 }
 
@@ -246,15 +259,11 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	yajl_gen_bool(g, r->status == NSRUN_STATUS_TIMED_OUT);
 	GEN_STR(g, "oom_killed");
 	yajl_gen_bool(g, false);
-	GEN_STR(g, "error");
-	if (r->status == NSRUN_STATUS_ERROR || r->status == NSRUN_STATUS_EXEC_FAILED) {
-		error_format(&r->error, line, sizeof(line));
+	GEN_STR(g, "error"); /* the very line nsrun prints on stderr, without "nsrun: " */
+	if (result_message(r, line, sizeof(line)))
 		GEN_STR(g, line);
-	} else if (r->status == NSRUN_STATUS_OUTPUT_LIMIT) {
-		GEN_STR(g, "output limit exceeded");
-	} else {
+	else
 		yajl_gen_null(g);
-	}
 	GEN_STR(g, "wall_time_ms");
 	yajl_gen_integer(g, (long long)(r->wall_time_us / 1000));
 	GEN_STR(g, "cpu_user_ms");
@@ -275,12 +284,13 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		yajl_gen_null(g);
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
-	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, "rlimit");
-	gen_limit(g, "pids", cfg->limits.pids, "rlimit");
-	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us / 1000, "rlimit");
-	gen_limit(g, "timeout_ms", cfg->limits.timeout_us / 1000, "supervisor");
-	gen_limit(g, "tmpfs_bytes", cfg->limits.tmpfs_bytes, "tmpfs");
-	gen_limit(g, "output_bytes", cfg->output.capture ? cfg->output.limit_bytes : 0, "supervisor");
+	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes, "rlimit");
+	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, "rlimit");
+	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us, cfg->limits.cpu_time_us / 1000, "rlimit");
+	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, cfg->limits.timeout_us / 1000, "supervisor");
+	gen_limit(g, "tmpfs_bytes", true, cfg->limits.tmpfs_bytes, "tmpfs");
+	/* 0 keeps nothing (the streams are still drained): a limit, not "none" */
+	gen_limit(g, "output_bytes", cfg->output.capture, cfg->output.limit_bytes, "supervisor");
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);

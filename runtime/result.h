@@ -69,6 +69,10 @@ const char *result_status_name(enum nsrun_status status);
 /* The exit status of nsrun for r, per the table above (0..255). */
 int result_exit_code(const struct nsrun_result *r);
 
+/* The line nsrun prints for r (without "nsrun: "), e.g. "timed out after 2s", into
+ * buf; the JSON "error" is the same text. Returns its length, 0 when there is none. */
+size_t result_message(const struct nsrun_result *r, char *buf, size_t len);
+
 /* Prints what the user must be told on stderr (nothing for a normal exit):
  * "nsrun: timed out after 2s", "nsrun: <error>: <strerror>" and its hint. */
 void result_report(const struct nsrun_result *r, FILE *out);

@@ -178,6 +178,20 @@ static void kill_child(struct nsrun_run *run)
 		kill(run->child, SIGKILL);
 }
 
+#define STOP_GRACE_US 500000    /* for pid 1 to kill and reap the rest, so their usage counts */
+
+/* Ends the container: pid 1 is asked to kill and reap everything (its rusage then
+ * holds their CPU time); run_collect SIGKILLs it if it has not gone by kill_deadline. */
+static void stop_container(struct nsrun_run *run)
+{
+	struct nsrun_error ignored;
+
+	/* sync: KILL_ALL */
+	if (run->sync_fd < 0 || sync_send(run->sync_fd, SYNC_KILL_ALL, 0, &ignored) < 0)
+		kill_child(run);
+	run->kill_deadline_us = now_us() + STOP_GRACE_US;
+}
+
 static void result_from_status(struct nsrun_result *result, int status)
 {
 	if (WIFSIGNALED(status)) {
@@ -227,7 +241,7 @@ static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct c
 	if (capture_read(st, &over, err) < 0)
 		return -1;
 	if (over && cfg->output.limit_kill && !*decided) {
-		kill_child(run);
+		stop_container(run);
 		result->status = NSRUN_STATUS_OUTPUT_LIMIT;
 		*decided = true;
 	}
@@ -255,10 +269,19 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 
 		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0)
 			return 0;
+		if (decided && run->kill_deadline_us) {
+			uint64_t now = now_us();
+			if (now >= run->kill_deadline_us) {
+				kill_child(run); /* pid 1 lingers: the kernel kills the rest with it */
+				run->kill_deadline_us = 0;
+			} else {
+				timeout_ms = (int)((run->kill_deadline_us - now + 999) / 1000);
+			}
+		}
 		if (run->deadline_us && !decided) {
 			uint64_t now = now_us();
 			if (now >= run->deadline_us) {
-				kill_child(run);
+				stop_container(run);
 				result->status = NSRUN_STATUS_TIMED_OUT;
 				result->timeout_us = cfg->limits.timeout_us;
 				decided = true;
@@ -286,27 +309,35 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			int r = handle_message(run, result, err);
 			if (r < 0)
 				return -1;
-			if (r > 0) {
-				decided = true;
-				kill_child(run); /* what the payload left behind dies now */
-			}
+			if (r > 0)
+				decided = true; /* pid 1 killed what the payload left behind and exits */
 		}
 	}
 }
 
-/* After the run: the init's rusage, which holds every process it reaped. */
+/* After the run: the init's rusage, which holds every process it reaped.  It is
+ * exiting by now; past the grace it is killed. */
 static void run_collect(struct nsrun_run *run, struct nsrun_result *result)
 {
 	struct rusage ru;
 	int status;
+	pid_t r;
 
 	if (run->child <= 0 || run->child_reaped)
 		return;
-	kill(run->child, SIGKILL);
-	while (wait4(run->child, &status, 0, &ru) < 0) {
-		if (errno != EINTR)
-			return;
+	for (;;) {
+		r = wait4(run->child, &status, WNOHANG, &ru);
+		if (r == run->child || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0 && (!run->kill_deadline_us || now_us() >= run->kill_deadline_us)) {
+			kill(run->child, SIGKILL);
+			run->kill_deadline_us = 0;
+			continue;
+		}
+		usleep(1000);
 	}
+	if (r != run->child)
+		return;
 	run->child_reaped = true;
 	result->cpu_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
 	result->cpu_system_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;

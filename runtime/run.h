@@ -30,6 +30,7 @@ struct nsrun_run {
 	int stdin_fd;                   /* --stdin, /dev/null with --json, or -1 */
 	uint64_t start_us;              /* CLOCK_MONOTONIC at the start of set-up */
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
+	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 };
 
 /* Runs cfg (validated) to completion and fills *result; nothing is left behind on

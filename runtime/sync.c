@@ -14,6 +14,7 @@ const char *sync_type_name(uint32_t type)
 	case SYNC_EXEC_FAILED: return "EXEC_FAILED";
 	case SYNC_PAYLOAD_EXITED: return "PAYLOAD_EXITED";
 	case SYNC_ERROR: return "ERROR";
+	case SYNC_KILL_ALL: return "KILL_ALL";
 	}
 	return "unknown";
 }

@@ -6,7 +6,10 @@
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
  *                  or EXEC_FAILED(errno)   execve failed (126/127)
  *                  or ERROR(nsrun_error)   set-up failed (125)
- *   pid 1 -> parent   PAYLOAD_EXITED(status)  wait status of the payload
+ *   pid 1 -> parent   PAYLOAD_EXITED(status)  wait status of the payload, after pid 1
+ *                                          killed and reaped every other process
+ *   parent -> pid 1   KILL_ALL             (timeout, output limit) kill and reap every
+ *                                          process, then exit; SIGKILL follows if it lingers
  * EOF where a message is expected is an error (the peer died).
  */
 #ifndef NSRUN_SYNC_H
@@ -22,6 +25,7 @@ enum sync_type {
 	SYNC_EXEC_FAILED,
 	SYNC_PAYLOAD_EXITED,
 	SYNC_ERROR,
+	SYNC_KILL_ALL,
 };
 
 struct sync_msg {
