@@ -37,13 +37,17 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
 TEST_IMAGES ?= /var/tmp/nsrun-check/images
 TEST_USER   ?= nsrun-test
 SUITES      := tests/integration/*.t tests/security/*.t
+PYTESTS     := bindings/python/tests examples/test_isolation.py
+# Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
+PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
-	shellcheck cppcheck valgrind clang libclang-rt-14-dev
+	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
+	python3-jsonschema time
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
-	asan lint valgrind install clean fuzz
+	asan check-asan lint valgrind install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -129,7 +133,10 @@ check-root: all test-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
-		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES)
+		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES) && \
+	echo "== Python client tests as root" && \
+	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles \
+		PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
@@ -137,15 +144,24 @@ check-rootless: all test-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
-			NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES); exit $$?; fi; \
+			NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES) || exit 1; \
+		echo "== Python client tests as $$(id -un) (rootless)"; \
+		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles \
+			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
+		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
 	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
-	cp -r tests seccomp-profiles examples rootfs-tools $$stage/ && chmod -R a+rX $$stage && \
+	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 $(TEST_ENV) \
 		NSRUN=$$stage/build/nsrun NSRUN_PROBE=$$stage/build/nsrun-probe \
-		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles prove --exec bash $(SUITES)
+		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles prove --exec bash $(SUITES) && \
+	echo "== Python client tests as $(TEST_USER) (rootless)" && \
+	runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 $(TEST_ENV) \
+		NSRUN=$$stage/build/nsrun NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles \
+		PYTHONPATH=$$stage/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
 check: check-unit check-root check-rootless
 
@@ -154,6 +170,13 @@ check: check-unit check-root check-rootless
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 		HARDEN="" CFLAGS="-O1 -g" all
+
+# the integration and security suites against the ASan/UBSan build (as the caller)
+check-asan: asan test-image
+	@echo "== integration and security suites with AddressSanitizer and UBSan"
+	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
+		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		prove --exec bash $(SUITES)
 
 # cppcheck does not know the cleanup attribute (cleanup.h): its leak checks are
 # false positives here; ASan and valgrind check leaks instead

@@ -1,0 +1,378 @@
+#!/bin/bash
+# --json: one result document per run (docs/result.schema.json), every field checked, for a
+# normal exit, a non-zero exit, SIGSEGV, a timeout, a memory limit, a fork bomb, 10 MiB and
+# 1 GiB of output (nsrun's own memory stays bounded), invalid UTF-8, an nsrun error (missing
+# image), and B31 (5 MB on both streams neither deadlocks nor loses bytes).
+#
+# Needs: python3 with jsonschema (Debian: python3-jsonschema); /usr/bin/time (Debian: time) for
+# the peak-RSS measurement (without it /proc/PID/status VmHWM is polled instead).
+# NSRUN_RESULT_SCHEMA overrides the schema (default: ../../docs/result.schema.json from here).
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+SCHEMA=${NSRUN_RESULT_SCHEMA:-$TESTS_DIR/../docs/result.schema.json}
+[ -f "$SCHEMA" ] || skip_all "no result schema at $SCHEMA (copy docs/ next to tests/ or set NSRUN_RESULT_SCHEMA)"
+
+PY=
+for c in ${NSRUN_PYTHON:-} python3 /usr/bin/python3; do
+	if "$c" -c 'import jsonschema' >/dev/null 2>&1; then PY=$c; break; fi
+done
+[ -n "$PY" ] || skip_all "no python3 with the jsonschema module (Debian: apt-get install python3-jsonschema)"
+
+VERSION=$("$NSRUN" --version | awk '{ print $2 }')
+DOC="$TESTTMP/result.json"
+
+# ---------------------------------------------------------------- the checker
+# jcheck.py schema DOC SCHEMA          -> validates; prints the errors
+# jcheck.py fields DOC RC ELAPSED SPEC -> compares EVERY field of DOC with BASE updated by SPEC
+#   (a Python dict; "limits" is merged key by key). A field of the document that the spec does
+#   not name is itself a failure, so no field goes unchecked. Matchers: Between(lo, hi),
+#   Re(regex), Absent (the key must not be there), OneOf(a, b).
+cat >"$TESTTMP/jcheck.py" <<'EOF'
+import base64, json, os, re, sys
+
+class Between:
+    def __init__(s, lo, hi): s.lo, s.hi = lo, hi
+    def ok(s, v): return type(v) is int and s.lo <= v <= s.hi
+    def __repr__(s): return f"an integer in [{s.lo}, {s.hi}]"
+class Re:
+    def __init__(s, rx): s.rx = rx
+    def ok(s, v): return isinstance(v, str) and re.search(s.rx, v, re.S) is not None
+    def __repr__(s): return f"a string matching /{s.rx}/"
+class OneOf:
+    def __init__(s, *c): s.c = c
+    def ok(s, v): return any(match(x, v) for x in s.c)
+    def __repr__(s): return "one of " + " | ".join(map(repr, s.c))
+class _Absent:
+    def __repr__(s): return "absent"
+Absent = _Absent()
+
+def match(want, got):
+    if hasattr(want, "ok"): return want.ok(got)
+    # exact: same JSON type (True is not 1) and value
+    return type(want) is type(got) and want == got
+
+def short(v):
+    r = repr(v)
+    return r if len(r) < 300 else r[:300] + f"... ({len(v) if hasattr(v, '__len__') else '?'} long)"
+
+mode, path = sys.argv[1], sys.argv[2]
+try:
+    with open(path, "rb") as f: raw = f.read()
+    doc = json.loads(raw)
+except Exception as e:
+    print(f"no JSON document in {path}: {e}"); sys.exit(1)
+
+if mode == "schema":
+    import jsonschema
+    schema = json.load(open(sys.argv[3]))
+    errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
+    for e in errs[:10]:
+        print(f"at {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}")
+    sys.exit(1 if errs else 0)
+
+rc, elapsed_ms = int(sys.argv[3]), int(float(sys.argv[4]) * 1000)
+version, spec_src = sys.argv[5], sys.argv[6]
+ncpu = os.cpu_count() or 1
+cpu = Between(0, elapsed_ms * ncpu + 50)
+base = {
+    "schema": 1, "nsrun_version": version,
+    "status": "exited", "exit_code": 0, "signal": None,
+    "timed_out": False, "oom_killed": False, "error": None,
+    "wall_time_ms": Between(1, elapsed_ms + 50),
+    "cpu_user_ms": cpu, "cpu_system_ms": cpu,
+    "max_rss_kib": Between(100, 1 << 20),
+    "stdout": "", "stdout_truncated": False, "stdout_base64": Absent,
+    "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
+    "image": "python",
+    "limits": {
+        "memory_bytes": {"value": 512 << 20, "enforced": "rlimit"},
+        "pids": {"value": 128, "enforced": "rlimit"},
+        "cpu_time_ms": {"value": None, "enforced": "none"},
+        "timeout_ms": {"value": 30000, "enforced": "supervisor"},
+        "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
+        "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},
+    },
+}
+spec = eval(spec_src, {"Between": Between, "Re": Re, "OneOf": OneOf, "Absent": Absent,
+                       "b64": lambda b: base64.b64encode(b).decode(), "MiB": 1 << 20,
+                       "ELAPSED_MS": elapsed_ms, "NCPU": ncpu})
+want = dict(base)
+want["limits"] = dict(base["limits"], **spec.pop("limits", {}))
+want.update(spec)
+for s in ("stdout", "stderr"):   # the byte count follows from exact, untruncated text
+    if f"{s}_bytes" not in want and isinstance(want[s], str) and want[f"{s}_truncated"] is False:
+        want[f"{s}_bytes"] = len(want[s].encode("utf-8"))
+
+bad = []
+if doc.get("exit_code") != rc:
+    bad.append(f"exit_code {doc.get('exit_code')!r} is not what nsrun exited with ({rc})")
+for k, w in want.items():
+    if w is Absent:
+        if k in doc: bad.append(f"{k}: want absent, got {short(doc[k])}")
+    elif k not in doc:
+        bad.append(f"{k}: missing (want {short(w)})")
+    elif k == "limits" and isinstance(doc[k], dict):
+        for lk, lw in w.items():
+            if not match(lw, doc[k].get(lk)): bad.append(f"limits.{lk}: want {lw}, got {doc[k].get(lk)}")
+        for lk in doc[k]:
+            if lk not in w: bad.append(f"limits.{lk}: unchecked field {short(doc[k][lk])}")
+    elif not match(w, doc[k]):
+        bad.append(f"{k}: want {short(w)}, got {short(doc[k])}")
+for k in doc:
+    if k not in want: bad.append(f"{k}: unchecked field {short(doc[k])}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+
+# json_run NSRUN-ARGS... — nsrun --json $DOC ARGS with the hang guard (sets RC, OUT, ERR, ELAPSED)
+json_run() { rm -f "$DOC"; run_nsrun --json "$DOC" "$@"; }
+
+# expect DESC SPEC — the document validates against the schema, and every field is as SPEC says
+expect() {
+	local out
+	if out=$("$PY" "$TESTTMP/jcheck.py" schema "$DOC" "$SCHEMA" 2>&1); then
+		ok "$1: valid against result.schema.json"
+	else
+		not_ok "$1: valid against result.schema.json" "$out" "$(_ctx)"
+	fi
+	if out=$("$PY" "$TESTTMP/jcheck.py" fields "$DOC" "$RC" "$ELAPSED" "$VERSION" "$2" 2>&1); then
+		ok "$1: every field as expected"
+	else
+		not_ok "$1: every field as expected" "$out" "$(_ctx)"
+	fi
+}
+
+# jfield EXPR — a Python expression over the document d (e.g. "len(d['stdout'])")
+jfield() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$DOC" "$1" 2>&1; }
+
+# ---------------------------------------------------------------- normal exit
+cat >"$TESTTMP/normal.py" <<'EOF'
+import sys
+b = b"x" * (40 << 20)            # 40 MiB touched: max_rss_kib must see it
+print("h\u00e9llo", len(b))
+print("warn", file=sys.stderr)
+EOF
+chmod 644 "$TESTTMP/normal.py"
+json_run --image python "$TESTTMP/normal.py"
+assert_eq "normal exit: rc 0, nothing on stdout or stderr (all captured)" "0||" "$RC|$OUT|$ERR"
+expect "normal exit" '{"stdout": "h\u00e9llo 41943040\n", "stderr": "warn\n",
+	"max_rss_kib": Between(40 * 1024, 512 * 1024), "wall_time_ms": Between(1, ELAPSED_MS + 50)}'
+
+# --json - : the document is the whole of stdout, the payload's output is inside it
+run_nsrun --json - --image python -- sh -c 'echo out; echo err >&2; exit 0'
+printf '%s' "$OUT" >"$DOC"
+assert_eq "--json -: rc 0, stderr empty" "0|" "$RC|$ERR"
+expect "--json -" '{"stdout": "out\n", "stderr": "err\n", "max_rss_kib": Between(1, 1 << 20)}'
+
+# every limit set: the document reports the values asked for
+json_run --image python --memory 256m --pids-limit 32 --cpu-time 5 --timeout 7.5 --tmpfs-size 16m \
+	--output-limit 2k -- true
+expect "limits as given" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
+	"memory_bytes": {"value": 256 << 20, "enforced": "rlimit"},
+	"pids": {"value": 32, "enforced": "rlimit"},
+	"cpu_time_ms": {"value": 5000, "enforced": "rlimit"},
+	"timeout_ms": {"value": 7500, "enforced": "supervisor"},
+	"tmpfs_bytes": {"value": 16 << 20, "enforced": "tmpfs"},
+	"output_bytes": {"value": 2048, "enforced": "supervisor"}}}'
+json_run --image python --memory 0 --pids-limit 0 --timeout 0 -- true
+expect "limits switched off (0 = none)" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
+	"memory_bytes": {"value": None, "enforced": "none"},
+	"pids": {"value": None, "enforced": "none"},
+	"timeout_ms": {"value": None, "enforced": "none"}}}'
+json_run --rootfs "$NSRUN_IMAGES/python/rootfs" -- true
+expect "--rootfs: image is null" '{"image": None, "max_rss_kib": Between(1, 1 << 20)}'
+
+# ---------------------------------------------------------------- non-zero exit
+json_run --image python -- python3 -c 'import sys; print("partial"); sys.stderr.write("bad input\n"); sys.exit(3)'
+assert_eq "non-zero exit: rc 3" 3 "$RC"
+expect "non-zero exit" '{"exit_code": 3, "stdout": "partial\n", "stderr": "bad input\n"}'
+json_run --image python -- python3 -c 'import sys; sys.exit(143)'
+expect "sys.exit(143) is an exit, not a signal" '{"exit_code": 143}'
+json_run --image python -- no-such-command-xyz
+assert_eq "command not found: rc 127" 127 "$RC"
+expect "command not found (status exited, error set)" '{"exit_code": 127,
+	"error": Re("no-such-command-xyz"), "max_rss_kib": Between(0, 1 << 20), "wall_time_ms": Between(0, ELAPSED_MS + 50)}'
+json_run --image python -- /etc/hostname
+assert_eq "not executable: rc 126" 126 "$RC"
+expect "not executable (status exited, error set)" '{"exit_code": 126,
+	"error": Re("/etc/hostname"), "max_rss_kib": Between(0, 1 << 20), "wall_time_ms": Between(0, ELAPSED_MS + 50)}'
+
+# ---------------------------------------------------------------- signals
+json_run --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe kill-self 11
+assert_eq "SIGSEGV (probe): rc 139" 139 "$RC"
+expect "SIGSEGV (probe)" '{"status": "signaled", "exit_code": 139, "signal": "SIGSEGV", "max_rss_kib": Between(1, 1 << 20)}'
+json_run --image python -- python3 -c 'import os, sys; print("before", flush=True); os.kill(os.getpid(), 11)'
+assert_eq "SIGSEGV (python os.kill): rc 139" 139 "$RC"
+expect "SIGSEGV (python os.kill)" '{"status": "signaled", "exit_code": 139, "signal": "SIGSEGV", "stdout": "before\n"}'
+json_run --image python -- python3 -c 'import os; os.abort()'
+expect "SIGABRT" '{"status": "signaled", "exit_code": 134, "signal": "SIGABRT"}'
+json_run --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe kill-self 9
+expect "SIGKILL (not an OOM kill)" '{"status": "signaled", "exit_code": 137, "signal": "SIGKILL", "max_rss_kib": Between(1, 1 << 20)}'
+
+# ---------------------------------------------------------------- timeout
+# a busy loop: the CPU it burnt before the kill belongs to "all the container's processes"
+json_run --image python --timeout 1 -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe spin 30
+assert_eq "timeout: rc 124" 124 "$RC"
+if elapsed_lt 3; then ok "timeout: ends within 3 s (${ELAPSED}s)"; else not_ok "timeout: ends within 3 s" "took ${ELAPSED}s"; fi
+expect "timeout (busy loop)" '{"status": "timed_out", "exit_code": 124, "timed_out": True, "error": "timed out after 1s",
+	"wall_time_ms": Between(1000, ELAPSED_MS + 50), "cpu_user_ms": Between(500, ELAPSED_MS * NCPU + 50),
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"timeout_ms": {"value": 1000, "enforced": "supervisor"}}}'
+json_run --image python --timeout 0.5 -- sh -c 'echo started; exec sleep 30'
+expect "timeout (sleeping, output kept)" '{"status": "timed_out", "exit_code": 124, "timed_out": True, "error": "timed out after 0.5s",
+	"stdout": "started\n", "wall_time_ms": Between(500, ELAPSED_MS + 50), "max_rss_kib": Between(1, 1 << 20),
+	"limits": {"timeout_ms": {"value": 500, "enforced": "supervisor"}}}'
+
+# ---------------------------------------------------------------- memory limit
+json_run --image python --memory 64m -- python3 -c 'b = bytearray(256 << 20); print("allocated")'
+assert_ne "memory limit: the 256 MiB allocation does not succeed" 0 "$RC"
+expect "memory limit (MemoryError)" '{"exit_code": 1, "stderr": Re("MemoryError\n$"), "stderr_bytes": Between(1, 4096),
+	"limits": {"memory_bytes": {"value": 64 << 20, "enforced": "rlimit"}}}'
+
+# ---------------------------------------------------------------- fork bomb
+json_run --image python --pids-limit 16 --timeout 20 -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe forkbomb 5 1000
+assert_eq "fork bomb: contained (fork fails), rc 1" 1 "$RC"
+expect "fork bomb" '{"exit_code": 1, "stdout": Re("^forkbomb: denied EAGAIN .*\n$"), "stdout_bytes": Between(1, 200),
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"pids": {"value": 16, "enforced": "rlimit"}, "timeout_ms": {"value": 20000, "enforced": "supervisor"}}}'
+json_run --image python --pids-limit 16 -- python3 -c '
+import os, sys
+n = 0
+try:
+    while n < 1000:
+        if os.fork() == 0:
+            import time; time.sleep(3); os._exit(0)
+        n += 1
+except OSError as e:
+    print("fork failed after", n, e.errno); sys.exit(0)
+print("not contained", n)'
+expect "fork bomb (python)" '{"stdout": Re("^fork failed after ([0-9]|1[0-6]) 11\n$"), "stdout_bytes": Between(20, 30),
+	"limits": {"pids": {"value": 16, "enforced": "rlimit"}}}'
+
+# ---------------------------------------------------------------- output volume
+# 10 MiB, under a 20 MiB limit: kept whole
+json_run --image python --output-limit 20m -- sh -c 'yes abcdefghi | head -c 10485760'
+expect "10 MiB under --output-limit 20m: all kept" '{"stdout": ("abcdefghi\n" * 1048576)[:10 * MiB],
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"output_bytes": {"value": 20 * MiB, "enforced": "supervisor"}}}'
+# 10 MiB, default limit: the first MiB, truncated, all counted
+json_run --image python -- sh -c 'yes abcdefghi | head -c 10485760'
+expect "10 MiB at the default limit: first 1 MiB kept" '{"stdout": ("abcdefghi\n" * 110000)[:MiB],
+	"stdout_truncated": True, "stdout_bytes": 10 * MiB, "max_rss_kib": Between(1, 1 << 20)}'
+
+# 1 GiB: truncated at the limit; nsrun's peak RSS stays under the limit + 16 MiB.
+# /usr/bin/time -f %M reports nsrun's ru_maxrss from wait4(), which also covers the descendants
+# nsrun reaped (here sh and head, a few MiB): an upper bound on nsrun's own peak.
+LIMIT_KIB=$(( (1048576 + 16 * 1048576) / 1024 ))
+GIB_CMD=(--image python --timeout 50 -- sh -c 'head -c 1073741824 /dev/zero')
+if [ -x /usr/bin/time ]; then
+	rm -f "$DOC"
+	run_cmd /usr/bin/time -f '%M' -o "$TESTTMP/rss" "$NSRUN" --json "$DOC" "${GIB_CMD[@]}"
+	PEAK_KIB=$(tail -n 1 "$TESTTMP/rss")
+	HOW="/usr/bin/time %M"
+else
+	# VmHWM of nsrun, polled until it exits (monotonic, so the last reading is the peak so far)
+	rm -f "$DOC"
+	t0=$(date +%s.%N)
+	"$NSRUN" --json "$DOC" "${GIB_CMD[@]}" >"$TESTTMP/.out" 2>"$TESTTMP/.err" &
+	pid=$!
+	PEAK_KIB=0
+	while kill -0 "$pid" 2>/dev/null; do
+		v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$v" ] && PEAK_KIB=$v
+		sleep 0.02
+	done
+	wait "$pid"; RC=$?
+	ELAPSED=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	OUT=$(cat "$TESTTMP/.out"); ERR=$(cat "$TESTTMP/.err")
+	HOW="polled VmHWM"
+fi
+assert_eq "1 GiB: rc 0" 0 "$RC"
+if [[ $PEAK_KIB =~ ^[0-9]+$ ]] && [ "$PEAK_KIB" -gt 0 ] && [ "$PEAK_KIB" -lt "$LIMIT_KIB" ]; then
+	ok "1 GiB: nsrun's peak RSS ${PEAK_KIB} KiB < limit + 16 MiB = $LIMIT_KIB KiB ($HOW)"
+else
+	not_ok "1 GiB: nsrun's peak RSS < limit + 16 MiB = $LIMIT_KIB KiB" "measured: '$PEAK_KIB' ($HOW)" "$(_ctx)"
+fi
+expect "1 GiB at the default limit" '{"stdout": "\0" * MiB, "stdout_truncated": True, "stdout_bytes": 1 << 30,
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"timeout_ms": {"value": 50000, "enforced": "supervisor"}}}'
+
+# --output-limit-action kill: the run ends at the limit
+json_run --image python --output-limit 1m --output-limit-action kill -- sh -c 'head -c 1073741824 /dev/zero'
+assert_eq "output limit, kill: rc 137" 137 "$RC"
+if elapsed_lt 5; then ok "output limit, kill: ends promptly (${ELAPSED}s)"; else not_ok "output limit, kill: ends promptly" "took ${ELAPSED}s"; fi
+expect "output limit, kill" '{"status": "output_limit", "exit_code": 137, "error": Re("output"),
+	"stdout": "\0" * MiB, "stdout_truncated": True, "stdout_bytes": Between(MiB + 1, (1 << 30) - 1),
+	"max_rss_kib": Between(1, 1 << 20)}'
+json_run --image python --output-limit 1m --output-limit-action kill -- sh -c 'echo small'
+expect "output limit, kill: a run under the limit is a normal exit" '{"stdout": "small\n", "max_rss_kib": Between(1, 1 << 20)}'
+
+# --output-limit 0: the document must say what happened — either 0 means none (all kept) or 0
+# bytes are kept (value 0, truncated); not "no limit" with the output thrown away
+json_run --image python --output-limit 0 -- echo hi
+expect "--output-limit 0 is reported consistently" '{"max_rss_kib": Between(1, 1 << 20), "stdout": OneOf("hi\n", ""),
+	"stdout_truncated": OneOf(True, False), "stdout_bytes": 3, "limits": {"output_bytes": OneOf(
+	{"value": None, "enforced": "none"}, {"value": 0, "enforced": "supervisor"})}}'
+lim=$(jfield "(d['limits']['output_bytes']['value'], d['stdout'], d['stdout_truncated'])")
+assert_match "--output-limit 0: no limit and all kept, or limit 0 and nothing kept" \
+	"^(\(None, 'hi\\\\n', False\)|\(0, '', True\))$" "$lim"
+
+# ---------------------------------------------------------------- invalid UTF-8
+json_run --image python -- sh -c "printf 'a\377\376b\303'; printf '\200x' >&2"
+expect "invalid UTF-8: U+FFFD in the text, exact bytes in base64" '{
+	"stdout": "a\ufffd\ufffdb\ufffd", "stdout_bytes": 5, "stdout_base64": b64(b"a\xff\xfeb\xc3"),
+	"stderr": "\ufffdx", "stderr_bytes": 2, "stderr_base64": b64(b"\x80x"), "max_rss_kib": Between(1, 1 << 20)}'
+json_run --image python -- sh -c "printf '\303\251\344\270\255\360\237\231\202'"
+expect "valid multi-byte UTF-8: no base64" '{"stdout": "\u00e9\u4e2d\U0001f642", "max_rss_kib": Between(1, 1 << 20)}'
+json_run --image python --output-limit 3 -- sh -c "printf '\303\251\344\270\255'"
+expect "a character cut by the limit: U+FFFD and the kept bytes" '{"stdout": "\u00e9\ufffd",
+	"stdout_truncated": True, "stdout_bytes": 5, "stdout_base64": b64(b"\xc3\xa9\xe4"),
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"output_bytes": {"value": 3, "enforced": "supervisor"}}}'
+json_run --image python -- sh -c "printf 'nul\000in\001the\037middle\"\\\\'"
+expect "control characters and quotes survive the JSON escaping" '{"stdout": "nul\0in\x01the\x1fmiddle\"\\", "max_rss_kib": Between(1, 1 << 20)}'
+
+# ---------------------------------------------------------------- stdin
+printf 'from the caller' >"$TESTTMP/in.txt"
+json_run --image python -- python3 -c 'import sys; print(repr(sys.stdin.read()))' <"$TESTTMP/in.txt"
+expect "stdin is empty with --json (not the caller's)" $'{"stdout": "\'\'\\n"}'
+json_run --image python --stdin "$TESTTMP/in.txt" -- python3 -c 'import sys; print(repr(sys.stdin.read()))'
+expect "--stdin FILE" $'{"stdout": "\'from the caller\'\\n"}'
+
+# ---------------------------------------------------------------- nsrun's own failure
+json_run --image no-such-image-xyz -- true
+assert_eq "missing image: rc 125" 125 "$RC"
+assert_nsrun_error "missing image: one nsrun: line on stderr"
+expect "missing image: a document with status error" '{"status": "error", "exit_code": 125,
+	"error": Re("no-such-image-xyz"), "image": "no-such-image-xyz",
+	"wall_time_ms": Between(0, ELAPSED_MS + 50), "max_rss_kib": Between(0, 0),
+	"cpu_user_ms": Between(0, 0), "cpu_system_ms": Between(0, 0),
+	"stdout": None, "stdout_bytes": 0, "stderr": None, "stderr_bytes": 0}'
+msg=$(jfield "d['error']")
+assert_eq "missing image: error is the message nsrun printed" "nsrun: $msg" "$(head -n 1 <<<"$ERR")"
+json_run --image python --memory lots -- true
+assert_eq "malformed option after --json: rc 125" 125 "$RC"
+expect "malformed option after --json: status error" '{"status": "error", "exit_code": 125, "error": Re("--memory"),
+	"wall_time_ms": Between(0, ELAPSED_MS + 50), "max_rss_kib": Between(0, 0),
+	"cpu_user_ms": Between(0, 0), "cpu_system_ms": Between(0, 0),
+	"stdout": None, "stdout_bytes": 0, "stderr": None, "stderr_bytes": 0,
+	"limits": {"memory_bytes": OneOf({"value": None, "enforced": "none"}, {"value": 512 << 20, "enforced": "rlimit"})}}'
+
+# ---------------------------------------------------------------- B31
+cat >"$TESTTMP/big.py" <<'EOF'
+import sys
+sys.stderr.write('e' * 5_000_000); sys.stderr.flush()
+sys.stdout.write('o' * 5_000_000); sys.stdout.flush()
+sys.stderr.write('E' * 70_000)
+EOF
+chmod 644 "$TESTTMP/big.py"
+json_run --image python --timeout 20 --output-limit 20m -v "$TESTTMP/big.py:/big.py:ro" -- python3 /big.py
+assert_eq "B31: rc 0" 0 "$RC"
+if elapsed_lt 5; then ok "B31: under 5 s (${ELAPSED}s)"; else not_ok "B31: under 5 s" "took ${ELAPSED}s"; fi
+expect "B31: 5 MB + 5 MB, exact" '{"stdout": "o" * 5_000_000, "stderr": "e" * 5_000_000 + "E" * 70_000,
+	"limits": {"timeout_ms": {"value": 20000, "enforced": "supervisor"},
+	           "output_bytes": {"value": 20 * MiB, "enforced": "supervisor"}}}'
+# shellcheck disable=SC2016  # expanded by the inner sh
+run_cmd sh -c '"$0" --image python --timeout 20 -v "$1:/big.py:ro" -- python3 /big.py 2>/dev/null | wc -c' "$NSRUN" "$TESTTMP/big.py"
+assert_eq "B31 without --json: stdout byte count exact" "0 5000000" "$RC $(tr -d ' ' <<<"$OUT")"
+if elapsed_lt 5; then ok "B31 without --json: under 5 s (${ELAPSED}s)"; else not_ok "B31 without --json: under 5 s" "took ${ELAPSED}s"; fi
+# shellcheck disable=SC2016  # expanded by the inner sh
+run_cmd sh -c '"$0" --capture --output-limit 20m --image python --timeout 20 -v "$1:/big.py:ro" -- python3 /big.py 2>/dev/null | wc -c' "$NSRUN" "$TESTTMP/big.py"
+assert_eq "B31 with --capture: stdout byte count exact" "0 5000000" "$RC $(tr -d ' ' <<<"$OUT")"
+
+done_testing
