@@ -80,6 +80,7 @@ struct nsrun_config {
 	enum nsrun_network network;
 	char *hostname;
 	bool debug;
+	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */
 };
 
 /* Fills cfg with the defaults. Returns 0 or -1 (ENOMEM). */

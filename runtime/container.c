@@ -14,6 +14,7 @@
 #include "exec.h"
 #include "ns.h"
 #include "sync.h"
+#include "timing.h"
 
 static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_error *err)
 {
@@ -34,10 +35,11 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	/* a map does not change our ids, it translates them: move onto the mapped 0 */
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
+	timing_mark(a->timing, TP_INIT_GO);
 	/* credential changes clear the parent-death signal: set it again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
-	if (mount_build_root(a->cfg, a->plan, a->sources, err) < 0)
+	if (mount_build_root(a->cfg, a->plan, a->sources, a->timing, err) < 0)
 		return -1;
 	err->stage = STAGE_CONTAINER;
 	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
@@ -48,6 +50,7 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	 * ptracing (or reading the memory of) the one process that holds the mounts */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return error_set(err, errno, "set init non-dumpable");
+	timing_mark(a->timing, TP_INIT_READY);
 	return 0;
 }
 
@@ -170,7 +173,7 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
-		exec_payload(a->cfg, a->seccomp, a->stdio, report[1]);
+		exec_payload(a->cfg, a->seccomp, a->stdio, a->timing, report[1]);
 	}
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and
@@ -179,6 +182,7 @@ void container_main(const struct container_args *a)
 		if (a->stdio[i] >= 0)
 			close(a->stdio[i]);
 	if (read_exec_report(report[0], &err)) {
+		timing_mark(a->timing, TP_EXEC_OK);
 		/* sync: EXEC_OK */
 		if (sync_send(a->sync_fd, SYNC_EXEC_OK, payload, &err) < 0)
 			_exit(1);

@@ -25,6 +25,7 @@ struct container_args {
 	int close_fds[6];       /* supervisor-only fds to close at once (-1: unused) */
 	int stdio[3];           /* the payload's fds 0, 1, 2 (-1: nsrun's own) */
 	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
+	struct timing *timing;          /* shared phase stamps, or NULL */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

@@ -15,6 +15,7 @@
 #include "ns.h"
 #include "seccomp.h"
 #include "sys.h"
+#include "timing.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -71,7 +72,7 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, const int stdio[3],
-		  int report_fd)
+		  struct timing *timing, int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -100,6 +101,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0 || caps_drop_bounding(&err) < 0 ||
 	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(&cfg->limits, &err) < 0)
 		fail(report_fd, &err, 125);
+	timing_mark(timing, TP_PAYLOAD_IDS);
 	if (chdir(proc->cwd) < 0) {
 		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
 		fail(report_fd, &err, 125);
@@ -108,9 +110,11 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, 32);
 	if (caps_clear_and_nnp(&err) < 0)
 		fail(report_fd, &err, 125);
+	timing_mark(timing, TP_PAYLOAD_PRIVS);
 	/* last: after caps and no_new_privs, so the filter need not allow capset or prctl */
 	if (seccomp && seccomp_apply(seccomp, &err) < 0)
 		fail(report_fd, &err, 125);
+	timing_mark(timing, TP_PAYLOAD_SECCOMP);
 	for (size_t i = 0; i < n; i++) {
 		execve(cand[i], proc->args.v, proc->env.v);
 		/* as execvp(3): remember EACCES, keep looking on ENOENT/ENOTDIR */

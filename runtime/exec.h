@@ -7,6 +7,7 @@
 #include "error.h"
 
 struct nsrun_seccomp;
+struct timing;
 
 /* Never returns.  In order: default signal dispositions and mask, setsid (no
  * controlling terminal: TIOCSTI cannot reach the caller's terminal), stdio[i] (if
@@ -17,7 +18,7 @@ struct nsrun_seccomp;
  * execve with a PATH search.  On failure writes the struct nsrun_error to report_fd
  * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up). */
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, const int stdio[3],
-		  int report_fd)
+		  struct timing *timing, int report_fd)
 	__attribute__((noreturn));
 
 #endif

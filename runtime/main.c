@@ -18,6 +18,7 @@
 #include "result.h"
 #include "run.h"
 #include "seccomp.h"
+#include "timing.h"
 
 #ifndef NSRUN_VERSION
 #define NSRUN_VERSION "0.0.0-dev"
@@ -26,7 +27,7 @@
 enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
-	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN,
+	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 };
 
 static const struct option options[] = {
@@ -46,6 +47,7 @@ static const struct option options[] = {
 	{ "security-opt", required_argument, NULL, OPT_SECURITY_OPT },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "debug-timing", no_argument, NULL, OPT_DEBUG_TIMING },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "capture", no_argument, NULL, OPT_CAPTURE },
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
@@ -87,6 +89,7 @@ static const char usage_text[] =
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
+	"  --debug-timing            print the time of each phase to stderr (also NSRUN_DEBUG=timing)\n"
 	"  -h, --help, --version\n"
 	"\n"
 	"Exit status: the payload's; 128+N if it died of signal N; 124 timeout;\n"
@@ -182,6 +185,9 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;
+		return 0;
+	case OPT_DEBUG_TIMING:
+		cfg->debug_timing = true;
 		return 0;
 	case OPT_JSON:
 		free(cfg->output.json_path);
@@ -433,32 +439,46 @@ int main(int argc, char **argv)
 	FILE *json = NULL;
 	struct nsrun_result result;
 	struct nsrun_error err = { 0 };
+	struct timing *timing = timing_new();
+	const char *debug_env = getenv("NSRUN_DEBUG");
 	int code;
 
+	timing_mark(timing, TP_START);
 	ensure_std_fds();
 
-	if (argc > 1 && strcmp(argv[1], "images") == 0)
-		return cmd_images();
-	if (argc > 1 && strcmp(argv[1], "seccomp") == 0)
-		return cmd_seccomp(argc, argv);
-	if (config_init(&cfg, &err) < 0)
+	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0)) {
+		timing_free(timing);
+		return strcmp(argv[1], "images") == 0 ? cmd_images() : cmd_seccomp(argc, argv);
+	}
+	if (config_init(&cfg, &err) < 0) {
+		timing_free(timing);
 		return fail(&err);
+	}
 	if (parse_args(&cfg, argc, argv, &err) < 0 || resolve(&cfg, &err) < 0 ||
 	    config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
 		json_error(&cfg, &err);
 		config_free(&cfg);
+		timing_free(timing);
 		return code;
 	}
+	if (debug_env && strstr(debug_env, "timing"))
+		cfg.debug_timing = true;
+	timing_mark(timing, TP_CONFIG);
 	if (cfg.debug)
 		debug_dump(&cfg);
 	/* rejected before anything starts: a --json file we cannot write */
 	if (open_json(&cfg, &json, &err) < 0) {
 		config_free(&cfg);
+		timing_free(timing);
 		return fail(&err);
 	}
 	fflush(stdout);
-	nsrun_run(&cfg, &result);
+	nsrun_run(&cfg, &result, timing);
+	timing_mark(timing, TP_END);
+	if (cfg.debug_timing)
+		timing_print(timing, stderr);
+	timing_free(timing);
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	if (json) {

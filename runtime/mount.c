@@ -662,7 +662,7 @@ static int open_source_trees(const struct nsrun_config *cfg, const struct mount_
 }
 
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
-		     const struct mount_sources *src, struct nsrun_error *err)
+		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
 	struct source_trees trees = { .legacy = { false } };
@@ -676,10 +676,12 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	root_fd = build_rootfs(plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
 	if (root_fd < 0)
 		return -1;
+	timing_mark(timing, TP_ROOTFS);
 	for (size_t i = 0; i < plan->n; i++) {
 		if (apply_op(root_fd, &plan->ops[i], cfg, plan, &trees, err) < 0)
 			return -1;
 	}
+	timing_mark(timing, TP_MOUNTS);
 	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
 	if (fchdir(root_fd) < 0)
 		return error_set(err, errno, "chdir to the new root");
@@ -689,5 +691,6 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 		return error_set(err, errno, "detach the old root");
 	if (chdir("/") < 0)
 		return error_set(err, errno, "chdir /");
+	timing_mark(timing, TP_PIVOT);
 	return 0;
 }

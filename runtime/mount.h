@@ -18,6 +18,7 @@
 #include "config.h"
 #include "error.h"
 #include "mount_plan.h"
+#include "timing.h"
 
 struct mount_source {
 	dev_t dev;              /* identity checked by the supervisor */
@@ -46,6 +47,6 @@ void mount_sources_close(struct mount_sources *src);
  * op of the plan, then pivot_root(2) into it and detaches the old root.
  * Returns 0, or -1 with err (stage STAGE_MOUNT; errno of the failing call). */
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
-		     const struct mount_sources *src, struct nsrun_error *err);
+		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err);
 
 #endif

@@ -34,6 +34,7 @@
 #include "run.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "timing.h"
 
 #define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
 
@@ -69,9 +70,11 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		return -1;
 	if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
 		return -1;
+	timing_mark(run->timing, TP_SOURCES);
 	if (seccomp_prepare(cfg->security.seccomp, profiles_dir(), cfg->security.strict, warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
+	timing_mark(run->timing, TP_SECCOMP);
 	if (cfg->output.stdin_path || cfg->output.json_path) {
 		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
 		run->stdin_fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -153,10 +156,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
 			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
 			.stdio = { run->stdin_fd, run->out.write_fd, run->err.write_fd },
+			.timing = run->timing,
 			.forward_signals = forward_signals,
 		};
 		container_main(&a);
 	}
+	timing_mark(run->timing, TP_CLONE);
 	close(sv[1]);
 	/* the payload's ends live on in the child: ours must go, or the pipes never reach EOF */
 	if (run->out.write_fd >= 0)
@@ -168,6 +173,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	mount_sources_close(&run->sources);
 	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
 		return -1;
+	timing_mark(run->timing, TP_ID_MAPS);
 	/* sync: ID_MAPS_WRITTEN */
 	return sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err);
 }
@@ -309,8 +315,10 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			int r = handle_message(run, result, err);
 			if (r < 0)
 				return -1;
-			if (r > 0)
+			if (r > 0) {
 				decided = true; /* pid 1 killed what the payload left behind and exits */
+				timing_mark(run->timing, TP_PAYLOAD_EXITED);
+			}
 		}
 	}
 }
@@ -385,13 +393,14 @@ static void run_teardown(struct nsrun_run *run)
 	run->seccomp = NULL;
 }
 
-int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result)
+int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1,
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
 
 	memset(result, 0, sizeof(*result));
+	run.timing = timing;
 	run.start_us = now_us();
 	run.deadline_us = cfg->limits.timeout_us ? run.start_us + cfg->limits.timeout_us : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||

@@ -13,6 +13,7 @@
 #include "result.h"
 
 struct nsrun_seccomp;
+struct timing;
 
 /* Runtime state of one run; released by run_teardown() on every path. */
 struct nsrun_run {
@@ -30,12 +31,14 @@ struct nsrun_run {
 	int stdin_fd;                   /* --stdin, /dev/null with --json, or -1 */
 	uint64_t start_us;              /* CLOCK_MONOTONIC at the start of set-up */
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
+	struct timing *timing;          /* shared with init and the payload, or NULL */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 };
 
-/* Runs cfg (validated) to completion and fills *result; nothing is left behind on
+/* Runs cfg (validated) to completion and fills *result; stamps the phases in
+ * timing (NULL: none, see timing.h); nothing is left behind on
  * the host whatever happens.  Prints the collected warnings to stderr before the
  * payload starts (unless quiet).  Returns 0 (the result says what happened). */
-int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result);
+int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing);
 
 #endif
