@@ -189,6 +189,7 @@ void config_free(struct nsrun_config *cfg)
 	}
 	free(cfg->mounts);
 	free(cfg->security.seccomp);
+	free(cfg->cgroup_parent);
 	free(cfg->output.json_path);
 	free(cfg->output.stdin_path);
 	free(cfg->hostname);

@@ -61,6 +61,8 @@ struct nsrun_config {
 	size_t n_mounts;
 	struct nsrun_limits {
 		uint64_t memory_bytes;  /* 0 = no limit */
+		uint64_t memory_swap_bytes;     /* memory + swap (docker's --memory-swap); 0: no swap; UINT64_MAX: unlimited */
+		uint64_t cpus_milli;    /* --cpus in thousandths of a CPU (cpu.max); 0 = no limit */
 		uint64_t tmpfs_bytes;   /* size of /tmp */
 		uint64_t pids;          /* 0 = no limit */
 		uint64_t cpu_time_us;   /* 0 = no limit */
@@ -77,6 +79,7 @@ struct nsrun_config {
 		char *json_path;        /* --json FILE, "-" for stdout (implies capture); NULL: none */
 		char *stdin_path;       /* --stdin FILE; NULL: the caller's (/dev/null with --json) */
 	} output;
+	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	char *hostname;
 	bool debug;

@@ -173,7 +173,7 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
-		exec_payload(a->cfg, a->seccomp, a->stdio, a->timing, report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->stdio, a->timing, report[1]);
 	}
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and

@@ -26,6 +26,7 @@ struct container_args {
 	int stdio[3];           /* the payload's fds 0, 1, 2 (-1: nsrun's own) */
 	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
 	struct timing *timing;          /* shared phase stamps, or NULL */
+	const struct nsrun_limits *rlimits;     /* the limits the payload sets as rlimits */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

@@ -71,8 +71,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 	return n;
 }
 
-void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, const int stdio[3],
-		  struct timing *timing, int report_fd)
+void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
+		  const struct nsrun_seccomp *seccomp, const int stdio[3], struct timing *timing, int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -99,7 +99,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 		}
 	}
 	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0 || caps_drop_bounding(&err) < 0 ||
-	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(&cfg->limits, &err) < 0)
+	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(rlimits, &err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_IDS);
 	if (chdir(proc->cwd) < 0) {

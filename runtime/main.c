@@ -28,6 +28,7 @@ enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
+	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS,
 };
 
 static const struct option options[] = {
@@ -48,6 +49,10 @@ static const struct option options[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "debug-timing", no_argument, NULL, OPT_DEBUG_TIMING },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "memory-swap", required_argument, NULL, OPT_MEMORY_SWAP },
+	{ "cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT },
+	{ "limits", required_argument, NULL, OPT_LIMITS },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "capture", no_argument, NULL, OPT_CAPTURE },
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
@@ -81,6 +86,10 @@ static const char usage_text[] =
 	"  --pids-limit N            processes of the container (default 128; 0 = none)\n"
 	"  --memory BYTES            memory of each process, with k, m or g (default 512m; 0 = none)\n"
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
+	"  --cpus N.N                CPUs the container may use (cgroup cpu.max; default: no limit)\n"
+	"  --memory-swap BYTES       memory plus swap (default: as --memory, no swap; -1: unlimited)\n"
+	"  --cgroup-parent PATH      (root) create the run's cgroup under PATH of the cgroup2 tree\n"
+	"  --limits strict           a limit no cgroup can enforce is an error (as --strict)\n"
 	"  --security-opt seccomp=PROFILE  default, strict, a path, or unconfined\n"
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
@@ -188,6 +197,33 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_DEBUG_TIMING:
 		cfg->debug_timing = true;
+		return 0;
+	case OPT_CPUS: {
+		uint64_t us = 0;
+		if (parse_duration_us("--cpus", arg, &us, err) < 0)
+			return -1;
+		if (us > 4096ULL * 1000000)
+			return error_set(err, 0, "--cpus: \"%s\": too large", arg);
+		cfg->limits.cpus_milli = us / 1000;
+		if (us && !cfg->limits.cpus_milli)
+			return error_set(err, 0, "--cpus: \"%s\": at least 0.001", arg);
+		return 0;
+	}
+	case OPT_MEMORY_SWAP:
+		if (strcmp(arg, "-1") == 0) {
+			cfg->limits.memory_swap_bytes = UINT64_MAX;
+			return 0;
+		}
+		return parse_size_bytes("--memory-swap", arg, &cfg->limits.memory_swap_bytes, err);
+	case OPT_CGROUP_PARENT:
+		free(cfg->cgroup_parent);
+		if (strstr(arg, "..") || !arg[0])
+			return error_set(err, 0, "--cgroup-parent: \"%s\": a path inside the cgroup2 tree", arg);
+		return (cfg->cgroup_parent = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--cgroup-parent");
+	case OPT_LIMITS:
+		if (strcmp(arg, "strict") != 0)
+			return error_set(err, 0, "--limits: \"%s\": the only value is strict", arg);
+		cfg->security.strict = true;
 		return 0;
 	case OPT_JSON:
 		free(cfg->output.json_path);

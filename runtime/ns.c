@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <linux/sched.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,10 +94,27 @@ int ns_diagnose_userns(int errnum, struct nsrun_error *err)
 	return -1;
 }
 
-pid_t ns_clone(int flags, struct nsrun_error *err)
+pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *err)
 {
+	long pid;
+
+	*in_cgroup = false;
+	if (cgroup_fd >= 0) {
+		struct clone_args args = {
+			.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
+			.exit_signal = SIGCHLD,
+			.cgroup = (uint64_t)cgroup_fd,
+		};
+		pid = syscall(SYS_clone3, &args, sizeof(args));
+		if (pid >= 0) {
+			*in_cgroup = true;
+			return (pid_t)pid;
+		}
+		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EPERM)
+			return ns_diagnose_userns(errno, err);
+	}
 	/* raw syscall, no stack: fork semantics; x86-64 argument order (flags, stack, ptid, ctid, tls) */
-	long pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
+	pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0);
 
 	if (pid < 0)
 		return ns_diagnose_userns(errno, err);

@@ -14,10 +14,13 @@
 int ns_clone_flags(void);
 
 /* Fork-like clone(2) into new namespaces (no new stack: the child continues from
- * here with a copy of the address space).  Returns the child's pid in the parent,
+ * here with a copy of the address space).  With cgroup_fd >= 0, clone3(2) with
+ * CLONE_INTO_CGROUP (Linux 5.7) starts the child in that cgroup and *in_cgroup is
+ * set; where clone3 is missing or refused (an outer seccomp filter may return
+ * ENOSYS) plain clone is used and the caller must move the child itself.  Returns the child's pid in the parent,
  * 0 in the child, or -1 with err (errno of clone(2): EPERM/ENOSPC/EUSERS/EINVAL
  * say why a user namespace cannot be made; error_hint explains them). */
-pid_t ns_clone(int flags, struct nsrun_error *err);
+pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *err);
 
 /* Fills err with why a user namespace could not be made (errnum from clone(2) or
  * unshare(2)), read from the sysctls user.max_user_namespaces,

@@ -21,6 +21,7 @@ const char *result_status_name(enum nsrun_status status)
 	case NSRUN_STATUS_TIMED_OUT: return "timed_out";
 	case NSRUN_STATUS_EXEC_FAILED: return "exec_failed";
 	case NSRUN_STATUS_OUTPUT_LIMIT: return "output_limit";
+	case NSRUN_STATUS_OOM_KILLED: return "oom_killed";
 	case NSRUN_STATUS_ERROR: return "error";
 	}
 	return "unknown";
@@ -38,6 +39,7 @@ int result_exit_code(const struct nsrun_result *r)
 	case NSRUN_STATUS_EXEC_FAILED:
 		return r->error.errnum == ENOENT ? 127 : 126;
 	case NSRUN_STATUS_OUTPUT_LIMIT:
+	case NSRUN_STATUS_OOM_KILLED:
 		return 128 + 9; /* the container was SIGKILLed for it */
 	case NSRUN_STATUS_ERROR:
 		return 125;
@@ -57,6 +59,10 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 		break;
 	case NSRUN_STATUS_OUTPUT_LIMIT:
 		snprintf(buf, len, "killed: the output passed --output-limit");
+		break;
+	case NSRUN_STATUS_OOM_KILLED:
+		snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
+			 (unsigned long long)(r->memory_limit_bytes >> 20));
 		break;
 	case NSRUN_STATUS_EXEC_FAILED:
 	case NSRUN_STATUS_ERROR:
@@ -249,7 +255,9 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "exit_code");
 	yajl_gen_integer(g, result_exit_code(r));
 	GEN_STR(g, "signal");
-	if (r->status == NSRUN_STATUS_SIGNALED && sigabbrev_np(r->signal)) {
+	if (r->status == NSRUN_STATUS_OOM_KILLED) {
+		GEN_STR(g, "SIGKILL");
+	} else if (r->status == NSRUN_STATUS_SIGNALED && sigabbrev_np(r->signal)) {
 		snprintf(line, sizeof(line), "SIG%s", sigabbrev_np(r->signal));
 		GEN_STR(g, line);
 	} else {
@@ -258,7 +266,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "timed_out");
 	yajl_gen_bool(g, r->status == NSRUN_STATUS_TIMED_OUT);
 	GEN_STR(g, "oom_killed");
-	yajl_gen_bool(g, false);
+	yajl_gen_bool(g, r->status == NSRUN_STATUS_OOM_KILLED);
 	GEN_STR(g, "error"); /* the very line nsrun prints on stderr, without "nsrun: " */
 	if (result_message(r, line, sizeof(line)))
 		GEN_STR(g, line);
@@ -284,8 +292,19 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		yajl_gen_null(g);
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
-	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes, "rlimit");
-	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, "rlimit");
+	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,
+		  r->enforced.memory_cgroup ? "cgroup" : "rlimit");
+	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, r->enforced.pids_cgroup ? "cgroup" : "rlimit");
+	GEN_STR(g, "cpus");
+	yajl_gen_map_open(g);
+	GEN_STR(g, "value");
+	if (cfg->limits.cpus_milli)
+		yajl_gen_double(g, (double)cfg->limits.cpus_milli / 1000.0);
+	else
+		yajl_gen_null(g);
+	GEN_STR(g, "enforced");
+	GEN_STR(g, r->enforced.cpu_cgroup ? "cgroup" : "none");
+	yajl_gen_map_close(g);
 	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us, cfg->limits.cpu_time_us / 1000, "rlimit");
 	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, cfg->limits.timeout_us / 1000, "supervisor");
 	gen_limit(g, "tmpfs_bytes", true, cfg->limits.tmpfs_bytes, "tmpfs");

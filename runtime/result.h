@@ -5,7 +5,8 @@
  *   128 + N                           killed by signal N (SIGNALED)
  *   124                               the --timeout passed (TIMED_OUT)
  *   125                               nsrun itself failed (ERROR)
- *   137                               ended for its output, --output-limit-action kill
+ *   137                               ended for its output, --output-limit-action kill,
+ *                                     or by the OOM killer of its cgroup (OOM_KILLED)
  *   126                               the command cannot be executed (EXEC_FAILED, not ENOENT)
  *   127                               the command was not found (EXEC_FAILED, ENOENT)
  */
@@ -24,6 +25,7 @@ enum nsrun_status {
 	NSRUN_STATUS_TIMED_OUT,
 	NSRUN_STATUS_EXEC_FAILED,
 	NSRUN_STATUS_OUTPUT_LIMIT,      /* --output-limit-action kill: ended for its output */
+	NSRUN_STATUS_OOM_KILLED,        /* the cgroup's OOM killer ended it (memory.events) */
 	NSRUN_STATUS_ERROR,
 };
 
@@ -45,6 +47,12 @@ struct nsrun_result {
 	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */
 	uint64_t cpu_system_us;
 	uint64_t max_rss_kib;   /* the largest resident set of any of them */
+	uint64_t memory_limit_bytes;    /* OOM_KILLED: the limit, for the message */
+	struct result_enforced {
+		bool memory_cgroup;     /* memory.max, else RLIMIT_DATA */
+		bool pids_cgroup;       /* pids.max, else RLIMIT_NPROC */
+		bool cpu_cgroup;        /* cpu.max, else not enforced */
+	} enforced;
 	struct result_stream out;       /* the payload's stdout, when captured */
 	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */

@@ -60,6 +60,48 @@ static const char *profiles_dir(void)
 	return env && *env ? env : NSRUN_PROFILES_DIR;
 }
 
+/* Why the controller (memory, pids, cpu) is not the run's: no cgroup at all, or
+ * the cgroup lacks it.  Returns a static or cg-owned string. */
+static const char *why_no_controller(struct cgroup_run *cg, const char *controller)
+{
+	if (!cg->path)
+		return cg->why_not[0] ? cg->why_not : "no cgroup";
+	snprintf(cg->why_not, sizeof(cg->why_not), "the %s controller is not delegated to nsrun's cgroup %s",
+		 controller, cg->path);
+	return cg->why_not;
+}
+
+/* P4: the run's cgroup, and what is left to rlimits.  A limit no cgroup can take
+ * falls back to an rlimit (memory, pids) or is not enforced (cpus): a warning, an
+ * error with --strict (B25: limits are never silently absent). */
+static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
+{
+	const struct nsrun_limits *l = &cfg->limits;
+
+	if (cgroup_prepare(cfg, &run->cg, err) < 0)
+		return -1;
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: cgroup %s%s%s\n", run->cg.path ? run->cg.path : "none",
+			run->cg.why_not[0] ? ": " : "", run->cg.why_not);
+	run->rlimits = *l;
+	if (run->cg.memory)
+		run->rlimits.memory_bytes = 0;
+	if (run->cg.pids)
+		run->rlimits.pids = 0;
+	if (cfg->security.strict) {
+		const char *which = l->memory_bytes && !run->cg.memory ? "memory" :
+				    l->pids && !run->cg.pids ? "pids" :
+				    l->cpus_milli && !run->cg.cpu ? "cpu" : NULL;
+		if (which)
+			return error_set(err, 0, "--%s cannot be enforced by a cgroup here (--strict): %s",
+					 strcmp(which, "pids") == 0 ? "pids-limit" : strcmp(which, "cpu") == 0 ? "cpus" : which,
+					 why_no_controller(&run->cg, which));
+	}
+	if (l->cpus_milli && !run->cg.cpu)
+		fprintf(stderr, "nsrun: warning: --cpus is not enforced: %s\n", why_no_controller(&run->cg, "cpu"));
+	return 0;
+}
+
 /* P1-P4: everything that can be rejected, before any namespace exists. */
 static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
 {
@@ -83,6 +125,8 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	}
 	if (cfg->output.capture && (capture_open(&run->out, cfg->output.limit_bytes, err) < 0 ||
 				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
+		return -1;
+	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;
 	/* once setgroups is denied nobody inside can drop them: a root caller drops its
 	 * own (root of a user namespace with setgroups denied cannot: EPERM, go on) */
@@ -126,6 +170,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	sigset_t set;
 	uid_t host_uid;
 	gid_t host_gid;
+	bool in_cgroup = false;
 
 	host_ids(&host_uid, &host_gid);
 
@@ -146,7 +191,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		close(sv[1]);
 		return error_set(err, errno, "signalfd");
 	}
-	run->child = ns_clone(ns_clone_flags(), err);
+	run->child = ns_clone(ns_clone_flags(), run->cg.dir_fd, &in_cgroup, err);
 	if (run->child < 0) {
 		close(sv[1]);
 		return -1;
@@ -157,6 +202,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
 			.stdio = { run->stdin_fd, run->out.write_fd, run->err.write_fd },
 			.timing = run->timing,
+			.rlimits = &run->rlimits,
 			.forward_signals = forward_signals,
 		};
 		container_main(&a);
@@ -171,6 +217,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	run->out.write_fd = run->err.write_fd = -1;
 	/* the trees were copied into the child with its fd table: ours can go */
 	mount_sources_close(&run->sources);
+	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
+	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
+		return -1;
 	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_ID_MAPS);
@@ -352,6 +401,32 @@ static void run_collect(struct nsrun_run *run, struct nsrun_result *result)
 	result->max_rss_kib = (uint64_t)ru.ru_maxrss;
 }
 
+/* The cgroup's word on the run: an OOM kill (memory.events) explains a SIGKILL or
+ * the init's sudden death (memory.oom.group kills it too, B27); its cpu.stat is
+ * the whole container's CPU time. */
+static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result)
+{
+	struct cgroup_stats st;
+
+	result->enforced.memory_cgroup = run->cg.memory;
+	result->enforced.pids_cgroup = run->cg.pids;
+	result->enforced.cpu_cgroup = run->cg.cpu;
+	if (!run->cg.path)
+		return;
+	cgroup_kill(&run->cg);
+	cgroup_read_stats(&run->cg, &st);
+	if (st.cpu_usage_us) {
+		result->cpu_user_us = st.cpu_user_us;
+		result->cpu_system_us = st.cpu_system_us;
+	}
+	if ((st.oom_kill || st.oom_group_kill) &&
+	    ((result->status == NSRUN_STATUS_SIGNALED && result->signal == SIGKILL) ||
+	     result->status == NSRUN_STATUS_ERROR)) {
+		result->status = NSRUN_STATUS_OOM_KILLED;
+		result->memory_limit_bytes = cfg->limits.memory_bytes;
+	}
+}
+
 static void steal_stream(struct capture_stream *st, struct result_stream *out, bool captured)
 {
 	out->captured = captured;
@@ -384,6 +459,7 @@ static void run_teardown(struct nsrun_run *run)
 	run->mask_saved = false;
 	capture_close(&run->out);
 	capture_close(&run->err);
+	cgroup_destroy(&run->cg);
 	if (run->stdin_fd >= 0)
 		close(run->stdin_fd);
 	run->stdin_fd = -1;
@@ -395,7 +471,7 @@ static void run_teardown(struct nsrun_run *run)
 
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
 {
-	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1,
+	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .cg = { .dir_fd = -1 },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
 
@@ -410,6 +486,7 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 		result->error = err;
 	}
 	run_collect(&run, result);
+	run_collect_cgroup(cfg, &run, result);
 	steal_stream(&run.out, &result->out, cfg->output.capture);
 	steal_stream(&run.err, &result->err_out, cfg->output.capture);
 	run_teardown(&run);

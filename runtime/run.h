@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "capture.h"
+#include "cgroup.h"
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
@@ -32,6 +33,8 @@ struct nsrun_run {
 	uint64_t start_us;              /* CLOCK_MONOTONIC at the start of set-up */
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
 	struct timing *timing;          /* shared with init and the payload, or NULL */
+	struct cgroup_run cg;           /* the run's cgroup, if there is one */
+	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 };
 

@@ -49,6 +49,8 @@ Absent = _Absent()
 
 def match(want, got):
     if hasattr(want, "ok"): return want.ok(got)
+    if isinstance(want, dict):
+        return isinstance(got, dict) and want.keys() == got.keys() and all(match(want[k], got[k]) for k in want)
     # exact: same JSON type (True is not 1) and value
     return type(want) is type(got) and want == got
 
@@ -75,6 +77,8 @@ rc, elapsed_ms = int(sys.argv[3]), int(float(sys.argv[4]) * 1000)
 version, spec_src = sys.argv[5], sys.argv[6]
 ncpu = os.cpu_count() or 1
 cpu = Between(0, elapsed_ms * ncpu + 50)
+# memory and pids are cgroup limits where the host delegates a cgroup (tests/vm), rlimits elsewhere
+RLIMIT_OR_CGROUP = OneOf("rlimit", "cgroup")
 base = {
     "schema": 1, "nsrun_version": version,
     "status": "exited", "exit_code": 0, "signal": None,
@@ -86,8 +90,9 @@ base = {
     "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
     "image": "python",
     "limits": {
-        "memory_bytes": {"value": 512 << 20, "enforced": "rlimit"},
-        "pids": {"value": 128, "enforced": "rlimit"},
+        "memory_bytes": {"value": 512 << 20, "enforced": RLIMIT_OR_CGROUP},
+        "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
+        "cpus": {"value": None, "enforced": "none"},
         "cpu_time_ms": {"value": None, "enforced": "none"},
         "timeout_ms": {"value": 30000, "enforced": "supervisor"},
         "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
@@ -95,6 +100,7 @@ base = {
     },
 }
 spec = eval(spec_src, {"Between": Between, "Re": Re, "OneOf": OneOf, "Absent": Absent,
+                       "RLIMIT_OR_CGROUP": RLIMIT_OR_CGROUP,
                        "b64": lambda b: base64.b64encode(b).decode(), "MiB": 1 << 20,
                        "ELAPSED_MS": elapsed_ms, "NCPU": ncpu})
 want = dict(base)
@@ -169,9 +175,9 @@ expect "--json -" '{"stdout": "out\n", "stderr": "err\n", "max_rss_kib": Between
 json_run --image python --memory 256m --pids-limit 32 --cpu-time 5 --timeout 7.5 --tmpfs-size 16m \
 	--output-limit 2k -- true
 expect "limits as given" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
-	"memory_bytes": {"value": 256 << 20, "enforced": "rlimit"},
-	"pids": {"value": 32, "enforced": "rlimit"},
-	"cpu_time_ms": {"value": 5000, "enforced": "rlimit"},
+	"memory_bytes": {"value": 256 << 20, "enforced": RLIMIT_OR_CGROUP},
+	"pids": {"value": 32, "enforced": RLIMIT_OR_CGROUP},
+	"cpu_time_ms": {"value": 5000, "enforced": RLIMIT_OR_CGROUP},
 	"timeout_ms": {"value": 7500, "enforced": "supervisor"},
 	"tmpfs_bytes": {"value": 16 << 20, "enforced": "tmpfs"},
 	"output_bytes": {"value": 2048, "enforced": "supervisor"}}}'
@@ -227,13 +233,13 @@ expect "timeout (sleeping, output kept)" '{"status": "timed_out", "exit_code": 1
 json_run --image python --memory 64m -- python3 -c 'b = bytearray(256 << 20); print("allocated")'
 assert_ne "memory limit: the 256 MiB allocation does not succeed" 0 "$RC"
 expect "memory limit (MemoryError)" '{"exit_code": 1, "stderr": Re("MemoryError\n$"), "stderr_bytes": Between(1, 4096),
-	"limits": {"memory_bytes": {"value": 64 << 20, "enforced": "rlimit"}}}'
+	"limits": {"memory_bytes": {"value": 64 << 20, "enforced": RLIMIT_OR_CGROUP}}}'
 
 # ---------------------------------------------------------------- fork bomb
 json_run --image python --pids-limit 16 --timeout 20 -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe forkbomb 5 1000
 assert_eq "fork bomb: contained (fork fails), rc 1" 1 "$RC"
 expect "fork bomb" '{"exit_code": 1, "stdout": Re("^forkbomb: denied EAGAIN .*\n$"), "stdout_bytes": Between(1, 200),
-	"max_rss_kib": Between(1, 1 << 20), "limits": {"pids": {"value": 16, "enforced": "rlimit"}, "timeout_ms": {"value": 20000, "enforced": "supervisor"}}}'
+	"max_rss_kib": Between(1, 1 << 20), "limits": {"pids": {"value": 16, "enforced": RLIMIT_OR_CGROUP}, "timeout_ms": {"value": 20000, "enforced": "supervisor"}}}'
 json_run --image python --pids-limit 16 -- python3 -c '
 import os, sys
 n = 0
@@ -246,7 +252,7 @@ except OSError as e:
     print("fork failed after", n, e.errno); sys.exit(0)
 print("not contained", n)'
 expect "fork bomb (python)" '{"stdout": Re("^fork failed after ([0-9]|1[0-6]) 11\n$"), "stdout_bytes": Between(20, 30),
-	"limits": {"pids": {"value": 16, "enforced": "rlimit"}}}'
+	"limits": {"pids": {"value": 16, "enforced": RLIMIT_OR_CGROUP}}}'
 
 # ---------------------------------------------------------------- output volume
 # 10 MiB, under a 20 MiB limit: kept whole
@@ -373,7 +379,7 @@ expect "malformed option after --json: status error" '{"status": "error", "exit_
 	"wall_time_ms": Between(0, ELAPSED_MS + 50), "max_rss_kib": Between(0, 0),
 	"cpu_user_ms": Between(0, 0), "cpu_system_ms": Between(0, 0),
 	"stdout": None, "stdout_bytes": 0, "stderr": None, "stderr_bytes": 0,
-	"limits": {"memory_bytes": OneOf({"value": None, "enforced": "none"}, {"value": 512 << 20, "enforced": "rlimit"})}}'
+	"limits": {"memory_bytes": OneOf({"value": None, "enforced": "none"}, {"value": 512 << 20, "enforced": RLIMIT_OR_CGROUP})}}'
 
 # ---------------------------------------------------------------- B31
 cat >"$TESTTMP/big.py" <<'EOF'

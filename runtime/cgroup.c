@@ -1,0 +1,393 @@
+/* cgroup.c - see cgroup.h */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmount.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cleanup.h"
+#include "sys.h"
+
+#define RUN_PREFIX "nsrun-"
+
+/* The first cgroup2 mount point, read with libmount: it is not always at
+ * /sys/fs/cgroup (hybrid hosts have it at /sys/fs/cgroup/unified). */
+static char *cgroup2_mount(void)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs = NULL;
+	char *out = NULL;
+
+	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0) {
+		const char *type = mnt_fs_get_fstype(fs);
+		if (type && strcmp(type, "cgroup2") == 0) {
+			out = strdup(mnt_fs_get_target(fs));
+			break;
+		}
+	}
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return out;
+}
+
+/* This process's cgroup v2 path ("0::/PATH" of /proc/self/cgroup, cgroups(7)). */
+static char *own_cgroup(void)
+{
+	_cleanup_free_ char *text = NULL;
+	char *line, *nl;
+
+	if (read_file("/proc/self/cgroup", 1 << 16, &text, NULL) < 0)
+		return NULL;
+	for (line = text; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0::", 3) == 0)
+			return strdup(line + 3);
+	}
+	return NULL;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/* dir/file into buf; -1 with ENAMETOOLONG when it does not fit. */
+static int path_at(char *buf, size_t len, const char *dir, const char *file)
+{
+	int n = snprintf(buf, len, "%s/%s", dir, file);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_at(const char *dir, const char *file, const char *value)
+{
+	char path[4096];
+
+	if (path_at(path, sizeof(path), dir, file) < 0)
+		return -1;
+	return write_file(path, value);
+}
+
+static char *read_at(const char *dir, const char *file)
+{
+	char path[4096];
+	char *text = NULL;
+
+	if (path_at(path, sizeof(path), dir, file) < 0 || read_file(path, 1 << 20, &text, NULL) < 0)
+		return NULL;
+	return text;
+}
+
+/* Value of "key N" in a flat keyed file (memory.events, cpu.stat), or 0. */
+static uint64_t keyed(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, n) == 0 && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+	return 0;
+}
+
+static bool is_populated(const char *dir)
+{
+	_cleanup_free_ char *ev = read_at(dir, "cgroup.events");
+
+	return !ev || keyed(ev, "populated") != 0;
+}
+
+/* Removes the runs of supervisors that are gone: nsrun-<pid>-<n> with no such pid. */
+static void remove_stale(const char *parent)
+{
+	_cleanup_closedir_ DIR *d = opendir(parent);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char path[4096];
+		long pid;
+		if (strncmp(de->d_name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+			continue;
+		pid = strtol(de->d_name + strlen(RUN_PREFIX), NULL, 10);
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (path_at(path, sizeof(path), parent, de->d_name) < 0)
+			continue;
+		write_at(path, "cgroup.kill", "1");
+		for (int i = 0; i < 100 && is_populated(path); i++)
+			usleep(10000);
+		rmdir(path);
+	}
+}
+
+/* Enables the wanted controllers (space separated) in parent's subtree_control.
+ * A cgroup with processes may not do that (the no-internal-process rule): if the
+ * only process is this one, it moves into a leaf beside the runs first. */
+static int enable_controllers(const char *parent, const char *wanted, char *why, size_t why_len)
+{
+	char buf[256] = "";
+	char tok[32];
+	const char *p = wanted;
+	int n;
+
+	while (sscanf(p, "%31s%n", tok, &n) == 1) {
+		size_t o = strlen(buf);
+		snprintf(buf + o, sizeof(buf) - o, "%s+%s", o ? " " : "", tok);
+		p += n;
+	}
+	if (!buf[0] || write_at(parent, "cgroup.subtree_control", buf) == 0)
+		return 0;
+	if (errno == EBUSY) {
+		_cleanup_free_ char *procs = read_at(parent, "cgroup.procs");
+		char self[32], leaf[4096];
+		snprintf(self, sizeof(self), "%d\n", (int)getpid());
+		if (procs && strcmp(procs, self) == 0) {
+			if (path_at(leaf, sizeof(leaf), parent, "nsrun-supervisor") == 0 && (mkdir(leaf, 0755) == 0 || errno == EEXIST) && write_at(leaf, "cgroup.procs", self) == 0 &&
+			    write_at(parent, "cgroup.subtree_control", buf) == 0)
+				return 0;
+		}
+		snprintf(why, why_len, "cgroup %s holds other processes, so no controller can be enabled for its "
+			 "children (no-internal-process rule): start nsrun in a cgroup of its own, e.g. "
+			 "systemd-run --user --scope -p Delegate=yes nsrun ...", parent);
+		return -1;
+	}
+	snprintf(why, why_len, "enabling %s in %s/cgroup.subtree_control: %s", wanted, parent, strerror(errno));
+	return -1;
+}
+
+/* The controllers the limits of cfg want, those parent offers, into buf. */
+static void wanted_controllers(const struct nsrun_config *cfg, const char *offered, char *buf, size_t len,
+			       char *why, size_t why_len)
+{
+	const struct { bool want; const char *name; } c[] = {
+		{ cfg->limits.memory_bytes != 0, "memory" },
+		{ cfg->limits.pids != 0, "pids" },
+		{ cfg->limits.cpus_milli != 0, "cpu" },
+	};
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t o = strlen(buf);
+		if (!c[i].want)
+			continue;
+		if (offered && has_word(offered, c[i].name))
+			snprintf(buf + o, len - o, "%s%s", o ? " " : "", c[i].name);
+		else if (!why[0])
+			snprintf(why, why_len, "the %s controller is not delegated to this cgroup", c[i].name);
+	}
+}
+
+/* The parent for the run, or NULL with why set. */
+static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char *why, size_t why_len)
+{
+	_cleanup_free_ char *own = own_cgroup();
+	char *parent = NULL;
+
+	if (cfg->cgroup_parent) {
+		if (asprintf(&parent, "%s/%s", mnt, cfg->cgroup_parent) < 0)
+			return NULL;
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+			snprintf(why, why_len, "--cgroup-parent %s: %s", parent, strerror(errno));
+			free(parent);
+			return NULL;
+		}
+		return parent;
+	}
+	if (!own) {
+		snprintf(why, why_len, "this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)");
+		return NULL;
+	}
+	if (asprintf(&parent, "%s%s", mnt, strcmp(own, "/") ? own : "") < 0)
+		return NULL;
+	if (access(parent, W_OK) == 0) {
+		char sc[4096];
+		if (path_at(sc, sizeof(sc), parent, "cgroup.subtree_control") == 0 && access(sc, W_OK) == 0)
+			return parent;
+	}
+	free(parent);
+	parent = NULL;
+	if (geteuid() == 0 && asprintf(&parent, "%s/nsrun", mnt) >= 0) {
+		if (mkdir(parent, 0755) == 0 || errno == EEXIST)
+			return parent;
+		free(parent);
+		parent = NULL;
+	}
+	snprintf(why, why_len, "cgroup %s%s is not delegated to uid %u (not writable): see the README, "
+		 "\"Limits\", for systemd-run --user -p Delegate=yes", mnt, own, (unsigned)geteuid());
+	return NULL;
+}
+
+static int write_limits(const struct nsrun_config *cfg, struct cgroup_run *cg, const char *enabled,
+			struct nsrun_error *err)
+{
+	char v[64];
+
+	if (has_word(enabled, "memory")) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.memory_bytes);
+		if (write_at(cg->path, "memory.max", v) < 0)
+			return error_set(err, errno, "write %s/memory.max", cg->path);
+		if (cfg->limits.memory_swap_bytes == UINT64_MAX)
+			snprintf(v, sizeof(v), "max");
+		else
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)(cfg->limits.memory_swap_bytes >
+				 cfg->limits.memory_bytes ? cfg->limits.memory_swap_bytes - cfg->limits.memory_bytes : 0));
+		/* absent when the kernel has no swap accounting: not an error */
+		if (write_at(cg->path, "memory.swap.max", v) < 0 && errno != ENOENT)
+			return error_set(err, errno, "write %s/memory.swap.max", cg->path);
+		/* an OOM kills the whole container, not one process of it */
+		if (write_at(cg->path, "memory.oom.group", "1") < 0 && errno != ENOENT)
+			return error_set(err, errno, "write %s/memory.oom.group", cg->path);
+		cg->memory = true;
+	}
+	if (has_word(enabled, "pids")) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.pids);
+		if (write_at(cg->path, "pids.max", v) < 0)
+			return error_set(err, errno, "write %s/pids.max", cg->path);
+		cg->pids = true;
+	}
+	if (has_word(enabled, "cpu")) {
+		/* quota per 100 ms period: 1 CPU is 100000 us (cgroup-v2.rst, cpu.max) */
+		snprintf(v, sizeof(v), "%llu 100000", (unsigned long long)(cfg->limits.cpus_milli * 100));
+		if (write_at(cg->path, "cpu.max", v) < 0)
+			return error_set(err, errno, "write %s/cpu.max", cg->path);
+		cg->cpu = true;
+	}
+	return 0;
+}
+
+int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct nsrun_error *err)
+{
+	_cleanup_free_ char *mnt = cgroup2_mount();
+	_cleanup_free_ char *parent = NULL;
+	_cleanup_free_ char *offered = NULL;
+	char wanted[64];
+	struct timespec ts;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->dir_fd = -1;
+	if (!mnt) {
+		snprintf(cg->why_not, sizeof(cg->why_not), "no cgroup2 file system is mounted");
+		return 0;
+	}
+	parent = choose_parent(cfg, mnt, cg->why_not, sizeof(cg->why_not));
+	if (!parent)
+		return 0;
+	remove_stale(parent);
+	offered = read_at(parent, "cgroup.controllers");
+	wanted_controllers(cfg, offered, wanted, sizeof(wanted), cg->why_not, sizeof(cg->why_not));
+	if (wanted[0] && enable_controllers(parent, wanted, cg->why_not, sizeof(cg->why_not)) < 0)
+		wanted[0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (asprintf(&cg->path, "%s/" RUN_PREFIX "%d-%lld%09ld", parent, (int)getpid(), (long long)ts.tv_sec,
+		     ts.tv_nsec) < 0) {
+		cg->path = NULL;
+		return error_set(err, ENOMEM, "cgroup path");
+	}
+	if (mkdir(cg->path, 0755) < 0) {
+		snprintf(cg->why_not, sizeof(cg->why_not), "mkdir %s: %s", cg->path, strerror(errno));
+		free(cg->path);
+		cg->path = NULL;
+		return 0;
+	}
+	if (write_limits(cfg, cg, wanted, err) < 0) {
+		rmdir(cg->path);
+		return -1;
+	}
+	cg->dir_fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dir_fd < 0) {
+		int saved = errno;
+		rmdir(cg->path);
+		return error_set(err, saved, "open %s", cg->path);
+	}
+	return 0;
+}
+
+int cgroup_enter(const struct cgroup_run *cg, pid_t pid, struct nsrun_error *err)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	if (cg->path && write_at(cg->path, "cgroup.procs", v) < 0)
+		return error_set(err, errno, "move the container into %s", cg->path);
+	return 0;
+}
+
+void cgroup_kill(const struct cgroup_run *cg)
+{
+	if (!cg->path)
+		return;
+	if (write_at(cg->path, "cgroup.kill", "1") == 0)
+		return;
+	/* before 5.14: SIGKILL each member until none is left (they cannot fork out of it) */
+	for (int round = 0; round < 100; round++) {
+		_cleanup_free_ char *procs = read_at(cg->path, "cgroup.procs");
+		if (!procs || !procs[0])
+			return;
+		for (char *p = procs; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+			kill((pid_t)atoi(p), SIGKILL);
+	}
+}
+
+void cgroup_read_stats(const struct cgroup_run *cg, struct cgroup_stats *st)
+{
+	_cleanup_free_ char *ev = NULL;
+	_cleanup_free_ char *cpu = NULL;
+	_cleanup_free_ char *mp = NULL;
+	_cleanup_free_ char *pp = NULL;
+
+	memset(st, 0, sizeof(*st));
+	if (!cg->path)
+		return;
+	ev = read_at(cg->path, "memory.events");
+	if (ev) {
+		st->oom_kill = keyed(ev, "oom_kill");
+		st->oom_group_kill = keyed(ev, "oom_group_kill");
+	}
+	cpu = read_at(cg->path, "cpu.stat");
+	if (cpu) {
+		st->cpu_usage_us = keyed(cpu, "usage_usec");
+		st->cpu_user_us = keyed(cpu, "user_usec");
+		st->cpu_system_us = keyed(cpu, "system_usec");
+	}
+	mp = read_at(cg->path, "memory.peak");
+	if (mp)
+		st->memory_peak_bytes = strtoull(mp, NULL, 10);
+	pp = read_at(cg->path, "pids.peak");
+	if (pp)
+		st->pids_peak = strtoull(pp, NULL, 10);
+}
+
+void cgroup_destroy(struct cgroup_run *cg)
+{
+	if (cg->dir_fd >= 0)
+		close(cg->dir_fd);
+	cg->dir_fd = -1;
+	if (!cg->path)
+		return;
+	for (int i = 0; i < 200 && is_populated(cg->path); i++) {
+		if (i % 20 == 0)
+			cgroup_kill(cg);
+		usleep(10000);
+	}
+	rmdir(cg->path);
+	free(cg->path);
+	cg->path = NULL;
+}

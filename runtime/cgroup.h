@@ -1,0 +1,62 @@
+/* cgroup.h - cgroup v2 limits for a run (Documentation/admin-guide/cgroup-v2.rst).
+ *
+ * The supervisor finds a cgroup it may use, in this order, each found by probing
+ * files: --cgroup-parent (root), else its own cgroup (root, or a subtree delegated
+ * to the caller: writable by it, as systemd's Delegate=yes makes it), else, as
+ * root, a "nsrun" cgroup at the root of the hierarchy.  It creates one cgroup per
+ * run there (nsrun-<pid>-<n>), enables the controllers the limits need, writes the
+ * limits, and the container is cloned into it (CLONE_INTO_CGROUP).  Where nothing
+ * is delegated, the run has no cgroup and the limits fall back to rlimits; why is
+ * recorded and reported.  At the end: cgroup.kill, wait for "populated 0", read the
+ * counters, rmdir.  A run whose supervisor died leaves its cgroup behind: the next
+ * run in the same parent removes those whose owner is gone.
+ */
+#ifndef NSRUN_CGROUP_H
+#define NSRUN_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+
+struct cgroup_run {
+	char *path;             /* the run's cgroup, absolute host path; NULL: none */
+	int dir_fd;             /* O_RDONLY|O_DIRECTORY fd of it for clone3, or -1 */
+	bool memory;            /* memory.max written (the memory controller is ours) */
+	bool pids;              /* pids.max written */
+	bool cpu;               /* cpu.max written */
+	char why_not[256];      /* why there is no cgroup, or why a controller is missing */
+};
+
+struct cgroup_stats {
+	uint64_t oom_kill;      /* memory.events: processes the OOM killer killed */
+	uint64_t oom_group_kill;
+	uint64_t memory_peak_bytes;     /* memory.peak, 0 when the kernel has none */
+	uint64_t pids_peak;             /* pids.peak */
+	uint64_t cpu_usage_us;          /* cpu.stat usage_usec */
+	uint64_t cpu_user_us;
+	uint64_t cpu_system_us;
+};
+
+/* Finds the cgroup2 mount (from /proc/self/mountinfo, with libmount), chooses a
+ * parent, removes stale runs there, creates the run's cgroup and writes the limits
+ * of cfg.  No usable cgroup is not an error: cg->path stays NULL and why_not says
+ * why.  Returns 0, or -1 with err when a cgroup was usable but writing it failed. */
+int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct nsrun_error *err);
+
+/* Moves pid into the run's cgroup (cgroup.procs), for kernels without clone3.
+ * Returns 0 or -1 with err. */
+int cgroup_enter(const struct cgroup_run *cg, pid_t pid, struct nsrun_error *err);
+
+/* Kills every process of the run's cgroup: cgroup.kill (Linux 5.14), else a
+ * SIGKILL to each pid of cgroup.procs until it is empty. */
+void cgroup_kill(const struct cgroup_run *cg);
+
+/* Reads the counters of the run's cgroup into *st (zero when absent). */
+void cgroup_read_stats(const struct cgroup_run *cg, struct cgroup_stats *st);
+
+/* Waits (at most 2 s) until the cgroup is unpopulated, removes it, closes the fd. */
+void cgroup_destroy(struct cgroup_run *cg);
+
+#endif

@@ -1,0 +1,94 @@
+#!/bin/bash
+# cgroup v2 on this host (the host tier of the cgroup tests; the VM tier, tests/vm,
+# has every controller). Where the caller has a cgroup2 tree it may write (root
+# here), each run gets a cgroup of its own, is placed in it from its first
+# instruction, is killed through it and leaves nothing; where it has none (the
+# unprivileged user here), the limits fall back to rlimits and say so; --strict
+# refuses a limit no cgroup can enforce, with the reason.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$CG" ]; then
+	not_ok "a cgroup2 file system is mounted" "none in /proc/self/mountinfo"
+	done_testing
+	exit
+fi
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+parent="$CG${own%/}"
+writable=0
+[ -w "$parent" ] && [ -w "$parent/cgroup.subtree_control" ] && writable=1
+[ "$(id -u)" = 0 ] && writable=1
+runs() { find "$CG" -maxdepth 3 -type d -name 'nsrun-[0-9]*' 2>/dev/null | sort; }
+before=$(runs)
+
+run_nsrun --json - --image python --memory 64m --pids-limit 64 -- true
+memory_how=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["limits"]["memory_bytes"]["enforced"], d["limits"]["pids"]["enforced"])' <<<"$OUT")
+controllers=$(cat "$parent/cgroup.controllers" 2>/dev/null)
+if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
+	assert_eq "memory and pids enforced by the cgroup (controllers delegated here)" "cgroup cgroup" "$memory_how"
+else
+	assert_eq "no memory controller here ($controllers): memory and pids enforced by rlimits, never 'cgroup'" \
+		"rlimit rlimit" "$memory_how"
+fi
+
+run_nsrun --strict --image python --memory 64m -- true
+if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
+	assert_eq "--strict runs where a cgroup enforces the limits" 0 "$RC"
+else
+	assert_eq "--strict refuses a limit no cgroup can enforce (125)" 125 "$RC"
+	assert_nsrun_error "--strict: one nsrun: line"
+	assert_match "--strict: names the limit and why" '^nsrun: --memory cannot be enforced by a cgroup here \(--strict\): .*(not delegated|controller)' "$ERR"
+fi
+run_nsrun --limits strict --image python --memory 0 --pids-limit 0 -- true
+assert_eq "--limits strict with no limit asked for runs" 0 "$RC"
+
+run_nsrun --image python --cpus 0.5 -- true
+if [ "$writable" = 1 ] && [[ " $controllers " == *" cpu "* ]]; then
+	assert_eq "--cpus enforced: no warning" "" "$ERR"
+else
+	assert_match "--cpus without a cpu controller: a warning, never silent" '^nsrun: warning: --cpus is not enforced: ' "$ERR"
+	assert_eq "  ... and the run goes on" 0 "$RC"
+fi
+
+if [ "$writable" = 1 ]; then
+	# placement: the container is in a cgroup of its own from the start, under ours
+	start_nsrun --debug --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe sleep 30
+	sleep 1
+	cgpath=$(sed -n 's/^nsrun: debug: cgroup \(\/[^:]*\).*/\1/p' "$TESTTMP/.bgerr" | head -1)
+	check "the run's cgroup exists while it runs ($cgpath)" test -d "$cgpath"
+	members=$(cat "$cgpath/cgroup.procs" 2>/dev/null | wc -l)
+	if [ "$members" -ge 2 ]; then ok "init and the payload are in it ($members processes)"; else not_ok "init and the payload are in it" "cgroup.procs: $members"; fi
+	sleeper=$(pgrep -x nsrun-probe | head -1)
+	assert_match "the payload's cgroup, seen from the host, is the run's" "^0::${cgpath#"$CG"}\$" "$(grep '^0::' "/proc/$sleeper/cgroup" 2>/dev/null)"
+	kill -TERM "$NSRUN_PID"
+	wait_nsrun
+	check "the run's cgroup is gone after the run" test ! -e "$cgpath"
+
+	# cgroup namespace: the container sees its own cgroup as /
+	run_nsrun --image python -- cat /proc/self/cgroup
+	assert_match "inside, the cgroup namespace is rooted at the run's cgroup" '^0::/$' "$(grep '^0::' <<<"$OUT")"
+
+	# a timed-out container that forked and setsid'd: every process dies with the cgroup
+	run_nsrun --image python --timeout 1 -v "$PROBE_DIR:/mnt:ro" -- sh -c '/mnt/nsrun-probe setsid-sleep 20 & exec sleep 30'
+	assert_eq "timeout with a setsid'd grandchild: 124" 124 "$RC"
+	sleep 0.3
+	assert_eq "  ... nothing of it left" "" "$(pgrep -f 'nsrun-probe setsid-sleep 20' || true)"
+
+	# a SIGKILLed supervisor leaves its cgroup; the next run removes it
+	start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe sleep 30
+	sleep 1
+	kill -KILL "$NSRUN_PID"
+	wait_nsrun
+	sleep 0.5
+	run_nsrun --image python -- true
+	assert_eq "the run after a SIGKILLed nsrun works" 0 "$RC"
+fi
+
+for _ in $(seq 1 20); do run_nsrun --image python --timeout 5 -- true; done
+assert_eq "no nsrun cgroup left after the runs" "$before" "$(runs)"
+if [ "$writable" = 0 ]; then
+	diag "uid $(id -u) has no writable cgroup ($parent): the fallback was tested; placement is tested as root and in tests/vm"
+fi
+
+done_testing
