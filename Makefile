@@ -43,11 +43,11 @@ PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema time
+	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
-	asan check-asan lint valgrind install clean fuzz
+	asan check-asan check-vm lint valgrind install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -171,12 +171,21 @@ asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 		HARDEN="" CFLAGS="-O1 -g" all
 
-# the integration and security suites against the ASan/UBSan build (as the caller)
+# the integration and security suites against the ASan/UBSan build (as the caller),
+# less those of the image tool (shell, not C: nothing for the sanitizers to see)
+ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t,$(wildcard $(SUITES)))
 check-asan: asan test-image
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
-		prove --exec bash $(SUITES)
+		prove --exec bash $(ASAN_SUITES)
+
+# cgroup v2 limits in a QEMU guest with a pure cgroup v2 hierarchy (tests/vm), whatever
+# the host has: the kernel is Debian's, fetched with apt-get download
+VM_TIMEOUT ?= 600
+check-vm: all
+	@echo "== cgroup v2 suite in a QEMU guest (tests/vm)"
+	@tests/vm/check-vm.sh -q -b $(BUILD) -t $(VM_TIMEOUT) -- --all
 
 # cppcheck does not know the cleanup attribute (cleanup.h): its leak checks are
 # false positives here; ASan and valgrind check leaks instead
@@ -184,7 +193,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image .ci/run
+	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 

@@ -1,0 +1,49 @@
+#!/bin/bash
+# check-vm.sh - nsrun's VM tier in one command: build the initramfs from a build
+# directory's nsrun and nsrun-probe, the seccomp profiles and guest-test.sh, boot
+# it under QEMU (run-vm.sh) and print the guest's summary line.
+#
+# usage: check-vm.sh [-b BUILD_DIR] [-t SECONDS] [-q] [-- GUEST-ARG...]
+#   -b DIR      where nsrun and nsrun-probe are (default: build, at the top of the tree)
+#   -t SECONDS  time limit of the boot (default 600)
+#   -q          do not stream the console (it is printed if the run fails)
+#   GUEST-ARG   guest-test.sh's mode: --nsrun (default), --smoke, --all
+# Exit status: run-vm.sh's (the guest's; 124 time limit; 125 no status).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# the comment block at the top is the usage text
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+
+build=$top/build tmo=600 quiet=()
+while getopts "b:t:qh" opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	q) quiet=(-q) ;;
+	h) usage 0 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+payload=(-p "$build/nsrun-probe" -p "$here/guest-test.sh")
+[ ! -f "$build/nsrun" ] || payload+=(-p "$build/nsrun")
+[ ! -d "$top/seccomp-profiles" ] || payload+=(-p "$top/seccomp-profiles")
+[ -f "$build/nsrun-probe" ] || { echo "check-vm: $build/nsrun-probe missing (make all)" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nsrun-vm.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$here/build-initramfs.sh" -o "$work/initramfs.cpio.gz" "${payload[@]}"
+set +e
+"$here/run-vm.sh" -i "$work/initramfs.cpio.gz" -t "$tmo" -l "$work/console.log" ${quiet[@]+"${quiet[@]}"} -- "$@"
+rc=$?
+set -e
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/console.log" | tail -1 || true)
+echo "== VM tier: ${summary:-no summary from the guest} (status $rc)"
+if [ "$rc" != 0 ]; then
+	keep=${TMPDIR:-/tmp}/nsrun-vm-console.log
+	cp "$work/console.log" "$keep" && echo "check-vm: console log kept in $keep" >&2
+fi
+exit "$rc"
