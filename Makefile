@@ -172,8 +172,9 @@ asan:
 		HARDEN="" CFLAGS="-O1 -g" all
 
 # the integration and security suites against the ASan/UBSan build (as the caller),
-# less those of the image tool (shell, not C: nothing for the sanitizers to see)
-ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t,$(wildcard $(SUITES)))
+# less those of the image tool (shell, not C: nothing for the sanitizers to see) and
+# the 100-run leak check (the plain build runs it twice)
+ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t,$(wildcard $(SUITES)))
 check-asan: asan test-image
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "cleanup.h"
 #include "config.h"
 #include "image.h"
@@ -71,6 +72,7 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
+	"  nsrun check                                    what this host lets nsrun do, and fixes\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -482,8 +484,11 @@ int main(int argc, char **argv)
 	timing_mark(timing, TP_START);
 	ensure_std_fds();
 
-	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0)) {
+	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
+			 strcmp(argv[1], "check") == 0)) {
 		timing_free(timing);
+		if (strcmp(argv[1], "check") == 0)
+			return check_main(stdout);
 		return strcmp(argv[1], "images") == 0 ? cmd_images() : cmd_seccomp(argc, argv);
 	}
 	if (config_init(&cfg, &err) < 0) {

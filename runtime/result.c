@@ -280,6 +280,16 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	yajl_gen_integer(g, (long long)(r->cpu_system_us / 1000));
 	GEN_STR(g, "max_rss_kib");
 	yajl_gen_integer(g, (long long)r->max_rss_kib);
+	GEN_STR(g, "memory_peak_bytes");
+	if (r->memory_peak_bytes)
+		yajl_gen_integer(g, (long long)r->memory_peak_bytes);
+	else
+		yajl_gen_null(g);
+	GEN_STR(g, "pids_peak");
+	if (r->pids_peak)
+		yajl_gen_integer(g, (long long)r->pids_peak);
+	else
+		yajl_gen_null(g);
 	if (gen_stream(g, "stdout", &r->out) < 0 || gen_stream(g, "stderr", &r->err_out) < 0) {
 		yajl_gen_free(g);
 		errno = ENOMEM;

@@ -47,6 +47,8 @@ struct nsrun_result {
 	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */
 	uint64_t cpu_system_us;
 	uint64_t max_rss_kib;   /* the largest resident set of any of them */
+	uint64_t memory_peak_bytes;     /* the cgroup's memory.peak, 0: unknown (no cgroup, older kernel) */
+	uint64_t pids_peak;             /* the cgroup's pids.peak, 0: unknown */
 	uint64_t memory_limit_bytes;    /* OOM_KILLED: the limit, for the message */
 	struct result_enforced {
 		bool memory_cgroup;     /* memory.max, else RLIMIT_DATA */

@@ -415,6 +415,8 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 		return;
 	cgroup_kill(&run->cg);
 	cgroup_read_stats(&run->cg, &st);
+	result->memory_peak_bytes = st.memory_peak_bytes;
+	result->pids_peak = st.pids_peak;
 	if (st.cpu_usage_us) {
 		result->cpu_user_us = st.cpu_user_us;
 		result->cpu_system_us = st.cpu_system_us;

@@ -86,6 +86,8 @@ base = {
     "wall_time_ms": Between(1, elapsed_ms + 50),
     "cpu_user_ms": cpu, "cpu_system_ms": cpu,
     "max_rss_kib": Between(100, 1 << 20),
+    # cgroup counters: null without a memory/pids cgroup (this host), a count in tests/vm
+    "memory_peak_bytes": OneOf(None, Between(1, 1 << 40)), "pids_peak": OneOf(None, Between(1, 1 << 22)),
     "stdout": "", "stdout_truncated": False, "stdout_base64": Absent,
     "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
     "image": "python",

@@ -75,8 +75,10 @@ class Result:
     stdout_truncated, stderr_truncated: the stream passed the output limit.
     stdout_bytes, stderr_bytes: bytes the payload wrote in all, kept or not.
     stdout_base64, stderr_base64: the exact kept bytes, only when not valid UTF-8.
+    memory_peak_bytes, pids_peak: the run's cgroup memory.peak (bytes) and pids.peak,
+        None without such a cgroup.
     image: the image name (None with a rootfs); limits: each :class:`Limit` by name
-        (memory_bytes, pids, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
+        (memory_bytes, pids, cpus, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
     raw: the whole document as parsed, for fields newer than this client.
     """
 
@@ -102,6 +104,8 @@ class Result:
     limits: dict[str, Limit]
     stdout_base64: str | None = None
     stderr_base64: str | None = None
+    memory_peak_bytes: int | None = None
+    pids_peak: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -153,6 +157,8 @@ class Result:
                 limits=limits,
                 stdout_base64=doc.get("stdout_base64"),
                 stderr_base64=doc.get("stderr_base64"),
+                memory_peak_bytes=doc.get("memory_peak_bytes"),
+                pids_peak=doc.get("pids_peak"),
                 raw=dict(doc),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -245,7 +251,7 @@ def run(
         timeout: wall-clock limit in seconds (fractions allowed); None or 0 for none.
         memory: memory per process, int bytes or "512m"/"1g"; None or 0 for none.
         pids_limit: processes of the container; None or 0 for none.
-        cpus: CPU limit; passed as ``--cpus`` once nsrun supports it.
+        cpus: CPU limit in CPUs, passed as ``--cpus`` (a cgroup limit; see ``limits["cpus"]``).
         network: only "none" (loopback only) exists today.
         env: extra environment variables of the payload (names without "=").
         stdin: the payload's standard input (bytes, or str as UTF-8); None: empty.
