@@ -455,12 +455,15 @@ static void json_error(const struct nsrun_config *cfg, const struct nsrun_error 
 }
 
 /* --capture without --json: the kept output after the run, then a note per stream
- * that was cut. */
-static void print_captured(const struct nsrun_result *r)
+ * that was cut.  Returns 0, or -1 (errno) when stdout could not take it. */
+static int print_captured(const struct nsrun_result *r)
 {
-	if (r->out.len)
-		fwrite(r->out.data, 1, r->out.len, stdout);
-	fflush(stdout);
+	int rc = 0;
+
+	if (r->out.len && fwrite(r->out.data, 1, r->out.len, stdout) != r->out.len)
+		rc = -1;
+	if (fflush(stdout) != 0)
+		rc = -1;
 	if (r->err_out.len)
 		fwrite(r->err_out.data, 1, r->err_out.len, stderr);
 	if (r->out.truncated)
@@ -469,6 +472,7 @@ static void print_captured(const struct nsrun_result *r)
 	if (r->err_out.truncated)
 		fprintf(stderr, "nsrun: stderr truncated: %llu bytes written, %zu kept (--output-limit)\n",
 			(unsigned long long)r->err_out.total_bytes, r->err_out.len);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -532,8 +536,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "nsrun: write the --json result: %s\n", strerror(errno));
 			code = 125;
 		}
-	} else if (cfg.output.capture) {
-		print_captured(&result);
+	} else if (cfg.output.capture && print_captured(&result) < 0) {
+		fprintf(stderr, "nsrun: write the captured output: %s\n", strerror(errno));
+		code = 125;
 	}
 	result_free(&result);
 	config_free(&cfg);

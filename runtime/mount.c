@@ -349,7 +349,10 @@ static int make_mount_point(int root_fd, const char *path, enum mount_create cre
 /* Opens the mount point of op in the new root, making it where the plan allows. */
 static int open_target(int root_fd, const struct mount_op *op, bool overlay, struct nsrun_error *err)
 {
-	int fd = open_in_root(root_fd, op->target, O_PATH);
+	/* a mount point inside a volume: the volume's links may have been written by an
+	 * earlier payload, to move this mount over /proc, /dev or /: none is followed */
+	bool in_volume = !op->in_image && op->create == CREATE_NONE;
+	int fd = in_volume ? open_in_root_nofollow(root_fd, op->target, O_PATH) : open_in_root(root_fd, op->target, O_PATH);
 
 	if (fd >= 0 || errno != ENOENT)
 		goto out;

@@ -93,7 +93,7 @@ void fd_path(char *buf, size_t len, int fd)
 
 /* The fallback walk: a stack of O_PATH fds from the root down, so ".." pops
  * (never above the root) and an absolute symlink restarts at the root. */
-static int walk_in_root(int root_fd, const char *path, int flags)
+static int walk_in_root(int root_fd, const char *path, int flags, bool no_symlinks)
 {
 	char work[PATH_MAX * 2];
 	int stack[MAX_DEPTH];
@@ -141,6 +141,11 @@ static int walk_in_root(int root_fd, const char *path, int flags)
 				close(fd);
 			goto out;
 		}
+		if (S_ISLNK(st.st_mode) && no_symlinks) {
+			close(fd);
+			saved = ELOOP;
+			goto out;
+		}
 		if (S_ISLNK(st.st_mode) && !(last && (flags & O_NOFOLLOW))) {
 			char target[PATH_MAX], rest[PATH_MAX * 2];
 			ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
@@ -178,11 +183,11 @@ out:
 	return result;
 }
 
-int open_in_root(int root_fd, const char *path, int flags)
+static int open_in_root_how(int root_fd, const char *path, int flags, bool no_symlinks)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0),
 	};
 	const char *rel = path;
 	int fd;
@@ -194,5 +199,15 @@ int open_in_root(int root_fd, const char *path, int flags)
 	fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
 	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 		return fd;
-	return walk_in_root(root_fd, rel, flags);
+	return walk_in_root(root_fd, rel, flags, no_symlinks);
+}
+
+int open_in_root(int root_fd, const char *path, int flags)
+{
+	return open_in_root_how(root_fd, path, flags, false);
+}
+
+int open_in_root_nofollow(int root_fd, const char *path, int flags)
+{
+	return open_in_root_how(root_fd, path, flags, true);
 }

@@ -25,6 +25,10 @@ int write_all(int fd, const void *buf, size_t len);
  * Returns an fd, or -1 with errno (ELOOP after 40 links). */
 int open_in_root(int root_fd, const char *path, int flags);
 
+/* As open_in_root, but any symlink on the way is refused with ELOOP
+ * (RESOLVE_NO_SYMLINKS): for paths inside a volume, whose links a payload wrote. */
+int open_in_root_nofollow(int root_fd, const char *path, int flags);
+
 /* "/proc/self/fd/N" for fd into buf (size >= 32). */
 void fd_path(char *buf, size_t len, int fd);
 

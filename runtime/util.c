@@ -90,6 +90,9 @@ int parse_duration_us(const char *what, const char *s, uint64_t *out, struct nsr
 	if (*p)
 		return error_set(err, 0, "%s: \"%s\": not a duration in seconds", what, s);
 	*out = whole * 1000000 + frac_us;
+	/* only a zero means "none": a positive value below 1 us is 1 us, not unlimited */
+	if (*out == 0 && strpbrk(s, "123456789"))
+		*out = 1;
 	return 0;
 }
 

@@ -12,8 +12,9 @@
  * into *out bytes.  Returns 0, or -1 with err naming `what` (e.g. "--memory"). */
 int parse_size_bytes(const char *what, const char *s, uint64_t *out, struct nsrun_error *err);
 
-/* Parses seconds, fractional allowed ("1.5", "30", "0.25"), into *out microseconds.
- * Rejects negatives, NaN, exponents and overflow.  Returns 0 or -1 with err. */
+/* Parses seconds, fractional allowed ("1.5", "30", "0.25"), into *out microseconds,
+ * truncated, except that a positive value below 1 us gives 1 us (0 means "none" to
+ * the callers).  Rejects negatives, NaN, exponents and overflow.  Returns 0 or -1. */
 int parse_duration_us(const char *what, const char *s, uint64_t *out, struct nsrun_error *err);
 
 /* Parses a decimal unsigned integer no larger than max into *out. Returns 0 or -1. */

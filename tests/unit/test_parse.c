@@ -88,7 +88,8 @@ int main(void)
 	dur_ok(&t, ".5", 500000);
 	dur_ok(&t, "2s", 2000000);
 	dur_ok(&t, "0", 0);
-	dur_ok(&t, "0.0000001", 0);
+	dur_ok(&t, "0.0000001", 1); /* positive: never "none" */
+	dur_ok(&t, "0.000", 0);
 	dur_bad(&t, "");
 	dur_bad(&t, "-1");
 	dur_bad(&t, "abc");
