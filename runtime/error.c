@@ -123,3 +123,14 @@ const char *error_hint(const struct nsrun_error *err)
 	}
 	return NULL;
 }
+
+void error_print(const struct nsrun_error *err, FILE *out)
+{
+	char line[512];
+	const char *hint = error_hint(err);
+
+	error_format(err, line, sizeof(line));
+	fprintf(out, "nsrun: %s\n", line);
+	if (hint)
+		fprintf(out, "nsrun: hint: %s\n", hint);
+}

@@ -9,6 +9,7 @@
 #define NSRUN_ERROR_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 /* Where in the life of a run an error happened; selects the hint printed by main. */
 enum nsrun_stage {
@@ -52,5 +53,8 @@ void error_format(const struct nsrun_error *err, char *buf, size_t len);
 
 /* A hint for this error, keyed by (stage, errnum), or NULL. */
 const char *error_hint(const struct nsrun_error *err);
+
+/* Prints "nsrun: <error_format>" and, when there is one, "nsrun: hint: <hint>". */
+void error_print(const struct nsrun_error *err, FILE *out);
 
 #endif

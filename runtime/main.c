@@ -108,13 +108,7 @@ static const char usage_text[] =
 
 static int fail(const struct nsrun_error *err)
 {
-	char line[512];
-	const char *hint = error_hint(err);
-
-	error_format(err, line, sizeof(line));
-	fprintf(stderr, "nsrun: %s\n", line);
-	if (hint)
-		fprintf(stderr, "nsrun: hint: %s\n", hint);
+	error_print(err, stderr);
 	return 125;
 }
 
@@ -394,13 +388,12 @@ static int cmd_images(void)
 static int cmd_seccomp(int argc, char **argv)
 {
 	struct nsrun_error err = { 0 };
-	const char *dir = getenv("NSRUN_SECCOMP_PROFILES");
 
 	if (argc != 4 || strcmp(argv[2], "check") != 0) {
 		fprintf(stderr, "nsrun: usage: nsrun seccomp check PROFILE\n");
 		return 125;
 	}
-	if (seccomp_describe(argv[3], dir && *dir ? dir : NSRUN_PROFILES_DIR, stdout, &err) < 0)
+	if (seccomp_describe(argv[3], seccomp_profiles_dir(), stdout, &err) < 0)
 		return fail(&err);
 	return 0;
 }

@@ -78,16 +78,11 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 void result_report(const struct nsrun_result *r, FILE *out)
 {
 	char line[512];
-	const char *hint;
 
-	if (!result_message(r, line, sizeof(line)))
-		return;
-	fprintf(out, "nsrun: %s\n", line);
-	if (r->status == NSRUN_STATUS_ERROR || r->status == NSRUN_STATUS_EXEC_FAILED) {
-		hint = error_hint(&r->error);
-		if (hint)
-			fprintf(out, "nsrun: hint: %s\n", hint);
-	}
+	if (r->status == NSRUN_STATUS_ERROR || r->status == NSRUN_STATUS_EXEC_FAILED)
+		error_print(&r->error, out);
+	else if (result_message(r, line, sizeof(line)))
+		fprintf(out, "nsrun: %s\n", line);
 }
 
 /* The length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the

@@ -54,12 +54,6 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "nsrun: warning: %s\n", line);
 }
 
-static const char *profiles_dir(void)
-{
-	const char *env = getenv("NSRUN_SECCOMP_PROFILES");
-	return env && *env ? env : NSRUN_PROFILES_DIR;
-}
-
 /* Why the controller (memory, pids, cpu) is not the run's: no cgroup at all, or
  * the cgroup lacks it.  Returns a static or cg-owned string. */
 static const char *why_no_controller(struct cgroup_run *cg, const char *controller)
@@ -113,7 +107,7 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_SOURCES);
-	if (seccomp_prepare(cfg->security.seccomp, profiles_dir(), cfg->security.strict, warn_line, NULL,
+	if (seccomp_prepare(cfg->security.seccomp, seccomp_profiles_dir(), cfg->security.strict, warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_SECCOMP);

@@ -607,3 +607,13 @@ int seccomp_describe(const char *spec, const char *profiles_dir, FILE *out, stru
 	fprintf(out, "usable: yes%s\n", b.n_holes ? " (with warnings; an error under --strict)" : "");
 	return 0;
 }
+
+const char *seccomp_profiles_dir(void)
+{
+	const char *env = getenv("NSRUN_SECCOMP_PROFILES");
+
+#ifndef NSRUN_PROFILES_DIR
+#define NSRUN_PROFILES_DIR "/usr/local/share/nsrun/seccomp-profiles"
+#endif
+	return env && *env ? env : NSRUN_PROFILES_DIR;
+}

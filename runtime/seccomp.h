@@ -55,6 +55,10 @@ int seccomp_apply(const struct nsrun_seccomp *f, struct nsrun_error *err);
 /* Frees f; NULL is a no-op. */
 void seccomp_free(struct nsrun_seccomp *f);
 
+/* Where profile NAMEs are looked up: $NSRUN_SECCOMP_PROFILES if set, else the
+ * directory compiled in (NSRUN_PROFILES_DIR). Never NULL. */
+const char *seccomp_profiles_dir(void);
+
 /* The statistics of the seccomp_prepare() that made f (f not NULL). */
 const struct nsrun_seccomp_stats *seccomp_stats(const struct nsrun_seccomp *f);
 

@@ -164,11 +164,7 @@ void format_seconds(uint64_t us, char *buf, size_t len)
 	if (us % 1000000 == 0)
 		snprintf(buf, len, "%llus", (unsigned long long)(us / 1000000));
 	else
-		snprintf(buf, len, "%g s", (double)us / 1e6);
-	/* "%g s" keeps a space out of integral values only; normalise */
-	char *sp = strchr(buf, ' ');
-	if (sp)
-		memmove(sp, sp + 1, strlen(sp));
+		snprintf(buf, len, "%gs", (double)us / 1e6);
 }
 
 bool is_env_assignment(const char *s)
