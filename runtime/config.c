@@ -21,6 +21,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
 	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
 	cfg->security.seccomp = strdup("default");
+	cfg->security.landlock = true;
 	if (!cfg->hostname || !cfg->security.seccomp)
 		return error_set(err, ENOMEM, "allocate the configuration");
 	return 0;
@@ -170,6 +171,23 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, 0, "--volume: at most %d volumes", NSRUN_MAX_MOUNTS - 1);
 	if (cfg->limits.tmpfs_bytes == 0)
 		return error_set(err, 0, "--tmpfs-size: must be more than 0");
+	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
+		/* every one of these needs mount(2), which is what this mode does without */
+		if (cfg->mode == NSRUN_MODE_FILE) {
+			error_set(err, 0, "--isolation chroot: FILE mode needs a mount for the file");
+			err->hint = "give the program on standard input: nsrun --isolation chroot --image NAME - < FILE";
+			return -1;
+		}
+		if (cfg->n_mounts > 0)
+			return error_set(err, 0, "--isolation chroot: volumes (-v) need mount(2), which this mode "
+					 "does without");
+		if (!cfg->security.landlock)
+			return error_set(err, 0, "--isolation chroot: the image is kept read-only by Landlock: "
+					 "it cannot go with --security-opt landlock=unconfined");
+		if (cfg->security.strict)
+			return error_set(err, 0, "--isolation chroot is weaker than the default isolation "
+					 "(no /proc, /dev or tmpfs): it cannot go with --strict");
+	}
 	return 0;
 }
 

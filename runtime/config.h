@@ -28,6 +28,13 @@ enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
 };
 
+/* How the container's file system view is made (--isolation). */
+enum nsrun_isolation {
+	NSRUN_ISOLATION_DEFAULT = 0,    /* a mount namespace: pivot_root, /proc, /dev, tmpfs, volumes */
+	NSRUN_ISOLATION_CHROOT,         /* no mount(2) at all (a Landlock-restricted parent): chroot into
+	                                 * the image, kept read-only by Landlock; no /proc, /dev, tmpfs */
+};
+
 /* What the payload is: FILE run by the interpreter, a program on stdin, or a command. */
 enum nsrun_mode {
 	NSRUN_MODE_COMMAND = 0,         /* nsrun ... -- CMD [ARG...] */
@@ -71,6 +78,8 @@ struct nsrun_config {
 	struct nsrun_security {
 		char *seccomp;          /* profile name, path, or "unconfined" */
 		bool strict;            /* weaker isolation is an error, not a warning */
+		bool landlock;          /* apply nsrun's Landlock ruleset where the kernel has it */
+		bool allow_nested;      /* --allow-nested: the payload may make namespaces (nsrun in nsrun) */
 	} security;
 	struct nsrun_output {
 		bool capture;           /* stdout and stderr through pipes, not passed through */
@@ -81,6 +90,7 @@ struct nsrun_config {
 	} output;
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
+	enum nsrun_isolation isolation;
 	char *hostname;
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */

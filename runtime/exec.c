@@ -11,6 +11,7 @@
 
 #include "caps.h"
 #include "exec.h"
+#include "landlock.h"
 #include "rlimits.h"
 #include "ns.h"
 #include "seccomp.h"
@@ -72,7 +73,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, const int stdio[3], struct timing *timing, int report_fd)
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, int proc_fd, const int stdio[3],
+		  struct timing *timing, int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -98,7 +100,17 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			fail(report_fd, &err, 125);
 		}
 	}
-	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0 || caps_drop_bounding(&err) < 0 ||
+	if (ns_enter_payload_userns(proc_fd, proc->uid, proc->gid, &err) < 0)
+		fail(report_fd, &err, 125);
+	if (proc_fd >= 0)
+		close(proc_fd);
+	/* --isolation chroot: here, as root of our own user namespace, because the
+	 * kernel refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
+	if (cfg->isolation == NSRUN_ISOLATION_CHROOT && (chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {
+		error_set(&err, errno, "chroot into \"%s\"", cfg->rootfs);
+		fail(report_fd, &err, 125);
+	}
+	if (caps_drop_bounding(&err) < 0 ||
 	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(rlimits, &err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_IDS);
@@ -111,6 +123,9 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 	if (caps_clear_and_nnp(&err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_PRIVS);
+	/* after no_new_privs, which landlock_restrict_self(2) requires; before seccomp */
+	if (landlock_apply(cfg, landlock_abi, &err) < 0)
+		fail(report_fd, &err, 125);
 	/* last: after caps and no_new_privs, so the filter need not allow capset or prctl */
 	if (seccomp && seccomp_apply(seccomp, &err) < 0)
 		fail(report_fd, &err, 125);

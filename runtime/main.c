@@ -29,7 +29,7 @@ enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
-	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS,
+	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 };
 
 static const struct option options[] = {
@@ -48,6 +48,8 @@ static const struct option options[] = {
 	{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
 	{ "security-opt", required_argument, NULL, OPT_SECURITY_OPT },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "isolation", required_argument, NULL, OPT_ISOLATION },
+	{ "allow-nested", no_argument, NULL, OPT_ALLOW_NESTED },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "debug-timing", no_argument, NULL, OPT_DEBUG_TIMING },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
@@ -93,6 +95,10 @@ static const char usage_text[] =
 	"  --cgroup-parent PATH      (root) create the run's cgroup under PATH of the cgroup2 tree\n"
 	"  --limits strict           a limit no cgroup can enforce is an error (as --strict)\n"
 	"  --security-opt seccomp=PROFILE  default, strict, a path, or unconfined\n"
+	"  --security-opt landlock=unconfined  no Landlock ruleset (default: one where the kernel has it)\n"
+	"  --isolation chroot        reduced mode for a parent that forbids mount(2) (Landlock):\n"
+	"                            chroot into the image, no /proc, /dev, tmpfs or volumes\n"
+	"  --allow-nested            the payload may create namespaces (to run nsrun inside nsrun)\n"
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
 	"  --capture                 capture stdout and stderr (bounded), print them after the run\n"
@@ -139,7 +145,12 @@ static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct ns
 	}
 	if (strcmp(arg, "no-new-privileges") == 0 || strcmp(arg, "no-new-privileges:true") == 0)
 		return 0; /* always on */
-	return error_set(err, 0, "--security-opt: \"%s\": unknown (use seccomp=PROFILE)", arg);
+	if (strcmp(arg, "landlock=unconfined") == 0 || strcmp(arg, "landlock=default") == 0) {
+		cfg->security.landlock = strcmp(arg + 9, "default") == 0;
+		return 0;
+	}
+	return error_set(err, 0, "--security-opt: \"%s\": unknown (use seccomp=PROFILE or landlock=unconfined)",
+			 arg);
 }
 
 static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct nsrun_error *err)
@@ -187,6 +198,17 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return set_security_opt(cfg, arg, err);
 	case OPT_STRICT:
 		cfg->security.strict = true;
+		return 0;
+	case OPT_ISOLATION:
+		if (strcmp(arg, "chroot") == 0)
+			cfg->isolation = NSRUN_ISOLATION_CHROOT;
+		else if (strcmp(arg, "default") == 0)
+			cfg->isolation = NSRUN_ISOLATION_DEFAULT;
+		else
+			return error_set(err, 0, "--isolation: \"%s\": unknown (default or chroot)", arg);
+		return 0;
+	case OPT_ALLOW_NESTED:
+		cfg->security.allow_nested = true;
 		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;

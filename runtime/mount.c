@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "landlock.h"
 #include "mount.h"
 #include "sys.h"
 
@@ -389,6 +390,27 @@ static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct 
 
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
+/* --allow-nested: a container inside this one must mount its own proc, and the
+ * kernel allows that to a user namespace only while a proc it can see reveals as
+ * much as the new one (mount_too_revealing() in fs/namespace.c): the masks over
+ * our /proc forbid it.  So a second, unmasked proc of the container's pid
+ * namespace is mounted at /dev/.nsrun/proc and /dev/.nsrun is covered by an empty
+ * read-only tmpfs: the kernel still counts the proc (it has no mount of its own
+ * on it), the payload cannot reach it, and in the payload's namespaces the cover
+ * is locked (mount_namespaces(7)): it cannot be lifted. */
+static int nested_proc(int dev, struct nsrun_error *err)
+{
+	_cleanup_close_ int dir = -1, proc = -1;
+
+	if (mkdirat(dev, ".nsrun", 0755) < 0 || (dir = openat(dev, ".nsrun", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    mkdirat(dir, "proc", 0555) < 0 || (proc = openat(dir, "proc", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return error_set(err, errno, "make /dev/.nsrun/proc for --allow-nested");
+	if (mount_on_fd("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL, "/dev/.nsrun/proc", err) < 0)
+		return -1;
+	return mount_on_fd("tmpfs", dir, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000,size=0",
+			   "/dev/.nsrun", err);
+}
+
 static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
 		     struct nsrun_error *err)
 {
@@ -432,8 +454,35 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 	    symlinkat("/proc/self/fd/0", dev, "stdin") < 0 || symlinkat("/proc/self/fd/1", dev, "stdout") < 0 ||
 	    symlinkat("/proc/self/fd/2", dev, "stderr") < 0)
 		return error_set(err, errno, "make the /dev links");
+	if (cfg->security.allow_nested && nested_proc(dev, err) < 0)
+		return -1;
 	/* read-only after it is populated; /dev/pts and /dev/shm are separate mounts and stay writable */
 	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+}
+
+/* A fresh proc refused with EPERM: the kernel lets a user namespace mount proc
+ * only while a proc it can see reveals as much (mount_too_revealing() in
+ * fs/namespace.c): an outer /proc with over-mounted or masked paths (Docker,
+ * podman, Kubernetes) does not.  The safe alternative is no /proc at all (the
+ * image's empty directory): it shows nothing of any pid namespace.  That is
+ * weaker than the default, so it is a warning, and an error with --strict.
+ * Returns 0 (go on without /proc) or -1 with err. */
+static int proc_refused(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	static const char cause[] = "the kernel refuses a fresh /proc here (EPERM): the /proc nsrun sees has "
+				    "over-mounted or masked paths (as container engines set up), and a user "
+				    "namespace may not mount a proc that would reveal them";
+	static const char fix[] = "unmask /proc in the outer container (docker/podman run --security-opt "
+				  "systempaths=unconfined; Kubernetes: securityContext.procMount: Unmasked)";
+
+	if (cfg->security.strict) {
+		error_set(err, EPERM, "cannot mount /proc (--strict): %s", cause);
+		err->hint = fix;
+		return -1;
+	}
+	dprintf(2, "nsrun: warning: the container has no /proc: %s\nnsrun: hint: %s, or use --strict to "
+		"refuse such runs\n", cause, fix);
+	return 0;
 }
 
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
@@ -466,7 +515,9 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	}
 	switch (op->kind) {
 	case MOP_PROC:
-		return mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err);
+		if (mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err) == 0)
+			return 0;
+		return err->errnum == EPERM ? proc_refused(cfg, err) : -1;
 	case MOP_TMPFS:
 		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err);
 	case MOP_MASK_DIR:
@@ -664,6 +715,44 @@ static int open_source_trees(const struct nsrun_config *cfg, const struct mount_
 	return 0;
 }
 
+/* The seccomp mode of this process ("Seccomp:" in /proc/self/status, proc(5)), or -1. */
+static int seccomp_mode(void)
+{
+	_cleanup_free_ char *status = NULL;
+	const char *line;
+
+	if (read_file("/proc/self/status", 1 << 16, &status, NULL) < 0)
+		return -1;
+	line = strstr(status, "\nSeccomp:");
+	return line ? atoi(line + 9) : -1;
+}
+
+/* mount(2) refused with EPERM to the root of a new user and mount namespace, who
+ * holds CAP_SYS_ADMIN there: no capability check failed, so an LSM or a seccomp
+ * filter of an outer sandbox refused it.  A Landlock domain refuses every mount
+ * (Documentation/userspace-api/landlock.rst, "Filesystem topology modification"),
+ * which is what agent sandboxes built on Landlock do.  Fills err; returns -1. */
+static int explain_mount_refused(struct nsrun_error *err)
+{
+	bool landlock = landlock_abi() > 0;
+	int seccomp = seccomp_mode();
+
+	if (seccomp == 2)
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox refuses "
+			  "mount(2) through its seccomp filter (Seccomp: 2 in /proc/self/status)%s",
+			  landlock ? " or a Landlock ruleset" : "");
+	else if (landlock)
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: this process is most "
+			  "likely confined by an outer Landlock ruleset (as agent sandboxes apply), which refuses "
+			  "every mount(2)");
+	else
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox (a "
+			  "security module) refuses mount(2)");
+	err->hint = "run the reduced mode, which needs no mount: --isolation chroot (no /proc, /dev, tmpfs "
+		    "or volumes; the image read-only by Landlock), or start nsrun outside that sandbox";
+	return -1;
+}
+
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
 		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err)
 {
@@ -673,7 +762,8 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	err->stage = STAGE_MOUNT;
 	/* before anything else: nothing we mount may propagate back to the host */
 	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-		return error_set(err, errno, "make mount propagation private");
+		return errno == EPERM ? explain_mount_refused(err) :
+		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
 	root_fd = build_rootfs(plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);

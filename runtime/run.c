@@ -32,6 +32,7 @@
 #include "container.h"
 #include "ns.h"
 #include "run.h"
+#include "landlock.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "timing.h"
@@ -102,12 +103,30 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	bool privileged = geteuid() == 0;
 
 	err->stage = STAGE_PREPARE;
-	if (mount_plan_build(cfg, &run->plan, err) < 0)
-		return -1;
-	if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
-		return -1;
+	/* a Landlock domain refuses every mount, and a nested nsrun must mount its root */
+	if (cfg->security.landlock && !cfg->security.allow_nested)
+		run->landlock_abi = landlock_abi();
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: landlock %s (ABI %d)\n",
+			run->landlock_abi ? "applied" : !cfg->security.landlock ? "off" :
+			cfg->security.allow_nested ? "off: --allow-nested (it would forbid the inner mounts)" :
+			"not in this kernel", run->landlock_abi);
+	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
+		if (!run->landlock_abi)
+			return error_set(err, ENOSYS, "--isolation chroot: the image is kept read-only by Landlock, "
+					 "which this kernel does not have");
+		fprintf(stderr, "nsrun: warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs /tmp; "
+			"the image is read-only by Landlock (ABI %d), not by a mount\n", run->landlock_abi);
+	} else {
+		if (mount_plan_build(cfg, &run->plan, err) < 0)
+			return -1;
+		if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
+			return -1;
+	}
 	timing_mark(run->timing, TP_SOURCES);
-	if (seccomp_prepare(cfg->security.seccomp, seccomp_profiles_dir(), cfg->security.strict, warn_line, NULL,
+	if (seccomp_prepare(cfg->security.seccomp, seccomp_profiles_dir(),
+			    (cfg->security.strict ? NSRUN_SECCOMP_STRICT : 0) |
+			    (cfg->security.allow_nested ? NSRUN_SECCOMP_ALLOW_NESTED : 0), warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_SECCOMP);
@@ -198,6 +217,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.timing = run->timing,
 			.rlimits = &run->rlimits,
 			.forward_signals = forward_signals,
+			.landlock_abi = run->landlock_abi,
 		};
 		container_main(&a);
 	}
@@ -468,6 +488,7 @@ static void run_teardown(struct nsrun_run *run)
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .cg = { .dir_fd = -1 },
+				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
 

@@ -49,6 +49,7 @@ struct build {
 	const struct seccomp_profile *p;
 	const struct seccomp_host *host;
 	bool strict;
+	bool allow_nested;              /* NSRUN_SECCOMP_ALLOW_NESTED */
 	FILE *describe;                 /* `seccomp check` output, or NULL */
 	scmp_filter_ctx ctx;
 	uint32_t default_act;
@@ -131,13 +132,14 @@ static int host_info_get(struct host_info *hi, struct nsrun_error *err)
 }
 
 /* Everything the compiled program depends on. */
-static void cache_key(const char *bytes, size_t len, const struct host_info *hi, bool strict,
+static void cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
                       uint8_t key[SHA256_DIGEST_LEN])
 {
 	const struct scmp_version *v = seccomp_version();
 	uint32_t format = SECCOMP_CACHE_FORMAT, api = (uint32_t)seccomp_api_get();
 	uint64_t len64 = len;
-	uint8_t strict8 = strict;
+	uint8_t strict8 = (flags & NSRUN_SECCOMP_STRICT) != 0;
+	uint8_t nested8 = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0;
 	char lib[48];
 	struct sha256 s;
 
@@ -146,6 +148,7 @@ static void cache_key(const char *bytes, size_t len, const struct host_info *hi,
 	sha256_update(&s, "nsrun seccomp", sizeof("nsrun seccomp"));
 	sha256_update(&s, &format, sizeof(format));
 	sha256_update(&s, &strict8, sizeof(strict8));
+	sha256_update(&s, &nested8, sizeof(nested8));
 	sha256_update(&s, lib, strlen(lib) + 1);
 	sha256_update(&s, &api, sizeof(api));
 	sha256_update(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
@@ -287,6 +290,51 @@ static void describe_rule(const struct build *b, size_t ri, const char *skipped)
 	fputc('\n', b->describe);
 }
 
+/* What an nsrun inside the payload needs beyond the default profile, and nothing
+ * more (--allow-nested): its namespaces (clone with CLONE_NEW* flags, unshare for
+ * its payload's user namespace), the mounts of its root (mount, umount2,
+ * open_tree, move_mount, mount_setattr, pivot_root) and its hostname.  clone3
+ * keeps the profile's ENOSYS: nsrun falls back to clone, whose flags are seen.
+ * Each takes effect only in a user namespace the payload makes itself: it holds
+ * no capability in the container's. */
+static const char *const nested_syscalls[] = {
+	"clone", "unshare", "mount", "umount2", "open_tree", "move_mount", "mount_setattr", "pivot_root",
+	"sethostname",
+};
+
+static bool is_nested_syscall(const char *name)
+{
+	for (size_t i = 0; i < sizeof(nested_syscalls) / sizeof(nested_syscalls[0]); i++)
+		if (strcmp(name, nested_syscalls[i]) == 0)
+			return true;
+	return false;
+}
+
+/* --allow-nested: the calls of nested_syscalls allowed without condition. */
+static int build_nested(struct build *b, struct nsrun_error *err)
+{
+	if (!b->allow_nested || b->default_act == SCMP_ACT_ALLOW)
+		return 0;
+	if (b->describe)
+		fprintf(b->describe, "  --allow-nested: SCMP_ACT_ALLOW:");
+	for (size_t i = 0; i < sizeof(nested_syscalls) / sizeof(nested_syscalls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(nested_syscalls[i]);
+		int rc;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(b->ctx, SCMP_ACT_ALLOW, nr, 0);
+		if (rc < 0)
+			return error_set_stage(err, STAGE_PREPARE, -rc, "seccomp: allow %s for --allow-nested",
+			                       nested_syscalls[i]);
+		if (b->describe)
+			fprintf(b->describe, " %s", nested_syscalls[i]);
+	}
+	if (b->describe)
+		fputc('\n', b->describe);
+	return 0;
+}
+
 static int build_rules(struct build *b, struct nsrun_error *err)
 {
 	for (size_t ri = 0; ri < b->p->n_rules; ri++) {
@@ -312,6 +360,9 @@ static int build_rules(struct build *b, struct nsrun_error *err)
 					return -1;
 				continue;
 			}
+			/* --allow-nested: build_nested allows it outright */
+			if (b->allow_nested && act != SCMP_ACT_ALLOW && is_nested_syscall(r->names[ni]))
+				continue;
 			if (add_rule(b, ri, act, nr, r->names[ni], err) < 0)
 				return -1;
 		}
@@ -398,7 +449,9 @@ static int build_filter(struct build *b, struct nsrun_error *err)
 		return -1;
 	if (b->describe)
 		fprintf(b->describe, "rules:\n");
-	return build_rules(b, err);
+	if (build_rules(b, err) < 0)
+		return -1;
+	return build_nested(b, err);
 }
 
 static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, uint32_t *n,
@@ -443,11 +496,12 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, uint32_t 
 
 /* Parses and compiles bytes into *e (program, warnings, counts). */
 static int compile(const char *name, const char *bytes, size_t len, const struct host_info *hi,
-                   bool strict, struct seccomp_cache_entry *e, struct nsrun_error *err)
+                   unsigned flags, struct seccomp_cache_entry *e, struct nsrun_error *err)
 {
 	_cleanup_profile_ struct seccomp_profile *p = NULL;
 	_cleanup_scmp_ scmp_filter_ctx ctx = NULL;
-	struct build b = { .host = &hi->h, .strict = strict };
+	struct build b = { .host = &hi->h, .strict = (flags & NSRUN_SECCOMP_STRICT) != 0,
+	                   .allow_nested = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0 };
 	int rc;
 
 	if (seccomp_profile_parse_buffer(name, bytes, len, &p, err) < 0)
@@ -488,7 +542,7 @@ static unsigned emit_warnings(const char *name, const char *warnings,
 	return count;
 }
 
-int seccomp_prepare(const char *spec, const char *profiles_dir, bool strict,
+int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
                     void (*warn)(void *ctx, const char *line), void *ctx,
                     struct nsrun_seccomp **out, struct nsrun_error *err)
 {
@@ -510,11 +564,11 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, bool strict,
 	if (!f)
 		return error_set_stage(err, STAGE_PREPARE, ENOMEM, "seccomp program");
 	if (use_cache) {
-		cache_key(bytes, len, &hi, strict, key);
+		cache_key(bytes, len, &hi, flags, key);
 		f->stats.cache_hit = seccomp_cache_load(key, &e);
 	}
 	if (!f->stats.cache_hit) {
-		if (compile(path, bytes, len, &hi, strict, &e, err) < 0)
+		if (compile(path, bytes, len, &hi, flags, &e, err) < 0)
 			return -1;
 		if (use_cache)
 			f->stats.cache_written = seccomp_cache_store(key, &e);

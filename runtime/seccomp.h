@@ -27,19 +27,25 @@ struct nsrun_seccomp_stats {
 	unsigned n_holes;       /* unknown names in deny rules of a default-allow profile */
 };
 
+#define NSRUN_SECCOMP_STRICT 1u       /* unenforceable deny rules are errors */
+#define NSRUN_SECCOMP_ALLOW_NESTED 2u /* --allow-nested: what an inner nsrun needs */
+
 /* Compiles a profile, in the parent, before clone.
  *   spec: "unconfined"; a profile NAME (file NAME.json in profiles_dir; letters,
  *         digits, '.', '_', '-'); or a PATH (contains '/' or ends in ".json").
- *   strict: an unknown syscall name in a deny rule of a default-allow profile
- *         (a rule that cannot be enforced: the call stays allowed) is an error
- *         instead of a warning.
+ *   flags: NSRUN_SECCOMP_STRICT: an unknown syscall name in a deny rule of a
+ *         default-allow profile (a rule that cannot be enforced: the call stays
+ *         allowed) is an error instead of a warning.  NSRUN_SECCOMP_ALLOW_NESTED:
+ *         clone with CLONE_NEW* flags, unshare, mount, umount2, open_tree,
+ *         move_mount, mount_setattr, pivot_root and sethostname are allowed,
+ *         whatever the profile says (what nsrun inside the payload needs).
  *   warn, ctx: each warning, one line without the "nsrun: " prefix, is passed to
  *         warn(ctx, line) when warn is not NULL; also on a cache hit.
  * *out is NULL for "unconfined", else a program to free with seccomp_free().
  * Returns 0, or -1 with *err: STAGE_CONFIG for a bad spec or profile (errnum 0,
  * or from open(2)/read(2)), STAGE_PREPARE for libseccomp failures (errnum from
  * libseccomp's negative return). */
-int seccomp_prepare(const char *spec, const char *profiles_dir, bool strict,
+int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
                     void (*warn)(void *ctx, const char *line), void *ctx,
                     struct nsrun_seccomp **out, struct nsrun_error *err);
 

@@ -43,7 +43,7 @@ int sync_send(int fd, enum sync_type type, int64_t value, struct nsrun_error *er
 
 int sync_send_error(int fd, enum sync_type type, const struct nsrun_error *e)
 {
-	struct sync_msg msg = { .type = type, .errnum = e->errnum, .stage = e->stage };
+	struct sync_msg msg = { .type = type, .errnum = e->errnum, .stage = e->stage, .hint = e->hint };
 
 	snprintf(msg.text, sizeof(msg.text), "%s", e->msg);
 	return send_msg(fd, &msg);
@@ -87,6 +87,7 @@ int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err)
 {
 	err->errnum = msg->errnum;
 	err->stage = msg->stage;
+	err->hint = msg->hint;
 	snprintf(err->msg, sizeof(err->msg), "%s", msg->text);
 	return -1;
 }

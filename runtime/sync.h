@@ -35,6 +35,9 @@ struct sync_msg {
 	int32_t pad;
 	int64_t value;
 	char text[256];
+	/* SYNC_ERROR: err->hint, a pointer to a static string of the program: valid in
+	 * both processes, which are copies of one image (clone(2) without exec) */
+	const char *hint;
 };
 
 /* Name of a message type for errors ("ID_MAPS_WRITTEN"). */

@@ -29,6 +29,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
 #include <netinet/in.h>
@@ -1056,6 +1059,59 @@ struct sub {
 	const char *help;
 };
 
+
+/* ---------- outer sandboxes: restrict this process, then exec a command ---------- */
+
+/* landlock-exec CMD [ARG...]: an agent sandbox's Landlock domain (every
+ * filesystem right of ABI 1 handled, all of them allowed below /): files stay
+ * usable, but the kernel refuses mount(2) and pivot_root(2) to the domain. */
+static int c_landlock_exec(int argc, char **argv)
+{
+	struct { uint64_t fs; } attr = { (1ULL << 13) - 1 };
+	struct __attribute__((packed)) { uint64_t allowed; int32_t fd; } rule = { (1ULL << 13) - 1, -1 };
+	int rs;
+
+	if (argc < 2)
+		return usage("landlock-exec CMD [ARG...]");
+	rs = (int)syscall(444 /* landlock_create_ruleset */, &attr, sizeof(attr), 0);
+	if (rs < 0)
+		return denied(errno, "landlock_create_ruleset");
+	rule.fd = open("/", O_PATH | O_CLOEXEC);
+	if (rule.fd < 0 || syscall(445 /* landlock_add_rule */, rs, 1, &rule, 0) < 0)
+		return denied(errno, "landlock_add_rule");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(446 /* landlock_restrict_self */, rs, 0) < 0)
+		return denied(errno, "landlock_restrict_self");
+	close(rs);
+	close(rule.fd);
+	execvp(argv[1], argv + 1);
+	return denied(errno, "exec %s", argv[1]);
+}
+
+/* deny-sockets-exec CMD [ARG...]: a seccomp filter (as some agent sandboxes load)
+ * that lets socket(2) make only AF_UNIX sockets: netlink, AF_INET and AF_INET6
+ * fail with EAFNOSUPPORT. */
+static int c_deny_sockets_exec(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (argc < 2)
+		return usage("deny-sockets-exec CMD [ARG...]");
+	/* x86-64 only (as the probe): the arch is not checked */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return denied(errno, "seccomp");
+	execvp(argv[1], argv + 1);
+	return denied(errno, "exec %s", argv[1]);
+}
+
 static const struct sub subs[] = {
 	{ "status", c_status, "print Uid/Gid/Groups/Cap*/NoNewPrivs/Seccomp of /proc/self/status" },
 	{ "ids", c_ids, "print uid/gid/euid/egid/groups" },
@@ -1095,6 +1151,8 @@ static const struct sub subs[] = {
 	{ "netdev", c_netdev, "interface names from /proc/net/dev" },
 	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
 	{ "cwd", c_cwd, "print the working directory" },
+	{ "landlock-exec", c_landlock_exec, "CMD [ARG...]: exec under a Landlock domain (no mounts)" },
+	{ "deny-sockets-exec", c_deny_sockets_exec, "CMD [ARG...]: exec with only AF_UNIX sockets" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,121 @@
+/* landlock.c - see landlock.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "landlock.h"
+
+/* The uapi of landlock.h up to ABI 6, spelled out: Debian 12's headers stop at ABI 2. */
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REFER (1ULL << 13)        /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)     /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)    /* ABI 5 */
+#define LL_NET_BIND_TCP (1ULL << 0)     /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)  /* ABI 4 */
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)     /* ABI 6 */
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+int landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+
+	return v > 0 ? (int)v : 0;
+}
+
+/* Every filesystem access right of ABI abi. */
+static uint64_t fs_rights(int abi)
+{
+	uint64_t r = (1ULL << 13) - 1; /* ABI 1: EXECUTE .. MAKE_SYM */
+
+	if (abi >= 2)
+		r |= LL_FS_REFER;
+	if (abi >= 3)
+		r |= LL_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= LL_FS_IOCTL_DEV;
+	return r;
+}
+
+static int add_path(int ruleset, const char *path, uint64_t access, struct nsrun_error *err)
+{
+	struct ll_path_beneath_attr pb = { .allowed_access = access };
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 :
+		       error_set(err, errno, "landlock: open \"%s\"", path);
+	pb.parent_fd = fd;
+	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return error_set(err, errno, "landlock: add a rule for \"%s\"", path);
+	return 0;
+}
+
+int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *err)
+{
+	const uint64_t all = fs_rights(abi);
+	const uint64_t read = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+	struct ll_ruleset_attr attr = { .handled_access_fs = all };
+	size_t attr_size = sizeof(attr.handled_access_fs);
+	_cleanup_close_ int ruleset = -1;
+
+	if (abi <= 0)
+		return 0;
+	if (abi >= 4 && cfg->network == NSRUN_NETWORK_NONE) {
+		/* no rule for any port: no TCP bind or connect at all, loopback included */
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		attr_size = offsetof(struct ll_ruleset_attr, scoped);
+	}
+	if (abi >= 6) {
+		/* no signals to, and no abstract sockets of, processes outside the payload */
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		attr_size = sizeof(attr);
+	}
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	if (ruleset < 0)
+		return error_set(err, errno, "landlock: create the ruleset (ABI %d)", abi);
+	/* read and execute everywhere; device nodes (a read-only tmpfs holds them) stay
+	 * usable; /proc's own permissions and masks decide what is written there */
+	if (add_path(ruleset, "/", read, err) < 0 ||
+	    add_path(ruleset, "/dev", read | LL_FS_WRITE_FILE | (all & (LL_FS_IOCTL_DEV | LL_FS_TRUNCATE)), err) < 0 ||
+	    add_path(ruleset, "/proc", read | LL_FS_WRITE_FILE, err) < 0)
+		return -1;
+	if (cfg->isolation != NSRUN_ISOLATION_CHROOT) {
+		/* our tmpfs mounts; in chroot mode /tmp is the image's and stays read-only */
+		if (add_path(ruleset, "/tmp", all, err) < 0 || add_path(ruleset, "/dev/shm", all, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		if (cfg->mounts[i].rw && add_path(ruleset, cfg->mounts[i].destination, all, err) < 0)
+			return -1;
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		return error_set(err, errno, "landlock: enforce the ruleset");
+	return 0;
+}

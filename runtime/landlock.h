@@ -1,0 +1,33 @@
+/* landlock.h - a Landlock ruleset on the payload, as defence in depth.
+ *
+ * Mounts already make the root read-only; Landlock (Documentation/userspace-api/
+ * landlock.rst, landlock(7)) repeats it in the LSM layer, so a hole in the mount
+ * set-up (a missed read-only flag, a writable mount an outer sandbox left) is not
+ * a way to write: everything is read-only except /tmp, /dev/shm and the rw volumes,
+ * device nodes stay writable, and where the ABI has it (4, Linux 6.7) TCP bind
+ * and connect are refused unless the run has a network of its own.  In
+ * --isolation=chroot it is what keeps the image read-only.
+ */
+#ifndef NSRUN_LANDLOCK_H
+#define NSRUN_LANDLOCK_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "error.h"
+
+/* The Landlock ABI version of the running kernel (landlock_create_ruleset(2)
+ * with LANDLOCK_CREATE_RULESET_VERSION): 1 or more, or 0 when the kernel has no
+ * Landlock or it is disabled at boot (ENOSYS, EOPNOTSUPP).  No side effects. */
+int landlock_abi(void);
+
+/* In the payload, after PR_SET_NO_NEW_PRIVS (the kernel requires it or
+ * CAP_SYS_ADMIN) and before the seccomp filter: builds and enforces the ruleset
+ * for cfg, handling every access right of ABI abi (abi from landlock_abi(), read
+ * by the supervisor before clone).  Paths are those inside the container (after
+ * pivot_root or chroot); a rule path that does not exist is skipped.  abi 0 is a
+ * no-op.  Returns 0, or -1 with err (errno of landlock_create_ruleset(2),
+ * landlock_add_rule(2), landlock_restrict_self(2)). */
+int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *err);
+
+#endif
