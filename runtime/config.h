@@ -79,6 +79,7 @@ struct nsrun_config {
 		char *seccomp;          /* profile name, path, or "unconfined" */
 		bool strict;            /* weaker isolation is an error, not a warning */
 		bool landlock;          /* apply nsrun's Landlock ruleset where the kernel has it */
+		bool landlock_no_tcp;   /* landlock=strict: also no TCP bind or connect (ABI 4), loopback too */
 		bool allow_nested;      /* --allow-nested: the payload may make namespaces (nsrun in nsrun) */
 	} security;
 	struct nsrun_output {

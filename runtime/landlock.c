@@ -88,7 +88,7 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 
 	if (abi <= 0)
 		return 0;
-	if (abi >= 4 && cfg->network == NSRUN_NETWORK_NONE) {
+	if (abi >= 4 && cfg->security.landlock_no_tcp) {
 		/* no rule for any port: no TCP bind or connect at all, loopback included */
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		attr_size = offsetof(struct ll_ruleset_attr, scoped);

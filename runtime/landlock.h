@@ -4,9 +4,13 @@
  * landlock.rst, landlock(7)) repeats it in the LSM layer, so a hole in the mount
  * set-up (a missed read-only flag, a writable mount an outer sandbox left) is not
  * a way to write: everything is read-only except /tmp, /dev/shm and the rw volumes,
- * device nodes stay writable, and where the ABI has it (4, Linux 6.7) TCP bind
- * and connect are refused unless the run has a network of its own.  In
- * --isolation=chroot it is what keeps the image read-only.
+ * device nodes stay writable; where the ABI has it (6, Linux 6.12) the payload
+ * cannot signal, or connect to abstract sockets of, processes outside it.
+ * --security-opt landlock=strict also refuses every TCP bind and connect (ABI 4,
+ * Linux 6.7): not the default, because Landlock cannot tell loopback from other
+ * addresses and programs and test suites need loopback TCP (the default seccomp
+ * profile keeps it for them).  In --isolation=chroot it is what keeps the image
+ * read-only.
  */
 #ifndef NSRUN_LANDLOCK_H
 #define NSRUN_LANDLOCK_H

@@ -95,7 +95,9 @@ static const char usage_text[] =
 	"  --cgroup-parent PATH      (root) create the run's cgroup under PATH of the cgroup2 tree\n"
 	"  --limits strict           a limit no cgroup can enforce is an error (as --strict)\n"
 	"  --security-opt seccomp=PROFILE  default, strict, a path, or unconfined\n"
-	"  --security-opt landlock=unconfined  no Landlock ruleset (default: one where the kernel has it)\n"
+	"  --security-opt landlock=default|strict|unconfined  Landlock ruleset where the kernel has it:\n"
+	"                            read-only but /tmp and rw volumes (default); strict: no TCP at\n"
+	"                            all, loopback included; unconfined: none\n"
 	"  --isolation chroot        reduced mode for a parent that forbids mount(2) (Landlock):\n"
 	"                            chroot into the image, no /proc, /dev, tmpfs or volumes\n"
 	"  --allow-nested            the payload may create namespaces (to run nsrun inside nsrun)\n"
@@ -145,11 +147,16 @@ static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct ns
 	}
 	if (strcmp(arg, "no-new-privileges") == 0 || strcmp(arg, "no-new-privileges:true") == 0)
 		return 0; /* always on */
-	if (strcmp(arg, "landlock=unconfined") == 0 || strcmp(arg, "landlock=default") == 0) {
-		cfg->security.landlock = strcmp(arg + 9, "default") == 0;
+	if (strncmp(arg, "landlock=", 9) == 0) {
+		const char *v = arg + 9;
+		if (strcmp(v, "default") && strcmp(v, "strict") && strcmp(v, "unconfined"))
+			return error_set(err, 0, "--security-opt: \"%s\": landlock= takes default, strict or unconfined",
+					 arg);
+		cfg->security.landlock = strcmp(v, "unconfined") != 0;
+		cfg->security.landlock_no_tcp = strcmp(v, "strict") == 0;
 		return 0;
 	}
-	return error_set(err, 0, "--security-opt: \"%s\": unknown (use seccomp=PROFILE or landlock=unconfined)",
+	return error_set(err, 0, "--security-opt: \"%s\": unknown (seccomp=PROFILE or landlock=default|strict|unconfined)",
 			 arg);
 }
 

@@ -194,7 +194,8 @@ assert_eq "mount(tmpfs) denied with EPERM under the default profile" "mount-tmpf
 declare -A SC_DEF SC_UNC
 for c in userns-mount-tmpfs userns-clone-newns ptrace-sibling clone-newns-fs mount-badptr bpf-efault userfaultfd-user-mode; do
 	run_sc -- $c; SC_DEF[$c]=$(outcome)
-	run_sc --security-opt seccomp=unconfined -- $c; SC_UNC[$c]=$(outcome)
+	# the controls isolate the filter: Landlock (which refuses every mount) is off there too
+	run_sc --security-opt seccomp=unconfined --security-opt landlock=unconfined -- $c; SC_UNC[$c]=$(outcome)
 	escape "$c" "${SC_DEF[$c]}" "${SC_UNC[$c]}"
 done
 # the full escape paths, exactly
@@ -202,6 +203,9 @@ assert_eq "default: unshare(user+mount) for a mount is EPERM" \
 	"userns-mount-tmpfs: denied EPERM unshare" "${SC_DEF[userns-mount-tmpfs]}"
 assert_eq "control: unconfined, unshare(user+mount) + mount tmpfs works" \
 	"userns-mount-tmpfs: ok mounted" "${SC_UNC[userns-mount-tmpfs]}"
+run_sc --security-opt seccomp=unconfined -- userns-mount-tmpfs
+assert_eq "defence in depth: seccomp unconfined, Landlock still refuses the mount" \
+	"userns-mount-tmpfs: denied EPERM mount" "$(outcome)"
 assert_eq "control: unconfined, clone(CLONE_NEWNS) in a new user namespace works" \
 	"userns-clone-newns: ok" "${SC_UNC[userns-clone-newns]}"
 # these two isolate the filter from capabilities: the kernel's own answer is not EPERM

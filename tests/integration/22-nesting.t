@@ -1,0 +1,147 @@
+#!/bin/bash
+# nsrun inside the sandboxes agents already run in: bubblewrap, nsrun itself
+# (--allow-nested), a Landlock domain (--isolation chroot), a seccomp filter that
+# allows only AF_UNIX sockets, and a /proc with masked paths.  Each run either has
+# every property of a default run or fails with the cause named.
+. "$(dirname "$0")/../lib.sh"
+require_all
+command -v bwrap >/dev/null || skip_all "bwrap not installed (Debian: bubblewrap)"
+
+SNIPPET='import os, socket; print("py", os.getuid(), socket.gethostname())'
+ROOTFS="$NSRUN_IMAGES/python/rootfs"
+
+# assert_default_props LABEL — the probes of a default run, through the run_* function in $RUNNER
+assert_default_props() {
+	local label=$1 st
+	$RUNNER -- status
+	st=$OUT
+	assert_match "$label: uid 65534" $'Uid:\t65534\t65534\t65534\t65534' "$st"
+	assert_match "$label: no capability" $'CapEff:\t0000000000000000' "$st"
+	assert_match "$label: empty bounding set" $'CapBnd:\t0000000000000000' "$st"
+	assert_match "$label: no_new_privs" $'NoNewPrivs:\t1' "$st"
+	assert_match "$label: seccomp filter" $'Seccomp:\t2' "$st"
+	$RUNNER -- pids
+	assert_eq "$label: a pid namespace of its own (pids 1 and 2)" "1 2 " \
+		"$(tr ' ' '\n' <<<"$OUT" | grep -E '^[0-9]+:' | cut -d: -f1 | tr '\n' ' ')"
+	$RUNNER -- netdev
+	assert_eq "$label: only lo" "netdev: ok lo" "$OUT"
+	$RUNNER -- hostname
+	assert_eq "$label: hostname" "hostname: ok nsrun" "$OUT"
+	$RUNNER -- write /usr/escape
+	assert_match "$label: read-only root" '^write: denied (EROFS|EACCES)' "$OUT"
+	$RUNNER -- write /tmp/f
+	assert_match "$label: /tmp writable" '^write: ok' "$OUT"
+	$RUNNER -- unshare user
+	assert_match "$label: no namespaces for the payload" '^unshare: denied EPERM' "$OUT"
+}
+
+# ------------------------------------------------ inside bubblewrap (an agent sandbox)
+# as an unprivileged agent: root's bwrap over-mounts parts of its /proc (then nsrun
+# runs without /proc, with a warning: tested below), so root tests as nobody
+AGENT=()
+[ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+BWRAP=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+	--bind "$TESTTMP" "$TESTTMP" --)
+run_cmd "${BWRAP[@]}" "$PROBE" netdev
+assert_eq "control: bwrap's own sandbox has only lo" "netdev: ok lo" "$OUT"
+run_cmd "${BWRAP[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
+assert_eq "in bwrap: the python snippet runs" "py 65534 nsrun" "$OUT"
+assert_eq "  ... exit 0" 0 "$RC"
+bwrap_probe() { run_cmd "${BWRAP[@]}" "$NSRUN" --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe "${@:2}"; }
+RUNNER=bwrap_probe assert_default_props "in bwrap"
+
+# ------------------------------------------------ inside nsrun (--allow-nested)
+LIBS="$TESTTMP/libs"
+mkdir -p "$LIBS"
+ldd "$NSRUN" | awk '/=> \//{ print $3 }' | xargs -r cp -L -t "$LIBS"
+chmod -R a+rX "$LIBS"
+OUTER=(--image python -v "$(dirname "$NSRUN"):/opt/nsrun:ro" -v "$LIBS:/opt/nsrun-libs:ro"
+	-v "${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}:/opt/nsrun-profiles:ro" -v "$ROOTFS:/images/python:ro"
+	-v "$PROBE_DIR:/mnt:ro" -e LD_LIBRARY_PATH=/opt/nsrun-libs -e NSRUN_SECCOMP_PROFILES=/opt/nsrun-profiles)
+INNER=(/opt/nsrun/nsrun --rootfs /images/python)
+run_nsrun --allow-nested "${OUTER[@]}" -- "${INNER[@]}" -- python3 -c "$SNIPPET"
+assert_eq "nsrun in nsrun --allow-nested: the python snippet runs" "py 65534 nsrun" "$OUT"
+nested_probe() { run_nsrun --allow-nested "${OUTER[@]}" -- "${INNER[@]}" -v /mnt:/mnt:ro -- /mnt/nsrun-probe "${@:2}"; }
+RUNNER=nested_probe assert_default_props "nested"
+nested_probe -- read /proc/1/environ
+assert_match "nested: the inner /proc is the inner pid namespace's" '^read: (ok|denied)' "$OUT"
+
+# the outer run: its proc for the inner one is out of the payload's reach
+run_probe --allow-nested -- read /dev/.nsrun/proc/1/status
+assert_match "--allow-nested: the unmasked proc is unreachable" '^read: denied (EACCES|ENOENT)' "$OUT"
+run_probe --allow-nested -- read /proc/kcore
+assert_match "--allow-nested: /proc stays masked" '^read: (ok 0 bytes|denied)' "$OUT"
+run_probe --allow-nested -- pids
+assert_eq "--allow-nested: still only pids 1 and 2" "1 2 " \
+	"$(tr ' ' '\n' <<<"$OUT" | grep -E '^[0-9]+:' | cut -d: -f1 | tr '\n' ' ')"
+run_probe --allow-nested -- ptrace-attach child
+assert_match "--allow-nested: ptrace still denied" '^ptrace-attach: denied' "$OUT"
+
+run_nsrun "${OUTER[@]}" -- "${INNER[@]}" -- true
+assert_eq "nsrun in nsrun without --allow-nested: refused (125)" 125 "$RC"
+assert_match "  ... the cause is named: the outer seccomp filter" 'seccomp filter' "$ERR"
+
+# ------------------------------------------------ inside a Landlock domain
+run_cmd "$PROBE" landlock-exec "$PROBE" mount-tmpfs "$TESTTMP"
+assert_match "control: the probe's Landlock domain refuses mounts (outside nsrun too)" \
+	'^mount-tmpfs: denied (EPERM|EACCES)' "$OUT"
+run_cmd "$PROBE" landlock-exec "$NSRUN" --image python -- true
+assert_eq "in a Landlock domain: the default run fails (125)" 125 "$RC"
+assert_match "  ... naming Landlock" 'Landlock ruleset' "$(head -1 <<<"$ERR")"
+assert_match "  ... and the reduced mode as the fix" 'hint: .*--isolation chroot' "$ERR"
+assert_nsrun_error "  ... one error line and a hint"
+
+run_cmd "$PROBE" landlock-exec "$NSRUN" --isolation chroot --image python - <<<"$SNIPPET"
+assert_eq "in a Landlock domain, --isolation chroot: the snippet runs" "py 65534 nsrun" "$OUT"
+assert_match "  ... and says what it lacks" 'warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs' "$ERR"
+
+# a rootfs of our own with the probe in it (chroot mode has no volumes), owned by the
+# caller: only Landlock keeps the payload (the caller's uid on the host) from writing it
+CR="$TESTTMP/chroot"
+mkdir -p "$CR/bin" "$CR/tmp" "$CR/proc"
+cp "$PROBE" "$CR/bin/probe"
+chroot_probe() { run_cmd "$PROBE" landlock-exec "$NSRUN" --isolation chroot --rootfs "$CR" -- /bin/probe "${@:2}"; }
+chroot_probe -- ids
+assert_eq "chroot mode: uid/gid 65534" "ids: ok uid=65534 gid=65534 euid=65534 egid=65534 groups=65534" \
+	"$(sed 's/groups=[0-9,]*/groups=65534/' <<<"$OUT")"
+chroot_probe -- hostname
+assert_eq "chroot mode: its own hostname" "hostname: ok nsrun" "$OUT"
+chroot_probe -- write /tmp/x
+assert_match "chroot mode: the image is read-only (Landlock)" '^write: denied EACCES' "$OUT"
+run_host_probe write "$CR/tmp/x"
+assert_match "  control: the caller can write that directory" '^write: ok' "$OUT"
+chroot_probe -- unshare user
+assert_match "chroot mode: no namespaces for the payload" '^unshare: denied EPERM' "$OUT"
+chroot_probe -- setuid0
+assert_match "chroot mode: no way back to uid 0" '^setuid0: denied' "$OUT"
+chroot_probe -- chroot-escape /tmp
+assert_match "chroot mode: no chroot escape" '^chroot-escape: denied' "$OUT"
+chroot_probe -- loopback 127.0.0.1
+assert_eq "chroot mode: lo is up in its own network namespace" "loopback: ok 127.0.0.1" "$OUT"
+chroot_probe -- forkbomb 2 100000
+assert_match "chroot mode: the pids limit holds" '^forkbomb: (ok|denied)' "$OUT"
+assert_not_match "  ... the fork bomb did not reach 100000 processes" 'forked=100000' "$OUT"
+run_cmd "$PROBE" landlock-exec "$NSRUN" --isolation chroot --strict --image python -- true
+assert_eq "chroot mode is weaker than the default: refused with --strict" 125 "$RC"
+
+# ------------------------------------------------ a seccomp filter allowing only AF_UNIX sockets
+run_cmd "$PROBE" deny-sockets-exec "$PROBE" loopback 127.0.0.1
+assert_match "control: the outer filter refuses AF_INET" '^loopback: denied EAFNOSUPPORT' "$OUT"
+run_cmd "$PROBE" deny-sockets-exec "$NSRUN" --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe netdev
+assert_eq "no netlink, no AF_INET: the run works, lo is brought up" "netdev: ok lo" "$OUT"
+assert_eq "  ... exit 0" 0 "$RC"
+
+# ------------------------------------------------ a /proc with masked paths (as container engines)
+# a user and mount namespace of the test's own, with a tmpfs over /proc/acpi
+MASKED=(unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
+run_cmd "${MASKED[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
+assert_eq "masked /proc: the run goes on without /proc" "py 0 nsrun" "$(sed 's/py [0-9]*/py 0/' <<<"$OUT")"
+assert_match "  ... with the cause named in a warning" 'warning: the container has no /proc: .*over-mounted or masked' "$ERR"
+assert_match "  ... and the fix" 'hint: unmask /proc in the outer container' "$ERR"
+run_cmd "${MASKED[@]}" "$NSRUN" --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe pids
+assert_match "  ... nothing of any pid namespace is visible" '^pids: (denied|ok self=[0-9]+ *$)' "$OUT"
+run_cmd "${MASKED[@]}" "$NSRUN" --strict --memory 0 --pids-limit 0 --image python -- true
+assert_eq "masked /proc with --strict: refused (125)" 125 "$RC"
+assert_match "  ... naming the cause" 'cannot mount /proc \(--strict\): .*masked' "$ERR"
+
+done_testing

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Landlock, defence in depth: the payload's ruleset repeats the read-only root in the
+# LSM layer (so mount(2) is refused even where seccomp would let it through: see
+# 18-seccomp.t), keeps /tmp, /dev/shm and rw volumes writable, and with
+# --security-opt landlock=strict refuses TCP altogether.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+abi=$("$PROBE" landlock-exec true >/dev/null 2>&1 && echo yes || echo no)
+[ "$abi" = yes ] || skip_all "this kernel has no Landlock (landlock_create_ruleset failed)"
+
+run_probe --debug -- exit 0
+assert_match "the ruleset is applied (debug)" 'debug: landlock applied \(ABI [1-9]' "$ERR"
+run_probe --debug --security-opt landlock=unconfined -- exit 0
+assert_match "landlock=unconfined: none" 'debug: landlock off' "$ERR"
+
+V="$TESTTMP/vol"; mkdir -m 777 "$V"
+run_probe -v "$V:/out:rw" -- write /out/f
+assert_match "a rw volume stays writable" '^write: ok /out/f' "$OUT"
+run_probe -- write /tmp/f
+assert_match "/tmp stays writable" '^write: ok' "$OUT"
+run_probe -- write /dev/shm/f
+assert_match "/dev/shm stays writable" '^write: ok' "$OUT"
+run_probe -- write /dev/null
+assert_match "device nodes stay usable" '^write: ok' "$OUT"
+
+# TCP: loopback is the payload's own (default), none at all with landlock=strict
+run_probe -- loopback 127.0.0.1
+assert_eq "control: loopback TCP works by default" "loopback: ok 127.0.0.1" "$OUT"
+run_probe --security-opt landlock=strict -- loopback 127.0.0.1
+if grep -q 'ABI [4-9]' <<<"$(run_probe --debug -- exit 0; echo "$ERR")"; then
+	assert_match "landlock=strict: no TCP bind or connect, loopback included" '^loopback: denied EACCES' "$OUT"
+else
+	assert_match "landlock=strict: (ABI < 4, no network rules) loopback still works" '^loopback: ok' "$OUT"
+fi
+
+run_nsrun --security-opt landlock=maybe --image python -- true
+assert_eq "a bad landlock= value: 125" 125 "$RC"
+assert_match "  ... naming the values" 'landlock= takes default, strict or unconfined' "$ERR"
+
+done_testing
