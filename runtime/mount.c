@@ -388,7 +388,8 @@ static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct 
 	return 0;
 }
 
-static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+/* the first four are needed; full and tty are left out (with a warning) where the host lacks them */
+static const char *const dev_nodes[] = { "null", "zero", "random", "urandom", "full", "tty" };
 
 /* --allow-nested: a container inside this one must mount its own proc, and the
  * kernel allows that to a user namespace only while a proc it can see reveals as
@@ -427,10 +428,27 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 		return error_set(err, errno, "open /dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
 		char host[32];
+		struct stat st;
+		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
+		/* a user namespace cannot mknod: nodes are bound from the host's /dev.  An outer
+		 * sandbox's /dev may lack full or tty: the container then lacks it too, with a
+		 * warning; the others are needed by almost every program: an error */
+		int e = stat(host, &st) < 0 ? errno : !S_ISCHR(st.st_mode) ? ENODEV : 0;
+		if (e) {
+			if (i >= 4 && !cfg->security.strict) {
+				dprintf(2, "nsrun: warning: the container has no %s: nsrun's own %s: %s\n", host, host,
+					e == ENODEV ? "not a character device" : strerror(e));
+				continue;
+			}
+			error_set(err, e, "bind the host's %s into the container: it is missing or "
+				  "not a character device", host);
+			err->hint = "a user namespace cannot create device nodes: give nsrun a /dev that has null, zero, "
+				    "full, random, urandom and tty (bwrap: --dev /dev)";
+			return -1;
+		}
 		_cleanup_close_ int node = openat(dev, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
 		if (node < 0)
 			return error_set(err, errno, "create /dev/%s", dev_nodes[i]);
-		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
 		if (mount_on_fd(host, node, "none", MS_BIND, NULL, host, err) < 0)
 			return -1;
 	}

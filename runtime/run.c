@@ -8,7 +8,7 @@
  *                              reaps, forwards signals, reports the payload's status;
  *   payload (pid 2)            exec.c: drops to uid 65534 in its own user namespace,
  *                              drops every privilege, loads seccomp, execs.
- * The supervisor and pid 1 talk over a SOCK_SEQPACKET socketpair (sync.h); the
+ * The supervisor and pid 1 talk over an AF_UNIX stream socketpair (sync.h); the
  * payload tells pid 1 whether it exec'd over a close-on-exec pipe.  The wall-clock
  * deadline covers set-up too.  At the deadline, or if nsrun dies (pid 1 has
  * PR_SET_PDEATHSIG SIGKILL), pid 1 is killed and with it, by the kernel, every
@@ -187,7 +187,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 
 	host_ids(&host_uid, &host_gid);
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
+	 * filters let socketpair make only stream sockets); messages have a fixed size */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_set(err, errno, "socketpair");
 	run->sync_fd = sv[0];
 	sigemptyset(&set);

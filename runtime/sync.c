@@ -21,13 +21,18 @@ const char *sync_type_name(uint32_t type)
 
 static int send_msg(int fd, const struct sync_msg *msg)
 {
-	ssize_t n;
+	const char *p = (const char *)msg;
+	size_t left = sizeof(*msg);
 
-	do
-		n = send(fd, msg, sizeof(*msg), MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
+	while (left > 0) {
+		ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		left -= (size_t)n;
+	}
 	return 0;
 }
 
@@ -54,8 +59,9 @@ int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err)
 	ssize_t n;
 
 	memset(msg, 0, sizeof(*msg));
+	/* a stream socket: MSG_WAITALL takes the whole message (or EOF, or a signal) */
 	do
-		n = recv(fd, msg, sizeof(*msg), 0);
+		n = recv(fd, msg, sizeof(*msg), MSG_WAITALL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return error_set(err, errno, "receive from the sync socket");

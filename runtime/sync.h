@@ -1,6 +1,7 @@
-/* sync.h - the supervisor <-> container protocol over a SOCK_SEQPACKET socketpair.
+/* sync.h - the supervisor <-> container protocol over an AF_UNIX stream socketpair.
  *
- * One message per datagram.  Both sides mark each exchange with the same comment
+ * Fixed-size messages (struct sync_msg), read whole with MSG_WAITALL; a stream
+ * socket because an outer sandbox's filter may allow no other type.  Both sides mark each exchange with the same comment
  * (`sync: ID_MAPS_WRITTEN`) so a reader can pair them.  Order of a run:
  *   parent -> pid 1   ID_MAPS_WRITTEN      uid_map/gid_map are written
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)

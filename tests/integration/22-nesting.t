@@ -131,6 +131,20 @@ run_cmd "$PROBE" deny-sockets-exec "$NSRUN" --image python -v "$PROBE_DIR:/mnt:r
 assert_eq "no netlink, no AF_INET: the run works, lo is brought up" "netdev: ok lo" "$OUT"
 assert_eq "  ... exit 0" 0 "$RC"
 
+# ------------------------------------------------ an outer /dev without some nodes
+NODEV=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --tmpfs /dev
+	--dev-bind /dev/null /dev/null --dev-bind /dev/zero /dev/zero --dev-bind /dev/random /dev/random
+	--proc /proc --tmpfs /tmp)
+run_cmd "${NODEV[@]}" --dev-bind /dev/urandom /dev/urandom -- "$NSRUN" --image python -- ls /dev
+assert_eq "no /dev/full, /dev/tty outside: the run works without them" "fd null ptmx pts random shm stderr stdin stdout urandom zero" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
+assert_match "  ... and says so" 'warning: the container has no /dev/full: .*No such file' "$ERR"
+run_cmd "${NODEV[@]}" --dev-bind /dev/urandom /dev/urandom -- "$NSRUN" --strict --memory 0 --pids-limit 0 --image python -- true
+assert_eq "  ... refused with --strict" 125 "$RC"
+run_cmd "${NODEV[@]}" -- "$NSRUN" --image python -- true
+assert_eq "no /dev/urandom outside: refused (125)" 125 "$RC"
+assert_match "  ... naming the node" "^nsrun: bind the host's /dev/urandom into the container: it is missing" "$ERR"
+assert_match "  ... and the fix" 'hint: .*bwrap: --dev /dev' "$ERR"
+
 # ------------------------------------------------ a /proc with masked paths (as container engines)
 # a user and mount namespace of the test's own, with a tmpfs over /proc/acpi
 MASKED=(unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
