@@ -23,7 +23,7 @@ static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_e
 	_exit(125);
 }
 
-static int container_setup(const struct container_args *a, int *proc_fd, struct nsrun_error *err)
+static int container_setup(const struct container_args *a, struct nsrun_error *err)
 {
 	struct sync_msg msg;
 
@@ -41,15 +41,8 @@ static int container_setup(const struct container_args *a, int *proc_fd, struct 
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
 	/* --isolation chroot: no mount at all; the payload chroots itself (exec.c) */
 	if (a->cfg->isolation != NSRUN_ISOLATION_CHROOT) {
-		/* kept for the payload's id maps in case the container gets no /proc of its
-		 * own (mount.c: proc_refused); closed at once when it does */
-		*proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (mount_build_root(a->cfg, a->plan, a->sources, a->timing, err) < 0)
 			return -1;
-		if (*proc_fd >= 0 && access("/proc/self", F_OK) == 0) {
-			close(*proc_fd);
-			*proc_fd = -1;
-		}
 	}
 	err->stage = STAGE_CONTAINER;
 	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
@@ -153,12 +146,12 @@ void container_main(const struct container_args *a)
 	int report[2];
 	sigset_t set;
 	pid_t payload;
-	int sfd, proc_fd = -1;
+	int sfd;
 
 	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
 		if (a->close_fds[i] >= 0)
 			close(a->close_fds[i]);
-	if (container_setup(a, &proc_fd, &err) < 0)
+	if (container_setup(a, &err) < 0)
 		die_with_error(a->sync_fd, &err);
 	/* the supervisor blocked these before clone: they stay pending until read here */
 	sigemptyset(&set);
@@ -183,11 +176,8 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
-		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, proc_fd, a->stdio, a->timing,
-			     report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, a->stdio, a->timing, report[1]);
 	}
-	if (proc_fd >= 0)
-		close(proc_fd);
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and
 	 * everything it started are gone */

@@ -73,8 +73,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, int proc_fd, const int stdio[3],
-		  struct timing *timing, int report_fd)
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, const int stdio[3], struct timing *timing,
+		  int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -100,10 +100,8 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			fail(report_fd, &err, 125);
 		}
 	}
-	if (ns_enter_payload_userns(proc_fd, proc->uid, proc->gid, &err) < 0)
+	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
 		fail(report_fd, &err, 125);
-	if (proc_fd >= 0)
-		close(proc_fd);
 	/* --isolation chroot: here, as root of our own user namespace, because the
 	 * kernel refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
 	if (cfg->isolation == NSRUN_ISOLATION_CHROOT && (chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {

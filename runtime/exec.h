@@ -12,8 +12,7 @@ struct timing;
 /* Never returns.  In order: default signal dispositions and mask, setsid (no
  * controlling terminal: TIOCSTI cannot reach the caller's terminal), stdio[i] (if
  * >= 0) on fd i (capture pipes, --stdin), its own user
- * namespace (its maps written through proc_fd, a /proc directory, when >= 0, else
- * /proc; closed then) mapping cfg uid/gid to the container's 0, with --isolation chroot a
+ * namespace mapping cfg uid/gid to the container's 0, with --isolation chroot a
  * chroot(2) into cfg->rootfs, the rlimits (those no cgroup took), the bounding set
  * dropped,
  * uid/gid, rlimits, cwd, every fd but 0-2 marked close-on-exec, the capability sets
@@ -22,7 +21,7 @@ struct timing;
  * execve with a PATH search.  On failure writes the struct nsrun_error to report_fd
  * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up). */
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, int proc_fd, const int stdio[3],
-		  struct timing *timing, int report_fd) __attribute__((noreturn));
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, const int stdio[3], struct timing *timing,
+		  int report_fd) __attribute__((noreturn));
 
 #endif

@@ -480,27 +480,20 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 
 /* A fresh proc refused with EPERM: the kernel lets a user namespace mount proc
  * only while a proc it can see reveals as much (mount_too_revealing() in
- * fs/namespace.c): an outer /proc with over-mounted or masked paths (Docker,
- * podman, Kubernetes) does not.  The safe alternative is no /proc at all (the
- * image's empty directory): it shows nothing of any pid namespace.  That is
- * weaker than the default, so it is a warning, and an error with --strict.
- * Returns 0 (go on without /proc) or -1 with err. */
-static int proc_refused(const struct nsrun_config *cfg, struct nsrun_error *err)
+ * fs/namespace.c, still so in Linux 6.18, subset=pid included): an outer /proc
+ * with over-mounted or masked paths (Docker, podman, Kubernetes, bwrap run as
+ * root) does not.  There is no safe alternative: a bind of the outer /proc shows
+ * the outer pid namespace, and a missing /proc breaks programs quietly (B20), so
+ * the run fails with the cause and the fix.  Returns -1 with err. */
+static int proc_refused(struct nsrun_error *err)
 {
-	static const char cause[] = "the kernel refuses a fresh /proc here (EPERM): the /proc nsrun sees has "
-				    "over-mounted or masked paths (as container engines set up), and a user "
-				    "namespace may not mount a proc that would reveal them";
-	static const char fix[] = "unmask /proc in the outer container (docker/podman run --security-opt "
-				  "systempaths=unconfined; Kubernetes: securityContext.procMount: Unmasked)";
-
-	if (cfg->security.strict) {
-		error_set(err, EPERM, "cannot mount /proc (--strict): %s", cause);
-		err->hint = fix;
-		return -1;
-	}
-	dprintf(2, "nsrun: warning: the container has no /proc: %s\nnsrun: hint: %s, or use --strict to "
-		"refuse such runs\n", cause, fix);
-	return 0;
+	error_set(err, EPERM, "cannot mount the container's /proc: the /proc nsrun sees has over-mounted or masked "
+		  "paths (as container engines set up), and the kernel lets a user namespace mount a proc only "
+		  "where that reveals nothing more (a bind of it would show the outer processes)");
+	err->hint = "unmask /proc where nsrun runs (docker/podman run --security-opt systempaths=unconfined, "
+		    "or unmask=/proc/*; Kubernetes: securityContext.procMount: Unmasked; nsrun in nsrun: "
+		    "--allow-nested)";
+	return -1;
 }
 
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
@@ -535,7 +528,7 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	case MOP_PROC:
 		if (mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err) == 0)
 			return 0;
-		return err->errnum == EPERM ? proc_refused(cfg, err) : -1;
+		return err->errnum == EPERM ? proc_refused(err) : -1;
 	case MOP_TMPFS:
 		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err);
 	case MOP_MASK_DIR:

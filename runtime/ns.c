@@ -139,24 +139,19 @@ int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_err
 	return 0;
 }
 
-int ns_enter_payload_userns(int proc_fd, uid_t uid, gid_t gid, struct nsrun_error *err)
+int ns_enter_payload_userns(uid_t uid, gid_t gid, struct nsrun_error *err)
 {
-	int dir = proc_fd >= 0 ? proc_fd : AT_FDCWD;
-	const char *pre = proc_fd >= 0 ? "" : "/proc/";
-	char map[64], path[32];
+	char map[64];
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		return error_set(err, errno, "create the payload's user namespace");
-	snprintf(path, sizeof(path), "%sself/setgroups", pre);
-	if (write_file_at(dir, path, "deny") < 0)
+	if (write_file("/proc/self/setgroups", "deny") < 0)
 		return error_set(err, errno, "write /proc/self/setgroups");
 	snprintf(map, sizeof(map), "%u 0 1\n", (unsigned)gid);
-	snprintf(path, sizeof(path), "%sself/gid_map", pre);
-	if (write_file_at(dir, path, map) < 0)
+	if (write_file("/proc/self/gid_map", map) < 0)
 		return error_set(err, errno, "write /proc/self/gid_map");
 	snprintf(map, sizeof(map), "%u 0 1\n", (unsigned)uid);
-	snprintf(path, sizeof(path), "%sself/uid_map", pre);
-	if (write_file_at(dir, path, map) < 0)
+	if (write_file("/proc/self/uid_map", map) < 0)
 		return error_set(err, errno, "write /proc/self/uid_map");
 	return 0;
 }

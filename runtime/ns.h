@@ -34,13 +34,11 @@ int ns_diagnose_userns(int errnum, struct nsrun_error *err);
 int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err);
 
 /* Payload: unshare(CLONE_NEWUSER) and map uid/gid of the new namespace to this
- * process's ids (0 in the container's namespace), writing self/uid_map etc. below
- * proc_fd (an O_PATH fd of a proc mount; "self" resolves to the caller in any pid
- * namespace that shows it), or below /proc when proc_fd is -1.  The caller then drops the
+ * process's ids (0 in the container's namespace).  The caller then drops the
  * bounding set (while it still holds CAP_SETPCAP there) and becomes uid/gid with
  * ns_become().  The payload holds no capability over the container's mount
  * namespace, which belongs to the parent user namespace.  Returns 0 or -1 with err. */
-int ns_enter_payload_userns(int proc_fd, uid_t uid, gid_t gid, struct nsrun_error *err);
+int ns_enter_payload_userns(uid_t uid, gid_t gid, struct nsrun_error *err);
 
 /* setresgid(gid) then setresuid(uid) (credentials(7)); a change from uid 0 to
  * another uid clears the permitted and effective capabilities. Returns 0 or -1. */

@@ -76,12 +76,7 @@ int write_all(int fd, const void *buf, size_t len)
 
 int write_file(const char *path, const char *s)
 {
-	return write_file_at(AT_FDCWD, path, s);
-}
-
-int write_file_at(int dirfd, const char *path, const char *s)
-{
-	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -1;

@@ -14,9 +14,6 @@ int read_file(const char *path, size_t max, char **out, size_t *len_out);
  * Returns 0, or -1 with errno from open(2)/write(2). */
 int write_file(const char *path, const char *s);
 
-/* As write_file, with path relative to dirfd (openat(2); AT_FDCWD allowed). */
-int write_file_at(int dirfd, const char *path, const char *s);
-
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 

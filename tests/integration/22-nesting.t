@@ -37,7 +37,7 @@ assert_default_props() {
 
 # ------------------------------------------------ inside bubblewrap (an agent sandbox)
 # as an unprivileged agent: root's bwrap over-mounts parts of its /proc (then nsrun
-# runs without /proc, with a warning: tested below), so root tests as nobody
+# refuses, as with any masked /proc: tested below), so root tests as nobody
 AGENT=()
 [ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 BWRAP=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
@@ -148,17 +148,25 @@ assert_eq "no /dev/urandom outside: refused (125)" 125 "$RC"
 assert_match "  ... naming the node" "^nsrun: bind the host's /dev/urandom into the container: it is missing" "$ERR"
 assert_match "  ... and the fix" 'hint: .*bwrap: --dev /dev' "$ERR"
 
-# ------------------------------------------------ a /proc with masked paths (as container engines)
+# ------------------------------------------------ a /proc with masked paths (B20, B21)
 # a user and mount namespace of the test's own, with a tmpfs over /proc/acpi
 MASKED=(unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
 run_cmd "${MASKED[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
-assert_eq "masked /proc: the run goes on without /proc" "py 0 nsrun" "$(sed 's/py [0-9]*/py 0/' <<<"$OUT")"
-assert_match "  ... with the cause named in a warning" 'warning: the container has no /proc: .*over-mounted or masked' "$ERR"
-assert_match "  ... and the fix" 'hint: unmask /proc in the outer container' "$ERR"
-run_cmd "${MASKED[@]}" "$NSRUN" --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe pids
-assert_match "  ... nothing of any pid namespace is visible" '^pids: (denied|ok self=[0-9]+ *$)' "$OUT"
-run_cmd "${MASKED[@]}" "$NSRUN" --strict --memory 0 --pids-limit 0 --image python -- true
-assert_eq "masked /proc with --strict: refused (125)" 125 "$RC"
-assert_match "  ... naming the cause" 'cannot mount /proc \(--strict\): .*masked' "$ERR"
+assert_eq "masked /proc: refused (125), never a run without /proc" 125 "$RC"
+assert_match "  ... naming the /proc mount and its cause" "^nsrun: cannot mount the container's /proc: .*over-mounted or masked" "$ERR"
+assert_match "  ... and the fix" 'hint: unmask /proc where nsrun runs' "$ERR"
+assert_nsrun_error "  ... one error line and a hint"
+# B20 as reported: bubblewrap binding /dev/null over /proc/cmdline
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
+	--dev-bind /dev/null /proc/cmdline --tmpfs /tmp -- "$NSRUN" --image python - <<<"$SNIPPET"
+assert_eq "B20: bwrap with /proc/cmdline masked: refused (125)" 125 "$RC"
+assert_match "  ... naming /proc" "cannot mount the container's /proc" "$ERR"
+# B21: an outer container whose filter allows namespaces but whose /proc is masked
+run_nsrun --security-opt seccomp=unconfined --security-opt landlock=unconfined "${OUTER[@]}" -- "${INNER[@]}" -- true
+assert_eq "B21: inside a seccomp-unconfined container with masked /proc: refused (125)" 125 "$RC"
+assert_match "  ... naming /proc" "cannot mount the container's /proc" "$ERR"
+run_nsrun "${OUTER[@]}" -- "${INNER[@]}" -- true
+assert_match "B21: inside a default container: refused naming seccomp" 'seccomp filter' "$ERR"
+if elapsed_lt 2; then ok "  ... in under 2 s ($ELAPSED s)"; else not_ok "  ... in under 2 s" "took $ELAPSED s"; fi
 
 done_testing
