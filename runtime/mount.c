@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -764,6 +765,29 @@ static int explain_mount_refused(struct nsrun_error *err)
 	return -1;
 }
 
+/* pivot_root(2) refuses (EINVAL) to leave the kernel's initial rootfs, which a
+ * system running from its initramfs still has as "/" (known-bugs B23).  There the
+ * new root (our cwd) is moved over "/" and made the root with chroot, as
+ * switch_root does; the initramfs stays beneath it, unreachable: no capability to
+ * chroot is left to the payload, and the kernel does not count this root as a
+ * chroot (current_chrooted() follows mounts on the namespace's root), so the
+ * payload's own user namespace can still be made.  Returns 0 or -1 with err. */
+static int move_root(struct nsrun_error *err)
+{
+	struct statfs sfs;
+
+	if (statfs("/", &sfs) < 0 || (sfs.f_type != RAMFS_MAGIC && sfs.f_type != TMPFS_MAGIC)) {
+		error_set(err, EINVAL, "pivot_root");
+		err->hint = "the root is not a mount point nsrun can pivot from (is nsrun in a chroot?)";
+		return -1;
+	}
+	if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+		return error_set(err, errno, "pivot_root failed on the initramfs root (EINVAL): move the new root over it");
+	if (chroot(".") < 0 || chdir("/") < 0)
+		return error_set(err, errno, "pivot_root failed on the initramfs root (EINVAL): chroot into the new root");
+	return 0;
+}
+
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
 		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err)
 {
@@ -789,10 +813,14 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
 	if (fchdir(root_fd) < 0)
 		return error_set(err, errno, "chdir to the new root");
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0)
+			return error_set(err, errno, "detach the old root");
+	} else if (errno != EINVAL) {
 		return error_set(err, errno, "pivot_root");
-	if (umount2(".", MNT_DETACH) < 0)
-		return error_set(err, errno, "detach the old root");
+	} else if (move_root(err) < 0) {
+		return -1;
+	}
 	if (chdir("/") < 0)
 		return error_set(err, errno, "chdir /");
 	timing_mark(timing, TP_PIVOT);

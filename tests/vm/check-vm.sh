@@ -28,7 +28,7 @@ while getopts "b:t:qh" opt; do
 done
 shift $((OPTIND - 1))
 
-payload=(-p "$build/nsrun-probe" -p "$here/guest-test.sh")
+payload=(-p "$build/nsrun-probe" -p "$here/guest-test.sh" -p "$here/initramfs-test.sh")
 [ ! -f "$build/nsrun" ] || payload+=(-p "$build/nsrun")
 [ ! -d "$top/seccomp-profiles" ] || payload+=(-p "$top/seccomp-profiles")
 [ -f "$build/nsrun-probe" ] || { echo "check-vm: $build/nsrun-probe missing (make all)" >&2; exit 2; }

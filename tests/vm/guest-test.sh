@@ -355,6 +355,25 @@ as_uid1000() {
 	fi
 }
 
+# ---------------------------------------------------------------- B23: the initramfs root
+# /init ran initramfs-test.sh before it left the initramfs, where pivot_root(2)
+# fails with EINVAL; its lines are in /initramfs-test.out ("KEY rc=N output").
+initramfs_results() {
+	f=/initramfs-test.out
+	if [ ! -f $f ]; then
+		record fail "B23: /init ran initramfs-test.sh (no $f)"
+		return
+	fi
+	diag "B23 runs on the initramfs: $(tr '\n' '|' <$f)"
+	case $(key $f root-fstype) in tmpfs | ramfs) record ok "B23: the runs were on the initramfs root (rootfs)" ;; *) record fail "B23: the runs were on the initramfs root (rootfs)" ;; esac
+	line=$(key $f pids)
+	is "B23: nsrun works on an initramfs root (rc 0)" "${line%% *}" "rc=0"
+	case $line in *"pids: ok self=2 1:"*) record ok "B23: ... in its own pid namespace" ;; *) record fail "B23: ... in its own pid namespace" ;; esac
+	is "B23: ... as 65534" "$(key $f ids | cut -d' ' -f1-4)" "rc=0 ids: ok uid=65534"
+	case $(key $f write-root) in "rc=1 write: denied EROFS"*) record ok "B23: ... on a read-only root" ;; *) record fail "B23: ... on a read-only root" ;; esac
+	case $(key $f initramfs) in "rc=1 read: denied ENOENT"*) record ok "B23: ... the initramfs out of reach" ;; *) record fail "B23: ... the initramfs out of reach" ;; esac
+}
+
 # ---------------------------------------------------------------- main
 suite=--nsrun
 case ${1:-} in
@@ -395,6 +414,7 @@ fi
 if [ "$suite" = --nsrun ] || [ "$suite" = --all ]; then
 	diag "---- nsrun --memory, --pids-limit, --cpus"
 	if [ -x "$NSRUN" ]; then
+		initramfs_results
 		make_rootfs
 		nsrun_limits root ""
 		delegate_and_run_uid1000 nsrun
