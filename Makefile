@@ -9,6 +9,13 @@ PKGS        := libseccomp libcap mount yajl
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# AppArmor 4 (Ubuntu 23.10+) restricts unprivileged user namespaces to programs whose
+# profile allows them: install and load apparmor/nsrun where AppArmor is present and has
+# the 4.0 policy ABI (older AppArmor neither restricts them nor knows the `userns` rule)
+APPARMOR     ?= $(shell { [ -d /sys/kernel/security/apparmor ] || command -v apparmor_parser >/dev/null; } && \
+	[ -e /etc/apparmor.d/abi/4.0 ] && echo yes || echo no)
+APPARMOR_DIR ?= /etc/apparmor.d
+
 # where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
 PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
 
@@ -47,7 +54,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
-	asan check-asan check-vm lint valgrind install clean fuzz
+	asan check-asan check-vm lint valgrind install check-install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -163,7 +170,7 @@ check-rootless: all test-image test-user
 		NSRUN=$$stage/build/nsrun NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles \
 		PYTHONPATH=$$stage/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
-check: check-unit check-root check-rootless
+check: check-unit check-install check-root check-rootless
 
 # ---- analysis ----
 
@@ -222,6 +229,28 @@ install: all
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
 	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
+	@if [ "$(APPARMOR)" = yes ]; then \
+		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
+		install -d $(DESTDIR)$(APPARMOR_DIR) && \
+		sed 's|@NSRUN_BIN@|$(PREFIX)/bin/nsrun|' apparmor/nsrun >$(DESTDIR)$(APPARMOR_DIR)/nsrun && \
+		chmod 0644 $(DESTDIR)$(APPARMOR_DIR)/nsrun || exit 1; \
+		if [ -z "$(DESTDIR)" ] && [ -d /sys/kernel/security/apparmor ]; then \
+			echo "apparmor_parser -r $(APPARMOR_DIR)/nsrun"; apparmor_parser -r $(APPARMOR_DIR)/nsrun || exit 1; fi; \
+	fi
+
+# make install into a staging directory: the binaries and both kinds of profile, the
+# AppArmor one with the installed path put in (this host need not have AppArmor)
+check-install: all
+	@echo "== make install DESTDIR=... (with and without the AppArmor profile)"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(MAKE) -s install DESTDIR=$$d/aa PREFIX=/opt/nsrun APPARMOR=yes >/dev/null && \
+	$(MAKE) -s install DESTDIR=$$d/no PREFIX=/opt/nsrun APPARMOR=no >/dev/null && \
+	p=$$d/aa$(APPARMOR_DIR)/nsrun && test -x $$d/aa/opt/nsrun/bin/nsrun && \
+	grep -qx 'profile nsrun /opt/nsrun/bin/nsrun flags=(unconfined) {' $$p && grep -qx '  userns,' $$p && \
+	grep -qx 'abi <abi/4.0>,' $$p && ! grep -q '@NSRUN_BIN@' $$p && \
+	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
+	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor" || \
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz
