@@ -254,7 +254,7 @@ static void probe_mounts_inside(struct mount_report *r)
 		snprintf(path, sizeof(path), "/tmp/dev/%s", dev_nodes[i]);
 		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || close(fd) < 0 || mount(host, path, NULL, MS_BIND, NULL) < 0) {
+		if (fd < 0 || close(fd) < 0 || mount(host, path, "none", MS_BIND, NULL) < 0) {
 			error_set_stage(&r->dev, STAGE_MOUNT, errno, "bind %s", host);
 			diag_refine(&r->dev, PROC);
 		}
@@ -283,7 +283,7 @@ static void probe_mounts(int out_fd, void *p)
 		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "unshare a mount and pid namespace");
 		goto out;
 	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
 		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "make mount propagation private");
 		diag_refine(&r->tmpfs, PROC);
 		goto out;
@@ -323,6 +323,14 @@ static void check_mounts(struct check_list *l)
 	add_error(l, "fresh /proc", true, &r.proc, NULL);
 	add_error(l, "/dev nodes", true, &r.dev, "null, zero, full, random, urandom, tty");
 	add_error(l, "pivot_root", true, &r.pivot, NULL);
+}
+
+static void check_mounts_skipped(struct check_list *l)
+{
+	struct check_item *it = add(l, "mounts", true, false);
+
+	snprintf(it->detail, sizeof(it->detail), "not probed: they need a user namespace");
+	snprintf(it->fix, sizeof(it->fix), "that of the user namespace line");
 }
 
 /* ---- cgroup v2 ---- */
@@ -473,8 +481,8 @@ static void check_newuidmap(struct check_list *l)
 	subid_range("/etc/subgid", pw ? pw->pw_name : NULL, getuid(), subgid, sizeof(subgid));
 	it = add(l, "newuidmap", false, tool && subuid[0] && subgid[0]);
 	if (it->ok) {
-		snprintf(it->detail, sizeof(it->detail), "/usr/bin/newuidmap; subordinate uids %s, gids %s "
-			 "(not needed: nsrun maps one id)", subuid, subgid);
+		snprintf(it->detail, sizeof(it->detail), "/usr/bin/newuidmap; subordinate uids %s, gids %s; "
+			 "not needed: nsrun maps one id", subuid, subgid);
 		return;
 	}
 	snprintf(it->detail, sizeof(it->detail), "%s%s", tool ? "" : "no setuid /usr/bin/newuidmap; ",
@@ -563,8 +571,7 @@ int check_main(int argc, char **argv, FILE *out)
 	if (check_namespaces(&l))
 		check_mounts(&l);
 	else
-		snprintf(add(&l, "mounts", true, false)->detail, sizeof(l.items[0].detail),
-			 "not probed: they need a user namespace (above)");
+		check_mounts_skipped(&l);
 	check_cgroup(&l);
 	check_seccomp(&l);
 	check_landlock(&l);
