@@ -157,6 +157,7 @@ static const struct {
 struct ns_report {
 	struct nsrun_error user;
 	int ns_errno[N_NS];
+	struct nsrun_error use[N_NS];   /* what a run then does there: hostname, lo up */
 	int levels;             /* user namespaces that can still be nested below the first */
 };
 
@@ -166,8 +167,17 @@ static void probe_namespaces(int out_fd, void *p)
 
 	memset(r, 0, sizeof(*r));
 	if (enter_userns(&r->user) == 0) {
-		for (size_t i = 0; i < N_NS; i++)
+		for (size_t i = 0; i < N_NS; i++) {
 			r->ns_errno[i] = unshare(ns_kinds[i].flag) < 0 ? errno : 0;
+			r->use[i].stage = STAGE_CONTAINER;
+			if (r->ns_errno[i])
+				continue;
+			/* as container.c does once it is in them */
+			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
+				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
+			if (ns_kinds[i].flag == CLONE_NEWNET)
+				ns_loopback_up(&r->use[i]);
+		}
 		/* as uid 0 with every capability here, each level maps 0 to 0 */
 		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
 		       write_file("/proc/self/uid_map", "0 0 1\n") == 0 && write_file("/proc/self/gid_map", "0 0 1\n") == 0)
@@ -209,10 +219,16 @@ static bool check_namespaces(struct check_list *l)
 	}
 	for (size_t i = 0; i < N_NS; i++) {
 		bool needed = ns_kinds[i].needed && (ns_kinds[i].flag != CLONE_NEWCGROUP || has_cgroupns());
-		struct check_item *it = add(l, ns_kinds[i].name, needed, r.ns_errno[i] == 0);
+		struct check_item *it;
 
-		if (r.ns_errno[i] == 0)
+		if (r.ns_errno[i] == 0) {
+			/* made: then what a run does in it (no error: an ok line) */
+			if (r.use[i].msg[0])
+				diag_refine(&r.use[i], PROC);
+			add_error(l, ns_kinds[i].name, needed, &r.use[i], NULL);
 			continue;
+		}
+		it = add(l, ns_kinds[i].name, needed, false);
 		snprintf(it->detail, sizeof(it->detail), "unshare(%s) in a new user namespace: %s%s",
 			 ns_kinds[i].name, strerror(r.ns_errno[i]),
 			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");

@@ -232,17 +232,25 @@ int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err)
 void diag_refine(struct nsrun_error *err, const char *proc)
 {
 	struct diag_host h;
+	char what[sizeof(err->msg)];
 
 	if (err->errnum != EPERM || (err->stage != STAGE_MOUNT && err->stage != STAGE_CONTAINER))
 		return;
 	diag_read_host(proc, &h);
 	if (diag_apparmor_blocks(&h)) {
-		char what[sizeof(err->msg)];
-
 		snprintf(what, sizeof(what), "%s", err->msg);
 		diag_apparmor(err->errnum, what, &h, err);
-	} else if (err->stage == STAGE_MOUNT && strstr(err->msg, "proc")) {
+	} else if (err->stage == STAGE_MOUNT && strstr(err->msg, "proc") && !diag_proc_visible(proc, what, sizeof(what))) {
 		/* the proc step's message names the file system ("mount proc on ...") */
 		diag_proc_mount(err->errnum, proc, err);
+	} else if (h.seccomp_mode == 2) {
+		/* with every capability in its own namespaces, only an LSM or a filter says EPERM */
+		snprintf(what, sizeof(what), "%s", err->msg);
+		error_set(err, err->errnum, "%s: denied by the %d seccomp filter(s) this process runs under "
+			  "(an outer sandbox's)", what, h.seccomp_filters > 0 ? h.seccomp_filters : 1);
+		err->hint = "let the outer sandbox allow it: container engines' default seccomp profiles allow "
+			    "some calls only with CAP_SYS_ADMIN (Podman's sethostname; Docker's mount and unshare "
+			    "too): --cap-add SYS_ADMIN (in rootless Podman a capability of its user namespace "
+			    "only) or --security-opt seccomp=unconfined";
 	}
 }

@@ -56,8 +56,10 @@ bool diag_proc_visible(const char *proc, char *covered, size_t len);
 int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err);
 
 /* A run's error, made precise where a diagnosis knows more: EPERM while building
- * the container under AppArmor's restriction, or from mounting /proc over a masked
- * outer /proc.  Leaves any other error as it is. */
+ * the container (stage mount or container) under AppArmor's restriction, from
+ * mounting /proc over a masked outer /proc, or under an outer seccomp filter
+ * (Podman's default profile refuses sethostname without CAP_SYS_ADMIN).  Leaves
+ * any other error as it is. */
 void diag_refine(struct nsrun_error *err, const char *proc);
 
 #endif

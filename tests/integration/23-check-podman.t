@@ -123,11 +123,18 @@ assert_match "  ... a read-only root" '(^|
 )write: denied EROFS' "$OUT"
 
 # ---- each option is needed: without --cap-add SYS_ADMIN podman's seccomp profile
-# refuses sethostname (it allows it only with that capability)
+# refuses sethostname (it allows it only with that capability), and both say so
 in_podman --security-opt systempaths=unconfined -- "$both"
-assert_match "without --cap-add SYS_ADMIN: the run fails on the hostname" \
+run_part=$(sed -n '1,/^run status /p' <<<"$OUT")
+assert_match "without --cap-add SYS_ADMIN: the run fails (125)" '(^|
+)run status 125$' "$run_part"
+assert_match "  ... naming the hostname and podman's seccomp filter" \
+	'^nsrun: set the hostname "nsrun": denied by the [0-9]+ seccomp filter\(s\) this process runs under' "$run_part"
+assert_match "  ... and the fix" '(^|
+)nsrun: hint: .*--cap-add SYS_ADMIN' "$run_part"
+assert_match "  ... nsrun check's uts line says it is podman's filter, and check exits 1" \
 	'(^|
-)nsrun: set the hostname "nsrun": Operation not permitted
-run status 125' "$OUT"
+)uts namespace: missing: set the hostname in a new uts namespace: denied by the [0-9]+ seccomp filter\(s\) this process runs under.*--cap-add SYS_ADMIN.*
+check status 1$' "$OUT"
 
 done_testing

@@ -129,6 +129,18 @@ int main(void)
 	tap_ok(&t, has(e.msg, "3 seccomp filter(s)") && has(e.hint, "seccomp=unconfined"),
 	       "EPERM under a seccomp filter: names the filters and the fix");
 
+	/* Podman's default profile: sethostname refused without CAP_SYS_ADMIN */
+	memset(&e, 0, sizeof(e));
+	error_set_stage(&e, STAGE_CONTAINER, EPERM, "set the hostname \"nsrun\"");
+	diag_refine(&e, root);
+	tap_ok(&t, has(e.msg, "set the hostname \"nsrun\": denied by the 3 seccomp filter(s)") &&
+	       has(e.hint, "--cap-add SYS_ADMIN"), "EPERM in the container under a filter: names it and the fix");
+	put("self/status", "Name:\tnsrun\nSeccomp:\t0\nSeccomp_filters:\t0\n");
+	memset(&e, 0, sizeof(e));
+	error_set_stage(&e, STAGE_CONTAINER, EPERM, "set the hostname \"nsrun\"");
+	diag_refine(&e, root);
+	tap_str(&t, "  ... and without a filter leaves the error as it is", "set the hostname \"nsrun\"", e.msg);
+
 	/* /proc as container engines leave it */
 	snprintf(cmd, sizeof(cmd), "%s%s", root_line, proc_line);
 	put("self/mountinfo", cmd);
