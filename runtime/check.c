@@ -210,7 +210,7 @@ static bool check_namespaces(struct check_list *l)
 		struct check_item *it = add(l, "user namespace", true, false);
 		snprintf(it->detail, sizeof(it->detail), "one can be made, but no second one inside it (a run "
 			 "needs two: the container's and the payload's): nested 32 deep, or an outer limit");
-		snprintf(it->fix, sizeof(it->fix), "run nsrun fewer levels deep, or raise user.max_user_namespaces");
+		snprintf(it->fix, sizeof(it->fix), "%s", diag_depth_hint);
 	} else {
 		snprintf(detail, sizeof(detail), "%s%d more levels can be nested below it",
 			 r.levels >= MAX_LEVELS ? "at least " : "", r.levels);

@@ -83,6 +83,9 @@ bool diag_apparmor_blocks(const struct diag_host *h)
 	return h->apparmor_restrict == 1 && !strstr(h->apparmor_label, "nsrun");
 }
 
+const char diag_depth_hint[] = "run nsrun fewer user namespaces deep (`nsrun check` shows the levels "
+			       "left), or raise user.max_user_namespaces";
+
 static const char apparmor_hint_installed[] =
 	"load nsrun's profile, as root: apparmor_parser -r " DIAG_APPARMOR_PROFILE
 	" (it covers the installed nsrun's path only; or: sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)";
@@ -196,8 +199,12 @@ bool diag_proc_visible(const char *proc, char *covered, size_t len)
 		const char *type = mnt_fs_get_fstype(fs), *root = mnt_fs_get_root(fs);
 		char here[512];
 
-		/* a bind of a part of proc (root "/sys") cannot stand for the whole */
-		if (!type || strcmp(type, "proc") != 0 || !root || strcmp(root, "/") != 0)
+		const char *vfs = mnt_fs_get_vfs_options(fs);
+
+		/* a bind of a part of proc (root "/sys") cannot stand for the whole, nor can a
+		 * read-only one for the read-write proc a run mounts (its flag is locked) */
+		if (!type || strcmp(type, "proc") != 0 || !root || strcmp(root, "/") != 0 ||
+		    (vfs && mnt_optstr_get_option(vfs, "ro", NULL, NULL) == 0))
 			continue;
 		visible = covered_paths(tb, mnt_fs_get_target(fs), here, sizeof(here)) == 0;
 		if (first)
@@ -234,6 +241,10 @@ void diag_refine(struct nsrun_error *err, const char *proc)
 	struct diag_host h;
 	char what[sizeof(err->msg)];
 
+	if (err->errnum == ENOSPC && strstr(err->msg, "payload's user namespace")) {
+		err->hint = diag_depth_hint;
+		return;
+	}
 	if (err->errnum != EPERM || (err->stage != STAGE_MOUNT && err->stage != STAGE_CONTAINER))
 		return;
 	diag_read_host(proc, &h);

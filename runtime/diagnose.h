@@ -16,6 +16,9 @@
 /* Where `make install` puts nsrun's AppArmor profile (apparmor/nsrun). */
 #define DIAG_APPARMOR_PROFILE "/etc/apparmor.d/nsrun"
 
+/* The fix when a run's second user namespace is refused (nested 32 deep). */
+extern const char diag_depth_hint[];
+
 /* The facts behind a diagnosis, read from proc. */
 struct diag_host {
 	long max_user_namespaces;       /* user.max_user_namespaces of this user namespace; -1 absent */
@@ -44,8 +47,8 @@ int diag_userns(int errnum, const char *proc, struct nsrun_error *err);
 
 /* Whether a fresh proc can be mounted in a new user namespace, judged from
  * proc/self/mountinfo: the kernel allows it only if some proc mount of ours is
- * fully visible, with nothing mounted over its files or non-empty directories
- * (fs/namespace.c mnt_already_visible; container engines mask /proc/kcore,
+ * fully visible, with nothing mounted over its files or non-empty directories,
+ * and not read-only (fs/namespace.c mnt_already_visible; container engines mask /proc/kcore,
  * /proc/sys, ... that way).  Returns true when one is; otherwise false, with the
  * over-mounted paths of the first proc mount listed in covered (size len). */
 bool diag_proc_visible(const char *proc, char *covered, size_t len);
@@ -58,7 +61,8 @@ int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err);
 /* A run's error, made precise where a diagnosis knows more: EPERM while building
  * the container (stage mount or container) under AppArmor's restriction, from
  * mounting /proc over a masked outer /proc, or under an outer seccomp filter
- * (Podman's default profile refuses sethostname without CAP_SYS_ADMIN).  Leaves
+ * (Podman's default profile refuses sethostname without CAP_SYS_ADMIN); and the
+ * fix for ENOSPC from the payload's user namespace (32 levels deep).  Leaves
  * any other error as it is. */
 void diag_refine(struct nsrun_error *err, const char *proc);
 

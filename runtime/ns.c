@@ -80,8 +80,12 @@ int ns_enter_payload_userns(uid_t uid, gid_t gid, struct nsrun_error *err)
 {
 	char map[64];
 
+	/* the second level a run needs: nested 32 deep, this is the one refused (ENOSPC,
+	 * kernel/user_namespace.c create_user_ns); diag_refine gives the fix */
 	if (unshare(CLONE_NEWUSER) < 0)
-		return error_set(err, errno, "create the payload's user namespace");
+		return error_set(err, errno, "create the payload's user namespace%s", errno == ENOSPC ?
+				 ": the container's is nested 32 deep (the kernel's limit), or "
+				 "user.max_user_namespaces is reached" : "");
 	if (write_file("/proc/self/setgroups", "deny") < 0)
 		return error_set(err, errno, "write /proc/self/setgroups");
 	snprintf(map, sizeof(map), "%u 0 1\n", (unsigned)gid);

@@ -83,6 +83,26 @@ assert_match "  ... and names the masked /proc of the outer run" \
 	'(^|
 )fresh /proc: missing: mount a fresh /proc: the outer /proc has paths mounted over' "$OUT"
 
+# ---- nested as deep as the kernel allows (32 levels): a run needs two more levels, the
+# container's and the payload's; check says how many can be made below a first one
+run_nsrun check
+levels=$(sed -n 's/^user namespace: ok (\([0-9]*\) more levels.*/\1/p' <<<"$OUT")
+deep=()
+for _ in $(seq $((${levels:-32} - 1))); do deep+=(unshare -r); done
+run_cmd "${deep[@]}" unshare -r "$NSRUN" --image python -- python3 -c "$SNIPPET"
+assert_eq "at the nesting limit: the run fails (125)" 125 "$RC"
+assert_nsrun_error "  ... with one error line and a hint"
+assert_match "  ... naming the nesting limit" \
+	"^nsrun: create the payload's user namespace: the container's is nested 32 deep" "$ERR"
+RUN_HINT=$(sed -n 's/^nsrun: hint: //p' <<<"$ERR")
+run_cmd "${deep[@]}" unshare -r "$NSRUN" check
+assert_eq "  ... nsrun check there exits 1" 1 "$RC"
+assert_match "  ... and says no second level is left, with the same fix" \
+	"(^|
+)user namespace: missing: one can be made, but no second one inside it.*; fix: $(sed 's/[][\\.*^$()|?+{}]/\\&/g' <<<"$RUN_HINT")" "$OUT"
+run_cmd "${deep[@]}" "$NSRUN" --image python -- python3 -c "$SNIPPET"
+assert_eq "control: one level less deep, the run works" "0 python 3" "$RC $OUT"
+
 # ---- /proc over-mounted as Docker, Podman and Kubernetes leave it
 if unshare -rm true 2>/dev/null; then
 	# masked files get /dev/null, directories a read-only bind of themselves

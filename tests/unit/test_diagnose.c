@@ -166,6 +166,11 @@ int main(void)
 	    "23 22 0:5 /sys /proc/sys ro - proc proc rw\n"
 	    "30 1 0:5 / /run/hostproc rw - proc proc rw\n");
 	tap_ok(&t, diag_proc_visible(root, covered, sizeof(covered)), "another whole proc mount is enough");
+	put("self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
+	    "22 1 0:5 / /proc rw - proc proc rw\n"
+	    "23 22 0:5 /sys /proc/sys ro - proc proc rw\n"
+	    "30 1 0:9 / /srv/rootfs/proc ro,relatime - proc proc ro\n");
+	tap_ok(&t, !diag_proc_visible(root, covered, sizeof(covered)), "  ... but not a read-only one");
 	memset(&e, 0, sizeof(e));
 	error_set_stage(&e, STAGE_MOUNT, EACCES, "mount proc on \"/proc\"");
 	diag_refine(&e, root);
