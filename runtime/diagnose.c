@@ -245,16 +245,19 @@ void diag_refine(struct nsrun_error *err, const char *proc)
 		err->hint = diag_depth_hint;
 		return;
 	}
-	if (err->errnum != EPERM || (err->stage != STAGE_MOUNT && err->stage != STAGE_CONTAINER))
+	if (err->errnum != EPERM || (err->stage != STAGE_MOUNT && err->stage != STAGE_CONTAINER &&
+				     err->stage != STAGE_ID_MAPS))
 		return;
 	diag_read_host(proc, &h);
+	/* Ubuntu 24.04 lets the namespace be made, without capabilities in it: what fails
+	 * is the next step (the id maps, a mount) */
 	if (diag_apparmor_blocks(&h)) {
 		snprintf(what, sizeof(what), "%s", err->msg);
 		diag_apparmor(err->errnum, what, &h, err);
 	} else if (err->stage == STAGE_MOUNT && strstr(err->msg, "proc") && !diag_proc_visible(proc, what, sizeof(what))) {
 		/* the proc step's message names the file system ("mount proc on ...") */
 		diag_proc_mount(err->errnum, proc, err);
-	} else if (h.seccomp_mode == 2) {
+	} else if (h.seccomp_mode == 2 && err->stage != STAGE_ID_MAPS) {
 		/* with every capability in its own namespaces, only an LSM or a filter says EPERM */
 		snprintf(what, sizeof(what), "%s", err->msg);
 		error_set(err, err->errnum, "%s: denied by the %d seccomp filter(s) this process runs under "

@@ -59,7 +59,7 @@ bool diag_proc_visible(const char *proc, char *covered, size_t len);
 int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err);
 
 /* A run's error, made precise where a diagnosis knows more: EPERM while building
- * the container (stage mount or container) under AppArmor's restriction, from
+ * the container (stage id maps, mount or container) under AppArmor's restriction, from
  * mounting /proc over a masked outer /proc, or under an outer seccomp filter
  * (Podman's default profile refuses sethostname without CAP_SYS_ADMIN); and the
  * fix for ENOSPC from the payload's user namespace (32 levels deep).  Leaves
