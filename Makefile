@@ -9,6 +9,13 @@ PKGS        := libseccomp libcap mount yajl
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# AppArmor 4 (Ubuntu 23.10+) restricts unprivileged user namespaces to programs whose
+# profile allows them: install and load apparmor/nsrun where AppArmor is present and has
+# the 4.0 policy ABI (older AppArmor neither restricts them nor knows the `userns` rule)
+APPARMOR     ?= $(shell { [ -d /sys/kernel/security/apparmor ] || command -v apparmor_parser >/dev/null; } && \
+	[ -e /etc/apparmor.d/abi/4.0 ] && echo yes || echo no)
+APPARMOR_DIR ?= /etc/apparmor.d
+
 # where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
 PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
 
@@ -37,17 +44,21 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
 TEST_IMAGES ?= /var/tmp/nsrun-check/images
 TEST_USER   ?= nsrun-test
 SUITES      := tests/integration/*.t tests/security/*.t
+# nsrun inside rootless podman runs podman as $(TEST_USER) whoever starts it: the
+# rootless suite runs it, the root suite need not repeat it
+ROOT_SUITES  = $(filter-out %check-podman.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio
+	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
+	bubblewrap podman runc
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
-	asan check-asan check-vm lint valgrind install clean fuzz
+	asan check-asan check-vm lint valgrind install check-install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -133,7 +144,7 @@ check-root: all test-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
-		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES) && \
+		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(ROOT_SUITES) && \
 	echo "== Python client tests as root" && \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles \
 		PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
@@ -163,7 +174,7 @@ check-rootless: all test-image test-user
 		NSRUN=$$stage/build/nsrun NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles \
 		PYTHONPATH=$$stage/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
-check: check-unit check-root check-rootless
+check: check-unit check-install check-root check-rootless
 
 # ---- analysis ----
 
@@ -173,8 +184,9 @@ asan:
 
 # the integration and security suites against the ASan/UBSan build (as the caller),
 # less those of the image tool (shell, not C: nothing for the sanitizers to see) and
-# the 100-run leak check (the plain build runs it twice)
-ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t,$(wildcard $(SUITES)))
+# the 100-run leak check (the plain build runs it twice), and podman's (the probes of
+# nsrun check run under ASan in 20-check and 22-check-sandboxes)
+ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t,$(wildcard $(SUITES)))
 check-asan: asan test-image
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -222,6 +234,28 @@ install: all
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
 	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
+	@if [ "$(APPARMOR)" = yes ]; then \
+		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
+		install -d $(DESTDIR)$(APPARMOR_DIR) && \
+		sed 's|@NSRUN_BIN@|$(PREFIX)/bin/nsrun|' apparmor/nsrun >$(DESTDIR)$(APPARMOR_DIR)/nsrun && \
+		chmod 0644 $(DESTDIR)$(APPARMOR_DIR)/nsrun || exit 1; \
+		if [ -z "$(DESTDIR)" ] && [ -d /sys/kernel/security/apparmor ]; then \
+			echo "apparmor_parser -r $(APPARMOR_DIR)/nsrun"; apparmor_parser -r $(APPARMOR_DIR)/nsrun || exit 1; fi; \
+	fi
+
+# make install into a staging directory: the binaries and both kinds of profile, the
+# AppArmor one with the installed path put in (this host need not have AppArmor)
+check-install: all
+	@echo "== make install DESTDIR=... (with and without the AppArmor profile)"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(MAKE) -s install DESTDIR=$$d/aa PREFIX=/opt/nsrun APPARMOR=yes >/dev/null && \
+	$(MAKE) -s install DESTDIR=$$d/no PREFIX=/opt/nsrun APPARMOR=no >/dev/null && \
+	p=$$d/aa$(APPARMOR_DIR)/nsrun && test -x $$d/aa/opt/nsrun/bin/nsrun && \
+	grep -qx 'profile nsrun /opt/nsrun/bin/nsrun flags=(unconfined) {' $$p && grep -qx '  userns,' $$p && \
+	grep -qx 'abi <abi/4.0>,' $$p && ! grep -q '@NSRUN_BIN@' $$p && \
+	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
+	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor" || \
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -1,81 +1,611 @@
-/* check.c - see check.h */
+/* check.c - see check.h
+ *
+ * Every probe that changes something runs in a short-lived child: a new user
+ * namespace (and, for the mount probes, a new mount and pid namespace) that exits
+ * at once, so nothing is left on the host.  Children report over a pipe as fixed
+ * structs; a struct nsrun_error is already a plain value (error.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/landlock.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <seccomp.h>    /* libseccomp's (runtime/ is an -iquote directory) */
+#include <yajl/yajl_gen.h>
 
 #include "cgroup.h"
 #include "check.h"
+#include "mount.h"
+#include "cleanup.h"
 #include "config.h"
+#include "diagnose.h"
 #include "error.h"
 #include "ns.h"
+#include "sys.h"
 
-/* A child in every namespace a run uses, which exits at once. */
-static bool check_namespaces(FILE *out)
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define PROC "/proc"
+
+struct check_item {
+	char name[32];
+	bool ok;
+	bool needed;            /* a default run needs it: missing, check fails */
+	char detail[320];       /* ok: what was found (may be ""); missing: the cause */
+	char fix[320];          /* missing: the fix, or "" */
+};
+
+struct check_list {
+	struct check_item items[40];
+	size_t n;
+};
+
+static struct check_item *add(struct check_list *l, const char *name, bool needed, bool ok)
 {
-	struct nsrun_error err = { 0 };
-	bool in_cgroup = false;
-	int status;
-	pid_t pid = ns_clone(ns_clone_flags(), -1, &in_cgroup, &err);
+	struct check_item *it = &l->items[l->n < 39 ? l->n++ : 39];
 
-	if (pid == 0)
-		_exit(0);
+	memset(it, 0, sizeof(*it));
+	snprintf(it->name, sizeof(it->name), "%s", name);
+	it->needed = needed;
+	it->ok = ok;
+	return it;
+}
+
+/* An item from a probe's error: ok when errnum is 0 and msg empty. */
+static void add_error(struct check_list *l, const char *name, bool needed, const struct nsrun_error *e,
+		      const char *ok_detail)
+{
+	bool ok = e->errnum == 0 && !e->msg[0];
+	struct check_item *it = add(l, name, needed, ok);
+	const char *hint;
+
+	if (ok) {
+		snprintf(it->detail, sizeof(it->detail), "%s", ok_detail ? ok_detail : "");
+		return;
+	}
+	error_format(e, it->detail, sizeof(it->detail));
+	hint = error_hint(e);
+	snprintf(it->fix, sizeof(it->fix), "%s", hint ? hint : "");
+}
+
+/* Runs fn in a child (fork) that writes len bytes of report to a pipe and exits.
+ * Returns 0 when the report came back whole, or -1 with err (the child died: a
+ * filter may kill it with SIGSYS). */
+static int in_child(void (*fn)(int out_fd, void *report), void *report, size_t len, struct nsrun_error *err)
+{
+	int fds[2];
+	pid_t pid;
+	int status = 0;
+	ssize_t got;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_set(err, errno, "pipe for a probe");
+	pid = fork();
 	if (pid < 0) {
-		char line[512];
-		const char *hint = error_hint(&err);
-		error_format(&err, line, sizeof(line));
-		fprintf(out, "namespaces: missing: %s%s%s\n", line, hint ? "; fix: " : "", hint ? hint : "");
+		close(fds[0]);
+		close(fds[1]);
+		return error_set(err, errno, "fork a probe");
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		fn(fds[1], report);
+		_exit(0);
+	}
+	close(fds[1]);
+	got = read(fds[0], report, len);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)len)
+		return 0;
+	if (WIFSIGNALED(status))
+		return error_set(err, 0, "the probe was killed by signal %d (%s): an outer seccomp filter?",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return error_set(err, 0, "the probe exited (status %d) without a report", status);
+}
+
+/* In a child: a new user namespace mapping our ids to 0, as a run makes one. */
+static int enter_userns(struct nsrun_error *e)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return diag_userns(errno, PROC, e);
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		return error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/setgroups");
+	if (write_file("/proc/self/gid_map", map) < 0)
+		return error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/gid_map");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		return error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/uid_map");
+	return 0;
+}
+
+/* ---- namespaces ---- */
+
+static const struct {
+	const char *name;
+	int flag;
+	bool needed;
+} ns_kinds[] = {
+	{ "mount namespace", CLONE_NEWNS, true },
+	{ "pid namespace", CLONE_NEWPID, true },
+	{ "net namespace", CLONE_NEWNET, true },
+	{ "ipc namespace", CLONE_NEWIPC, true },
+	{ "uts namespace", CLONE_NEWUTS, true },
+	{ "cgroup namespace", CLONE_NEWCGROUP, true },
+	{ "time namespace", CLONE_NEWTIME, false },
+};
+#define N_NS (sizeof(ns_kinds) / sizeof(ns_kinds[0]))
+#define MAX_LEVELS 40   /* more than the kernel's 32 */
+
+struct ns_report {
+	struct nsrun_error user;
+	int ns_errno[N_NS];
+	struct nsrun_error use[N_NS];   /* what a run then does there: hostname, lo up */
+	int levels;             /* user namespaces that can still be nested below the first */
+};
+
+static void probe_namespaces(int out_fd, void *p)
+{
+	struct ns_report *r = p;
+
+	memset(r, 0, sizeof(*r));
+	if (enter_userns(&r->user) == 0) {
+		for (size_t i = 0; i < N_NS; i++) {
+			r->ns_errno[i] = unshare(ns_kinds[i].flag) < 0 ? errno : 0;
+			r->use[i].stage = STAGE_CONTAINER;
+			if (r->ns_errno[i])
+				continue;
+			/* as container.c does once it is in them */
+			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
+				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
+			if (ns_kinds[i].flag == CLONE_NEWNET)
+				ns_loopback_up(&r->use[i]);
+		}
+		/* as uid 0 with every capability here, each level maps 0 to 0 */
+		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
+		       write_file("/proc/self/uid_map", "0 0 1\n") == 0 && write_file("/proc/self/gid_map", "0 0 1\n") == 0)
+			r->levels++;
+	}
+	write_all(out_fd, r, sizeof(*r));
+}
+
+static bool has_cgroupns(void)
+{
+	return ns_clone_flags() & CLONE_NEWCGROUP;
+}
+
+/* Returns whether a user namespace can be made (the mount probes need one). */
+static bool check_namespaces(struct check_list *l)
+{
+	struct ns_report r;
+	struct nsrun_error err = { 0 };
+	char detail[128];
+
+	if (in_child(probe_namespaces, &r, sizeof(r), &err) < 0) {
+		add_error(l, "user namespace", true, &err, NULL);
 		return false;
 	}
-	waitpid(pid, &status, 0);
-	fprintf(out, "namespaces: ok (user, mount, pid, net, ipc, uts%s)\n",
-		ns_clone_flags() & CLONE_NEWCGROUP ? ", cgroup" : "");
+	if (r.user.errnum || r.user.msg[0]) {
+		add_error(l, "user namespace", true, &r.user, NULL);
+		return false;
+	}
+	if (r.levels < 1) {
+		struct check_item *it = add(l, "user namespace", true, false);
+		snprintf(it->detail, sizeof(it->detail), "one can be made, but no second one inside it (a run "
+			 "needs two: the container's and the payload's): nested 32 deep, or an outer limit");
+		snprintf(it->fix, sizeof(it->fix), "%s", diag_depth_hint);
+	} else {
+		snprintf(detail, sizeof(detail), "%s%d more levels can be nested below it",
+			 r.levels >= MAX_LEVELS ? "at least " : "", r.levels);
+		add(l, "user namespace", true, true);
+		snprintf(l->items[l->n - 1].detail, sizeof(l->items[0].detail), "%s", detail);
+	}
+	for (size_t i = 0; i < N_NS; i++) {
+		bool needed = ns_kinds[i].needed && (ns_kinds[i].flag != CLONE_NEWCGROUP || has_cgroupns());
+		struct check_item *it;
+
+		if (r.ns_errno[i] == 0) {
+			/* made: then what a run does in it (no error: an ok line) */
+			if (r.use[i].msg[0])
+				diag_refine(&r.use[i], PROC);
+			add_error(l, ns_kinds[i].name, needed, &r.use[i], NULL);
+			continue;
+		}
+		it = add(l, ns_kinds[i].name, needed, false);
+		snprintf(it->detail, sizeof(it->detail), "unshare(%s) in a new user namespace: %s%s",
+			 ns_kinds[i].name, strerror(r.ns_errno[i]),
+			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");
+		snprintf(it->fix, sizeof(it->fix), "%s",
+			 !needed ? "none needed: nsrun does not use it"
+			 : r.ns_errno[i] == EINVAL ? "a kernel built with this namespace"
+			 : "let the outer sandbox allow it (seccomp or LSM policy)");
+	}
 	return true;
 }
 
+/* ---- mounts: a fresh /proc, the /dev nodes, pivot_root ---- */
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+struct mount_report {
+	struct nsrun_error tmpfs, proc, dev, pivot;
+};
+
+/* pid 1 of the probe's pid namespace: the steps a container takes, on a tmpfs
+ * over /tmp (in this mount namespace only, as mount.c stages a run there). */
+static void probe_mounts_inside(struct mount_report *r)
+{
+	char path[64];
+
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755") < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "mount a tmpfs");
+		diag_refine(&r->tmpfs, PROC);
+		return;
+	}
+	if (mkdir("/tmp/proc", 0755) < 0 || mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		diag_proc_mount(errno, PROC, &r->proc);
+	if (mkdir("/tmp/dev", 0755) < 0)
+		error_set_stage(&r->dev, STAGE_MOUNT, errno, "mkdir /tmp/dev");
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && !r->dev.msg[0]; i++) {
+		char host[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/dev/%s", dev_nodes[i]);
+		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || close(fd) < 0 || mount(host, path, "none", MS_BIND, NULL) < 0) {
+			error_set_stage(&r->dev, STAGE_MOUNT, errno, "bind %s", host);
+			diag_refine(&r->dev, PROC);
+		}
+	}
+	/* pivot_root(".", ".") as mount.c does; EINVAL when / is the initramfs (rootfs) */
+	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0) {
+		int e = errno;
+		error_set_stage(&r->pivot, STAGE_MOUNT, e, "pivot_root");
+		if (e == EINVAL)
+			r->pivot.hint = "the root file system is the initramfs (rootfs), which pivot_root cannot "
+					"leave: boot with a real root, or have init switch_root to a tmpfs first";
+		diag_refine(&r->pivot, PROC);
+	}
+}
+
+static void probe_mounts(int out_fd, void *p)
+{
+	struct mount_report *r = p;
+	int fds[2];
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (enter_userns(&r->tmpfs) < 0)
+		goto out;
+	if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "unshare a mount and pid namespace");
+		goto out;
+	}
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
+		if (errno == EPERM)
+			mount_explain_refused(&r->tmpfs);
+		else
+			error_set(&r->tmpfs, errno, "make mount propagation private");
+		r->tmpfs.stage = STAGE_MOUNT;
+		diag_refine(&r->tmpfs, PROC);
+		goto out;
+	}
+	/* the new pid namespace takes effect for children: proc is mounted by its pid 1 */
+	if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "fork into the pid namespace");
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		probe_mounts_inside(r);
+		write_all(fds[1], r, sizeof(*r));
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, 0, "the probe's pid 1 exited without a report");
+	waitpid(pid, NULL, 0);
+out:
+	write_all(out_fd, r, sizeof(*r));
+}
+
+static void check_mounts(struct check_list *l)
+{
+	struct mount_report r;
+	struct nsrun_error err = { 0 };
+
+	if (in_child(probe_mounts, &r, sizeof(r), &err) < 0) {
+		add_error(l, "mounts", true, &err, NULL);
+		return;
+	}
+	if (r.tmpfs.errnum || r.tmpfs.msg[0]) {
+		add_error(l, "mounts", true, &r.tmpfs, NULL);
+		return;
+	}
+	add_error(l, "fresh /proc", true, &r.proc, NULL);
+	add_error(l, "/dev nodes", true, &r.dev, "null, zero, full, random, urandom, tty");
+	add_error(l, "pivot_root", true, &r.pivot, NULL);
+}
+
+static void check_mounts_skipped(struct check_list *l)
+{
+	struct check_item *it = add(l, "mounts", true, false);
+
+	snprintf(it->detail, sizeof(it->detail), "not probed: they need a user namespace");
+	snprintf(it->fix, sizeof(it->fix), "that of the user namespace line");
+}
+
+/* ---- cgroup v2 ---- */
+
 /* The cgroup a run would get, with every limit asked for; made and removed. */
-static void check_cgroup(FILE *out)
+static void check_cgroup(struct check_list *l)
 {
 	struct nsrun_config cfg;
 	struct nsrun_error err = { 0 };
 	struct cgroup_run cg;
+	struct check_item *it;
+	static const char fallback[] = "limits fall back to rlimits (memory, pids); --cpus is not enforced";
 
-	if (config_init(&cfg, &err) < 0)
+	if (config_init(&cfg, &err) < 0) {
+		add_error(l, "cgroup v2", false, &err, NULL);
 		return;
+	}
 	cfg.limits.cpus_milli = 1000;
 	if (cgroup_prepare(&cfg, &cg, &err) < 0) {
-		char line[512];
-		error_format(&err, line, sizeof(line));
-		fprintf(out, "cgroup v2: missing: %s\n", line);
+		add_error(l, "cgroup v2", false, &err, NULL);
 	} else if (!cg.path) {
-		fprintf(out, "cgroup v2: missing: %s; limits fall back to rlimits (memory, pids), --cpus is "
-			"not enforced\n", cg.why_not);
+		it = add(l, "cgroup v2", false, false);
+		snprintf(it->detail, sizeof(it->detail), "%s", cg.why_not);
+		snprintf(it->fix, sizeof(it->fix), "none needed: %s (a delegated cgroup v2 subtree enforces "
+			 "them: see the README, \"Limits\")", fallback);
 	} else {
-		fprintf(out, "cgroup v2: ok, runs go under %.*s\n", (int)(strrchr(cg.path, '/') - cg.path), cg.path);
-		fprintf(out, "cgroup memory: %s\n", cg.memory ? "ok" : "missing: --memory falls back to RLIMIT_DATA");
-		fprintf(out, "cgroup pids: %s\n", cg.pids ? "ok" : "missing: --pids-limit falls back to RLIMIT_NPROC");
-		fprintf(out, "cgroup cpu: %s\n", cg.cpu ? "ok" : "missing: --cpus is not enforced");
-		if (!(cg.memory && cg.pids && cg.cpu))
-			fprintf(out, "cgroup controllers: %s\n", cg.why_not);
+
+		it = add(l, "cgroup v2", false, true);
+		snprintf(it->detail, sizeof(it->detail), "runs go under %.*s",
+			 (int)(strrchr(cg.path, '/') - cg.path), cg.path);
+		it = add(l, "cgroup memory", false, cg.memory);
+		if (!cg.memory) {
+			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
+				 "cgroups here");
+			snprintf(it->fix, sizeof(it->fix), "none needed: --memory falls back to RLIMIT_DATA");
+		}
+		it = add(l, "cgroup pids", false, cg.pids);
+		if (!cg.pids) {
+			snprintf(it->detail, sizeof(it->detail), "the pids controller is not delegated to nsrun's "
+				 "cgroups here");
+			snprintf(it->fix, sizeof(it->fix), "none needed: --pids-limit falls back to RLIMIT_NPROC");
+		}
+		it = add(l, "cgroup cpu", false, cg.cpu);
+		if (!cg.cpu) {
+			snprintf(it->detail, sizeof(it->detail), "the cpu controller is not delegated to nsrun's "
+				 "cgroups here");
+			snprintf(it->fix, sizeof(it->fix), "delegate the cpu controller to enforce --cpus");
+		}
 	}
 	cgroup_destroy(&cg);
 	config_free(&cfg);
 }
 
-int check_main(FILE *out)
+/* ---- seccomp, Landlock, newuidmap ---- */
+
+static void probe_seccomp(int out_fd, void *p)
+{
+	struct nsrun_error *e = p;
+	scmp_filter_ctx ctx = NULL;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		error_set(e, errno, "set no_new_privs");
+	} else if (!(ctx = seccomp_init(SCMP_ACT_ALLOW))) {
+		error_set(e, ENOMEM, "seccomp_init");
+	} else if ((rc = seccomp_load(ctx)) < 0) {
+		error_set(e, -rc, "load a seccomp filter");
+		e->hint = "the kernel needs CONFIG_SECCOMP_FILTER, and an outer sandbox must allow seccomp(2)";
+	}
+	if (ctx)
+		seccomp_release(ctx);
+	write_all(out_fd, e, sizeof(*e));
+}
+
+static void check_seccomp(struct check_list *l)
 {
 	const struct scmp_version *v = seccomp_version();
-	bool ok = check_namespaces(out);
+	struct nsrun_error e = { 0 }, err = { 0 };
+	struct diag_host h;
+	char detail[200], own[100];
 
-	check_cgroup(out);
-	if (v)
-		fprintf(out, "seccomp: ok (libseccomp %u.%u.%u, API level %u)\n", v->major, v->minor, v->micro,
-			seccomp_api_get());
+	diag_read_host(PROC, &h);
+	if (h.seccomp_mode == 2)
+		snprintf(own, sizeof(own), "this process already runs under %d filter(s) of an outer sandbox",
+			 h.seccomp_filters > 0 ? h.seccomp_filters : 1);
+	else
+		snprintf(own, sizeof(own), "no filter on this process");
+	snprintf(detail, sizeof(detail), "libseccomp %u.%u.%u, API level %u; %s", v ? v->major : 0,
+		 v ? v->minor : 0, v ? v->micro : 0, seccomp_api_get(), own);
+	if (in_child(probe_seccomp, &e, sizeof(e), &err) < 0)
+		e = err;
+	add_error(l, "seccomp", true, &e, detail);
+}
+
+static void check_landlock(struct check_list *l)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	struct check_item *it = add(l, "landlock", false, abi > 0);
+
+	if (abi > 0) {
+		snprintf(it->detail, sizeof(it->detail), "ABI %ld", abi);
+	} else if (errno == EOPNOTSUPP) {
+		snprintf(it->detail, sizeof(it->detail), "the kernel has Landlock but it is not enabled");
+		snprintf(it->fix, sizeof(it->fix), "add landlock to the lsm= boot parameter (cat /sys/kernel/security/lsm)");
+	} else {
+		snprintf(it->detail, sizeof(it->detail), "landlock_create_ruleset: %s%s", strerror(errno),
+			 errno == ENOSYS ? " (a kernel without Landlock, or an outer filter denies it)" : "");
+		snprintf(it->fix, sizeof(it->fix), "none needed: runs go without this extra layer; "
+			 "a kernel 5.13+ with CONFIG_SECURITY_LANDLOCK adds it");
+	}
+}
+
+/* The subordinate range of user (name or uid) in file, as "START+COUNT", or "". */
+static void subid_range(const char *file, const char *name, uid_t uid, char *out, size_t len)
+{
+	_cleanup_free_ char *text = NULL;
+	char id[16], *line, *save = NULL;
+
+	out[0] = '\0';
+	if (read_file(file, 1 << 20, &text, NULL) < 0)
+		return;
+	snprintf(id, sizeof(id), "%u", (unsigned)uid);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		if ((name && !strcmp(line, name)) || !strcmp(line, id)) {
+			char *c2 = strchr(colon + 1, ':');
+			if (c2)
+				snprintf(out, len, "%.*s+%s", (int)(c2 - colon - 1), colon + 1, c2 + 1);
+			return;
+		}
+	}
+}
+
+static void check_newuidmap(struct check_list *l)
+{
+	struct stat st;
+	struct passwd *pw = getpwuid(getuid());
+	char subuid[64], subgid[64];
+	bool tool = stat("/usr/bin/newuidmap", &st) == 0 && (st.st_mode & S_ISUID);
+	struct check_item *it;
+
+	subid_range("/etc/subuid", pw ? pw->pw_name : NULL, getuid(), subuid, sizeof(subuid));
+	subid_range("/etc/subgid", pw ? pw->pw_name : NULL, getuid(), subgid, sizeof(subgid));
+	it = add(l, "newuidmap", false, tool && subuid[0] && subgid[0]);
+	if (it->ok) {
+		snprintf(it->detail, sizeof(it->detail), "/usr/bin/newuidmap; subordinate uids %s, gids %s; "
+			 "not needed: nsrun maps one id", subuid, subgid);
+		return;
+	}
+	snprintf(it->detail, sizeof(it->detail), "%s%s", tool ? "" : "no setuid /usr/bin/newuidmap; ",
+		 subuid[0] && subgid[0] ? "" : "no subordinate ids in /etc/subuid and /etc/subgid");
+	snprintf(it->fix, sizeof(it->fix), "none needed: nsrun maps one id (uidmap package and usermod "
+		 "--add-subuids give them to tools that want more)");
+}
+
+/* ---- output ---- */
+
+static void print_text(const struct check_list *l, FILE *out)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct check_item *it = &l->items[i];
+
+		if (it->ok)
+			fprintf(out, it->detail[0] ? "%s: ok (%s)\n" : "%s: ok\n", it->name, it->detail);
+		else
+			fprintf(out, "%s: missing: %s%s%s\n", it->name, it->detail, it->fix[0] ? "; fix: " : "", it->fix);
+	}
+}
+
+#define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
+
+static int print_json(const struct check_list *l, bool ok, FILE *out)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	const unsigned char *buf;
+	size_t len;
+	int rc = -1;
+
+	if (!g)
+		return -1;
+	yajl_gen_map_open(g);
+	GEN_STR(g, "ok");
+	yajl_gen_bool(g, ok);
+	GEN_STR(g, "checks");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct check_item *it = &l->items[i];
+
+		yajl_gen_map_open(g);
+		GEN_STR(g, "name");
+		GEN_STR(g, it->name);
+		GEN_STR(g, "status");
+		GEN_STR(g, it->ok ? "ok" : "missing");
+		GEN_STR(g, "needed");
+		yajl_gen_bool(g, it->needed);
+		GEN_STR(g, it->ok ? "detail" : "cause");
+		GEN_STR(g, it->detail);
+		if (!it->ok) {
+			GEN_STR(g, "fix");
+			GEN_STR(g, it->fix);
+		}
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok && fwrite(buf, 1, len, out) == len &&
+	    fputc('\n', out) != EOF)
+		rc = 0;
+	yajl_gen_free(g);
+	return rc;
+}
+
+int check_main(int argc, char **argv, FILE *out)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+	struct check_list l = { .n = 0 };
+	bool json = false, ok = true;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c != 'j') {
+			fprintf(stderr, "nsrun: usage: nsrun check [--json]\n");
+			return 125;
+		}
+		json = true;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nsrun: check: unexpected argument \"%s\" (usage: nsrun check [--json])\n", argv[optind]);
+		return 125;
+	}
+	fflush(out);    /* the probes fork: nothing buffered may be written twice */
+	if (check_namespaces(&l))
+		check_mounts(&l);
+	else
+		check_mounts_skipped(&l);
+	check_cgroup(&l);
+	check_seccomp(&l);
+	check_landlock(&l);
+	check_newuidmap(&l);
+	for (size_t i = 0; i < l.n; i++)
+		ok &= l.items[i].ok || !l.items[i].needed;
+	if (json) {
+		if (print_json(&l, ok, out) < 0 || fflush(out) != 0) {
+			fprintf(stderr, "nsrun: write the check document: %s\n", strerror(errno));
+			return 125;
+		}
+	} else {
+		print_text(&l, out);
+	}
 	return ok ? 0 : 1;
 }

@@ -1,15 +1,20 @@
-/* check.h - `nsrun check`: what this host lets nsrun do, one line per feature.
- * A first version: user and other namespaces, cgroup v2 and its controllers,
- * seccomp. Later: /proc, pivot_root, /dev, Landlock (issue 7). */
+/* check.h - `nsrun check`: what this host lets nsrun do, one line per feature:
+ * the user namespace (and why not, from diagnose.h) and its nesting depth, the
+ * mount, pid, net, ipc, uts, cgroup and time namespaces, a fresh /proc, the /dev
+ * nodes, pivot_root, cgroup v2 and its delegated controllers, seccomp, Landlock's
+ * ABI, newuidmap and subordinate ids. */
 #ifndef NSRUN_CHECK_H
 #define NSRUN_CHECK_H
 
 #include <stdio.h>
 
-/* Probes the host, leaving nothing behind (a child in new namespaces that exits at
- * once, a cgroup made and removed), and prints "FEATURE: ok ..." or
- * "FEATURE: missing: CAUSE; FIX" lines to out.  Returns 0 when a default run
- * would work, 1 otherwise. */
-int check_main(FILE *out);
+/* `nsrun check [--json]` (argv[0] is "check").  Probes the host, leaving nothing
+ * behind (children in new namespaces that exit at once, a cgroup made and
+ * removed), and prints "FEATURE: ok (DETAIL)" or "FEATURE: missing: CAUSE; fix: FIX"
+ * lines to out, or with --json one document {"ok", "checks": [{"name", "status",
+ * "needed", "detail" | "cause", "fix"}]}.  Returns the exit status: 0 when a
+ * default run would work (every needed feature is there), 1 when one is missing,
+ * 125 for a usage error or a failed write. */
+int check_main(int argc, char **argv, FILE *out);
 
 #endif

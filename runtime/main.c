@@ -74,7 +74,7 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
-	"  nsrun check                                    what this host lets nsrun do, and fixes\n"
+	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -514,7 +514,7 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "check") == 0)) {
 		timing_free(timing);
 		if (strcmp(argv[1], "check") == 0)
-			return check_main(stdout);
+			return check_main(argc - 1, argv + 1, stdout);
 		return strcmp(argv[1], "images") == 0 ? cmd_images() : cmd_seccomp(argc, argv);
 	}
 	if (config_init(&cfg, &err) < 0) {

@@ -739,12 +739,7 @@ static int seccomp_mode(void)
 	return line ? atoi(line + 9) : -1;
 }
 
-/* mount(2) refused with EPERM to the root of a new user and mount namespace, who
- * holds CAP_SYS_ADMIN there: no capability check failed, so an LSM or a seccomp
- * filter of an outer sandbox refused it.  A Landlock domain refuses every mount
- * (Documentation/userspace-api/landlock.rst, "Filesystem topology modification"),
- * which is what agent sandboxes built on Landlock do.  Fills err; returns -1. */
-static int explain_mount_refused(struct nsrun_error *err)
+int mount_explain_refused(struct nsrun_error *err)
 {
 	bool landlock = landlock_abi() > 0;
 	int seccomp = seccomp_mode();
@@ -797,7 +792,7 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	err->stage = STAGE_MOUNT;
 	/* before anything else: nothing we mount may propagate back to the host */
 	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-		return errno == EPERM ? explain_mount_refused(err) :
+		return errno == EPERM ? mount_explain_refused(err) :
 		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;

@@ -19,14 +19,8 @@ int ns_clone_flags(void);
  * set; where clone3 is missing or refused (an outer seccomp filter may return
  * ENOSYS) plain clone is used and the caller must move the child itself.  Returns the child's pid in the parent,
  * 0 in the child, or -1 with err (errno of clone(2): EPERM/ENOSPC/EUSERS/EINVAL
- * say why a user namespace cannot be made; error_hint explains them). */
+ * say why a user namespace cannot be made: diag_userns in diagnose.h names the cause and the fix). */
 pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *err);
-
-/* Fills err with why a user namespace could not be made (errnum from clone(2) or
- * unshare(2)), read from the sysctls user.max_user_namespaces,
- * kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns
- * and this process's seccomp mode (proc(5)), with the fix as its hint.  Returns -1. */
-int ns_diagnose_userns(int errnum, struct nsrun_error *err);
 
 /* Supervisor: writes "deny" to /proc/PID/setgroups, then gid_map and uid_map that
  * map container id 0 to host_uid/host_gid (a single id: no newuidmap needed).

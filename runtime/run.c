@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "diagnose.h"
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
@@ -502,6 +503,8 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 	    run_supervise(cfg, &run, result, &err) < 0) {
 		kill_child(&run);
 		result->status = NSRUN_STATUS_ERROR;
+		/* the same cause and fix as `nsrun check` (EPERM under AppArmor, a masked /proc) */
+		diag_refine(&err, "/proc");
 		result->error = err;
 	}
 	run_collect(&run, result);

@@ -1,18 +1,45 @@
 #!/bin/bash
-# nsrun check (first version): one line per feature, ok or missing with the cause,
-# exit 0 when a default run works, 1 when it cannot.
+# nsrun check: one line per feature, ok or missing with the cause and the fix; exit 0
+# when a default run works, 1 when it cannot; --json says the same as a document.
 . "$(dirname "$0")/../lib.sh"
 require_all
 
 run_nsrun check
 assert_eq "nsrun check: exit 0 where runs work" 0 "$RC"
-assert_match "namespaces ok" '^namespaces: ok \(user, mount, pid, net, ipc, uts' "$OUT"
+for f in "user namespace" "mount namespace" "pid namespace" "net namespace" "ipc namespace" \
+	"uts namespace" "fresh /proc" "/dev nodes" pivot_root; do
+	assert_match "$f: ok" "(^|
+)$f: ok" "$OUT"
+done
+assert_match "the nesting depth left is reported" '(^|
+)user namespace: ok \((at least )?[0-9]+ more levels can be nested below it\)' "$OUT"
 assert_match "a cgroup v2 line: ok, or missing with the cause" '(^|
-)cgroup v2: (ok, runs go under /|missing: .+)' "$OUT"
+)cgroup v2: (ok \(runs go under /|missing: .+; fix: )' "$OUT"
 assert_match "seccomp ok with libseccomp's version" '(^|
 )seccomp: ok \(libseccomp [0-9]+\.[0-9]+\.[0-9]+' "$OUT"
+assert_match "landlock: its ABI, or why not" '(^|
+)landlock: (ok \(ABI [0-9]+\)|missing: .+)' "$OUT"
+assert_match "newuidmap and subordinate ids" '(^|
+)newuidmap: (ok|missing: .*; fix: none needed)' "$OUT"
+bad=$(grep -Ev '^[a-z/_ 0-9]+: (ok( \(.+\))?|missing: .+)$' <<<"$OUT" || true)
+assert_eq "every line is FEATURE: ok or FEATURE: missing: ..." "" "$bad"
+bad=$(grep ': missing: ' <<<"$OUT" | grep -v '; fix: ' || true)
+assert_eq "every missing line has a fix" "" "$bad"
+text=$OUT
+
+# --json: the same answers as a document
+run_nsrun check --json
+assert_eq "check --json: exit 0 too" 0 "$RC"
+got=$(jq -r '(.checks[] | "\(.name): " + (if .status == "ok" then "ok" else "missing: " + .cause end)),
+	"ok=\(.ok)"' <<<"$OUT" 2>&1)
+assert_match "  ... valid JSON with ok true" 'ok=true$' "$got"
+assert_eq "  ... the same features and verdicts as the text" \
+	"$(sed -E 's/^([^:]+: ok).*/\1/; s/; fix: .*//' <<<"$text")" "$(sed '$d' <<<"$got")"
+run_nsrun check --bogus
+assert_eq "check with an unknown option: 125" 125 "$RC"
+
 # the fallback it reports is the one a run uses (16-json checks the run's side)
-if grep -q '^cgroup memory: missing' <<<"$OUT" || grep -q '^cgroup v2: missing' <<<"$OUT"; then
+if grep -q '^cgroup memory: missing' <<<"$text" || grep -q '^cgroup v2: missing' <<<"$text"; then
 	run_nsrun --json - --image python -- true
 	assert_match "check says no memory cgroup, and a run enforces memory with an rlimit" \
 		'"memory_bytes":\{"value":[0-9]+,"enforced":"rlimit"\}' "$OUT"
@@ -21,17 +48,31 @@ else
 	assert_match "check says memory cgroup ok, and a run enforces memory with it" \
 		'"memory_bytes":\{"value":[0-9]+,"enforced":"cgroup"\}' "$OUT"
 fi
-runs() { find /sys/fs/cgroup -maxdepth 3 -type d -name 'nsrun-[0-9]*' 2>/dev/null | sort; }
-before=$(runs)
-run_nsrun check
-assert_eq "check leaves no cgroup behind" "$before" "$(runs)"
+# check makes a cgroup as a run would (named nsrun-PID-...) and removes it; others'
+# runs may come and go meanwhile, so look for this check's own
+mounts=$(_snap_mounts)
+"$NSRUN" check >/dev/null 2>&1 &
+pid=$!
+wait "$pid"
+assert_eq "check leaves no cgroup behind" "" \
+	"$(find /sys/fs/cgroup -maxdepth 4 -type d -name "nsrun-$pid-*" 2>/dev/null)"
+assert_eq "  ... no mount (its probes mount in namespaces of their own)" "" "$(_new_lines "$mounts" "$(_snap_mounts)")"
+assert_eq "  ... and no process" "" "$(pgrep -s 0 -f "$NSRUN check" || true)"
 
-# where user namespaces are refused, check says so and why, and fails
+# where user namespaces are refused, the run and check name the same cause and fix
 if command -v unshare >/dev/null && unshare -Ur true 2>/dev/null; then
-	run_cmd unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" check' "$NSRUN"
-	assert_eq "no user namespaces: check exits 1" 1 "$RC"
+	zero='echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
+	run_cmd unshare -Ur sh -c "$zero" sh "$NSRUN" check
+	assert_eq "user.max_user_namespaces=0: check exits 1" 1 "$RC"
 	assert_match "  ... names the cause and the fix" \
-		'^namespaces: missing: cannot create a user namespace: user\.max_user_namespaces is 0.*; fix: .*sysctl' "$OUT"
+		'(^|
+)user namespace: missing: cannot create a user namespace: user\.max_user_namespaces is 0.*; fix: .*sysctl -w user\.max_user_namespaces=' "$OUT"
+	cause=$(sed -n 's/^user namespace: missing: \(.*\); fix: .*/\1/p' <<<"$OUT")
+	run_cmd unshare -Ur sh -c "$zero" sh "$NSRUN" --image python -- python3 -c 'print(1)'
+	assert_eq "  ... and a run fails with 125" 125 "$RC"
+	assert_nsrun_error "  ... one error line and its hint"
+	assert_eq "  ... naming the same cause as check" "nsrun: $cause" "$(head -n 1 <<<"$ERR")"
+	assert_match "  ... and the same fix" '^nsrun: hint: .*sysctl -w user\.max_user_namespaces=' "$(tail -n 1 <<<"$ERR")"
 else
 	not_ok "unshare -Ur works here (needed to emulate a host without user namespaces)"
 fi
