@@ -19,6 +19,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
 	cfg->network = NSRUN_NETWORK_NONE;
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
+	cfg->service.ready_timeout_us = NSRUN_DEFAULT_READY_TIMEOUT_US;
 	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
 	cfg->security.seccomp = strdup("default");
 	if (!cfg->hostname || !cfg->security.seccomp)
@@ -170,7 +171,7 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, 0, "--volume: at most %d volumes", NSRUN_MAX_MOUNTS - 1);
 	if (cfg->limits.tmpfs_bytes == 0)
 		return error_set(err, 0, "--tmpfs-size: must be more than 0");
-	return 0;
+	return config_validate_service(cfg, err);
 }
 
 void config_free(struct nsrun_config *cfg)
@@ -188,6 +189,11 @@ void config_free(struct nsrun_config *cfg)
 		free(cfg->mounts[i].destination);
 	}
 	free(cfg->mounts);
+	for (size_t i = 0; i < cfg->n_tmpfs; i++)
+		free(cfg->tmpfs[i].destination);
+	free(cfg->tmpfs);
+	free(cfg->publish);
+	free(cfg->service.name);
 	free(cfg->security.seccomp);
 	free(cfg->cgroup_parent);
 	free(cfg->output.json_path);

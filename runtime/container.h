@@ -27,6 +27,7 @@ struct container_args {
 	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
 	struct timing *timing;          /* shared phase stamps, or NULL */
 	const struct nsrun_limits *rlimits;     /* the limits the payload sets as rlimits */
+	int publish_fd;                 /* -p: init's end of the socket channel (publish.h), or -1 */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up
