@@ -379,6 +379,20 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	return code;
 }
 
+/* Reaps pid if it exits within timeout_us; *status stays -1 otherwise. */
+static void reap_within(pid_t pid, int *status, uint64_t timeout_us)
+{
+	uint64_t end = mono_us() + timeout_us;
+
+	while (mono_us() < end) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		usleep(5000);
+	}
+	*status = -1;
+}
+
 /* Waits for "R" on fd up to timeout_us. Returns 1 ready, 0 timed out, -1 closed without it. */
 static int wait_ready(int fd, uint64_t timeout_us)
 {
@@ -489,7 +503,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	struct service_state st;
 	char root[PATH_MAX], dir[PATH_MAX + NAME_MAX_LEN + 2], name[NAME_MAX_LEN + 1];
 	int ready[2] = { -1, -1 };
-	int r, status = 0;
+	int r, status = -1;
 	pid_t monitor;
 
 	publish_init(&pub);
@@ -545,10 +559,15 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		print_started(cfg, &st, dir);
 		return fflush(stdout) == 0 ? 0 : 125;
 	}
-	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started */
-	kill(monitor, SIGKILL);
-	while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
-		;
+	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started;
+	 * one that closed the pipe is ending by itself: its status and last words count */
+	if (r < 0)
+		reap_within(monitor, &status, KILL_WAIT_US);
+	if (r == 0 || status == -1) {
+		kill(monitor, SIGKILL);
+		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
+			;
+	}
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	if (r == 0) {
@@ -736,6 +755,15 @@ static int cmd_logs(int argc, char **argv)
 
 /* SIGTERM to the monitor (it forwards it to the payload), SIGKILL after timeout_us,
  * then every trace removed.  Returns 0 or 125. */
+/* SIGTERM to the monitor of the service at dir_fd, if it runs. */
+static void term_service(int dir_fd)
+{
+	struct service_state st;
+
+	if (service_alive(dir_fd) && state_read(dir_fd, &st) == 0 && st.pid > 1)
+		kill((pid_t)st.pid, SIGTERM);
+}
+
 static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t timeout_us)
 {
 	struct service_state st;
@@ -743,7 +771,7 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 	if (service_alive(dir_fd)) {
 		if (state_read(dir_fd, &st) < 0 || st.pid <= 1)
 			return fail_msg("\"%s\": no state to stop it by", name);
-		kill((pid_t)st.pid, SIGTERM);
+		term_service(dir_fd); /* again, for one that started since */
 		if (!wait_gone(dir_fd, timeout_us)) {
 			/* the monitor takes the container with it (PR_SET_PDEATHSIG) */
 			kill((pid_t)st.pid, SIGKILL);
@@ -782,6 +810,16 @@ static int cmd_stop_rm(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+	/* every service is told first, so that they stop in parallel */
+	for (int i = optind; i < argc && (!rm || force); i++) {
+		_cleanup_close_ int root_fd = -1, dir_fd = -1;
+		struct nsrun_error ignored = { 0 };
+		char root[PATH_MAX];
+		if (!service_name_valid(argv[i]) || (root_fd = open_state_root(root, sizeof(root), &ignored)) < 0)
+			continue;
+		if ((dir_fd = openat(root_fd, argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			term_service(dir_fd);
+	}
 	for (int i = optind; i < argc; i++) {
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
 		if ((dir_fd = open_service(argv[i], &root_fd)) < 0) {
