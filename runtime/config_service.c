@@ -166,12 +166,12 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 			if (cfg->publish[i].host_port && cfg->publish[i].host_port == cfg->publish[j].host_port &&
 			    strcmp(cfg->publish[i].host_ip, cfg->publish[j].host_ip) == 0)
 				return error_set(err, 0, "-p: host port %s:%u is published twice", cfg->publish[i].host_ip,
-						 cfg->publish[i].host_port);
+						 (unsigned)cfg->publish[i].host_port);
 		found |= cfg->publish[i].container_port == s->wait_port;
 	}
 	if (s->wait_port && !found)
-		return error_set(err, 0, "--wait-port %u: not a published container port (add -p 0:%u)", s->wait_port,
-				 s->wait_port);
+		return error_set(err, 0, "--wait-port %u: not a published container port (add -p 0:%u)", (unsigned)s->wait_port,
+				 (unsigned)s->wait_port);
 	if (s->name && !s->detach)
 		return error_set(err, 0, "--name: only with -d (a service has a name, a run does not)");
 	if (s->wait_port && !s->detach)

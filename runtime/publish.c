@@ -122,7 +122,8 @@ void publish_format(const struct nsrun_config *cfg, const struct publish_state *
 		const struct nsrun_publish *p = &cfg->publish[i];
 		bool v6 = strchr(p->host_ip, ':') != NULL;
 		int n = snprintf(buf + o, len - o, "%s%s%s%s:%u->%u/tcp", i ? ", " : "", v6 ? "[" : "", p->host_ip,
-				 v6 ? "]" : "", ps->opened ? ps->host_port[i] : p->host_port, p->container_port);
+				 v6 ? "]" : "", (unsigned)(ps->opened ? ps->host_port[i] : p->host_port),
+				 (unsigned)p->container_port);
 		if (n < 0)
 			break;
 		o += (size_t)n;

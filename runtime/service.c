@@ -434,8 +434,8 @@ static void print_started(const struct nsrun_config *cfg, const struct service_s
 	printf("%s\n", st->name);
 	for (size_t i = 0; i < st->n_ports; i++) {
 		bool v6 = strchr(st->ports[i].host_ip, ':') != NULL;
-		printf("%u/tcp -> %s%s%s:%u\n", st->ports[i].container_port, v6 ? "[" : "", st->ports[i].host_ip,
-		       v6 ? "]" : "", st->ports[i].host_port);
+		printf("%u/tcp -> %s%s%s:%u\n", (unsigned)st->ports[i].container_port, v6 ? "[" : "", st->ports[i].host_ip,
+		       v6 ? "]" : "", (unsigned)st->ports[i].host_port);
 	}
 }
 
@@ -668,7 +668,7 @@ static int cmd_ps(int argc, char **argv)
 			snprintf(status, sizeof(status), "exited (%lld)", st.exit_code);
 		for (size_t i = 0; i < st.n_ports && o < sizeof(ports); i++) {
 			int n = snprintf(ports + o, sizeof(ports) - o, "%s%s:%u->%u/tcp", i ? "," : "", st.ports[i].host_ip,
-					 st.ports[i].host_port, st.ports[i].container_port);
+					 (unsigned)st.ports[i].host_port, (unsigned)st.ports[i].container_port);
 			if (n < 0)
 				break;
 			o += (size_t)n;
