@@ -1,5 +1,4 @@
 /* service.c - see service.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,59 +9,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
 #include "service.h"
+#include "state.h"
 #include "sys.h"
 
-#define NAME_MAX_LEN 64
-#define STATE_FILE "state.json"
-#define LOG_FILE "log"
-#define LOCK_FILE "lock"
 #define LOG_TAIL_LINES 20
 #define DEFAULT_STOP_TIMEOUT_US (10ULL * 1000000)
 #define KILL_WAIT_US (5ULL * 1000000)
-
-/* What state.json holds. */
-struct service_state {
-	char name[NAME_MAX_LEN + 1];
-	long long pid;                  /* the monitor */
-	char status[16];                /* "running" or "exited" */
-	long long exit_code;            /* exited: nsrun's exit status for the run */
-	size_t n_ports;
-	struct nsrun_publish ports[NSRUN_MAX_PUBLISH];  /* host_port as bound */
-	char log[PATH_MAX];
-	char image[256];
-	char command[512];
-	long long created;              /* seconds since the epoch */
-};
-
-bool service_name_valid(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n > NAME_MAX_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
-			return false;
-	}
-	return true;
-}
 
 static uint64_t mono_us(void)
 {
@@ -72,214 +36,6 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* Opens dir (made 0700 if missing) under parent_fd, refusing a symlink, another
- * owner, or access for group and others.  Returns the fd or -1 with err. */
-static int open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
-{
-	struct stat st;
-	int fd;
-
-	if (mkdirat(parent_fd, dir, 0700) < 0 && errno != EEXIST)
-		return error_set(err, errno, "create the state directory %s", shown);
-	fd = openat(parent_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return error_set(err, errno == ENOTDIR || errno == ELOOP ? ELOOP : errno,
-				 "open the state directory %s (a symlink is refused)", shown);
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return error_set(err, errno, "stat %s", shown);
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return error_set(err, 0, "the state directory %s is not private to uid %u (owner %u, mode %04o): remove it",
-				 shown, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	}
-	return fd;
-}
-
-/* The fd of ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun, made when missing; its path in path. */
-static int open_state_root(char *path, size_t len, struct nsrun_error *err)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	_cleanup_close_ int base = -1;
-	char shown[PATH_MAX];
-
-	if (xdg && xdg[0] == '/') {
-		base = open(xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (base < 0)
-			return error_set(err, errno, "open XDG_RUNTIME_DIR \"%s\"", xdg);
-		snprintf(shown, sizeof(shown), "%s", xdg);
-	} else {
-		_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		char name[32];
-		if (tmp < 0)
-			return error_set(err, errno, "open /tmp");
-		snprintf(name, sizeof(name), "nsrun-%u", (unsigned)geteuid());
-		snprintf(shown, sizeof(shown), "/tmp/%s", name);
-		base = open_private_dir(tmp, name, shown, err);
-		if (base < 0)
-			return -1;
-	}
-	if ((size_t)snprintf(path, len, "%s/nsrun", shown) >= len)
-		return error_set(err, ENAMETOOLONG, "the state directory under %s", shown);
-	return open_private_dir(base, "nsrun", path, err);
-}
-
-#define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
-
-static void gen_kv_str(yajl_gen g, const char *k, const char *v)
-{
-	GEN_STR(g, k);
-	GEN_STR(g, v);
-}
-
-static void gen_kv_int(yajl_gen g, const char *k, long long v)
-{
-	GEN_STR(g, k);
-	yajl_gen_integer(g, v);
-}
-
-/* The state as a JSON map into g. */
-static void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
-{
-	yajl_gen_map_open(g);
-	gen_kv_str(g, "name", st->name);
-	gen_kv_str(g, "status", st->status);
-	gen_kv_int(g, "pid", st->pid);
-	if (strcmp(st->status, "exited") == 0)
-		gen_kv_int(g, "exit_code", st->exit_code);
-	GEN_STR(g, "ports");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < st->n_ports; i++) {
-		yajl_gen_map_open(g);
-		gen_kv_str(g, "host_ip", st->ports[i].host_ip);
-		gen_kv_int(g, "host_port", st->ports[i].host_port);
-		gen_kv_int(g, "container_port", st->ports[i].container_port);
-		gen_kv_str(g, "protocol", "tcp");
-		yajl_gen_map_close(g);
-	}
-	yajl_gen_array_close(g);
-	gen_kv_str(g, "log", st->log);
-	if (dir)
-		gen_kv_str(g, "state_dir", dir);
-	gen_kv_str(g, "image", st->image);
-	gen_kv_str(g, "command", st->command);
-	gen_kv_int(g, "created", st->created);
-	yajl_gen_map_close(g);
-}
-
-/* Writes state.json in dir_fd atomically (temporary file, then rename(2)). Returns 0 or -1. */
-static int state_write(int dir_fd, const struct service_state *st)
-{
-	yajl_gen g = yajl_gen_alloc(NULL);
-	const unsigned char *buf;
-	size_t len;
-	int fd, rc = -1;
-
-	if (!g)
-		return -1;
-	yajl_gen_config(g, yajl_gen_beautify, 1);
-	state_gen(g, st, NULL);
-	yajl_gen_get_buf(g, &buf, &len);
-	fd = openat(dir_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd >= 0) {
-		rc = write_all(fd, buf, len) == 0 && fsync(fd) == 0 ? 0 : -1;
-		close(fd);
-		if (rc == 0)
-			rc = renameat(dir_fd, STATE_FILE ".tmp", dir_fd, STATE_FILE);
-	}
-	yajl_gen_free(g);
-	return rc;
-}
-
-static void copy_str(yajl_val root, const char *key, char *out, size_t len)
-{
-	const char *path[] = { key, NULL };
-	yajl_val v = yajl_tree_get(root, path, yajl_t_string);
-
-	snprintf(out, len, "%s", v ? YAJL_GET_STRING(v) : "");
-}
-
-static long long get_int(yajl_val root, const char *key)
-{
-	const char *path[] = { key, NULL };
-	yajl_val v = yajl_tree_get(root, path, yajl_t_number);
-
-	return v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : -1;
-}
-
-/* Reads state.json of dir_fd. Returns 0, or -1 (errno ENOENT: none yet; EINVAL: not ours). */
-static int state_read(int dir_fd, struct service_state *st)
-{
-	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	char text[16384], ebuf[128];
-	ssize_t n;
-	yajl_val root, ports;
-	const char *ports_path[] = { "ports", NULL };
-
-	memset(st, 0, sizeof(*st));
-	if (fd < 0)
-		return -1;
-	n = read(fd, text, sizeof(text) - 1);
-	if (n < 0)
-		return -1;
-	text[n] = '\0';
-	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	if (!root) {
-		errno = EINVAL;
-		return -1;
-	}
-	copy_str(root, "name", st->name, sizeof(st->name));
-	copy_str(root, "status", st->status, sizeof(st->status));
-	copy_str(root, "log", st->log, sizeof(st->log));
-	copy_str(root, "image", st->image, sizeof(st->image));
-	copy_str(root, "command", st->command, sizeof(st->command));
-	st->pid = get_int(root, "pid");
-	st->exit_code = get_int(root, "exit_code");
-	st->created = get_int(root, "created");
-	ports = yajl_tree_get(root, ports_path, yajl_t_array);
-	for (size_t i = 0; ports && YAJL_IS_ARRAY(ports) && i < ports->u.array.len && i < NSRUN_MAX_PUBLISH; i++) {
-		yajl_val p = ports->u.array.values[i];
-		copy_str(p, "host_ip", st->ports[i].host_ip, sizeof(st->ports[i].host_ip));
-		st->ports[i].host_port = (uint16_t)get_int(p, "host_port");
-		st->ports[i].container_port = (uint16_t)get_int(p, "container_port");
-		st->n_ports = i + 1;
-	}
-	yajl_tree_free(root);
-	return 0;
-}
-
-/* True while the monitor (or the container's init) holds the lock of dir_fd. */
-static bool service_alive(int dir_fd)
-{
-	_cleanup_close_ int fd = openat(dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return false;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
-		return false;
-	return errno == EWOULDBLOCK;
-}
-
-/* Removes NAME's directory and what it holds (regular files only, no recursion). */
-static int remove_service_dir(int root_fd, const char *name)
-{
-	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
-
-	if (fd < 0)
-		return -1;
-	d = fdopendir(fd);
-	if (!d)
-		return -1;
-	fd = -1; /* the DIR owns it */
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	return unlinkat(root_fd, name, AT_REMOVEDIR);
-}
 
 static void command_line(const struct nsrun_config *cfg, char *buf, size_t len)
 {
@@ -313,36 +69,12 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 	}
 }
 
-/* Prints the last lines of the log at dir_fd to out. */
-static void print_log_tail(int dir_fd, FILE *out)
-{
-	_cleanup_close_ int fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	char buf[8192];
-	off_t size, start;
-	ssize_t n;
-	int lines = 0;
-	char *p;
-
-	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) <= 0)
-		return;
-	start = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
-	n = pread(fd, buf, sizeof(buf) - 1, start);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (p = buf + n - 1; p > buf; p--)
-		if (*p == '\n' && p != buf + n - 1 && ++lines == LOG_TAIL_LINES)
-			break;
-	fprintf(out, "nsrun: the service's last log lines:\n%s%s", *p == '\n' ? p + 1 : p,
-		buf[n - 1] == '\n' ? "" : "\n");
-}
-
 /* Waits until the service at dir_fd has released its lock, up to timeout_us. Returns true if it did. */
 static bool wait_gone(int dir_fd, uint64_t timeout_us)
 {
 	uint64_t end = mono_us() + timeout_us;
 
-	while (service_alive(dir_fd)) {
+	while (state_is_alive(dir_fd)) {
 		if (mono_us() >= end)
 			return false;
 		usleep(10000);
@@ -439,60 +171,18 @@ static void print_started(const struct nsrun_config *cfg, const struct service_s
 	}
 }
 
-/* Makes NAME's directory: built under a temporary name, then renamed without
- * replacing (RENAME_NOREPLACE), so a duplicate fails and `ps` never sees it half
- * made.  Returns its fd (lock_fd: the lock, taken; log_fd: the log) or -1 with err. */
-static int create_service_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, struct nsrun_error *err)
-{
-	char tmp[NAME_MAX_LEN + 32];
-	unsigned rnd = 0;
-	int fd;
-
-	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
-		rnd = (unsigned)getpid();
-	snprintf(tmp, sizeof(tmp), ".%s.%08x", name, rnd);
-	if (mkdirat(root_fd, tmp, 0700) < 0)
-		return error_set(err, errno, "create the state directory of \"%s\"", name);
-	fd = openat(root_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return error_set(err, errno, "open the state directory of \"%s\"", name);
-	*lock_fd = openat(fd, LOCK_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	*log_fd = openat(fd, LOG_FILE, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*lock_fd < 0 || *log_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		error_set(err, errno, "create the lock and log of \"%s\"", name);
-		goto fail;
-	}
-	if (renameat2(root_fd, tmp, root_fd, name, RENAME_NOREPLACE) < 0) {
-		if (errno == EEXIST)
-			error_set(err, 0, "the name \"%s\" is already in use by a service (nsrun ps; nsrun rm %s)", name, name);
-		else
-			error_set(err, errno, "rename the state directory of \"%s\"", name);
-		goto fail;
-	}
-	return fd;
-fail:
-	if (*lock_fd >= 0)
-		close(*lock_fd);
-	if (*log_fd >= 0)
-		close(*log_fd);
-	*lock_fd = *log_fd = -1;
-	close(fd);
-	remove_service_dir(root_fd, tmp);
-	return -1;
-}
-
 /* Removes the directory of a dead service of that name (so the name can be reused). */
 static void clean_if_stale(int root_fd, const char *name)
 {
 	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct service_state st;
 
-	if (fd < 0 || service_alive(fd))
+	if (fd < 0 || state_is_alive(fd))
 		return;
 	/* an exited service keeps its name until rm, as docker's; a dead monitor does not */
 	if (state_read(fd, &st) == 0 && strcmp(st.status, "exited") == 0)
 		return;
-	remove_service_dir(root_fd, name);
+	state_remove_dir(root_fd, name);
 }
 
 int service_detach(struct nsrun_config *cfg, struct timing *timing)
@@ -521,10 +211,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		snprintf(name, sizeof(name), "nsrun-%08x", rnd);
 	}
 	err.stage = STAGE_PREPARE;
-	if ((root_fd = open_state_root(root, sizeof(root), &err)) < 0)
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0)
 		goto fail;
 	clean_if_stale(root_fd, name);
-	if ((dir_fd = create_service_dir(root_fd, name, &lock_fd, &log_fd, &err)) < 0)
+	if ((dir_fd = state_create_dir(root_fd, name, &lock_fd, &log_fd, &err)) < 0)
 		goto fail;
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);
 	if (publish_open(cfg, &pub, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
@@ -579,8 +269,8 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" ended before it was ready (status %d)", name,
 				WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	}
-	print_log_tail(dir_fd, stderr);
-	remove_service_dir(root_fd, name);
+	state_print_log_tail(dir_fd, stderr, LOG_TAIL_LINES);
+	state_remove_dir(root_fd, name);
 	error_print(&err, stderr);
 	return 125;
 fail_remove:
@@ -589,7 +279,7 @@ fail_remove:
 		close(ready[0]);
 	if (ready[1] >= 0)
 		close(ready[1]);
-	remove_service_dir(root_fd, name);
+	state_remove_dir(root_fd, name);
 fail:
 	error_print(&err, stderr);
 	return 125;
@@ -621,7 +311,7 @@ static int cmd_ps(int argc, char **argv)
 
 	if (argc > 3 || (argc == 3 && !json))
 		return fail_msg("usage: nsrun ps [--json]");
-	if ((root_fd = open_state_root(root, sizeof(root), &err)) < 0) {
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
 		error_print(&err, stderr);
 		return 125;
 	}
@@ -649,12 +339,12 @@ static int cmd_ps(int argc, char **argv)
 		fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		bool alive = service_alive(fd);
+		bool alive = state_is_alive(fd);
 		if (state_read(fd, &st) < 0 && alive)
 			continue; /* starting: not written yet */
 		if (!alive && strcmp(st.status, "exited") != 0) {
 			/* its monitor died (SIGKILL, OOM): so did the container; clean up */
-			remove_service_dir(root_fd, e->d_name);
+			state_remove_dir(root_fd, e->d_name);
 			continue;
 		}
 		snprintf(dir, sizeof(dir), "%s/%s", root, e->d_name);
@@ -698,7 +388,7 @@ static int open_service(const char *name, int *root_fd)
 		fail_msg("\"%s\": not a service name", name);
 		return -1;
 	}
-	if ((*root_fd = open_state_root(root, sizeof(root), &err)) < 0) {
+	if ((*root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
 		error_print(&err, stderr);
 		return -1;
 	}
@@ -743,7 +433,7 @@ static int cmd_logs(int argc, char **argv)
 		if (!follow)
 			return 0;
 		/* the end for now: go on while the service lives, then one last read */
-		if (!service_alive(dir_fd)) {
+		if (!state_is_alive(dir_fd)) {
 			while ((n = read(fd, buf, sizeof(buf))) > 0)
 				if (write_all(1, buf, (size_t)n) < 0)
 					return 125;
@@ -760,7 +450,7 @@ static void term_service(int dir_fd)
 {
 	struct service_state st;
 
-	if (service_alive(dir_fd) && state_read(dir_fd, &st) == 0 && st.pid > 1)
+	if (state_is_alive(dir_fd) && state_read(dir_fd, &st) == 0 && st.pid > 1)
 		kill((pid_t)st.pid, SIGTERM);
 }
 
@@ -768,7 +458,7 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 {
 	struct service_state st;
 
-	if (service_alive(dir_fd)) {
+	if (state_is_alive(dir_fd)) {
 		if (state_read(dir_fd, &st) < 0 || st.pid <= 1)
 			return fail_msg("\"%s\": no state to stop it by", name);
 		term_service(dir_fd); /* again, for one that started since */
@@ -779,7 +469,7 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 				return fail_msg("\"%s\": still running after SIGKILL", name);
 		}
 	}
-	if (remove_service_dir(root_fd, name) < 0)
+	if (state_remove_dir(root_fd, name) < 0)
 		return fail_msg("remove the state of \"%s\"", name);
 	return 0;
 }
@@ -815,7 +505,7 @@ static int cmd_stop_rm(int argc, char **argv)
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
 		struct nsrun_error ignored = { 0 };
 		char root[PATH_MAX];
-		if (!service_name_valid(argv[i]) || (root_fd = open_state_root(root, sizeof(root), &ignored)) < 0)
+		if (!service_name_valid(argv[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
 			continue;
 		if ((dir_fd = openat(root_fd, argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
 			term_service(dir_fd);
@@ -826,7 +516,7 @@ static int cmd_stop_rm(int argc, char **argv)
 			rc = 125;
 			continue;
 		}
-		if (rm && !force && service_alive(dir_fd)) {
+		if (rm && !force && state_is_alive(dir_fd)) {
 			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", argv[i]);
 			continue;
 		}

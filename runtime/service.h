@@ -21,11 +21,9 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "state.h"
 
 struct timing;
-
-/* True if name is a valid service name: docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64. */
-bool service_name_valid(const char *name);
 
 /* nsrun -d: starts cfg (validated) as a service and returns once it is ready
  * (exec'd, or --wait-port accepting) with 0, printing its name and ports (or a
