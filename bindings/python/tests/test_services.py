@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -132,17 +133,47 @@ def test_a_server_that_never_listens_is_an_error() -> None:
     assert "no listening here" in e.value.stderr
 
 
+def _stage_for() -> tuple[Path, str, str | None]:
+    """A world-readable copy of the client, the nsrun binary and the profiles for a
+    caller that cannot read the checkout: returns (package dir, nsrun, profiles)."""
+    stage = Path(tempfile.mkdtemp(prefix="nsrun-bwrap-", dir="/tmp"))
+    stage.chmod(0o755)
+    shutil.copytree(Path(nsrun.__file__).resolve().parent, stage / "py" / "nsrun")
+    shutil.copy2(nsrun.find_nsrun(), stage / "nsrun")
+    profiles = os.environ.get("NSRUN_SECCOMP_PROFILES")
+    if profiles:
+        shutil.copytree(profiles, stage / "profiles")
+        profiles = str(stage / "profiles")
+    for root, dirs, files in os.walk(stage):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o755)
+    return stage, str(stage / "nsrun"), profiles
+
+
 def test_redis_and_postgres_inside_bwrap(tmp_path: Path) -> None:
-    """An agent sandbox (bwrap --unshare-all --share-net) starts both through the fixtures."""
-    if os.geteuid() == 0:
-        # bwrap run by root mounts /proc with read-only overmounts (/proc/irq, /proc/bus),
-        # which forbid the nested fresh /proc every container needs (the kernel's
-        # mnt_already_visible); the unprivileged run of this suite covers it
-        pytest.skip("bwrap as root: see the rootless run")
+    """An agent sandbox (bwrap --unshare-all --share-net) starts both through the fixtures.
+
+    Run by root, the sandbox is entered as uid 65534 (setpriv): bwrap run by root mounts
+    /proc with read-only overmounts (/proc/irq, /proc/bus), which forbid the fresh /proc
+    of a nested container (the kernel's mnt_already_visible), and an agent's sandbox is
+    an unprivileged user's anyway."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
         _cannot_run("bwrap not installed (Debian: bubblewrap)")
-    script = tmp_path / "agent.py"
+    pkg = Path(nsrun.__file__).resolve().parent.parent
+    binary, profiles = nsrun.find_nsrun(), os.environ.get("NSRUN_SECCOMP_PROFILES")
+    prefix: list[str] = []
+    stage = None
+    if os.geteuid() == 0:
+        stage, binary, profiles = _stage_for()
+        pkg = stage / "py"
+        prefix = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        workdir = stage
+    else:
+        workdir = tmp_path
+    script = workdir / "agent.py"
     script.write_text(textwrap.dedent(f"""
         import nsrun, psycopg2, redis
         with nsrun.redis(image={IMAGE!r}) as r:
@@ -160,17 +191,21 @@ def test_redis_and_postgres_inside_bwrap(tmp_path: Path) -> None:
         print("agent ok")
     """))
     script.chmod(0o644)
-    tmp_path.chmod(0o755)
+    workdir.chmod(0o755)
     binds: list[str] = []
-    pkg = Path(nsrun.__file__).resolve().parent.parent
-    for p in {str(pkg), str(Path(nsrun.find_nsrun()).resolve().parent), str(tmp_path),
-              os.environ.get("NSRUN_SECCOMP_PROFILES", "")}:
+    for p in {str(pkg), str(Path(binary).resolve().parent), str(workdir), profiles or ""}:
         if p:
             binds += ["--ro-bind", p, p]
-    env = dict(os.environ, PYTHONPATH=str(pkg), XDG_RUNTIME_DIR="/tmp/run")
-    argv = [bwrap, "--unshare-all", "--share-net", "--die-with-parent", "--ro-bind", "/", "/",
+    env = dict(os.environ, PYTHONPATH=str(pkg), XDG_RUNTIME_DIR="/tmp/run", NSRUN=binary, HOME="/tmp")
+    if profiles:
+        env["NSRUN_SECCOMP_PROFILES"] = profiles
+    argv = [*prefix, bwrap, "--unshare-all", "--share-net", "--die-with-parent", "--ro-bind", "/", "/",
             "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/run", "--chmod", "0700", "/tmp/run",
             *binds, sys.executable, str(script)]
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180)
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180)
+    finally:
+        if stage:
+            shutil.rmtree(stage, ignore_errors=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip() == "agent ok"
