@@ -148,20 +148,30 @@ static int wait_ready(int fd, uint64_t timeout_us)
 	}
 }
 
-static void print_started(const struct nsrun_config *cfg, const struct service_state *st, const char *dir)
+/* The started service on stdout: its name and ports, or with --json its state
+ * document (to stdout for "-", else to that file).  Returns 0 or -1 (errno). */
+static int print_started(const struct nsrun_config *cfg, const struct service_state *st, const char *dir)
 {
 	if (cfg->output.json_path) {
+		bool to_stdout = strcmp(cfg->output.json_path, "-") == 0;
+		FILE *out = to_stdout ? stdout : fopen(cfg->output.json_path, "we");
 		yajl_gen g = yajl_gen_alloc(NULL);
 		const unsigned char *buf;
 		size_t len;
-		if (!g)
-			return;
+		int rc = 0;
+		if (!g || !out) {
+			if (g)
+				yajl_gen_free(g);
+			return -1;
+		}
 		state_gen(g, st, dir);
 		yajl_gen_get_buf(g, &buf, &len);
-		fwrite(buf, 1, len, stdout);
-		fputc('\n', stdout);
+		if (fwrite(buf, 1, len, out) != len || fputc('\n', out) == EOF)
+			rc = -1;
 		yajl_gen_free(g);
-		return;
+		if (!to_stdout && fclose(out) != 0)
+			rc = -1;
+		return rc;
 	}
 	printf("%s\n", st->name);
 	for (size_t i = 0; i < st->n_ports; i++) {
@@ -169,6 +179,7 @@ static void print_started(const struct nsrun_config *cfg, const struct service_s
 		printf("%u/tcp -> %s%s%s:%u\n", (unsigned)st->ports[i].container_port, v6 ? "[" : "", st->ports[i].host_ip,
 		       v6 ? "]" : "", (unsigned)st->ports[i].host_port);
 	}
+	return 0;
 }
 
 /* Removes the directory of a dead service of that name (so the name can be reused). */
@@ -246,8 +257,13 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	close(ready[0]);
 	if (r == 1) {
 		st.pid = monitor;
-		print_started(cfg, &st, dir);
-		return fflush(stdout) == 0 ? 0 : 125;
+		if (print_started(cfg, &st, dir) < 0 || fflush(stdout) != 0) {
+			/* it runs, but the caller cannot learn of it: do not leave it behind */
+			fprintf(stderr, "nsrun: write where service \"%s\" runs: %s\n", name, strerror(errno));
+			kill(monitor, SIGTERM);
+			return 125;
+		}
+		return 0;
 	}
 	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started;
 	 * one that closed the pipe is ending by itself: its status and last words count */
