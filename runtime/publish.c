@@ -446,7 +446,7 @@ int publish_start_forwarder(const struct nsrun_config *cfg, struct publish_state
 		return error_set(err, errno, "fork the port forwarder");
 	if (pid == 0) {
 		/* dies with the supervisor; the check closes the race with its death before prctl */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);

@@ -236,7 +236,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	state_from_config(cfg, &pub, name, dir, &st);
 	/* the monitor's orphans (the forwarder, the container's init, when the monitor
 	 * is killed below) come to us, so we can wait until every one is gone */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fflush(stdout);
 	fflush(stderr);
 	monitor = fork();
@@ -245,7 +245,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		goto fail_remove;
 	}
 	if (monitor == 0) {
-		prctl(PR_SET_CHILD_SUBREAPER, 0);
+		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		close(ready[0]);
 		return monitor_main(cfg, timing, &pub, dir_fd, log_fd, ready[1], &st);
 	}
