@@ -54,10 +54,10 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc
+	bubblewrap podman runc python3-redis python3-psycopg2 redis-server
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
+.PHONY: all deps image demo check check-unit check-root check-rootless test-image service-image test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
@@ -134,13 +134,20 @@ test-image: all
 			mv $(TEST_IMAGES)/.python.copy $(TEST_IMAGES)/python; \
 		else rootfs-tools/nsrun-image build python --include python3 --store $(TEST_IMAGES); fi; fi
 
+# the services' tests (Redis, PostgreSQL): one image holding both, built once (one
+# mmdebstrap run is much cheaper than two); the README builds them apart as redis and postgres
+service-image: all
+	@if [ ! -f $(TEST_IMAGES)/services/image.json ]; then \
+		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
+		rootfs-tools/nsrun-image build services --include redis-server,postgresql --store $(TEST_IMAGES) --quiet; fi
+
 test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image
+check-root: all test-image service-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -151,7 +158,7 @@ check-root: all test-image
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image test-user
+check-rootless: all test-image service-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -187,7 +194,7 @@ asan:
 # the 100-run leak check (the plain build runs it twice), and podman's (the probes of
 # nsrun check run under ASan in 20-check and 22-check-sandboxes)
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t,$(wildcard $(SUITES)))
-check-asan: asan test-image
+check-asan: asan test-image service-image
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \

@@ -19,6 +19,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
 	cfg->network = NSRUN_NETWORK_NONE;
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
+	cfg->service.ready_timeout_us = NSRUN_DEFAULT_READY_TIMEOUT_US;
 	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
 	cfg->security.seccomp = strdup("default");
 	cfg->security.landlock = true;
@@ -178,9 +179,9 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 			err->hint = "give the program on standard input: nsrun --isolation chroot --image NAME - < FILE";
 			return -1;
 		}
-		if (cfg->n_mounts > 0)
-			return error_set(err, 0, "--isolation chroot: volumes (-v) need mount(2), which this mode "
-					 "does without");
+		if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
+			return error_set(err, 0, "--isolation chroot: volumes (-v) and --tmpfs need mount(2), which "
+					 "this mode does without");
 		if (!cfg->security.landlock)
 			return error_set(err, 0, "--isolation chroot: the image is kept read-only by Landlock: "
 					 "it cannot go with --security-opt landlock=unconfined");
@@ -188,7 +189,7 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 			return error_set(err, 0, "--isolation chroot is weaker than the default isolation "
 					 "(no /proc, /dev or tmpfs): it cannot go with --strict");
 	}
-	return 0;
+	return config_validate_service(cfg, err);
 }
 
 void config_free(struct nsrun_config *cfg)
@@ -206,6 +207,11 @@ void config_free(struct nsrun_config *cfg)
 		free(cfg->mounts[i].destination);
 	}
 	free(cfg->mounts);
+	for (size_t i = 0; i < cfg->n_tmpfs; i++)
+		free(cfg->tmpfs[i].destination);
+	free(cfg->tmpfs);
+	free(cfg->publish);
+	free(cfg->service.name);
 	free(cfg->security.seccomp);
 	free(cfg->cgroup_parent);
 	free(cfg->output.json_path);

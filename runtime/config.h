@@ -23,6 +23,9 @@
 #define NSRUN_WORKDIR "/work"
 #define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
+#define NSRUN_MAX_PUBLISH 32            /* -p */
+#define NSRUN_MAX_TMPFS 16              /* --tmpfs */
+#define NSRUN_DEFAULT_READY_TIMEOUT_US (60ULL * 1000000)
 
 enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
@@ -48,6 +51,20 @@ struct nsrun_mount {
 	char *destination;              /* path inside the container, absolute, normalised */
 	bool rw;                        /* writable; read-only otherwise */
 	bool is_file_arg;               /* the FILE of FILE mode */
+};
+
+/* -p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]: a host port that reaches a container port. */
+struct nsrun_publish {
+	char host_ip[46];               /* numeric IPv4 or IPv6 address; default 127.0.0.1 */
+	uint16_t host_port;             /* 0: the kernel picks a free one (reported once bound) */
+	uint16_t container_port;
+};
+
+/* --tmpfs PATH[:size=BYTES,mode=OCTAL]: a writable tmpfs at PATH. */
+struct nsrun_tmpfs {
+	char *destination;              /* absolute, normalised */
+	uint64_t size_bytes;            /* default: --tmpfs-size */
+	unsigned mode;                  /* default 01777 */
 };
 
 struct nsrun_config {
@@ -89,6 +106,17 @@ struct nsrun_config {
 		char *json_path;        /* --json FILE, "-" for stdout (implies capture); NULL: none */
 		char *stdin_path;       /* --stdin FILE; NULL: the caller's (/dev/null with --json) */
 	} output;
+	struct nsrun_publish *publish;  /* -p, in order */
+	size_t n_publish;
+	struct nsrun_tmpfs *tmpfs;      /* --tmpfs, in order */
+	size_t n_tmpfs;
+	struct nsrun_service {
+		bool detach;            /* -d: nsrun goes on as the monitor, in its own session */
+		char *name;             /* --name; NULL: one is made up for -d */
+		uint16_t wait_port;     /* --wait-port: a published container port that must accept first; 0 = none */
+		uint64_t ready_timeout_us;      /* --ready-timeout: how long -d waits for that */
+		bool timeout_given;     /* --timeout was given (a -d service has none by default) */
+	} service;
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	enum nsrun_isolation isolation;
@@ -105,6 +133,18 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 
 /* Parses "--user UID[:GID]". Returns 0 or -1 with err. */
 int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "--tmpfs PATH[:size=BYTES,mode=OCTAL]" and appends it (the options are split
+ * by libmount; size takes k, m, g).  Returns 0 or -1 with err. */
+int config_add_tmpfs(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "-p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]" (an IPv6 HOST_IP in brackets)
+ * and appends it.  Returns 0 or -1 with err. */
+int config_add_publish(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* The cross-field checks of -p, --tmpfs, -d, --name and --wait-port (config_service.c);
+ * called by config_validate.  Returns 0 or -1 with err. */
+int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *err);
 
 /* Cross-field checks after the image is merged. Returns 0 or -1 with err. */
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err);

@@ -13,6 +13,7 @@
 #include "container.h"
 #include "exec.h"
 #include "ns.h"
+#include "publish.h"
 #include "sync.h"
 #include "timing.h"
 
@@ -101,15 +102,21 @@ static void kill_and_reap_all(void)
 
 static void __attribute__((noreturn)) init_loop(const struct container_args *a, int sfd, pid_t payload)
 {
-	struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = a->sync_fd, .events = POLLIN } };
+	struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN }, { .fd = a->sync_fd, .events = POLLIN },
+				 { .fd = a->publish_fd, .events = POLLIN } };
 	struct nsrun_error err = { 0 };
 	int status;
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
+		}
+		/* -p: a socket in this network namespace for the forwarder (publish.h) */
+		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && publish_serve(pfd[2].fd) < 0) {
+			close(pfd[2].fd);
+			pfd[2].fd = -1;
 		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			struct sync_msg msg;
@@ -176,6 +183,8 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
+		if (a->publish_fd >= 0)
+			close(a->publish_fd);
 		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, a->stdio, a->timing, report[1]);
 	}
 	close(report[1]);

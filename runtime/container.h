@@ -28,6 +28,7 @@ struct container_args {
 	struct timing *timing;          /* shared phase stamps, or NULL */
 	const struct nsrun_limits *rlimits;     /* the limits the payload sets as rlimits */
 	int landlock_abi;               /* the ruleset's ABI (landlock.h), 0: none */
+	int publish_fd;                 /* -p: init's end of the socket channel (publish.h), or -1 */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

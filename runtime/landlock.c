@@ -14,6 +14,7 @@
 /* The uapi of landlock.h up to ABI 6, spelled out: Debian 12's headers stop at ABI 2. */
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2              /* ABI 4 */
 #define LL_FS_EXECUTE (1ULL << 0)
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
@@ -36,6 +37,11 @@ struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
 } __attribute__((packed));
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -115,6 +121,15 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 	for (size_t i = 0; i < cfg->n_mounts; i++)
 		if (cfg->mounts[i].rw && add_path(ruleset, cfg->mounts[i].destination, all, err) < 0)
 			return -1;
+	for (size_t i = 0; i < cfg->n_tmpfs; i++)
+		if (add_path(ruleset, cfg->tmpfs[i].destination, all, err) < 0)
+			return -1;
+	/* landlock=strict: a service still listens on its published ports */
+	for (size_t i = 0; attr.handled_access_net && i < cfg->n_publish; i++) {
+		struct ll_net_port_attr np = { .allowed_access = LL_NET_BIND_TCP, .port = cfg->publish[i].container_port };
+		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &np, 0) < 0)
+			return error_set(err, errno, "landlock: allow binding port %u", cfg->publish[i].container_port);
+	}
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
 		return error_set(err, errno, "landlock: enforce the ruleset");
 	return 0;

@@ -3,11 +3,12 @@
  * Mounts already make the root read-only; Landlock (Documentation/userspace-api/
  * landlock.rst, landlock(7)) repeats it in the LSM layer, so a hole in the mount
  * set-up (a missed read-only flag, a writable mount an outer sandbox left) is not
- * a way to write: everything is read-only except /tmp, /dev/shm and the rw volumes,
+ * a way to write: everything is read-only except /tmp, /dev/shm, --tmpfs mounts and
+ * the rw volumes,
  * device nodes stay writable; where the ABI has it (6, Linux 6.12) the payload
  * cannot signal, or connect to abstract sockets of, processes outside it.
  * --security-opt landlock=strict also refuses every TCP bind and connect (ABI 4,
- * Linux 6.7): not the default, because Landlock cannot tell loopback from other
+ * Linux 6.7) but binds to the published (-p) container ports: not the default, because Landlock cannot tell loopback from other
  * addresses and programs and test suites need loopback TCP (the default seccomp
  * profile keeps it for them).  In --isolation=chroot it is what keeps the image
  * read-only.

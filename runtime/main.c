@@ -19,6 +19,7 @@
 #include "result.h"
 #include "run.h"
 #include "seccomp.h"
+#include "service.h"
 #include "timing.h"
 
 #ifndef NSRUN_VERSION
@@ -30,6 +31,7 @@ enum {
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
+	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
 };
 
 static const struct option options[] = {
@@ -61,6 +63,12 @@ static const struct option options[] = {
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 	{ "output-limit-action", required_argument, NULL, OPT_OUTPUT_LIMIT_ACTION },
 	{ "stdin", required_argument, NULL, OPT_STDIN },
+	{ "publish", required_argument, NULL, 'p' },
+	{ "tmpfs", required_argument, NULL, OPT_TMPFS },
+	{ "detach", no_argument, NULL, 'd' },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "wait-port", required_argument, NULL, OPT_WAIT_PORT },
+	{ "ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -75,6 +83,8 @@ static const char usage_text[] =
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
+	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
+	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -87,6 +97,13 @@ static const char usage_text[] =
 	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
 	"  --network none            no network but loopback (the only mode)\n"
 	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
+	"  --tmpfs PATH[:size=BYTES,mode=OCTAL]  a writable tmpfs at PATH (default size as /tmp, mode 1777)\n"
+	"  -p, --publish [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]  host port (on 127.0.0.1 unless\n"
+	"                            HOST_IP; 0: any free one) to a container port; no way out is opened\n"
+	"  -d, --detach              run as a service: return once it started, leave its monitor running\n"
+	"  --name NAME               the service's name (-d; default: made up)\n"
+	"  --wait-port PORT          -d returns only once published container PORT accepts connections\n"
+	"  --ready-timeout SECONDS   how long -d waits for that (default 60), then fails with its log\n"
 	"  --pids-limit N            processes of the container (default 128; 0 = none)\n"
 	"  --memory BYTES            memory of each process, with k, m or g (default 512m; 0 = none)\n"
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
@@ -172,7 +189,31 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 			return error_set(err, errno, "--rootfs \"%s\"", arg);
 		return 0;
 	case OPT_TIMEOUT:
+		cfg->service.timeout_given = true;
 		return parse_duration_us("--timeout", arg, &cfg->limits.timeout_us, err);
+	case 'p':
+		return config_add_publish(cfg, arg, err);
+	case OPT_TMPFS:
+		return config_add_tmpfs(cfg, arg, err);
+	case 'd':
+		cfg->service.detach = true;
+		return 0;
+	case OPT_NAME:
+		free(cfg->service.name);
+		return (cfg->service.name = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--name");
+	case OPT_WAIT_PORT: {
+		uint64_t port = 0;
+		if (parse_uint("--wait-port", arg, 65535, &port, err) < 0)
+			return -1;
+		if (!port)
+			return error_set(err, 0, "--wait-port: \"%s\": expected 1 to 65535", arg);
+		cfg->service.wait_port = (uint16_t)port;
+		return 0;
+	}
+	case OPT_READY_TIMEOUT:
+		if (parse_duration_us("--ready-timeout", arg, &cfg->service.ready_timeout_us, err) < 0)
+			return -1;
+		return cfg->service.ready_timeout_us ? 0 : error_set(err, 0, "--ready-timeout: must be more than 0");
 	case OPT_CPU_TIME:
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:
@@ -307,7 +348,7 @@ static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct ns
 
 	err->stage = STAGE_CONFIG;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:v:w:u:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:v:w:u:p:dh", options, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			exit(0);
@@ -510,6 +551,11 @@ int main(int argc, char **argv)
 	timing_mark(timing, TP_START);
 	ensure_std_fds();
 
+	if (argc > 1 && (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
+			 strcmp(argv[1], "rm") == 0)) {
+		timing_free(timing);
+		return service_main(argc, argv);
+	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {
 		timing_free(timing);
@@ -534,6 +580,16 @@ int main(int argc, char **argv)
 	timing_mark(timing, TP_CONFIG);
 	if (cfg.debug)
 		debug_dump(&cfg);
+	if (cfg.service.detach) {
+		/* a service runs until stopped, its output goes to its log, not to us */
+		if (!cfg.service.timeout_given)
+			cfg.limits.timeout_us = 0;
+		cfg.output.capture = false;
+		code = service_detach(&cfg, timing);
+		timing_free(timing);
+		config_free(&cfg);
+		return code;
+	}
 	/* rejected before anything starts: a --json file we cannot write */
 	if (open_json(&cfg, &json, &err) < 0) {
 		config_free(&cfg);

@@ -44,6 +44,12 @@ static size_t depth(const char *path)
 	return d;
 }
 
+/* The target of entry i of the volumes (i < n_mounts) and then the --tmpfs mounts. */
+static const char *target_of(const struct nsrun_config *cfg, size_t i)
+{
+	return i < cfg->n_mounts ? cfg->mounts[i].destination : cfg->tmpfs[i - cfg->n_mounts].destination;
+}
+
 /* True if path is dir or below it. */
 static bool is_under(const char *path, const char *dir)
 {
@@ -124,19 +130,30 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 		op->create = CREATE_DIR;
 		snprintf(op->data, sizeof(op->data), "mode=0755,size=65536");
 	}
-	/* volumes and FILE, parents first (stable), so a nested target lies in its parent */
-	order = calloc(cfg->n_mounts ? cfg->n_mounts : 1, sizeof(*order));
+	/* volumes, FILE and --tmpfs, parents first (stable), so a nested target lies in
+	 * its parent; order[k] < n_mounts is a volume, the rest are tmpfs */
+	size_t n_all = cfg->n_mounts + cfg->n_tmpfs;
+	order = calloc(n_all ? n_all : 1, sizeof(*order));
 	if (!order)
 		goto oom;
-	for (size_t i = 0; i < cfg->n_mounts; i++) {
+	for (size_t i = 0; i < n_all; i++) {
 		size_t j = i;
-		while (j > 0 && depth(cfg->mounts[order[j - 1]].destination) > depth(cfg->mounts[i].destination)) {
+		while (j > 0 && depth(target_of(cfg, order[j - 1])) > depth(target_of(cfg, i))) {
 			order[j] = order[j - 1];
 			j--;
 		}
 		order[j] = i;
 	}
-	for (size_t k = 0; k < cfg->n_mounts; k++) {
+	for (size_t k = 0; k < n_all; k++) {
+		if (order[k] >= cfg->n_mounts) {
+			const struct nsrun_tmpfs *t = &cfg->tmpfs[order[k] - cfg->n_mounts];
+			if (!(op = push(plan, &cap, MOP_TMPFS, t->destination, fsflags)))
+				goto oom;
+			snprintf(op->data, sizeof(op->data), "mode=%04o,size=%llu", t->mode,
+				 (unsigned long long)t->size_bytes);
+			place(plan, op, CREATE_DIR);
+			continue;
+		}
 		const struct nsrun_mount *m = &cfg->mounts[order[k]];
 		unsigned long flags = MS_BIND | fsflags | (m->rw ? 0 : MS_RDONLY);
 		if (!(op = push(plan, &cap, MOP_BIND, m->destination, flags)))

@@ -142,6 +142,13 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		return -1;
 	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;
+	if (cfg->n_publish && !run->pub->opened) {
+		char ports[512];
+		if (publish_open(cfg, run->pub, err) < 0)
+			return -1;
+		publish_format(cfg, run->pub, ports, sizeof(ports));
+		fprintf(stderr, "nsrun: published %s\n", ports);
+	}
 	/* once setgroups is denied nobody inside can drop them: a root caller drops its
 	 * own (root of a user namespace with setgroups denied cannot: EPERM, go on) */
 	if (privileged && setgroups(0, NULL) < 0 && errno != EPERM)
@@ -213,6 +220,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	}
 	if (run->child == 0) {
+		publish_child_close(run->pub);
+		if (run->ready_fd >= 0)
+			close(run->ready_fd);
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
 			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
@@ -221,6 +231,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.rlimits = &run->rlimits,
 			.forward_signals = forward_signals,
 			.landlock_abi = run->landlock_abi,
+			.publish_fd = run->pub->container_fd,
 		};
 		container_main(&a);
 	}
@@ -241,7 +252,19 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	timing_mark(run->timing, TP_ID_MAPS);
 	/* sync: ID_MAPS_WRITTEN */
-	return sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err);
+	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err) < 0)
+		return -1;
+	if (cfg->n_publish) {
+		/* with --wait-port the forwarder says when the service is ready, not us */
+		int fwd_ready = cfg->service.wait_port ? run->ready_fd : -1;
+		if (publish_start_forwarder(cfg, run->pub, fwd_ready, err) < 0)
+			return -1;
+		if (fwd_ready >= 0) {
+			close(run->ready_fd);
+			run->ready_fd = -1;
+		}
+	}
+	return 0;
 }
 
 static void kill_child(struct nsrun_run *run)
@@ -287,6 +310,13 @@ static int handle_message(struct nsrun_run *run, struct nsrun_result *result, st
 		return error_set_stage(err, STAGE_SUPERVISE, 0, "the container's init exited unexpectedly");
 	switch (msg.type) {
 	case SYNC_EXEC_OK: /* sync: EXEC_OK */
+		if (run->ready_fd >= 0) {
+			if (write(run->ready_fd, "R", 1) < 0) {
+				/* the waiting nsrun -d is gone: nothing to tell */
+			}
+			close(run->ready_fd);
+			run->ready_fd = -1;
+		}
 		return 0;
 	case SYNC_PAYLOAD_EXITED: /* sync: PAYLOAD_EXITED */
 		result_from_status(result, (int)msg.value);
@@ -468,6 +498,10 @@ static void run_teardown(struct nsrun_run *run)
 			;
 		run->child_reaped = true;
 	}
+	publish_close(run->pub);
+	if (run->ready_fd >= 0)
+		close(run->ready_fd);
+	run->ready_fd = -1;
 	if (run->sync_fd >= 0)
 		close(run->sync_fd);
 	if (run->signal_fd >= 0)
@@ -490,6 +524,15 @@ static void run_teardown(struct nsrun_run *run)
 
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
 {
+	struct publish_state pub;
+
+	publish_init(&pub);
+	return nsrun_run_service(cfg, result, timing, &pub, -1);
+}
+
+int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
+		      struct publish_state *pub, int ready_fd)
+{
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .cg = { .dir_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
@@ -497,6 +540,8 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 
 	memset(result, 0, sizeof(*result));
 	run.timing = timing;
+	run.pub = pub;
+	run.ready_fd = ready_fd;
 	run.start_us = now_us();
 	run.deadline_us = cfg->limits.timeout_us ? run.start_us + cfg->limits.timeout_us : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
+#include "publish.h"
 #include "result.h"
 
 struct nsrun_seccomp;
@@ -37,6 +38,8 @@ struct nsrun_run {
 	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
+	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
+	int ready_fd;                   /* -d: gets "R" once the service is ready, else -1 */
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in
@@ -44,5 +47,12 @@ struct nsrun_run {
  * the host whatever happens.  Prints the collected warnings to stderr before the
  * payload starts (unless quiet).  Returns 0 (the result says what happened). */
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing);
+
+/* As nsrun_run, for a service (service.c): pub holds the -p sockets, already bound
+ * (publish_open) or not yet; ready_fd (-1: none) gets "R" once the payload has
+ * exec'd, or with --wait-port once that port accepts a connection inside (the
+ * forwarder writes it), and is closed by the end of the run either way. */
+int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
+		      struct publish_state *pub, int ready_fd);
 
 #endif

@@ -34,6 +34,21 @@ else
 	assert_match "landlock=strict: (ABI < 4, no network rules) loopback still works" '^loopback: ok' "$OUT"
 fi
 
+# landlock=strict with a published port: that one port may be bound, no other
+BIND='import socket
+for p in (8080, 8081):
+    s = socket.socket()
+    try: s.bind(("127.0.0.1", p)); print(p, "ok")
+    except OSError as e: print(p, e.errno)'
+run_nsrun --security-opt landlock=strict -p 127.0.0.1:0:8080 --image python -- python3 -c "$BIND"
+if grep -q 'ABI [4-9]' <<<"$(run_probe --debug -- exit 0; echo "$ERR")"; then
+	assert_eq "landlock=strict -p 0:8080: port 8080 may be bound, 8081 not (EACCES)" "8080 ok
+8081 13" "$OUT"
+else
+	assert_eq "landlock=strict -p 0:8080 (ABI < 4): both may be bound" "8080 ok
+8081 ok" "$OUT"
+fi
+
 run_nsrun --security-opt landlock=maybe --image python -- true
 assert_eq "a bad landlock= value: 125" 125 "$RC"
 assert_match "  ... naming the values" 'landlock= takes default, strict or unconfined' "$ERR"

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["run", "Result", "Limit", "NsrunError", "find_nsrun", "SCHEMA_VERSION"]
+__all__ = ["run", "Result", "Limit", "NsrunError", "find_nsrun", "SCHEMA_VERSION",
+           "Service", "service", "service_fixture", "redis", "postgres"]
 
 #: The version of the result document this client understands.
 SCHEMA_VERSION = 1
@@ -357,3 +358,7 @@ def _text(b: bytes | str | None) -> str:
     if b is None:
         return ""
     return b if isinstance(b, str) else b.decode("utf-8", "replace")
+
+
+# services (nsrun -d): after NsrunError and find_nsrun, which service.py imports
+from .service import Service, postgres, redis, service, service_fixture  # noqa: E402

@@ -1,0 +1,219 @@
+"""Services for tests: a real Redis or PostgreSQL per test module, without a Docker daemon.
+
+``service()`` starts a long-running program with ``nsrun -d``, publishes one container
+port on the host's 127.0.0.1 (a free port, picked by the kernel), waits until that port
+accepts connections, yields a :class:`Service` (``host``, ``port``) and stops the service
+(``nsrun stop``) on exit, whatever happened. ``service_fixture()`` wraps it as a pytest
+fixture, so the Testcontainers fixture of a suite becomes::
+
+    import nsrun
+    redis_server = nsrun.service_fixture("redis", ["redis-server", "--save", ""], port=6379)
+
+``redis()`` and ``postgres()`` know the commands for the images built with
+``nsrun-image build redis --include redis-server`` and ``... postgres --include postgresql``.
+The service runs as uid 65534 on the image's read-only root; its writable state is in the
+tmpfs mounts given (``tmpfs=["/data"]``), gone when it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from . import NsrunError, find_nsrun
+
+__all__ = ["Service", "service", "service_fixture", "redis", "postgres"]
+
+# Extra time, in seconds, for nsrun -d beyond its own --ready-timeout.
+_GRACE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Service:
+    """A running service.
+
+    Attributes:
+        name: its name (``nsrun ps``, ``nsrun logs NAME``).
+        host: the host address its port is published on ("127.0.0.1").
+        port: the host port that reaches the container's ``port``.
+        ports: every published container port -> host port.
+        log: the path of its log (the payload's stdout and stderr).
+    """
+
+    name: str
+    host: str
+    port: int
+    ports: dict[int, int] = field(default_factory=dict)
+    log: str = ""
+
+    def logs(self) -> str:
+        """What the service wrote so far."""
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def _tmpfs_args(tmpfs: Sequence[str] | Mapping[str, str]) -> list[str]:
+    if isinstance(tmpfs, str):
+        raise TypeError("tmpfs must be a sequence of paths (or a mapping path -> options), not a string")
+    out: list[str] = []
+    items = tmpfs.items() if isinstance(tmpfs, Mapping) else ((t, "") for t in tmpfs)
+    for path, opts in items:
+        out += ["--tmpfs", f"{path}:{opts}" if opts else path]
+    return out
+
+
+@contextlib.contextmanager
+def service(
+    image: str,
+    command: Sequence[str],
+    *,
+    port: int,
+    env: Mapping[str, str] | None = None,
+    tmpfs: Sequence[str] | Mapping[str, str] = (),
+    extra_ports: Sequence[int] = (),
+    name: str | None = None,
+    ready_timeout: float = 60.0,
+    stop_timeout: float = 5.0,
+    memory: int | str | None = None,
+    pids_limit: int | None = None,
+    options: Sequence[str] = (),
+) -> Iterator[Service]:
+    """Start ``command`` in ``image`` as a service and yield it once ``port`` accepts.
+
+    Args:
+        image: image name in ``$NSRUN_IMAGES``.
+        command: the server's argv.
+        port: the container port to publish and wait for.
+        env: environment variables of the server.
+        tmpfs: writable tmpfs mounts: paths, or a mapping path -> "size=64m,mode=0700".
+        extra_ports: more container ports to publish (``Service.ports``).
+        name: the service's name (default: made up by nsrun).
+        ready_timeout: seconds to wait for ``port``; then NsrunError with its last log lines.
+        stop_timeout: seconds between SIGTERM and SIGKILL when stopping it.
+        memory, pids_limit: as for ``run()`` (default: nsrun's).
+        options: more nsrun options, as given on the command line.
+
+    Raises:
+        NsrunError: it could not be started or did not become ready (nothing is left behind).
+    """
+    if isinstance(command, str):
+        raise TypeError("command must be a sequence of strings (an argv), not a string")
+    binary = find_nsrun()
+    argv = [binary, "-d", "--json", "-", "--image", image,
+            "-p", f"127.0.0.1:0:{int(port)}", "--wait-port", str(int(port)),
+            "--ready-timeout", repr(float(ready_timeout))]
+    for p in extra_ports:
+        argv += ["-p", f"127.0.0.1:0:{int(p)}"]
+    if name:
+        argv += ["--name", name]
+    if memory is not None:
+        argv += ["--memory", str(memory)]
+    if pids_limit is not None:
+        argv += ["--pids-limit", str(int(pids_limit))]
+    for k, v in (env or {}).items():
+        if not k or "=" in k or "\0" in k or "\0" in str(v):
+            raise ValueError(f"invalid environment variable name or value: {k!r}")
+        argv += ["--env", f"{k}={v}"]
+    argv += _tmpfs_args(tmpfs)
+    argv += list(options)
+    argv += ["--", *[str(a) for a in command]]
+    # stop finds the service where start put it, even if XDG_RUNTIME_DIR changes meanwhile
+    start_env = dict(os.environ)
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=start_env,
+                           timeout=float(ready_timeout) + _GRACE_S)
+    except subprocess.TimeoutExpired as e:
+        raise NsrunError(f"nsrun -d did not return within {ready_timeout + _GRACE_S:.0f} s") from e
+    except OSError as e:
+        raise NsrunError(f"cannot execute {binary}: {e.strerror}") from e
+    if p.returncode != 0:
+        lines = [ln for ln in p.stderr.splitlines() if ln.startswith("nsrun: ") and "last log lines" not in ln]
+        msg = lines[-1][len("nsrun: "):] if lines else f"exit status {p.returncode}"
+        raise NsrunError(f"service {image!r} did not start: {msg}", stderr=p.stderr)
+    try:
+        doc = json.loads(p.stdout)
+        ports = {int(x["container_port"]): int(x["host_port"]) for x in doc["ports"]}
+        svc = Service(name=doc["name"], host=doc["ports"][0]["host_ip"], port=ports[int(port)], ports=ports,
+                      log=doc.get("log", ""))
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise NsrunError(f"nsrun -d wrote an unexpected document: {p.stdout!r}", stderr=p.stderr) from e
+    try:
+        yield svc
+    finally:
+        stop = subprocess.run([binary, "stop", "-t", repr(float(stop_timeout)), svc.name],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, env=start_env)
+        if stop.returncode != 0:
+            raise NsrunError(f"nsrun stop {svc.name} failed: {stop.stderr.strip()}", stderr=stop.stderr)
+
+
+def service_fixture(image: str, command: Sequence[str], *, scope: str = "module", **kwargs):
+    """A pytest fixture (default scope "module") yielding a :class:`Service` made by
+    ``service(image, command, **kwargs)`` and stopping it after the last test of its scope."""
+    import pytest
+
+    @pytest.fixture(scope=scope)
+    def _service() -> Iterator[Service]:
+        with service(image, command, **kwargs) as s:
+            yield s
+
+    return _service
+
+
+def redis(image: str = "redis", **kwargs) -> contextlib.AbstractContextManager[Service]:
+    """A Redis server (no persistence; its working directory a tmpfs at /data)."""
+    kwargs.setdefault("tmpfs", ["/data"])
+    return service(image, ["redis-server", "--save", "", "--appendonly", "no", "--dir", "/data"],
+                   port=6379, **kwargs)
+
+
+# Debian's PostgreSQL 15: initdb into a tmpfs, no fsync (test data), socket in /tmp.
+_PG_BIN = "/usr/lib/postgresql/15/bin"
+_PG_DATA = "/var/lib/postgresql/data"
+POSTGRES_COMMAND = [
+    "sh", "-c",
+    f"{_PG_BIN}/initdb --no-sync -D {_PG_DATA} -U postgres -A trust >/dev/null && "
+    f"exec {_PG_BIN}/postgres -D {_PG_DATA} -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off "
+    "-c full_page_writes=off -c synchronous_commit=off -c shared_buffers=32MB",
+]
+
+
+def _postgres_ready(host: str, port: int, timeout: float) -> None:
+    """Waits until PostgreSQL answers a startup message with anything but "starting up":
+    it accepts TCP connections (nsrun's --wait-port) before it accepts sessions."""
+    startup = b"user\0postgres\0database\0postgres\0\0"
+    packet = struct.pack("!ii", 8 + len(startup), 196608) + startup
+    end = time.monotonic() + timeout
+    answer = b""
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection((host, port), timeout=2) as s:
+                s.sendall(packet)
+                answer = s.recv(4096)
+        except OSError:
+            answer = b""
+        if answer[:1] == b"R":  # an authentication request: it takes sessions
+            return
+        time.sleep(0.05)
+    raise NsrunError(f"postgres on {host}:{port} did not accept a session within {timeout:.0f} s: {answer[:200]!r}")
+
+
+@contextlib.contextmanager
+def postgres(image: str = "postgres", **kwargs) -> Iterator[Service]:
+    """A PostgreSQL server: user "postgres", database "postgres", no password (trust),
+    its data in a tmpfs; connect to ``host``/``port`` of the yielded Service once it
+    takes sessions."""
+    kwargs.setdefault("tmpfs", {"/var/lib/postgresql": "mode=0700,size=256m"})
+    kwargs.setdefault("ready_timeout", 60.0)
+    with service(image, POSTGRES_COMMAND, port=5432, **kwargs) as s:
+        _postgres_ready(s.host, s.port, float(kwargs["ready_timeout"]))
+        yield s

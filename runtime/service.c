@@ -1,0 +1,554 @@
+/* service.c - see service.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "cleanup.h"
+#include "publish.h"
+#include "result.h"
+#include "run.h"
+#include "service.h"
+#include "state.h"
+#include "sys.h"
+
+#define LOG_TAIL_LINES 20
+#define DEFAULT_STOP_TIMEOUT_US (10ULL * 1000000)
+#define KILL_WAIT_US (5ULL * 1000000)
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+
+static void command_line(const struct nsrun_config *cfg, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->process.args.n && o + 1 < len; i++) {
+		int n = snprintf(buf + o, len - o, "%s%s", i ? " " : "", cfg->process.args.v[i]);
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+}
+
+static void state_from_config(const struct nsrun_config *cfg, const struct publish_state *pub, const char *name,
+			      const char *dir, struct service_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	snprintf(st->status, sizeof(st->status), "running");
+	if ((size_t)snprintf(st->log, sizeof(st->log), "%s/%s", dir, LOG_FILE) >= sizeof(st->log))
+		st->log[0] = '\0';
+	const char *image = cfg->image ? cfg->image : cfg->rootfs;
+	snprintf(st->image, sizeof(st->image), "%s", image ? image : "");
+	command_line(cfg, st->command, sizeof(st->command));
+	st->created = (long long)time(NULL);
+	st->n_ports = cfg->n_publish;
+	for (size_t i = 0; i < cfg->n_publish; i++) {
+		st->ports[i] = cfg->publish[i];
+		st->ports[i].host_port = pub->host_port[i];
+	}
+}
+
+/* Waits until the service at dir_fd has released its lock, up to timeout_us. Returns true if it did. */
+static bool wait_gone(int dir_fd, uint64_t timeout_us)
+{
+	uint64_t end = mono_us() + timeout_us;
+
+	while (state_is_alive(dir_fd)) {
+		if (mono_us() >= end)
+			return false;
+		usleep(10000);
+	}
+	return true;
+}
+
+/* ---- nsrun -d ---- */
+
+/* The monitor: in its own session, stdio on the log, runs the container. Returns its exit status. */
+static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, struct publish_state *pub, int dir_fd,
+			int log_fd, int ready_fd, struct service_state *st)
+{
+	struct nsrun_result result;
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int code;
+
+	setsid();
+	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+		_exit(125);
+	close(null_fd);
+	close(log_fd);
+	/* the caller's terminal and job control signals are not ours any more */
+	signal(SIGHUP, SIG_IGN);
+	st->pid = getpid();
+	state_write(dir_fd, st);
+	nsrun_run_service(cfg, &result, timing, pub, ready_fd);
+	result_report(&result, stderr);
+	code = result_exit_code(&result);
+	result_free(&result);
+	snprintf(st->status, sizeof(st->status), "exited");
+	st->exit_code = code;
+	state_write(dir_fd, st);
+	return code;
+}
+
+/* Reaps pid if it exits within timeout_us; *status stays -1 otherwise. */
+static void reap_within(pid_t pid, int *status, uint64_t timeout_us)
+{
+	uint64_t end = mono_us() + timeout_us;
+
+	while (mono_us() < end) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return;
+		usleep(5000);
+	}
+	*status = -1;
+}
+
+/* Waits for "R" on fd up to timeout_us. Returns 1 ready, 0 timed out, -1 closed without it. */
+static int wait_ready(int fd, uint64_t timeout_us)
+{
+	uint64_t end = mono_us() + timeout_us;
+
+	for (;;) {
+		uint64_t now = mono_us();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char c;
+		int r;
+
+		if (now >= end)
+			return 0;
+		r = poll(&pfd, 1, (int)((end - now + 999) / 1000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? 0 : -1;
+		r = (int)read(fd, &c, 1);
+		return r == 1 && c == 'R' ? 1 : -1;
+	}
+}
+
+/* The started service on stdout: its name and ports, or with --json its state
+ * document (to stdout for "-", else to that file).  Returns 0 or -1 (errno). */
+static int print_started(const struct nsrun_config *cfg, const struct service_state *st, const char *dir)
+{
+	if (cfg->output.json_path) {
+		bool to_stdout = strcmp(cfg->output.json_path, "-") == 0;
+		FILE *out = to_stdout ? stdout : fopen(cfg->output.json_path, "we");
+		yajl_gen g = yajl_gen_alloc(NULL);
+		const unsigned char *buf;
+		size_t len;
+		int rc = 0;
+		if (!g || !out) {
+			if (g)
+				yajl_gen_free(g);
+			return -1;
+		}
+		state_gen(g, st, dir);
+		yajl_gen_get_buf(g, &buf, &len);
+		if (fwrite(buf, 1, len, out) != len || fputc('\n', out) == EOF)
+			rc = -1;
+		yajl_gen_free(g);
+		if (!to_stdout && fclose(out) != 0)
+			rc = -1;
+		return rc;
+	}
+	printf("%s\n", st->name);
+	for (size_t i = 0; i < st->n_ports; i++) {
+		bool v6 = strchr(st->ports[i].host_ip, ':') != NULL;
+		printf("%u/tcp -> %s%s%s:%u\n", (unsigned)st->ports[i].container_port, v6 ? "[" : "", st->ports[i].host_ip,
+		       v6 ? "]" : "", (unsigned)st->ports[i].host_port);
+	}
+	return 0;
+}
+
+/* Removes the directory of a dead service of that name (so the name can be reused). */
+static void clean_if_stale(int root_fd, const char *name)
+{
+	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct service_state st;
+
+	if (fd < 0 || state_is_alive(fd))
+		return;
+	/* an exited service keeps its name until rm, as docker's; a dead monitor does not */
+	if (state_read(fd, &st) == 0 && strcmp(st.status, "exited") == 0)
+		return;
+	state_remove_dir(root_fd, name);
+}
+
+int service_detach(struct nsrun_config *cfg, struct timing *timing)
+{
+	struct nsrun_error err = { .stage = STAGE_CONFIG };
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
+	struct publish_state pub;
+	struct service_state st;
+	char root[PATH_MAX], dir[PATH_MAX + NAME_MAX_LEN + 2], name[NAME_MAX_LEN + 1];
+	int ready[2] = { -1, -1 };
+	int r, status = -1;
+	pid_t monitor;
+
+	publish_init(&pub);
+	if (cfg->service.name) {
+		if (!service_name_valid(cfg->service.name)) {
+			error_set(&err, 0, "--name: \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters",
+				  cfg->service.name, NAME_MAX_LEN);
+			goto fail;
+		}
+		snprintf(name, sizeof(name), "%s", cfg->service.name);
+	} else {
+		unsigned rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+			rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+		snprintf(name, sizeof(name), "nsrun-%08x", rnd);
+	}
+	err.stage = STAGE_PREPARE;
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0)
+		goto fail;
+	clean_if_stale(root_fd, name);
+	if ((dir_fd = state_create_dir(root_fd, name, &lock_fd, &log_fd, &err)) < 0)
+		goto fail;
+	snprintf(dir, sizeof(dir), "%s/%s", root, name);
+	if (publish_open(cfg, &pub, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+		if (!err.msg[0])
+			error_set(&err, errno, "pipe");
+		goto fail_remove;
+	}
+	state_from_config(cfg, &pub, name, dir, &st);
+	/* the monitor's orphans (the forwarder, the container's init, when the monitor
+	 * is killed below) come to us, so we can wait until every one is gone */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	fflush(stdout);
+	fflush(stderr);
+	monitor = fork();
+	if (monitor < 0) {
+		error_set(&err, errno, "fork the monitor");
+		goto fail_remove;
+	}
+	if (monitor == 0) {
+		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+		close(ready[0]);
+		return monitor_main(cfg, timing, &pub, dir_fd, log_fd, ready[1], &st);
+	}
+	close(ready[1]);
+	publish_close(&pub); /* the monitor has them */
+	close(lock_fd);
+	lock_fd = -1;
+	r = wait_ready(ready[0], cfg->service.ready_timeout_us);
+	close(ready[0]);
+	if (r == 1) {
+		st.pid = monitor;
+		if (print_started(cfg, &st, dir) < 0 || fflush(stdout) != 0) {
+			/* it runs, but the caller cannot learn of it: do not leave it behind */
+			fprintf(stderr, "nsrun: write where service \"%s\" runs: %s\n", name, strerror(errno));
+			kill(monitor, SIGTERM);
+			return 125;
+		}
+		return 0;
+	}
+	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started;
+	 * one that closed the pipe is ending by itself: its status and last words count */
+	if (r < 0)
+		reap_within(monitor, &status, KILL_WAIT_US);
+	if (r == 0 || status == -1) {
+		kill(monitor, SIGKILL);
+		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	if (r == 0) {
+		char secs[32];
+		format_seconds(cfg->service.ready_timeout_us, secs, sizeof(secs));
+		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" was not ready within %s (--ready-timeout)%s",
+				name, secs, cfg->service.wait_port ? ": its port did not accept a connection" : "");
+	} else {
+		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" ended before it was ready (status %d)", name,
+				WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	state_print_log_tail(dir_fd, stderr, LOG_TAIL_LINES);
+	state_remove_dir(root_fd, name);
+	error_print(&err, stderr);
+	return 125;
+fail_remove:
+	publish_close(&pub);
+	if (ready[0] >= 0)
+		close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	state_remove_dir(root_fd, name);
+fail:
+	error_print(&err, stderr);
+	return 125;
+}
+
+/* ---- ps, logs, stop, rm ---- */
+
+static int __attribute__((format(printf, 1, 2))) fail_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nsrun: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 125;
+}
+
+static int cmd_ps(int argc, char **argv)
+{
+	struct nsrun_error err = { 0 };
+	char root[PATH_MAX];
+	_cleanup_close_ int root_fd = -1;
+	bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
+	yajl_gen g = NULL;
+	DIR *d;
+	struct dirent *e;
+
+	if (argc > 3 || (argc == 3 && !json))
+		return fail_msg("usage: nsrun ps [--json]");
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
+		error_print(&err, stderr);
+		return 125;
+	}
+	if (!(d = fdopendir(dup(root_fd))))
+		return fail_msg("read %s", root);
+	if (json) {
+		g = yajl_gen_alloc(NULL);
+		if (!g) {
+			closedir(d);
+			return 125;
+		}
+		yajl_gen_config(g, yajl_gen_beautify, 1);
+		yajl_gen_array_open(g);
+	} else {
+		printf("%-24s %-12s %-8s %-36s %s\n", "NAME", "STATUS", "PID", "PORTS", "COMMAND");
+	}
+	while ((e = readdir(d))) {
+		_cleanup_close_ int fd = -1;
+		struct service_state st;
+		char dir[PATH_MAX + 300], status[32], ports[512] = "";
+		size_t o = 0;
+
+		if (e->d_name[0] == '.' || !service_name_valid(e->d_name))
+			continue;
+		fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		bool alive = state_is_alive(fd);
+		if (state_read(fd, &st) < 0 && alive)
+			continue; /* starting: not written yet */
+		if (!alive && strcmp(st.status, "exited") != 0) {
+			/* its monitor died (SIGKILL, OOM): so did the container; clean up */
+			state_remove_dir(root_fd, e->d_name);
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", root, e->d_name);
+		if (json) {
+			state_gen(g, &st, dir);
+			continue;
+		}
+		if (alive)
+			snprintf(status, sizeof(status), "running");
+		else
+			snprintf(status, sizeof(status), "exited (%lld)", st.exit_code);
+		for (size_t i = 0; i < st.n_ports && o < sizeof(ports); i++) {
+			int n = snprintf(ports + o, sizeof(ports) - o, "%s%s:%u->%u/tcp", i ? "," : "", st.ports[i].host_ip,
+					 (unsigned)st.ports[i].host_port, (unsigned)st.ports[i].container_port);
+			if (n < 0)
+				break;
+			o += (size_t)n;
+		}
+		printf("%-24s %-12s %-8lld %-36s %s\n", st.name, status, st.pid, ports, st.command);
+	}
+	closedir(d);
+	if (json) {
+		const unsigned char *buf;
+		size_t len;
+		yajl_gen_array_close(g);
+		yajl_gen_get_buf(g, &buf, &len);
+		fwrite(buf, 1, len, stdout);
+		yajl_gen_free(g);
+	}
+	return fflush(stdout) == 0 ? 0 : 125;
+}
+
+/* Opens NAME's directory. Returns its fd, or -1 after printing the error. */
+static int open_service(const char *name, int *root_fd)
+{
+	struct nsrun_error err = { 0 };
+	char root[PATH_MAX];
+	int fd;
+
+	if (!service_name_valid(name)) {
+		fail_msg("\"%s\": not a service name", name);
+		return -1;
+	}
+	if ((*root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
+		error_print(&err, stderr);
+		return -1;
+	}
+	fd = openat(*root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		fail_msg("no such service: \"%s\" (see nsrun ps)", name);
+	return fd;
+}
+
+static int cmd_logs(int argc, char **argv)
+{
+	bool follow = false;
+	const char *name = NULL;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	char buf[65536];
+
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
+			follow = true;
+		else if (!name)
+			name = argv[i];
+		else
+			return fail_msg("usage: nsrun logs [-f] NAME");
+	}
+	if (!name)
+		return fail_msg("usage: nsrun logs [-f] NAME");
+	if ((dir_fd = open_service(name, &root_fd)) < 0)
+		return 125;
+	if ((fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return fail_msg("open the log of \"%s\"", name);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			if (write_all(1, buf, (size_t)n) < 0)
+				return 125;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail_msg("read the log of \"%s\"", name);
+		if (!follow)
+			return 0;
+		/* the end for now: go on while the service lives, then one last read */
+		if (!state_is_alive(dir_fd)) {
+			while ((n = read(fd, buf, sizeof(buf))) > 0)
+				if (write_all(1, buf, (size_t)n) < 0)
+					return 125;
+			return 0;
+		}
+		usleep(100000);
+	}
+}
+
+/* SIGTERM to the monitor (it forwards it to the payload), SIGKILL after timeout_us,
+ * then every trace removed.  Returns 0 or 125. */
+/* SIGTERM to the monitor of the service at dir_fd, if it runs. */
+static void term_service(int dir_fd)
+{
+	struct service_state st;
+
+	if (state_is_alive(dir_fd) && state_read(dir_fd, &st) == 0 && st.pid > 1)
+		kill((pid_t)st.pid, SIGTERM);
+}
+
+static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t timeout_us)
+{
+	struct service_state st;
+
+	if (state_is_alive(dir_fd)) {
+		if (state_read(dir_fd, &st) < 0 || st.pid <= 1)
+			return fail_msg("\"%s\": no state to stop it by", name);
+		term_service(dir_fd); /* again, for one that started since */
+		if (!wait_gone(dir_fd, timeout_us)) {
+			/* the monitor takes the container with it (PR_SET_PDEATHSIG) */
+			kill((pid_t)st.pid, SIGKILL);
+			if (!wait_gone(dir_fd, KILL_WAIT_US))
+				return fail_msg("\"%s\": still running after SIGKILL", name);
+		}
+	}
+	if (state_remove_dir(root_fd, name) < 0)
+		return fail_msg("remove the state of \"%s\"", name);
+	return 0;
+}
+
+static int cmd_stop_rm(int argc, char **argv)
+{
+	bool rm = strcmp(argv[1], "rm") == 0, force = false;
+	uint64_t timeout_us = rm ? 0 : DEFAULT_STOP_TIMEOUT_US;
+	struct nsrun_error err = { 0 };
+	int rc = 0, c;
+	static const struct option opts[] = { { "time", required_argument, NULL, 't' },
+					      { "force", no_argument, NULL, 'f' },
+					      { NULL, 0, NULL, 0 } };
+
+	optind = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, rm ? "+f" : "+t:", opts, NULL)) != -1) {
+		if (c == 't' && !rm) {
+			if (parse_duration_us("-t", optarg, &timeout_us, &err) < 0) {
+				error_print(&err, stderr);
+				return 125;
+			}
+		} else if (c == 'f' && rm) {
+			force = true;
+		} else {
+			return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+		}
+	}
+	if (optind >= argc)
+		return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+	/* every service is told first, so that they stop in parallel */
+	for (int i = optind; i < argc && (!rm || force); i++) {
+		_cleanup_close_ int root_fd = -1, dir_fd = -1;
+		struct nsrun_error ignored = { 0 };
+		char root[PATH_MAX];
+		if (!service_name_valid(argv[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
+			continue;
+		if ((dir_fd = openat(root_fd, argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			term_service(dir_fd);
+	}
+	for (int i = optind; i < argc; i++) {
+		_cleanup_close_ int root_fd = -1, dir_fd = -1;
+		if ((dir_fd = open_service(argv[i], &root_fd)) < 0) {
+			rc = 125;
+			continue;
+		}
+		if (rm && !force && state_is_alive(dir_fd)) {
+			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", argv[i]);
+			continue;
+		}
+		if (stop_service(root_fd, dir_fd, argv[i], timeout_us) != 0)
+			rc = 125;
+		else
+			printf("%s\n", argv[i]);
+	}
+	return rc;
+}
+
+int service_main(int argc, char **argv)
+{
+	if (strcmp(argv[1], "ps") == 0)
+		return cmd_ps(argc, argv);
+	if (strcmp(argv[1], "logs") == 0)
+		return cmd_logs(argc, argv);
+	return cmd_stop_rm(argc, argv);
+}

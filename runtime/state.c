@@ -1,0 +1,305 @@
+/* state.c - see state.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "cleanup.h"
+#include "state.h"
+#include "sys.h"
+
+#define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
+
+bool service_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > NAME_MAX_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+/* Opens dir (made 0700 if missing) under parent_fd, refusing a symlink, another
+ * owner, or access for group and others.  Returns the fd or -1 with err. */
+static int open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(parent_fd, dir, 0700) < 0 && errno != EEXIST)
+		return error_set(err, errno, "create the state directory %s", shown);
+	fd = openat(parent_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno == ENOTDIR || errno == ELOOP ? ELOOP : errno,
+				 "open the state directory %s (a symlink is refused)", shown);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return error_set(err, errno, "stat %s", shown);
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return error_set(err, 0, "the state directory %s is not private to uid %u (owner %u, mode %04o): remove it",
+				 shown, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	}
+	return fd;
+}
+
+/* The fd of ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun, made when missing; its path in path. */
+int state_open_root(char *path, size_t len, struct nsrun_error *err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	_cleanup_close_ int base = -1;
+	char shown[PATH_MAX];
+
+	if (xdg && xdg[0] == '/') {
+		base = open(xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (base < 0)
+			return error_set(err, errno, "open XDG_RUNTIME_DIR \"%s\"", xdg);
+		snprintf(shown, sizeof(shown), "%s", xdg);
+	} else {
+		_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char name[32];
+		if (tmp < 0)
+			return error_set(err, errno, "open /tmp");
+		snprintf(name, sizeof(name), "nsrun-%u", (unsigned)geteuid());
+		snprintf(shown, sizeof(shown), "/tmp/%s", name);
+		base = open_private_dir(tmp, name, shown, err);
+		if (base < 0)
+			return -1;
+	}
+	if ((size_t)snprintf(path, len, "%s/nsrun", shown) >= len)
+		return error_set(err, ENAMETOOLONG, "the state directory under %s", shown);
+	return open_private_dir(base, "nsrun", path, err);
+}
+
+static void gen_kv_str(yajl_gen g, const char *k, const char *v)
+{
+	GEN_STR(g, k);
+	GEN_STR(g, v);
+}
+
+static void gen_kv_int(yajl_gen g, const char *k, long long v)
+{
+	GEN_STR(g, k);
+	yajl_gen_integer(g, v);
+}
+
+/* The state as a JSON map into g. */
+void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
+{
+	yajl_gen_map_open(g);
+	gen_kv_str(g, "name", st->name);
+	gen_kv_str(g, "status", st->status);
+	gen_kv_int(g, "pid", st->pid);
+	if (strcmp(st->status, "exited") == 0)
+		gen_kv_int(g, "exit_code", st->exit_code);
+	GEN_STR(g, "ports");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < st->n_ports; i++) {
+		yajl_gen_map_open(g);
+		gen_kv_str(g, "host_ip", st->ports[i].host_ip);
+		gen_kv_int(g, "host_port", st->ports[i].host_port);
+		gen_kv_int(g, "container_port", st->ports[i].container_port);
+		gen_kv_str(g, "protocol", "tcp");
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	gen_kv_str(g, "log", st->log);
+	if (dir)
+		gen_kv_str(g, "state_dir", dir);
+	gen_kv_str(g, "image", st->image);
+	gen_kv_str(g, "command", st->command);
+	gen_kv_int(g, "created", st->created);
+	yajl_gen_map_close(g);
+}
+
+/* Writes state.json in dir_fd atomically (temporary file, then rename(2)). Returns 0 or -1. */
+int state_write(int dir_fd, const struct service_state *st)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	const unsigned char *buf;
+	size_t len;
+	int fd, rc = -1;
+
+	if (!g)
+		return -1;
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	state_gen(g, st, NULL);
+	yajl_gen_get_buf(g, &buf, &len);
+	fd = openat(dir_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		rc = write_all(fd, buf, len) == 0 && fsync(fd) == 0 ? 0 : -1;
+		close(fd);
+		if (rc == 0)
+			rc = renameat(dir_fd, STATE_FILE ".tmp", dir_fd, STATE_FILE);
+	}
+	yajl_gen_free(g);
+	return rc;
+}
+
+static void copy_str(yajl_val root, const char *key, char *out, size_t len)
+{
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(root, path, yajl_t_string);
+
+	snprintf(out, len, "%s", v ? YAJL_GET_STRING(v) : "");
+}
+
+static long long get_int(yajl_val root, const char *key)
+{
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(root, path, yajl_t_number);
+
+	return v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : -1;
+}
+
+/* Reads state.json of dir_fd. Returns 0, or -1 (errno ENOENT: none yet; EINVAL: not ours). */
+int state_read(int dir_fd, struct service_state *st)
+{
+	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char text[16384], ebuf[128];
+	ssize_t n;
+	yajl_val root, ports;
+	const char *ports_path[] = { "ports", NULL };
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	if (!root) {
+		errno = EINVAL;
+		return -1;
+	}
+	copy_str(root, "name", st->name, sizeof(st->name));
+	copy_str(root, "status", st->status, sizeof(st->status));
+	copy_str(root, "log", st->log, sizeof(st->log));
+	copy_str(root, "image", st->image, sizeof(st->image));
+	copy_str(root, "command", st->command, sizeof(st->command));
+	st->pid = get_int(root, "pid");
+	st->exit_code = get_int(root, "exit_code");
+	st->created = get_int(root, "created");
+	ports = yajl_tree_get(root, ports_path, yajl_t_array);
+	for (size_t i = 0; ports && YAJL_IS_ARRAY(ports) && i < ports->u.array.len && i < NSRUN_MAX_PUBLISH; i++) {
+		yajl_val p = ports->u.array.values[i];
+		copy_str(p, "host_ip", st->ports[i].host_ip, sizeof(st->ports[i].host_ip));
+		st->ports[i].host_port = (uint16_t)get_int(p, "host_port");
+		st->ports[i].container_port = (uint16_t)get_int(p, "container_port");
+		st->n_ports = i + 1;
+	}
+	yajl_tree_free(root);
+	return 0;
+}
+
+/* True while the monitor (or the container's init) holds the lock of dir_fd. */
+bool state_is_alive(int dir_fd)
+{
+	_cleanup_close_ int fd = openat(dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return false;
+	return errno == EWOULDBLOCK;
+}
+
+/* Removes NAME's directory and what it holds (regular files only, no recursion). */
+int state_remove_dir(int root_fd, const char *name)
+{
+	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+
+	if (fd < 0)
+		return -1;
+	d = fdopendir(fd);
+	if (!d)
+		return -1;
+	fd = -1; /* the DIR owns it */
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	return unlinkat(root_fd, name, AT_REMOVEDIR);
+}
+
+/* Prints the last lines of the log at dir_fd to out. */
+void state_print_log_tail(int dir_fd, FILE *out, int max_lines)
+{
+	_cleanup_close_ int fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[8192];
+	off_t size, start;
+	ssize_t n;
+	int lines = 0;
+	char *p;
+
+	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) <= 0)
+		return;
+	start = size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0;
+	n = pread(fd, buf, sizeof(buf) - 1, start);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (p = buf + n - 1; p > buf; p--)
+		if (*p == '\n' && p != buf + n - 1 && ++lines == max_lines)
+			break;
+	fprintf(out, "nsrun: the service's last log lines:\n%s%s", *p == '\n' ? p + 1 : p,
+		buf[n - 1] == '\n' ? "" : "\n");
+}
+
+/* Makes NAME's directory: built under a temporary name, then renamed without
+ * replacing (RENAME_NOREPLACE), so a duplicate fails and `ps` never sees it half
+ * made.  Returns its fd (lock_fd: the lock, taken; log_fd: the log) or -1 with err. */
+int state_create_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, struct nsrun_error *err)
+{
+	char tmp[NAME_MAX_LEN + 32];
+	unsigned rnd = 0;
+	int fd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+		rnd = (unsigned)getpid();
+	snprintf(tmp, sizeof(tmp), ".%s.%08x", name, rnd);
+	if (mkdirat(root_fd, tmp, 0700) < 0)
+		return error_set(err, errno, "create the state directory of \"%s\"", name);
+	fd = openat(root_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno, "open the state directory of \"%s\"", name);
+	*lock_fd = openat(fd, LOCK_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	*log_fd = openat(fd, LOG_FILE, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (*lock_fd < 0 || *log_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		error_set(err, errno, "create the lock and log of \"%s\"", name);
+		goto fail;
+	}
+	if (renameat2(root_fd, tmp, root_fd, name, RENAME_NOREPLACE) < 0) {
+		if (errno == EEXIST)
+			error_set(err, 0, "the name \"%s\" is already in use by a service (nsrun ps; nsrun rm %s)", name, name);
+		else
+			error_set(err, errno, "rename the state directory of \"%s\"", name);
+		goto fail;
+	}
+	return fd;
+fail:
+	if (*lock_fd >= 0)
+		close(*lock_fd);
+	if (*log_fd >= 0)
+		close(*log_fd);
+	*lock_fd = *log_fd = -1;
+	close(fd);
+	state_remove_dir(root_fd, tmp);
+	return -1;
+}

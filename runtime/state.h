@@ -1,0 +1,66 @@
+/* state.h - the state of services on disk (see service.h for the layout):
+ * ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun/NAME/{state.json,log,lock}. */
+#ifndef NSRUN_STATE_H
+#define NSRUN_STATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <yajl/yajl_gen.h>
+
+#include "config.h"
+#include "error.h"
+
+#define NAME_MAX_LEN 64
+#define STATE_FILE "state.json"
+#define LOG_FILE "log"
+#define LOCK_FILE "lock"
+
+/* What state.json holds. */
+struct service_state {
+	char name[NAME_MAX_LEN + 1];
+	long long pid;                  /* the monitor */
+	char status[16];                /* "running" or "exited" */
+	long long exit_code;            /* exited: nsrun's exit status for the run */
+	size_t n_ports;
+	struct nsrun_publish ports[NSRUN_MAX_PUBLISH];  /* host_port as bound */
+	char log[PATH_MAX];
+	char image[256];
+	char command[512];
+	long long created;              /* seconds since the epoch */
+};
+
+/* True if name is a valid service name: docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64. */
+bool service_name_valid(const char *name);
+
+/* Opens ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun, making what is missing 0700, and
+ * refusing a symlink, another owner or access for group or others at /tmp/nsrun-$UID
+ * and nsrun (XDG_RUNTIME_DIR itself is the session's).  Its path goes to path.
+ * Returns the fd, or -1 with err. */
+int state_open_root(char *path, size_t len, struct nsrun_error *err);
+
+/* Makes NAME's directory under root_fd: built under a temporary name (lock taken,
+ * log created), then renamed without replacing (renameat2 RENAME_NOREPLACE), so a
+ * duplicate fails and readers never see it half made.  Returns its fd, with the
+ * locked *lock_fd and the *log_fd, or -1 with err (errnum 0: the name is in use). */
+int state_create_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, struct nsrun_error *err);
+
+/* True while some process (the monitor, the container's init) holds the lock of dir_fd. */
+bool state_is_alive(int dir_fd);
+
+/* Writes st to state.json of dir_fd: a temporary file, fsync, rename(2).  Returns 0 or -1 (errno). */
+int state_write(int dir_fd, const struct service_state *st);
+
+/* Reads state.json of dir_fd into st.  Returns 0, or -1 (errno: ENOENT none yet, EINVAL not JSON). */
+int state_read(int dir_fd, struct service_state *st);
+
+/* st as a JSON map into g, with "state_dir": dir unless NULL. */
+void state_gen(yajl_gen g, const struct service_state *st, const char *dir);
+
+/* Removes NAME's directory under root_fd and its files.  Returns 0 or -1 (errno). */
+int state_remove_dir(int root_fd, const char *name);
+
+/* Prints the last max_lines lines of the log of dir_fd to out, after a header line. */
+void state_print_log_tail(int dir_fd, FILE *out, int max_lines);
+
+#endif

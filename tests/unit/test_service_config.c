@@ -1,0 +1,121 @@
+/* Unit tests of the service options: -p and --tmpfs parsing (config_service.c), their
+ * cross-field checks, tmpfs in the mount plan, and service names (service.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "mount_plan.h"
+#include "service.h"
+#include "tap.h"
+
+static const struct mount_op *find(const struct mount_plan *p, enum mount_op_kind kind, const char *target)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->ops[i].kind == kind && strcmp(p->ops[i].target, target) == 0)
+			return &p->ops[i];
+	return NULL;
+}
+
+static void publish_cases(struct tap *t)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+	static const char *const bad[] = { "6379", "0:0", "0:65536", "x:1", "1:-1", "0:80/udp", "localhost:0:80",
+					   "[::1:0:80", "1.2.3:0:80", "0:80/", ":80", "" };
+
+	config_init(&cfg, &err);
+	tap_ok(t, config_add_publish(&cfg, "0:6379", &err) == 0, "-p 0:6379");
+	tap_str(t, "  ... host ip defaults to 127.0.0.1", "127.0.0.1", cfg.publish[0].host_ip);
+	tap_int(t, "  ... host port 0", 0, cfg.publish[0].host_port);
+	tap_int(t, "  ... container port", 6379, cfg.publish[0].container_port);
+	tap_ok(t, config_add_publish(&cfg, "0.0.0.0:8080:80/tcp", &err) == 0, "-p 0.0.0.0:8080:80/tcp");
+	tap_str(t, "  ... host ip", "0.0.0.0", cfg.publish[1].host_ip);
+	tap_int(t, "  ... host port", 8080, cfg.publish[1].host_port);
+	tap_ok(t, config_add_publish(&cfg, "[::1]:0:5432", &err) == 0, "-p [::1]:0:5432");
+	tap_str(t, "  ... IPv6 host ip without brackets", "::1", cfg.publish[2].host_ip);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char desc[64];
+		snprintf(desc, sizeof(desc), "-p \"%s\" is rejected", bad[i]);
+		tap_ok(t, config_add_publish(&cfg, bad[i], &err) < 0 && err.errnum == 0, desc);
+	}
+	tap_int(t, "rejected specs add nothing", 3, (long long)cfg.n_publish);
+	cfg.service.wait_port = 6379;
+	cfg.service.detach = true;
+	cfg.rootfs = strdup("/");
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "--wait-port of a published port is fine with -d");
+	cfg.service.wait_port = 6380;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "not a published container port"),
+	       "--wait-port of a port not published is rejected");
+	cfg.service.wait_port = 0;
+	config_add_publish(&cfg, "127.0.0.1:8080:81", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "the same host port on another address is fine");
+	config_add_publish(&cfg, "0.0.0.0:8080:82", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "published twice"),
+	       "the same host address and port twice is rejected");
+	config_free(&cfg);
+}
+
+static void tmpfs_cases(struct tap *t)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+	struct mount_plan plan;
+	const struct mount_op *data, *inner, *vol;
+	char buf[8192];
+
+	config_init(&cfg, &err);
+	tap_ok(t, config_add_tmpfs(&cfg, "/data", &err) == 0, "--tmpfs /data");
+	tap_int(t, "  ... size defaults to --tmpfs-size", (long long)NSRUN_DEFAULT_TMPFS_BYTES,
+		(long long)cfg.tmpfs[0].size_bytes);
+	tap_int(t, "  ... mode defaults to 1777", 01777, cfg.tmpfs[0].mode);
+	tap_ok(t, config_add_tmpfs(&cfg, "/data/pg//:size=16m,mode=0700", &err) == 0, "--tmpfs /data/pg//:size=16m,mode=0700");
+	tap_str(t, "  ... path normalised", "/data/pg", cfg.tmpfs[1].destination);
+	tap_int(t, "  ... size", 16 << 20, (long long)cfg.tmpfs[1].size_bytes);
+	tap_int(t, "  ... mode", 0700, cfg.tmpfs[1].mode);
+	tap_ok(t, config_add_tmpfs(&cfg, "data", &err) < 0, "a relative path is rejected");
+	tap_ok(t, config_add_tmpfs(&cfg, "/x:size=0", &err) < 0, "size 0 is rejected");
+	tap_ok(t, config_add_tmpfs(&cfg, "/x:mode=8", &err) < 0, "a mode that is not octal is rejected");
+	tap_ok(t, config_add_tmpfs(&cfg, "/x:uid=0", &err) < 0 && strstr(err.msg, "unknown option"),
+	       "an unknown option is rejected");
+	tap_ok(t, config_add_tmpfs(&cfg, "/x:size", &err) < 0, "an option without value is rejected");
+	tap_ok(t, config_add_tmpfs(&cfg, "/:size=1m", &err) < 0, "a tmpfs over / is rejected");
+	tap_int(t, "rejected specs add nothing", 2, (long long)cfg.n_tmpfs);
+
+	/* a volume inside a tmpfs: the tmpfs is mounted first, the volume's mount point made in it */
+	config_add_volume(&cfg, "/var/tmp:/data/in", &err);
+	cfg.process.cwd = strdup("/");
+	cfg.rootfs = strdup("/");
+	tap_ok(t, mount_plan_build(&cfg, &plan, &err) == 0, "plan with tmpfs and volume builds");
+	data = find(&plan, MOP_TMPFS, "/data");
+	inner = find(&plan, MOP_TMPFS, "/data/pg");
+	vol = find(&plan, MOP_BIND, "/data/in");
+	tap_ok(t, data && inner && vol && data < inner && data < vol, "parents first: /data before /data/pg and /data/in");
+	tap_ok(t, data && data->in_image && data->create == CREATE_DIR, "/data's mount point is in the image (made if missing)");
+	tap_ok(t, vol && !vol->in_image && vol->create == CREATE_DIR, "/data/in's mount point is made in the tmpfs");
+	tap_ok(t, inner && strcmp(inner->data, "mode=0700,size=16777216") == 0, "tmpfs data has mode and size");
+	mount_plan_format(&plan, &cfg, buf, sizeof(buf));
+	tap_ok(t, strstr(buf, "tmpfs /data/pg - rw mode=0700,size=16777216 mkdir") != NULL, "the plan prints it");
+	mount_plan_free(&plan);
+	config_add_tmpfs(&cfg, "/tmp", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "managed by nsrun"), "--tmpfs /tmp is rejected");
+	config_free(&cfg);
+}
+
+int main(void)
+{
+	struct tap t = { 0 };
+	static const char *const good[] = { "redis", "a", "Pg-15.test_1", "0abc" };
+	static const char *const bad[] = { "", "-x", ".x", "_x", "a/b", "a b", "..", "a:b",
+					   "x0123456789012345678901234567890123456789012345678901234567890123" };
+
+	publish_cases(&t);
+	tmpfs_cases(&t);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		tap_ok(&t, service_name_valid(good[i]), good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char desc[96];
+		snprintf(desc, sizeof(desc), "name \"%.70s\" is rejected", bad[i]);
+		tap_ok(&t, !service_name_valid(bad[i]), desc);
+	}
+	return tap_done(&t);
+}
