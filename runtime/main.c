@@ -29,13 +29,14 @@ enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
 	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
-	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS,
+	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_STOP_TIMEOUT,
 };
 
 static const struct option options[] = {
 	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
 	{ "env", required_argument, NULL, 'e' },
 	{ "volume", required_argument, NULL, 'v' },
 	{ "workdir", required_argument, NULL, 'w' },
@@ -78,6 +79,7 @@ static const char usage_text[] =
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
 	"  --rootfs DIR              a root file system directory to use as the image\n"
 	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
+	"  --stop-timeout SECONDS    after SIGINT, SIGTERM or SIGHUP to nsrun, SIGKILL (default 2)\n"
 	"  -e, --env KEY[=VALUE]     set an environment variable (KEY alone: take nsrun's value)\n"
 	"  -v, --volume HOST:CONTAINER[:ro|rw]  bind a host path, read-only unless rw\n"
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
@@ -155,6 +157,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_TIMEOUT:
 		return parse_duration_us("--timeout", arg, &cfg->limits.timeout_us, err);
+	case OPT_STOP_TIMEOUT:
+		return parse_duration_us("--stop-timeout", arg, &cfg->limits.stop_timeout_us, err);
 	case OPT_CPU_TIME:
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,23 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* a + b, saturated: a deadline far away stays far away instead of wrapping */
+static uint64_t add_us(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* Milliseconds from now to deadline for poll(2), rounded up, at most INT_MAX;
+ * earlier (>= 0) if limit_ms (>= 0) is nearer. */
+static int ms_until(uint64_t deadline, uint64_t now, int limit_ms)
+{
+	uint64_t ms = deadline > now ? (deadline - now + 999) / 1000 : 0;
+
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	return limit_ms >= 0 && (uint64_t)limit_ms < ms ? limit_ms : (int)ms;
 }
 
 static void warn_line(void *ctx, const char *line)
@@ -324,8 +342,22 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				kill_child(run); /* pid 1 lingers: the kernel kills the rest with it */
 				run->kill_deadline_us = 0;
 			} else {
-				timeout_ms = (int)((run->kill_deadline_us - now + 999) / 1000);
+				timeout_ms = ms_until(run->kill_deadline_us, now, timeout_ms);
 			}
+		}
+		if (run->stop_deadline_us && !decided) {
+			uint64_t now = now_us();
+			if (now >= run->stop_deadline_us) {
+				/* the payload outlived --stop-timeout: as docker stop, SIGKILL (137) */
+				stop_container(run);
+				result->status = NSRUN_STATUS_SIGNALED;
+				result->signal = SIGKILL;
+				result->stopped_after = run->stop_signal;
+				result->stop_timeout_us = cfg->limits.stop_timeout_us;
+				decided = true;
+				continue;
+			}
+			timeout_ms = ms_until(run->stop_deadline_us, now, timeout_ms);
 		}
 		if (run->deadline_us && !decided) {
 			uint64_t now = now_us();
@@ -336,7 +368,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				decided = true;
 				continue;
 			}
-			timeout_ms = (int)((run->deadline_us - now + 999) / 1000);
+			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
 		if (poll(pfd, 4, timeout_ms) < 0) {
 			if (errno == EINTR)
@@ -346,8 +378,14 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(run->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD && !decided)
-					kill(run->child, (int)si.ssi_signo); /* pid 1 passes it on to the payload */
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD || decided)
+					continue;
+				kill(run->child, sig); /* pid 1 passes it on to the payload */
+				if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !run->stop_deadline_us) {
+					run->stop_signal = sig;
+					run->stop_deadline_us = add_us(now_us(), cfg->limits.stop_timeout_us);
+				}
 			}
 		}
 		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->out, result, &decided, err) < 0)
@@ -474,7 +512,7 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 	memset(result, 0, sizeof(*result));
 	run.timing = timing;
 	run.start_us = now_us();
-	run.deadline_us = cfg->limits.timeout_us ? run.start_us + cfg->limits.timeout_us : 0;
+	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||
 	    run_supervise(cfg, &run, result, &err) < 0) {
 		kill_child(&run);

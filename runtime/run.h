@@ -36,6 +36,8 @@ struct nsrun_run {
 	struct cgroup_run cg;           /* the run's cgroup, if there is one */
 	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
+	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
+	int stop_signal;                /* the first such signal */
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in
