@@ -47,7 +47,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
-	asan check-asan check-vm lint valgrind install clean fuzz
+	asan check-asan check-vm lint valgrind install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -164,6 +164,28 @@ check-rootless: all test-image test-user
 		PYTHONPATH=$$stage/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
 check: check-unit check-root check-rootless
+
+# the soak (tests/soak/soak.py): SOAK_SEQUENTIAL runs in a row, SOAK_CONCURRENT runs
+# SOAK_PARALLEL at a time, SOAK_FAULTS runs SIGKILLed at a random moment, as the
+# unprivileged user (from a staged copy when started as root); one summary line per
+# phase.  integration/22-soak.t is its short version in `make check`.
+SOAK_SEQUENTIAL ?= 10000
+SOAK_CONCURRENT ?= 1000
+SOAK_PARALLEL   ?= $(shell echo $$((4 * $$(nproc))))
+SOAK_FAULTS     ?= 500
+SOAK_ARGS = --sequential $(SOAK_SEQUENTIAL) --concurrent $(SOAK_CONCURRENT) --parallel $(SOAK_PARALLEL) \
+	--faults $(SOAK_FAULTS)
+soak: all test-image test-user
+	@if [ "$$(id -u)" != 0 ]; then \
+		NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles $(PYTHON) tests/soak/soak.py \
+			--nsrun $(BUILD)/nsrun --probe $(BUILD)/nsrun-probe $(SOAK_ARGS); exit $$?; fi; \
+	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
+	mkdir -p $$stage/build $$stage/tests && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
+	cp -r tests/soak $$stage/tests/ && cp -r seccomp-profiles $$stage/ && chmod -R a+rX $$stage && \
+	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 NSRUN_IMAGES=$(TEST_IMAGES) \
+		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles $(PYTHON) tests/soak/soak.py \
+		--nsrun build/nsrun --probe build/nsrun-probe $(SOAK_ARGS)
 
 # ---- analysis ----
 
