@@ -68,13 +68,18 @@ $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
-	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/cli-only.o $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
-$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+# the command line parser of main.c alone (no main): for the fuzzer and the unit tests
+$(BUILD)/obj/cli-only.o: runtime/main.c | $(BUILD)/obj
+	@echo '  CC      $@ (parser only)'
+	@$(CC) $(ALL_CFLAGS) -DNSRUN_CLI_ONLY -Wno-unused-function -Wno-unused-const-variable -c $< -o $@
+
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
-	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/cli-only.o $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
 $(BUILD)/obj $(BUILD)/tests:
 	mkdir -p $@
@@ -225,18 +230,24 @@ valgrind: all test-image
 		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
 # libFuzzer (clang) with ASan and UBSan over every fuzz target, FUZZ_SECONDS each;
-# new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays as it is
+# new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays
+# as it is.  The runtime (and main.c's parser alone) is built once with clang.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS_LIB = runtime/seccomp_profile.c runtime/error.c runtime/util.c
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-DNSRUN_LIBFUZZER -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
 fuzz:
-	@mkdir -p build-fuzz
+	@mkdir -p build-fuzz/obj
+	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
+	@for src in $(LIB_SRCS); do o=build-fuzz/obj/$$(basename $$src .c).o; \
+		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $$src -o $$o || exit 1; done; \
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DNSRUN_CLI_ONLY -Wno-unused-function -Wno-unused-const-variable \
+		-c runtime/main.c -o build-fuzz/obj/cli-only.o || exit 1
 	@for src in $(FUZZ_SRCS); do name=$$(basename $$src .c); n=$${name#fuzz_}; \
 		echo "== $$name for $(FUZZ_SECONDS)s"; \
-		clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-			-DNSRUN_LIBFUZZER -iquote runtime $(PKG_CFLAGS) -o build-fuzz/$$name $$src $(FUZZ_SRCS_LIB) -lyajl || exit 1; \
+		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o build-fuzz/$$name $$src build-fuzz/obj/*.o $(PKG_LIBS) -pthread || exit 1; \
 		mkdir -p build-fuzz/corpus/$$n; \
 		build-fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-			-artifact_prefix=build-fuzz/ build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
+			-artifact_prefix=build-fuzz/$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
 install: all

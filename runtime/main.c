@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "config.h"
 #include "image.h"
 #include "mount_plan.h"
@@ -177,8 +178,11 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case 'u':
 		return config_set_user(cfg, arg, err);
 	case OPT_HOSTNAME:
-		if (!arg[0] || strlen(arg) > 64)
-			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 characters", arg);
+		if (!arg[0] || strlen(arg) > 64 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							       "0123456789.-") != strlen(arg) ||
+		    arg[0] == '-' || arg[0] == '.')
+			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 letters, digits, '.' and '-' "
+					 "(RFC 1123)", arg);
 		free(cfg->hostname);
 		return (cfg->hostname = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--hostname");
 	case OPT_NETWORK:
@@ -275,22 +279,19 @@ static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 		       error_set(err, ENOMEM, "file") : 0;
 }
 
-static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
+int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
 {
 	int c;
 	bool dashdash;
 
 	err->stage = STAGE_CONFIG;
 	opterr = 0;
+	optind = 0; /* glibc: 0 starts a new scan with its state reset (getopt(3)) */
 	while ((c = getopt_long(argc, argv, "+:e:v:w:u:h", options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage_text, stdout);
-			exit(0);
-		}
-		if (c == OPT_VERSION) {
-			printf("nsrun %s\n", NSRUN_VERSION);
-			exit(0);
-		}
+		if (c == 'h')
+			return CLI_HELP;
+		if (c == OPT_VERSION)
+			return CLI_VERSION;
 		if (c == ':')
 			return error_set(err, 0, "%s: needs a value (see nsrun --help)", argv[optind - 1]);
 		if (c == '?') {
@@ -322,6 +323,8 @@ static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct ns
 			return error_set(err, ENOMEM, "arguments");
 	return 0;
 }
+
+#ifndef NSRUN_CLI_ONLY /* the fuzzer and the unit test take only the parser above */
 
 /* Defaults, then the image's, then -e: later ones win. */
 static int build_env(struct nsrun_config *cfg, struct nsrun_error *err)
@@ -496,8 +499,17 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return fail(&err);
 	}
-	if (parse_args(&cfg, argc, argv, &err) < 0 || resolve(&cfg, &err) < 0 ||
-	    config_validate(&cfg, &err) < 0) {
+	code = cli_parse(&cfg, argc, argv, &err);
+	if (code == CLI_HELP || code == CLI_VERSION) {
+		if (code == CLI_HELP)
+			fputs(usage_text, stdout);
+		else
+			printf("nsrun %s\n", NSRUN_VERSION);
+		config_free(&cfg);
+		timing_free(timing);
+		return 0;
+	}
+	if (code < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
 		json_error(&cfg, &err);
 		config_free(&cfg);
@@ -541,3 +553,4 @@ int main(int argc, char **argv)
 	config_free(&cfg);
 	return code;
 }
+#endif /* NSRUN_CLI_ONLY */
