@@ -136,11 +136,12 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 	if (gid_s)
 		*gid_s++ = '\0';
 	/* 65535 and above are the overflow/invalid ids of a user namespace: stay below */
-	if (parse_uint("--user", copy, 65533 + 1, &uid, err) < 0)
-		return error_prefix(err, "numeric ids only");
-	gid = uid;
-	if (gid_s && parse_uint("--user", gid_s, 65533 + 1, &gid, err) < 0)
-		return error_prefix(err, "numeric ids only");
+	gid = 0;
+	if (parse_uint("--user", copy, 65533 + 1, &uid, err) < 0 ||
+	    (gid_s && parse_uint("--user", gid_s, 65533 + 1, &gid, err) < 0))
+		return error_set(err, 0, "--user: \"%s\": expected UID[:GID], numeric ids up to 65534", spec);
+	if (!gid_s)
+		gid = uid;
 	cfg->process.uid = (uid_t)uid;
 	cfg->process.gid = (gid_t)gid;
 	return 0;

@@ -121,6 +121,13 @@ static int add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error
 
 	if (!strchr(arg, '=')) {
 		const char *val = getenv(arg);
+		/* the name is checked whether or not it is set: -e "" or -e 1BAD is a mistake */
+		if (asprintf(&kv, "%s=", arg) < 0)
+			return error_set(err, ENOMEM, "--env");
+		if (!is_env_assignment(kv))
+			return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+		free(kv);
+		kv = NULL;
 		if (asprintf(&kv, "%s=%s", arg, val ? val : "") < 0)
 			return error_set(err, ENOMEM, "--env");
 		if (!val)
@@ -266,6 +273,14 @@ static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 		return error_set(err, EISDIR, "file \"%s\"", file);
 	if (!S_ISREG(st.st_mode))
 		return error_set(err, 0, "file \"%s\": not a regular file", file);
+	/* the interpreter inside must be able to read it: said here, not by the interpreter.
+	 * A caller reads it as the payload will (same uid); root's payload is not root on
+	 * the host and reads through the "other" bits (unless the overflow id owns it). */
+	if (access(real, R_OK) < 0)
+		return error_set(err, errno, "file \"%s\"", file);
+	if (geteuid() == 0 && !(st.st_mode & S_IROTH) && !(st.st_uid == 65534 && (st.st_mode & S_IRUSR)))
+		return error_set(err, 0, "file \"%s\": the payload (not root on the host) cannot read it "
+				 "(mode %04o): make it readable by others (chmod o+r)", file, (unsigned)(st.st_mode & 07777));
 	if (!(copy = strdup(real)) || asprintf(&dest, NSRUN_WORKDIR "/%s", basename(copy)) < 0)
 		return error_set(err, ENOMEM, "file");
 	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
