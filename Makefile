@@ -179,7 +179,7 @@ SOAK_CONCURRENT ?= 1000
 SOAK_PARALLEL   ?= $(shell echo $$((4 * $$(nproc))))
 SOAK_FAULTS     ?= 500
 SOAK_ARGS = --sequential $(SOAK_SEQUENTIAL) --concurrent $(SOAK_CONCURRENT) --parallel $(SOAK_PARALLEL) \
-	--faults $(SOAK_FAULTS)
+	--faults $(SOAK_FAULTS) --progress 1000
 soak: all test-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles $(PYTHON) tests/soak/soak.py \

@@ -10,7 +10,8 @@ Three phases, each optional:
               process of the container may survive, and the next run must work.
 
 Before and after, the host is counted: this process's open fds, the mount points
-of its mount namespace, container or nsrun processes of its uid, nsrun cgroups,
+of its mount namespace, the processes of its runs (marked in argv and environment),
+the cgroups of its runs (nsrun-<pid of one of its nsrun>-<n>),
 entries named *nsrun* (and, unless we are root, every entry we own) under the
 temporary directories and the runtime directory ($XDG_RUNTIME_DIR).  One summary line per phase and a total:
 
@@ -48,9 +49,17 @@ KINDS = [
 ]
 
 
+# Every run carries the marker in nsrun's argv (so also in the cmdline of its clone,
+# the container's init, and of the payload before its exec) and in the payload's
+# environment: what the driver counts as left behind is its own, never another
+# user's of the same machine.
+MARKER = f"soak-{os.getpid()}"
+NSRUN_PIDS = set()   # every nsrun started: its cgroups are named nsrun-<pid>-<n>
+
+
 def argv_for(args, kind):
     name, opts, cmd, stdin, _ = kind
-    base = [args.nsrun, "--image", args.image, "-v", f"{args.probe_dir}:/mnt:ro"] + opts
+    base = [args.nsrun, "--image", args.image, "-v", f"{args.probe_dir}:/mnt:ro", "-e", f"NSRUN_SOAK={MARKER}"] + opts
     return base + (["-"] if cmd is None else ["--"] + cmd)
 
 
@@ -58,18 +67,22 @@ def run_one(args, kind):
     """Runs one kind; returns (ok, wall seconds, detail)."""
     argv = argv_for(args, kind)
     t0 = time.monotonic()
-    try:
-        p = subprocess.run(argv, input=kind[3], stdin=None if kind[3] else subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, close_fds=True)
-    except subprocess.TimeoutExpired:
-        return False, time.monotonic() - t0, f"{kind[0]}: hung for 60 s"
+    with subprocess.Popen(argv, stdin=subprocess.PIPE if kind[3] else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True) as p:
+        NSRUN_PIDS.add(p.pid)
+        try:
+            out, err = p.communicate(kind[3], timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return False, time.monotonic() - t0, f"{kind[0]}: hung for 60 s"
     wall = time.monotonic() - t0
     good = p.returncode in kind[4]
     if good and kind[0] == "python":
-        good = p.stdout == b"42\n"
+        good = out == b"42\n"
     if good and kind[0] == "flood":
-        good = len(p.stdout) == 65536
-    detail = "" if good else f"{kind[0]}: rc={p.returncode} out={p.stdout[:80]!r} err={p.stderr[:200]!r}"
+        good = len(out) == 65536
+    detail = "" if good else f"{kind[0]}: rc={p.returncode} out={out[:80]!r} err={err[:200]!r}"
     return good, wall, detail
 
 
@@ -87,30 +100,27 @@ def _uid_of(pid):
 
 
 def container_procs():
-    """pid -> description: processes of our uid in another pid namespace, or named nsrun*."""
+    """pid -> description: live processes of our runs (the marker in argv or environment)."""
     me, mine = os.getuid(), os.getpid()
-    try:
-        my_ns = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        my_ns = None
+    needle = MARKER.encode()
     found = {}
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == mine:
             continue
-        if _uid_of(d) != me:
-            continue
         try:
             with open(f"/proc/{d}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            with open(f"/proc/{d}/comm") as f:
-                comm = f.read().strip()
-            ns = os.readlink(f"/proc/{d}/ns/pid")
+                cmd = f.read()
+            if not cmd:
+                continue  # zombie or kernel thread
+            if needle not in cmd:
+                if _uid_of(d) != me and me != 0:
+                    continue
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if b"NSRUN_SOAK=" + needle not in f.read():
+                        continue
         except OSError:
             continue
-        if not cmd:
-            continue  # zombie or kernel thread
-        if (my_ns and ns != my_ns) or comm.startswith("nsrun") or "nsrun-probe" in cmd:
-            found[int(d)] = f"{comm}: {cmd[:100]}"
+        found[int(d)] = cmd.replace(b"\0", b" ").decode(errors="replace")[:120]
     return found
 
 
@@ -125,10 +135,12 @@ def mounts():
 
 
 def cgroups():
+    """The cgroups of our runs: nsrun names them nsrun-<its pid>-<n>."""
     found = set()
     for root, dirs, _ in os.walk("/sys/fs/cgroup"):
         for d in dirs:
-            if d.startswith("nsrun"):
+            parts = d.split("-")
+            if len(parts) >= 2 and parts[0] == "nsrun" and parts[1].isdigit() and int(parts[1]) in NSRUN_PIDS:
                 found.add(os.path.join(root, d))
         if root.count("/") > 8:
             dirs[:] = []
@@ -214,6 +226,9 @@ def phase_sequential(args):
             bad += 1
             if bad <= 10:
                 print(f"soak: unexpected (run {i}): {detail}", file=sys.stderr)
+        if args.progress and (i + 1) % args.progress == 0:
+            print(f"soak: ... {i + 1} sequential runs, {bad} unexpected, {time.monotonic() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
     elapsed = time.monotonic() - t0
     new = leaks(args, before)
     report("sequential", args.sequential, bad, new, elapsed, walls)
@@ -283,10 +298,11 @@ def phase_faults(args):
             args.fault_setup_ms + rng.uniform(0, run_ms)
         # the marker is in nsrun's argv, so also in the cmdline of its clone (the
         # container's init) and of the payload before and after its exec
-        marker = f"soak-{os.getpid()}-{i}"
-        argv = [args.nsrun, "--image", args.image, "-v", f"{args.probe_dir}:/mnt:ro", "--",
-                "/mnt/nsrun-probe", "setsid-sleep", f"{run_ms / 1000:.3f}", marker]
+        marker = f"{MARKER}-fault-{i}"
+        argv = [args.nsrun, "--image", args.image, "-v", f"{args.probe_dir}:/mnt:ro", "-e", f"NSRUN_SOAK={MARKER}",
+                "--", "/mnt/nsrun-probe", "setsid-sleep", f"{run_ms / 1000:.3f}", marker]
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        NSRUN_PIDS.add(p.pid)
         time.sleep(delay_ms / 1000.0)
         p.kill()
         p.wait()
@@ -327,6 +343,7 @@ def main():
     ap.add_argument("--fault-setup-ms", type=float, default=15.0, help="the set-up window (uniform)")
     ap.add_argument("--fault-run-ms", type=float, default=200.0, help="the run window (uniform)")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--progress", type=int, default=0, help="a stderr line every N sequential runs")
     ap.add_argument("--ignore", action="append", default=[], help="a path that is never a leak")
     ap.add_argument("--ignore-prefix", action="append", default=["nsrun-tests.", "nsrun-probe-cache.", "nsrun-check."],
                     help="a name prefix that is never a leak (default: the test suites' own scratch)")
