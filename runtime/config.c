@@ -149,6 +149,9 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 {
+	if (cfg->tty && (cfg->output.capture || cfg->output.stdin_path))
+		return error_set(err, 0, "--tty and %s: a terminal is neither captured nor fed from a file",
+				 cfg->output.json_path ? "--json" : cfg->output.capture ? "--capture" : "--stdin");
 	if (!cfg->rootfs)
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR");
 	if (cfg->process.args.n == 0)

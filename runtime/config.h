@@ -82,6 +82,8 @@ struct nsrun_config {
 		char *json_path;        /* --json FILE, "-" for stdout (implies capture); NULL: none */
 		char *stdin_path;       /* --stdin FILE; NULL: the caller's (/dev/null with --json) */
 	} output;
+	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
+					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	char *hostname;

@@ -9,6 +9,8 @@
 #ifndef NSRUN_CONTAINER_H
 #define NSRUN_CONTAINER_H
 
+#include <sys/ioctl.h>
+
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
@@ -27,6 +29,7 @@ struct container_args {
 	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
 	struct timing *timing;          /* shared phase stamps, or NULL */
 	const struct nsrun_limits *rlimits;     /* the limits the payload sets as rlimits */
+	struct winsize winsize;         /* -t: the pty's first size (nsrun's terminal; 0x0: none) */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

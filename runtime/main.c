@@ -61,6 +61,8 @@ static const struct option options[] = {
 	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 	{ "output-limit-action", required_argument, NULL, OPT_OUTPUT_LIMIT_ACTION },
 	{ "stdin", required_argument, NULL, OPT_STDIN },
+	{ "tty", no_argument, NULL, 't' },
+	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -102,6 +104,8 @@ static const char usage_text[] =
 	"  --output-limit BYTES      bytes kept of each captured stream (default 1m; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
+	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
+	"  -i, --interactive         accepted for docker's -it: stdin is always passed\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
 	"  --debug-timing            print the time of each phase to stderr (also NSRUN_DEBUG=timing)\n"
 	"  -h, --help, --version\n"
@@ -203,6 +207,11 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case OPT_STRICT:
 		cfg->security.strict = true;
 		return 0;
+	case 't':
+		cfg->tty = true;
+		return 0;
+	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin) */
+		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;
 		return 0;
@@ -302,7 +311,7 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 	err->stage = STAGE_CONFIG;
 	opterr = 0;
 	optind = 0; /* glibc: 0 starts a new scan with its state reset (getopt(3)) */
-	while ((c = getopt_long(argc, argv, "+:e:v:w:u:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:v:w:u:hti", options, NULL)) != -1) {
 		if (c == 'h')
 			return CLI_HELP;
 		if (c == OPT_VERSION)

@@ -2,6 +2,8 @@
 #ifndef NSRUN_RUN_H
 #define NSRUN_RUN_H
 
+#include <signal.h>
+#include <termios.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <sys/types.h>
@@ -38,6 +40,14 @@ struct nsrun_run {
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */
+	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
+	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
+	char pty_in[4096];              /* -t: stdin bytes the pty has not taken yet */
+	size_t pty_in_len;
+	struct termios saved_termios;   /* -t: our terminal's mode before raw mode */
+	bool termios_saved;
+	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
+	bool sigpipe_saved;
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in
