@@ -28,7 +28,7 @@ assert_match "  ... exit 130; raw mode during the run, restored after" 'rc=130 r
 
 tty_run 24 80 "wait:go,mode" -- "$NSRUN" -t --image python --timeout 1 -- sh -c 'echo go; sleep 10'
 assert_match "payload killed at the timeout: 124, terminal restored" 'rc=124 restored=yes during=raw' "$OUT"
-tty_run 24 80 "wait:go,mode" -- "$NSRUN" -t --image python -- sh -c 'echo go; kill -9 $$'
+tty_run 24 80 "wait:go,mode" -- "$NSRUN" -t --image python -- sh -c 'echo go; sleep 1; kill -9 $$'
 assert_match "payload SIGKILLed: 137, terminal restored" 'rc=137 restored=yes during=raw' "$OUT"
 tty_run 24 80 "wait:go,send:03" -- "$NSRUN" -t --image python -- sh -c 'trap "" INT; echo go; sleep 1; echo still; exit 4'
 assert_match "a payload that ignores SIGINT goes on after ^C: its own status" $'still\n\nrc=4 restored=yes' "$OUT"
