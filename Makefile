@@ -58,7 +58,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps image demo check check-unit check-root check-rootless test-image service-image test-user \
-	asan check-asan check-vm lint valgrind install check-install clean fuzz
+	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
 
@@ -79,13 +79,18 @@ $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
-	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/cli-only.o $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
-$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a | $(BUILD)/tests
+# the command line parser of main.c alone (no main): for the fuzzer and the unit tests
+$(BUILD)/obj/cli-only.o: runtime/main.c | $(BUILD)/obj
+	@echo '  CC      $@ (parser only)'
+	@$(CC) $(ALL_CFLAGS) -DNSRUN_CLI_ONLY -Wno-unused-function -Wno-unused-const-variable -c $< -o $@
+
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
-	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/cli-only.o $(BUILD)/libnsrun.a $(PKG_LIBS) -pthread
 
 $(BUILD)/obj $(BUILD)/tests:
 	mkdir -p $@
@@ -183,6 +188,28 @@ check-rootless: all test-image service-image test-user
 
 check: check-unit check-install check-root check-rootless
 
+# the soak (tests/soak/soak.py): SOAK_SEQUENTIAL runs in a row, SOAK_CONCURRENT runs
+# SOAK_PARALLEL at a time, SOAK_FAULTS runs SIGKILLed at a random moment, as the
+# unprivileged user (from a staged copy when started as root); one summary line per
+# phase.  integration/22-soak.t is its short version in `make check`.
+SOAK_SEQUENTIAL ?= 10000
+SOAK_CONCURRENT ?= 1000
+SOAK_PARALLEL   ?= $(shell echo $$((4 * $$(nproc))))
+SOAK_FAULTS     ?= 500
+SOAK_ARGS = --sequential $(SOAK_SEQUENTIAL) --concurrent $(SOAK_CONCURRENT) --parallel $(SOAK_PARALLEL) \
+	--faults $(SOAK_FAULTS) --progress 1000
+soak: all test-image test-user
+	@if [ "$$(id -u)" != 0 ]; then \
+		NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles $(PYTHON) tests/soak/soak.py \
+			--nsrun $(BUILD)/nsrun --probe $(BUILD)/nsrun-probe $(SOAK_ARGS); exit $$?; fi; \
+	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
+	mkdir -p $$stage/build $$stage/tests && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
+	cp -r tests/soak $$stage/tests/ && cp -r seccomp-profiles $$stage/ && chmod -R a+rX $$stage && \
+	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 NSRUN_IMAGES=$(TEST_IMAGES) \
+		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles $(PYTHON) tests/soak/soak.py \
+		--nsrun build/nsrun --probe build/nsrun-probe $(SOAK_ARGS)
+
 # ---- analysis ----
 
 asan:
@@ -222,18 +249,24 @@ valgrind: all test-image
 		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
 # libFuzzer (clang) with ASan and UBSan over every fuzz target, FUZZ_SECONDS each;
-# new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays as it is
+# new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays
+# as it is.  The runtime (and main.c's parser alone) is built once with clang.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS_LIB = runtime/seccomp_profile.c runtime/error.c runtime/util.c
+FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-DNSRUN_LIBFUZZER -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
 fuzz:
-	@mkdir -p build-fuzz
+	@mkdir -p build-fuzz/obj
+	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
+	@for src in $(LIB_SRCS); do o=build-fuzz/obj/$$(basename $$src .c).o; \
+		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $$src -o $$o || exit 1; done; \
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DNSRUN_CLI_ONLY -Wno-unused-function -Wno-unused-const-variable \
+		-c runtime/main.c -o build-fuzz/obj/cli-only.o || exit 1
 	@for src in $(FUZZ_SRCS); do name=$$(basename $$src .c); n=$${name#fuzz_}; \
 		echo "== $$name for $(FUZZ_SECONDS)s"; \
-		clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-			-DNSRUN_LIBFUZZER -iquote runtime $(PKG_CFLAGS) -o build-fuzz/$$name $$src $(FUZZ_SRCS_LIB) -lyajl || exit 1; \
+		clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o build-fuzz/$$name $$src build-fuzz/obj/*.o $(PKG_LIBS) -pthread || exit 1; \
 		mkdir -p build-fuzz/corpus/$$n; \
 		build-fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-			-artifact_prefix=build-fuzz/ build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
+			-artifact_prefix=build-fuzz/$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
 install: all

@@ -17,6 +17,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->limits.tmpfs_bytes = NSRUN_DEFAULT_TMPFS_BYTES;
 	cfg->limits.pids = NSRUN_DEFAULT_PIDS;
 	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
+	cfg->limits.stop_timeout_us = NSRUN_DEFAULT_STOP_TIMEOUT_US;
 	cfg->network = NSRUN_NETWORK_NONE;
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
 	cfg->service.ready_timeout_us = NSRUN_DEFAULT_READY_TIMEOUT_US;
@@ -137,11 +138,12 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 	if (gid_s)
 		*gid_s++ = '\0';
 	/* 65535 and above are the overflow/invalid ids of a user namespace: stay below */
-	if (parse_uint("--user", copy, 65533 + 1, &uid, err) < 0)
-		return error_prefix(err, "numeric ids only");
-	gid = uid;
-	if (gid_s && parse_uint("--user", gid_s, 65533 + 1, &gid, err) < 0)
-		return error_prefix(err, "numeric ids only");
+	gid = 0;
+	if (parse_uint("--user", copy, 65533 + 1, &uid, err) < 0 ||
+	    (gid_s && parse_uint("--user", gid_s, 65533 + 1, &gid, err) < 0))
+		return error_set(err, 0, "--user: \"%s\": expected UID[:GID], numeric ids up to 65534", spec);
+	if (!gid_s)
+		gid = uid;
 	cfg->process.uid = (uid_t)uid;
 	cfg->process.gid = (gid_t)gid;
 	return 0;
@@ -149,6 +151,9 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 {
+	if (cfg->tty && (cfg->output.capture || cfg->output.stdin_path))
+		return error_set(err, 0, "--tty and %s: a terminal is neither captured nor fed from a file",
+				 cfg->output.json_path ? "--json" : cfg->output.capture ? "--capture" : "--stdin");
 	if (!cfg->rootfs)
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR");
 	if (cfg->process.args.n == 0)
@@ -179,6 +184,9 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 			err->hint = "give the program on standard input: nsrun --isolation chroot --image NAME - < FILE";
 			return -1;
 		}
+		if (cfg->tty)
+			return error_set(err, 0, "--isolation chroot: -t needs the container's own /dev/pts, which this "
+					 "mode does without");
 		if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
 			return error_set(err, 0, "--isolation chroot: volumes (-v) and --tmpfs need mount(2), which "
 					 "this mode does without");

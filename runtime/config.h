@@ -21,6 +21,7 @@
 #define NSRUN_DEFAULT_UID 65534
 #define NSRUN_DEFAULT_HOSTNAME "nsrun"
 #define NSRUN_WORKDIR "/work"
+#define NSRUN_DEFAULT_STOP_TIMEOUT_US (2ULL * 1000000)
 #define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
 #define NSRUN_MAX_PUBLISH 32            /* -p */
@@ -91,6 +92,8 @@ struct nsrun_config {
 		uint64_t pids;          /* 0 = no limit */
 		uint64_t cpu_time_us;   /* 0 = no limit */
 		uint64_t timeout_us;    /* wall clock from start of setup; 0 = none */
+		uint64_t stop_timeout_us;       /* --stop-timeout: from a forwarded SIGINT, SIGTERM or
+						 * SIGHUP to SIGKILL of the container; 0 = at once */
 	} limits;
 	struct nsrun_security {
 		char *seccomp;          /* profile name, path, or "unconfined" */
@@ -117,6 +120,8 @@ struct nsrun_config {
 		uint64_t ready_timeout_us;      /* --ready-timeout: how long -d waits for that */
 		bool timeout_given;     /* --timeout was given (a -d service has none by default) */
 	} service;
+	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
+					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	enum nsrun_isolation isolation;

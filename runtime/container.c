@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -56,6 +58,43 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 		return error_set(err, errno, "set init non-dumpable");
 	timing_mark(a->timing, TP_INIT_READY);
 	return 0;
+}
+
+/* -t: a new pty of the container's own devpts instance (mounted newinstance at
+ * /dev/pts, /dev/ptmx -> pts/ptmx: no host pty is reachable), its master sent to
+ * the supervisor, which relays it.  Returns the slave fd for the payload's stdio,
+ * or -1 with err.  devpts(5), pty(7), TIOCGPTPEER in ioctl_tty(2). */
+static int open_pty(const struct container_args *a, struct nsrun_error *err)
+{
+	int master, slave;
+
+	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0)
+		return error_set(err, errno, "--tty: open the container's /dev/ptmx");
+	if (unlockpt(master) < 0) {
+		error_set(err, errno, "--tty: unlock the pty");
+		close(master);
+		return -1;
+	}
+	if (a->winsize.ws_row && a->winsize.ws_col && ioctl(master, TIOCSWINSZ, &a->winsize) < 0) {
+		error_set(err, errno, "--tty: set the window size");
+		close(master);
+		return -1;
+	}
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0) {
+		error_set(err, errno, "--tty: open the pty's slave");
+		close(master);
+		return -1;
+	}
+	/* sync: PTY */
+	if (sync_send_fd(a->sync_fd, SYNC_PTY, master, err) < 0) {
+		close(master);
+		close(slave);
+		return -1;
+	}
+	close(master); /* the supervisor's copy is the only one: EIO there once the slave is gone */
+	return slave;
 }
 
 /* Reads the payload's exec report: EOF means execve succeeded (the pipe is
@@ -151,6 +190,7 @@ void container_main(const struct container_args *a)
 {
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	int report[2];
+	int stdio[3] = { a->stdio[0], a->stdio[1], a->stdio[2] };
 	sigset_t set;
 	pid_t payload;
 	int sfd;
@@ -160,6 +200,12 @@ void container_main(const struct container_args *a)
 			close(a->close_fds[i]);
 	if (container_setup(a, &err) < 0)
 		die_with_error(a->sync_fd, &err);
+	if (a->cfg->tty) {
+		int slave = open_pty(a, &err);
+		if (slave < 0)
+			die_with_error(a->sync_fd, &err);
+		stdio[0] = stdio[1] = stdio[2] = slave;
+	}
 	/* the supervisor blocked these before clone: they stay pending until read here */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -185,14 +231,14 @@ void container_main(const struct container_args *a)
 		close(a->sync_fd);
 		if (a->publish_fd >= 0)
 			close(a->publish_fd);
-		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, a->stdio, a->timing, report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, stdio, a->timing, report[1]);
 	}
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and
 	 * everything it started are gone */
 	for (int i = 0; i < 3; i++)
-		if (a->stdio[i] >= 0)
-			close(a->stdio[i]);
+		if (stdio[i] >= 0 && (i == 0 || stdio[i] != stdio[i - 1]))
+			close(stdio[i]);
 	if (read_exec_report(report[0], &err)) {
 		timing_mark(a->timing, TP_EXEC_OK);
 		/* sync: EXEC_OK */

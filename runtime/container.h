@@ -9,6 +9,8 @@
 #ifndef NSRUN_CONTAINER_H
 #define NSRUN_CONTAINER_H
 
+#include <sys/ioctl.h>
+
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
@@ -29,6 +31,7 @@ struct container_args {
 	const struct nsrun_limits *rlimits;     /* the limits the payload sets as rlimits */
 	int landlock_abi;               /* the ruleset's ABI (landlock.h), 0: none */
 	int publish_fd;                 /* -p: init's end of the socket channel (publish.h), or -1 */
+	struct winsize winsize;         /* -t: the pty's first size (nsrun's terminal; 0x0: none) */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

@@ -23,6 +23,16 @@ const char *error_stage_name(int stage)
 	return stage_names[stage];
 }
 
+/* A message is one line of text: a control character that came with user input
+ * (a newline, an escape sequence) becomes '?', so that input cannot forge a second
+ * "nsrun:" line or drive the caller's terminal. */
+static void one_line(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 static int error_vset(struct nsrun_error *err, int stage, int errnum, const char *fmt, va_list ap)
 {
 	if (!err)
@@ -31,6 +41,7 @@ static int error_vset(struct nsrun_error *err, int stage, int errnum, const char
 	err->stage = stage;
 	err->hint = NULL;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	one_line(err->msg);
 	return -1;
 }
 
@@ -76,6 +87,7 @@ int error_prefix(struct nsrun_error *err, const char *fmt, ...)
 	size_t olen = strnlen(old, rest);
 	memcpy(err->msg + n + 2, old, olen);
 	err->msg[n + 2 + olen] = '\0';
+	one_line(err->msg);
 	return -1;
 }
 

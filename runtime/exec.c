@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -99,6 +100,12 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			error_set(&err, errno, "set up fd %d", i);
 			fail(report_fd, &err, 125);
 		}
+	}
+	/* -t: the container's pty becomes our controlling terminal (we lead a new session),
+	 * so ^C on it sends SIGINT to our process group; ioctl_tty(2) TIOCSCTTY */
+	if (cfg->tty && ioctl(0, TIOCSCTTY, 0) < 0) {
+		error_set(&err, errno, "--tty: make the pty the controlling terminal");
+		fail(report_fd, &err, 125);
 	}
 	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
 		fail(report_fd, &err, 125);

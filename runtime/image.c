@@ -102,9 +102,8 @@ static int json_strv(yajl_val root, const char *key, const char *file, struct st
 	return 0;
 }
 
-static int merge_image_json(struct nsrun_config *cfg, const char *file, struct nsrun_error *err)
+int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err)
 {
-	_cleanup_free_ char *text = NULL;
 	_cleanup_yajl_ yajl_val root = NULL;
 	struct strv interp = { 0 }, env = { 0 };
 	char ebuf[256];
@@ -112,8 +111,6 @@ static int merge_image_json(struct nsrun_config *cfg, const char *file, struct n
 	yajl_val wd;
 	int rc = -1;
 
-	if (read_file(file, IMAGE_JSON_MAX, &text, NULL) < 0)
-		return error_set(err, errno, "read image.json \"%s\"", file);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!root) {
 		char *nl = strchr(ebuf, '\n');
@@ -180,6 +177,7 @@ int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ char *json = NULL;
 	_cleanup_free_ char *rootfs = NULL;
+	_cleanup_free_ char *text = NULL;
 	struct stat st;
 
 	if (!store)
@@ -199,7 +197,9 @@ int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, errno, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
 	if (!S_ISDIR(st.st_mode))
 		return error_set(err, ENOTDIR, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
-	if (merge_image_json(cfg, json, err) < 0)
+	if (read_file(json, IMAGE_JSON_MAX, &text, NULL) < 0)
+		return error_set(err, errno, "read image.json \"%s\"", json);
+	if (image_merge_json(cfg, json, text, err) < 0)
 		return -1;
 	cfg->image_dir = steal_ptr(&dir);
 	cfg->rootfs = steal_ptr(&rootfs);

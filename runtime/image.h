@@ -22,6 +22,10 @@ char *image_store_dir(struct nsrun_error *err);
  * Returns 0 or -1 with err (unknown image: names the store and the images it has). */
 int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err);
 
+/* Merges the image.json text (NUL-terminated; file names it in messages) into cfg
+ * as image_resolve does.  Returns 0 or -1 with err. */
+int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err);
+
 /* Prints one line per image of the store ("NAME<TAB>INTERPRETER") to out.
  * Returns the number of images, or -1 with err. */
 int image_list(FILE *out, struct nsrun_error *err);

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "cleanup.h"
+#include "cli.h"
 #include "config.h"
 #include "image.h"
 #include "mount_plan.h"
@@ -32,12 +33,14 @@ enum {
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
+	OPT_STOP_TIMEOUT,
 };
 
 static const struct option options[] = {
 	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "stop-timeout", required_argument, NULL, OPT_STOP_TIMEOUT },
 	{ "env", required_argument, NULL, 'e' },
 	{ "volume", required_argument, NULL, 'v' },
 	{ "workdir", required_argument, NULL, 'w' },
@@ -69,6 +72,8 @@ static const struct option options[] = {
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "wait-port", required_argument, NULL, OPT_WAIT_PORT },
 	{ "ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT },
+	{ "tty", no_argument, NULL, 't' },
+	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -90,6 +95,7 @@ static const char usage_text[] =
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
 	"  --rootfs DIR              a root file system directory to use as the image\n"
 	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
+	"  --stop-timeout SECONDS    after SIGINT, SIGTERM or SIGHUP to nsrun, SIGKILL (default 2)\n"
 	"  -e, --env KEY[=VALUE]     set an environment variable (KEY alone: take nsrun's value)\n"
 	"  -v, --volume HOST:CONTAINER[:ro|rw]  bind a host path, read-only unless rw\n"
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
@@ -124,6 +130,8 @@ static const char usage_text[] =
 	"  --output-limit BYTES      bytes kept of each captured stream (default 1m; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
+	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
+	"  -i, --interactive         accepted for docker's -it: stdin is always passed\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
 	"  --debug-timing            print the time of each phase to stderr (also NSRUN_DEBUG=timing)\n"
 	"  -h, --help, --version\n"
@@ -143,6 +151,13 @@ static int add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error
 
 	if (!strchr(arg, '=')) {
 		const char *val = getenv(arg);
+		/* the name is checked whether or not it is set: -e "" or -e 1BAD is a mistake */
+		if (asprintf(&kv, "%s=", arg) < 0)
+			return error_set(err, ENOMEM, "--env");
+		if (!is_env_assignment(kv))
+			return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+		free(kv);
+		kv = NULL;
 		if (asprintf(&kv, "%s=%s", arg, val ? val : "") < 0)
 			return error_set(err, ENOMEM, "--env");
 		if (!val)
@@ -214,6 +229,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		if (parse_duration_us("--ready-timeout", arg, &cfg->service.ready_timeout_us, err) < 0)
 			return -1;
 		return cfg->service.ready_timeout_us ? 0 : error_set(err, 0, "--ready-timeout: must be more than 0");
+	case OPT_STOP_TIMEOUT:
+		return parse_duration_us("--stop-timeout", arg, &cfg->limits.stop_timeout_us, err);
 	case OPT_CPU_TIME:
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:
@@ -232,8 +249,11 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case 'u':
 		return config_set_user(cfg, arg, err);
 	case OPT_HOSTNAME:
-		if (!arg[0] || strlen(arg) > 64)
-			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 characters", arg);
+		if (!arg[0] || strlen(arg) > 64 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+							       "0123456789.-") != strlen(arg) ||
+		    arg[0] == '-' || arg[0] == '.')
+			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 letters, digits, '.' and '-' "
+					 "(RFC 1123)", arg);
 		free(cfg->hostname);
 		return (cfg->hostname = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--hostname");
 	case OPT_NETWORK:
@@ -257,6 +277,11 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_ALLOW_NESTED:
 		cfg->security.allow_nested = true;
+		return 0;
+	case 't':
+		cfg->tty = true;
+		return 0;
+	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin) */
 		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;
@@ -328,6 +353,14 @@ static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 		return error_set(err, EISDIR, "file \"%s\"", file);
 	if (!S_ISREG(st.st_mode))
 		return error_set(err, 0, "file \"%s\": not a regular file", file);
+	/* the interpreter inside must be able to read it: said here, not by the interpreter.
+	 * A caller reads it as the payload will (same uid); root's payload is not root on
+	 * the host and reads through the "other" bits (unless the overflow id owns it). */
+	if (access(real, R_OK) < 0)
+		return error_set(err, errno, "file \"%s\"", file);
+	if (geteuid() == 0 && !(st.st_mode & S_IROTH) && !(st.st_uid == 65534 && (st.st_mode & S_IRUSR)))
+		return error_set(err, 0, "file \"%s\": the payload (not root on the host) cannot read it "
+				 "(mode %04o): make it readable by others (chmod o+r)", file, (unsigned)(st.st_mode & 07777));
 	if (!(copy = strdup(real)) || asprintf(&dest, NSRUN_WORKDIR "/%s", basename(copy)) < 0)
 		return error_set(err, ENOMEM, "file");
 	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
@@ -341,22 +374,19 @@ static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 		       error_set(err, ENOMEM, "file") : 0;
 }
 
-static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
+int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
 {
 	int c;
 	bool dashdash;
 
 	err->stage = STAGE_CONFIG;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:v:w:u:p:dh", options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage_text, stdout);
-			exit(0);
-		}
-		if (c == OPT_VERSION) {
-			printf("nsrun %s\n", NSRUN_VERSION);
-			exit(0);
-		}
+	optind = 0; /* glibc: 0 starts a new scan with its state reset (getopt(3)) */
+	while ((c = getopt_long(argc, argv, "+:e:v:w:u:p:dhti", options, NULL)) != -1) {
+		if (c == 'h')
+			return CLI_HELP;
+		if (c == OPT_VERSION)
+			return CLI_VERSION;
 		if (c == ':')
 			return error_set(err, 0, "%s: needs a value (see nsrun --help)", argv[optind - 1]);
 		if (c == '?') {
@@ -388,6 +418,8 @@ static int parse_args(struct nsrun_config *cfg, int argc, char **argv, struct ns
 			return error_set(err, ENOMEM, "arguments");
 	return 0;
 }
+
+#ifndef NSRUN_CLI_ONLY /* the fuzzer and the unit test take only the parser above */
 
 /* Defaults, then the image's, then -e: later ones win. */
 static int build_env(struct nsrun_config *cfg, struct nsrun_error *err)
@@ -567,8 +599,17 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return fail(&err);
 	}
-	if (parse_args(&cfg, argc, argv, &err) < 0 || resolve(&cfg, &err) < 0 ||
-	    config_validate(&cfg, &err) < 0) {
+	code = cli_parse(&cfg, argc, argv, &err);
+	if (code == CLI_HELP || code == CLI_VERSION) {
+		if (code == CLI_HELP)
+			fputs(usage_text, stdout);
+		else
+			printf("nsrun %s\n", NSRUN_VERSION);
+		config_free(&cfg);
+		timing_free(timing);
+		return 0;
+	}
+	if (code < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
 		json_error(&cfg, &err);
 		config_free(&cfg);
@@ -622,3 +663,4 @@ int main(int argc, char **argv)
 	config_free(&cfg);
 	return code;
 }
+#endif /* NSRUN_CLI_ONLY */

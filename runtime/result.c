@@ -68,8 +68,14 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 	case NSRUN_STATUS_ERROR:
 		error_format(&r->error, buf, len);
 		break;
-	case NSRUN_STATUS_EXITED:
 	case NSRUN_STATUS_SIGNALED:
+		if (r->stopped_after) {
+			format_seconds(r->stop_timeout_us, secs, sizeof(secs));
+			snprintf(buf, len, "killed: still running %s after SIG%s (--stop-timeout)", secs,
+				 sigabbrev_np(r->stopped_after) ? sigabbrev_np(r->stopped_after) : "?");
+		}
+		break;
+	case NSRUN_STATUS_EXITED:
 		break;
 	}
 	return strlen(buf);

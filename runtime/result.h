@@ -42,6 +42,8 @@ struct nsrun_result {
 	enum nsrun_status status;
 	int exit_code;          /* EXITED: the payload's status */
 	int signal;             /* SIGNALED: the signal number */
+	int stopped_after;      /* SIGNALED by --stop-timeout: the forwarded signal it outlived, else 0 */
+	uint64_t stop_timeout_us;       /* with stopped_after: the grace that passed */
 	uint64_t timeout_us;    /* TIMED_OUT: the limit that passed */
 	uint64_t wall_time_us;  /* from the start of set-up to the end of the run */
 	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */

@@ -17,11 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -36,6 +38,7 @@
 #include "landlock.h"
 #include "seccomp.h"
 #include "sync.h"
+#include "sys.h"
 #include "timing.h"
 
 #define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
@@ -48,6 +51,23 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* a + b, saturated: a deadline far away stays far away instead of wrapping */
+static uint64_t add_us(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/* Milliseconds from now to deadline for poll(2), rounded up, at most INT_MAX;
+ * earlier (>= 0) if limit_ms (>= 0) is nearer. */
+static int ms_until(uint64_t deadline, uint64_t now, int limit_ms)
+{
+	uint64_t ms = deadline > now ? (deadline - now + 999) / 1000 : 0;
+
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	return limit_ms >= 0 && (uint64_t)limit_ms < ms ? limit_ms : (int)ms;
 }
 
 static void warn_line(void *ctx, const char *line)
@@ -204,6 +224,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	sigaddset(&set, SIGCHLD);
 	for (const int *s = forward_signals; *s; s++)
 		sigaddset(&set, *s);
+	if (cfg->tty) {
+		struct sigaction ign = { .sa_handler = SIG_IGN };
+		sigaddset(&set, SIGWINCH); /* resizes of our terminal go to the pty, not to pid 1 */
+		/* a closed stdout must not kill us mid-relay: write(2) says EPIPE instead */
+		run->sigpipe_saved = sigaction(SIGPIPE, &ign, &run->saved_sigpipe) == 0;
+	}
 	if (sigprocmask(SIG_BLOCK, &set, &run->saved_mask) < 0) {
 		close(sv[1]);
 		return error_set(err, errno, "block signals");
@@ -233,6 +259,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.landlock_abi = run->landlock_abi,
 			.publish_fd = run->pub->container_fd,
 		};
+		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
+		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
+			memset(&a.winsize, 0, sizeof(a.winsize));
 		container_main(&a);
 	}
 	timing_mark(run->timing, TP_CLONE);
@@ -298,6 +327,81 @@ static void result_from_status(struct nsrun_result *result, int status)
 	}
 }
 
+/* -t: our terminal goes raw (cfmakeraw(3)) so every key, ^C included, reaches the
+ * container's pty, whose line discipline then does what a terminal does; the mode is
+ * restored by tty_restore on every way out (run_teardown).  Returns 0 or -1. */
+static int tty_start(struct nsrun_run *run, struct nsrun_error *err)
+{
+	struct termios raw;
+
+	if (fcntl(run->pty_fd, F_SETFL, O_NONBLOCK) < 0)
+		return error_set_stage(err, STAGE_SUPERVISE, errno, "--tty: make the pty nonblocking");
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &run->saved_termios) == 0) {
+		run->termios_saved = true;
+		raw = run->saved_termios;
+		cfmakeraw(&raw);
+		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
+			return error_set_stage(err, STAGE_SUPERVISE, errno, "--tty: put the terminal in raw mode");
+	}
+	return 0;
+}
+
+static void tty_restore(struct nsrun_run *run)
+{
+	if (run->termios_saved)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &run->saved_termios);
+	run->termios_saved = false;
+	if (run->sigpipe_saved)
+		sigaction(SIGPIPE, &run->saved_sigpipe, NULL);
+	run->sigpipe_saved = false;
+}
+
+/* -t: what the payload wrote to its terminal, to our stdout; EIO or EOF when every
+ * holder of the slave is gone (pty(7)): the pty is closed.  A stdout that cannot
+ * take it any more is given up, the pty still drained. */
+static void tty_from_pty(struct nsrun_run *run, bool *stdout_ok)
+{
+	char buf[16384];
+	ssize_t n = read(run->pty_fd, buf, sizeof(buf));
+
+	if (n > 0) {
+		if (*stdout_ok && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
+			*stdout_ok = false;
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close(run->pty_fd);
+	run->pty_fd = -1;
+}
+
+/* -t: our stdin to the pty, as much as it takes now; the rest waits (POLLOUT).  At
+ * the end of a stdin that is not a terminal the pty gets its EOF character (^D). */
+static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
+{
+	if (stdin_ready && run->pty_in_len == 0) {
+		ssize_t n = read(STDIN_FILENO, run->pty_in, sizeof(run->pty_in));
+		if (n > 0) {
+			run->pty_in_len = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			run->stdin_open = false;
+			if (!run->termios_saved) {
+				run->pty_in[0] = 0x04;
+				run->pty_in_len = 1;
+			}
+		}
+	}
+	if (run->pty_in_len && run->pty_fd >= 0) {
+		ssize_t n = write(run->pty_fd, run->pty_in, run->pty_in_len);
+		if (n > 0) {
+			memmove(run->pty_in, run->pty_in + n, run->pty_in_len - (size_t)n);
+			run->pty_in_len -= (size_t)n;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			run->pty_in_len = 0;
+		}
+	}
+}
+
 /* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
 static int handle_message(struct nsrun_run *run, struct nsrun_result *result, struct nsrun_error *err)
 {
@@ -318,6 +422,11 @@ static int handle_message(struct nsrun_run *run, struct nsrun_result *result, st
 			run->ready_fd = -1;
 		}
 		return 0;
+	case SYNC_PTY: /* sync: PTY */
+		if (msg.value < 0 || run->pty_fd >= 0)
+			return error_set_stage(err, STAGE_SUPERVISE, EPROTO, "PTY without a terminal from the container");
+		run->pty_fd = (int)msg.value;
+		return tty_start(run, err);
 	case SYNC_PAYLOAD_EXITED: /* sync: PAYLOAD_EXITED */
 		result_from_status(result, (int)msg.value);
 		return 1;
@@ -357,19 +466,23 @@ static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct c
 static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result,
 			 struct nsrun_error *err)
 {
-	bool decided = false;
+	bool decided = false, stdout_ok = true;
 
 	err->stage = STAGE_SUPERVISE;
+	run->stdin_open = cfg->tty;
 	for (;;) {
-		struct pollfd pfd[4] = {
+		struct pollfd pfd[6] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
 			{ .fd = run->err.read_fd, .events = POLLIN },
+			{ .fd = run->pty_fd, .events = POLLIN | (run->pty_in_len ? POLLOUT : 0) },
+			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len ? STDIN_FILENO : -1,
+			  .events = POLLIN },
 		};
 		int timeout_ms = -1;
 
-		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0)
+		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0)
 			return 0;
 		if (decided && run->kill_deadline_us) {
 			uint64_t now = now_us();
@@ -377,8 +490,22 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				kill_child(run); /* pid 1 lingers: the kernel kills the rest with it */
 				run->kill_deadline_us = 0;
 			} else {
-				timeout_ms = (int)((run->kill_deadline_us - now + 999) / 1000);
+				timeout_ms = ms_until(run->kill_deadline_us, now, timeout_ms);
 			}
+		}
+		if (run->stop_deadline_us && !decided) {
+			uint64_t now = now_us();
+			if (now >= run->stop_deadline_us) {
+				/* the payload outlived --stop-timeout: as docker stop, SIGKILL (137) */
+				stop_container(run);
+				result->status = NSRUN_STATUS_SIGNALED;
+				result->signal = SIGKILL;
+				result->stopped_after = run->stop_signal;
+				result->stop_timeout_us = cfg->limits.stop_timeout_us;
+				decided = true;
+				continue;
+			}
+			timeout_ms = ms_until(run->stop_deadline_us, now, timeout_ms);
 		}
 		if (run->deadline_us && !decided) {
 			uint64_t now = now_us();
@@ -389,9 +516,9 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				decided = true;
 				continue;
 			}
-			timeout_ms = (int)((run->deadline_us - now + 999) / 1000);
+			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
-		if (poll(pfd, 4, timeout_ms) < 0) {
+		if (poll(pfd, 6, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -399,14 +526,31 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(run->signal_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD && !decided)
-					kill(run->child, (int)si.ssi_signo); /* pid 1 passes it on to the payload */
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGWINCH) { /* the kernel tells the payload (its SIGWINCH) */
+					struct winsize ws;
+					if (run->pty_fd >= 0 && (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
+								 ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0))
+						ioctl(run->pty_fd, TIOCSWINSZ, &ws);
+					continue;
+				}
+				if (sig == SIGCHLD || decided)
+					continue;
+				kill(run->child, sig); /* pid 1 passes it on to the payload */
+				if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !run->stop_deadline_us) {
+					run->stop_signal = sig;
+					run->stop_deadline_us = add_us(now_us(), cfg->limits.stop_timeout_us);
+				}
 			}
 		}
 		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->out, result, &decided, err) < 0)
 			return -1;
 		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
 			return -1;
+		if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
+			tty_from_pty(run, &stdout_ok);
+		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
+			tty_to_pty(run, pfd[5].revents != 0);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = handle_message(run, result, err);
 			if (r < 0)
@@ -507,6 +651,10 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->signal_fd >= 0)
 		close(run->signal_fd);
 	run->sync_fd = run->signal_fd = -1;
+	if (run->pty_fd >= 0)
+		close(run->pty_fd);
+	run->pty_fd = -1;
+	tty_restore(run);
 	if (run->mask_saved)
 		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);
 	run->mask_saved = false;
@@ -533,7 +681,8 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
 		      struct publish_state *pub, int ready_fd)
 {
-	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .cg = { .dir_fd = -1 },
+	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
+				 .cg = { .dir_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
@@ -543,7 +692,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.pub = pub;
 	run.ready_fd = ready_fd;
 	run.start_us = now_us();
-	run.deadline_us = cfg->limits.timeout_us ? run.start_us + cfg->limits.timeout_us : 0;
+	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||
 	    run_supervise(cfg, &run, result, &err) < 0) {
 		kill_child(&run);

@@ -2,6 +2,8 @@
 #ifndef NSRUN_RUN_H
 #define NSRUN_RUN_H
 
+#include <signal.h>
+#include <termios.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <sys/types.h>
@@ -40,6 +42,16 @@ struct nsrun_run {
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
 	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
 	int ready_fd;                   /* -d: gets "R" once the service is ready, else -1 */
+	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
+	int stop_signal;                /* the first such signal */
+	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
+	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
+	char pty_in[4096];              /* -t: stdin bytes the pty has not taken yet */
+	size_t pty_in_len;
+	struct termios saved_termios;   /* -t: our terminal's mode before raw mode */
+	bool termios_saved;
+	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
+	bool sigpipe_saved;
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "sync.h"
 
@@ -15,6 +16,7 @@ const char *sync_type_name(uint32_t type)
 	case SYNC_PAYLOAD_EXITED: return "PAYLOAD_EXITED";
 	case SYNC_ERROR: return "ERROR";
 	case SYNC_KILL_ALL: return "KILL_ALL";
+	case SYNC_PTY: return "PTY";
 	}
 	return "unknown";
 }
@@ -54,22 +56,67 @@ int sync_send_error(int fd, enum sync_type type, const struct nsrun_error *e)
 	return send_msg(fd, &msg);
 }
 
+int sync_send_fd(int fd, enum sync_type type, int passfd, struct nsrun_error *err)
+{
+	struct sync_msg msg = { .type = type };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = &msg, .iov_len = sizeof(msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	ssize_t n;
+
+	memset(&u, 0, sizeof(u));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &passfd, sizeof(int));
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return error_set(err, errno, "send %s to the supervisor", sync_type_name(type));
+	return 0;
+}
+
 int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	int got = -1;
 	ssize_t n;
 
 	memset(msg, 0, sizeof(*msg));
 	/* a stream socket: MSG_WAITALL takes the whole message (or EOF, or a signal) */
 	do
-		n = recv(fd, msg, sizeof(*msg), MSG_WAITALL);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return error_set(err, errno, "receive from the sync socket");
-	if (n == 0)
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+	if (n == 0) {
+		if (got >= 0)
+			close(got);
 		return 0;
-	if ((size_t)n != sizeof(*msg))
+	}
+	if ((size_t)n != sizeof(*msg)) {
+		if (got >= 0)
+			close(got);
 		return error_set(err, EPROTO, "short message on the sync socket (%zd bytes)", n);
+	}
 	msg->text[sizeof(msg->text) - 1] = '\0';
+	if (msg->type == SYNC_PTY)
+		msg->value = got;
+	else if (got >= 0)
+		close(got);
 	return 1;
 }
 

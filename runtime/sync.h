@@ -27,6 +27,7 @@ enum sync_type {
 	SYNC_PAYLOAD_EXITED,
 	SYNC_ERROR,
 	SYNC_KILL_ALL,
+	SYNC_PTY,               /* pid 1 -> parent, before EXEC_OK: the pty master (SCM_RIGHTS) */
 };
 
 struct sync_msg {
@@ -56,6 +57,11 @@ int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err);
 
 /* Receives one message into *msg.  Returns 1, 0 on EOF, -1 with err. */
 int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err);
+
+/* Sends a message of type with passfd attached (SCM_RIGHTS, unix(7)).  Returns 0 or
+ * -1 with err.  The receiver's sync_recv puts the new fd (close-on-exec) in
+ * msg->value, or -1 when none came; fds attached to other types are closed. */
+int sync_send_fd(int fd, enum sync_type type, int passfd, struct nsrun_error *err);
 
 /* Receives the message `type`; a SYNC_ERROR message becomes *err (the peer's
  * stage, errno and text), EOF or another type is an error.  Returns 0 or -1. */

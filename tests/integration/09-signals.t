@@ -1,6 +1,7 @@
 #!/bin/bash
 # Signals INT TERM HUP QUIT USR1 USR2 to nsrun are forwarded to the payload (B30);
-# SIGKILL of nsrun kills the container.
+# SIGKILL of nsrun kills the container; a payload that ignores the signal is SIGKILLed
+# after --stop-timeout (137).
 . "$(dirname "$0")/../lib.sh"
 require_all
 
@@ -35,6 +36,51 @@ sleep 1
 kill -TERM "$NSRUN_PID"
 wait_nsrun
 assert_eq "SIGTERM to nsrun, payload without handler -> 143" 143 "$RC"
+
+# a payload that ignores SIGTERM/SIGINT/SIGHUP is SIGKILLed after --stop-timeout (default 2 s): 137
+IGNORE='import signal, time
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, signal.SIG_IGN)
+print("ready", flush=True)
+time.sleep(60)'
+for case in "TERM 1 1" "INT 0.5 0.5" "HUP default 2"; do
+	read -r sig opt want_s <<<"$case"
+	opts=(); [ "$opt" = default ] || opts=(--stop-timeout "$opt")
+	start_nsrun --image python --timeout 30 "${opts[@]+"${opts[@]}"}" -- python3 -c "$IGNORE"
+	if wait_for_output '^ready' 15; then
+		t0=$(date +%s%N)
+		kill -s "$sig" "$NSRUN_PID"
+		wait_nsrun
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		assert_eq "SIG$sig ignored, stop timeout $opt: SIGKILLed, exit 137" 137 "$RC"
+		assert_match "  ... and says why" "^nsrun: killed: still running ${want_s}s after SIG$sig \\(--stop-timeout\\)" "$ERR"
+		lo=$(awk -v s="$want_s" 'BEGIN { print int(s * 1000) }')
+		if [ "$ms" -ge "$lo" ] && [ "$ms" -le $((lo + 2500)) ]; then ok "  ... after ${want_s}s (${ms} ms)"
+		else not_ok "  ... after ${want_s}s" "took ${ms} ms"; fi
+	else
+		kill -KILL "$NSRUN_PID" 2>/dev/null; wait_nsrun
+		not_ok "SIG$sig ignored: payload never became ready" "$(_ctx)"; not_ok "  ... says why"; not_ok "  ... timing"
+	fi
+done
+
+# --stop-timeout does not cut a payload that handles the signal and exits in time
+start_nsrun --image python --timeout 30 --stop-timeout 5 -- python3 -c 'import signal, sys, time
+def h(s, f):
+    time.sleep(0.5); print("cleaned up", flush=True); sys.exit(3)
+signal.signal(signal.SIGTERM, h)
+print("ready", flush=True)
+time.sleep(60)'
+if wait_for_output '^ready' 15; then
+	kill -TERM "$NSRUN_PID"; wait_nsrun
+	assert_eq "handler that takes 0.5 s within --stop-timeout 5: its own status" "3 ready
+cleaned up" "$RC $OUT"
+else
+	kill -KILL "$NSRUN_PID" 2>/dev/null; wait_nsrun; not_ok "handler within --stop-timeout: never ready" "$(_ctx)"
+fi
+
+run_nsrun --image python --stop-timeout -1 -- true
+assert_eq "--stop-timeout -1: rejected, 125" 125 "$RC"
+assert_match "  ... with its message" '^nsrun: --stop-timeout: "-1"' "$ERR"
 
 # SIGKILL of nsrun kills the container
 start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" --timeout 60 -- sh -c "/mnt/nsrun-probe setsid-sleep 50.0093; exec /mnt/nsrun-probe sleep 50.0093"

@@ -1,85 +1,155 @@
 #!/bin/bash
-# Bad input: one stderr line starting "nsrun: " (plus optional "nsrun: hint:" lines) and exit 125;
-# never runs a payload.
+# The bad input catalogue: malformed and hostile invocations, each with its exact
+# exit status and the start of its first stderr line; nsrun's own errors are one
+# "nsrun: " line (plus optional "nsrun: hint:" lines), a payload never runs where it
+# should not, and nothing is left on the host afterwards.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
 require_image python
+require_probe
 
-mkdir -p "$TESTTMP/adir"
-echo 'print("should not run")' >"$TESTTMP/ok.py"
-chmod 644 "$TESTTMP/ok.py"
+N=$NSRUN
+ME=$(id -u)
+T=$TESTTMP
+mkdir -p "$T/adir" "$T/emptyroot" "$T/ro-store" "$T/ro-cache"
+echo 'print("should not run")' >"$T/ok.py"; chmod 644 "$T/ok.py"
+echo 'print("ran")' >"$T/ran.py"; chmod 644 "$T/ran.py"
+mkfifo "$T/fifo"
+ln -s "$T/missing-target.py" "$T/dangling.py"
+echo 'print("secret")' >"$T/secret.py"; chmod 000 "$T/secret.py"
+ln -s "$T/secret.py" "$T/link-to-secret.py"
+: >"$T/empty.py"
 
-# broken stores
-BAD="$TESTTMP/badstore"; mkdir -p "$BAD/python/rootfs"
-echo '{ this is not json' >"$BAD/python/image.json"
-UNR="$TESTTMP/unreadable"; mkdir -p "$UNR/python/rootfs"; echo '{}' >"$UNR/python/image.json"; chmod 000 "$UNR/python/image.json"
-EMPTY="$TESTTMP/emptystore"; mkdir -p "$EMPTY"
+# image stores: broken JSON, an image.json of wrong types, a directory for image.json,
+# an image whose rootfs has no interpreter, and a read-only copy of the test store
+mkstore() { mkdir -p "$T/$1/python/rootfs"; printf '%s' "$2" >"$T/$1/python/image.json"; chmod -R a+rX "$T/$1"; }
+mkstore badjson '{ this is not json'
+mkstore wrongtypes '{"interpreter": "python3", "env": [1]}'
+mkstore envint '{"interpreter": ["python3"], "env": [1]}'
+mkstore workdir5 '{"interpreter": ["python3"], "workdir": 5}'
+mkstore array '[1, 2]'
+mkstore nointerp '{"interpreter": ["python3"]}'          # rootfs empty: no python3 inside
+mkdir -p "$T/dirjson/python/rootfs" "$T/dirjson/python/image.json"
+STORE=${NSRUN_IMAGES:-$HOME/.local/share/nsrun/images}
+ln -s "$STORE/python" "$T/ro-store/python"; chmod 555 "$T/ro-store"
+chmod 555 "$T/ro-cache"
+LONGARG=$(head -c 120000 /dev/zero | tr '\0' a)
+LONGNAME=$(head -c 65 /dev/zero | tr '\0' h)
+MANY=(); for i in $(seq 1 5000); do MANY+=("arg$i"); done
+MANYENV=(); for i in $(seq 1 1000); do MANYENV+=(-e "V$i=$i"); done
 
-# each row: DESCRIPTION | expected stderr regex (after "nsrun: ") | args...
-# each row: DESCRIPTION | ERE the first stderr line must match after "nsrun: " | args...
-rows=(
-	"unknown image|no-such-image|--image no-such-image -- true"
-	"missing FILE|missing\.py|--image python $TESTTMP/missing.py"
-	"FILE is a directory|adir|--image python $TESTTMP/adir"
-	"--memory 12x|memory|12x|--image python --memory 12x -- true"
-	"--memory empty|memory|--image python --memory= -- true"
-	"--memory negative|memory|-5|--image python --memory -5 -- true"
-	"--tmpfs-size 1q|tmpfs-size|1q|--image python --tmpfs-size 1q -- true"
-	"--timeout abc|timeout|abc|--image python --timeout abc -- true"
-	"--timeout -1|timeout|-1|--image python --timeout -1 -- true"
-	"--pids-limit x|pids-limit|--image python --pids-limit x -- true"
-	"--cpu-time x|cpu-time|--image python --cpu-time x -- true"
-	"--network host|network|host|--image python --network host -- true"
-	"--network bridge|network|bridge|--image python --network bridge -- true"
-	"--user abc|user|abc|--image python --user abc -- true"
-	"--user 1:2:3|user|1:2:3|--image python --user 1:2:3 -- true"
-	"-e with a bad name|env|1BAD|--image python -e 1BAD=x -- true"
-	"-v without container path|volume|--image python -v $TESTTMP -- true"
-	"unknown option|no-such-option|--image python --no-such-option -- true"
-	"option missing its value|timeout|--image python --timeout"
-	"no image and no rootfs|image|rootfs|-- true"
-	"--image without a name|image|--image"
-	"nothing to run|.|--image python"
-	"-- without a command|.|--image python --"
-)
+snapshot_host
 
-for row in "${rows[@]}"; do
-	desc=${row%%|*}; args=${row##*|}; re=${row#*|}; re=${re%|*}
-	# shellcheck disable=SC2086
-	run_nsrun $args
-	assert_eq "$desc: exit 125" 125 "$RC"
-	assert_nsrun_error "$desc: one 'nsrun: ' line"
-	assert_match "$desc: message names the problem (/$re/)" "^nsrun: .*($re)" "$(head -n 1 <<<"$ERR")"
-	assert_not_match "$desc: payload did not run" 'should not run' "$OUT"
-done
+# bad DESCRIPTION STATUS MESSAGE-START -- COMMAND...
+#   MESSAGE-START: the literal start of stderr's first line; "" = stderr must be empty
+bad() {
+	local desc=$1 want=$2 msg=$3 first
+	shift 4
+	run_cmd "$@"
+	assert_eq "$desc: exit $want" "$want" "$RC"
+	first=$(head -n 1 <<<"$ERR")
+	if [ -z "$msg" ]; then
+		assert_eq "  ... nothing on stderr" "" "$ERR"
+	elif [[ $first == "$msg"* ]]; then
+		ok "  ... '$msg...'"
+	else
+		not_ok "  ... '$msg...'" "first line: '$first'" "$(_ctx)"
+	fi
+	if [ "$want" = 125 ]; then
+		assert_nsrun_error "  ... one nsrun: line"
+		assert_not_match "  ... payload did not run" 'should not run' "$OUT"
+	fi
+}
+IMG=(--image python)
 
-# messages that must say what to do
-run_nsrun --image no-such-image -- true
-store=${NSRUN_IMAGES:-$HOME/.local/share/nsrun/images}
-assert_match "unknown image: names the image" 'no-such-image' "$ERR"
-assert_match "unknown image: names the directory searched" "$store" "$ERR"
-assert_match "unknown image: lists existing images" 'python' "$ERR"
+# options
+bad "unknown long option" 125 'nsrun: --no-such-option: unknown option' -- "$N" "${IMG[@]}" --no-such-option -- true
+bad "unknown short option" 125 'nsrun: -z: unknown option' -- "$N" -z "${IMG[@]}" -- true
+bad "long option with a value it does not take" 125 'nsrun: --strict=yes: unknown option' -- "$N" --strict=yes "${IMG[@]}" -- true
+bad "option missing its value" 125 'nsrun: --timeout: needs a value' -- "$N" "${IMG[@]}" --timeout
+bad "nothing to run" 125 'nsrun: no command: give FILE' -- "$N" "${IMG[@]}"
+bad "-- without a command" 125 'nsrun: no command: give FILE' -- "$N" "${IMG[@]}" --
+bad "no image and no rootfs" 125 'nsrun: no image: use --image NAME or --rootfs DIR' -- "$N" -- true
+bad "--image and --rootfs" 125 'nsrun: --image and --rootfs: give one of them' -- "$N" "${IMG[@]}" --rootfs / -- true
+# sizes and durations
+bad "--memory with an unknown suffix" 125 'nsrun: --memory: "12x": unknown suffix' -- "$N" "${IMG[@]}" --memory 12x -- true
+bad "--memory empty" 125 'nsrun: --memory: "": not a size' -- "$N" "${IMG[@]}" --memory= -- true
+bad "--memory negative" 125 'nsrun: --memory: "-5": not a size' -- "$N" "${IMG[@]}" --memory -5 -- true
+bad "--memory overflowing 64 bits" 125 'nsrun: --memory: "99999999999999999999": too large' -- "$N" "${IMG[@]}" --memory 99999999999999999999 -- true
+bad "--memory overflowing with its suffix" 125 'nsrun: --memory: "17179869184g": too large' -- "$N" "${IMG[@]}" --memory 17179869184g -- true
+bad "--tmpfs-size 1q" 125 'nsrun: --tmpfs-size: "1q": unknown suffix' -- "$N" "${IMG[@]}" --tmpfs-size 1q -- true
+bad "--output-limit overflowing" 125 'nsrun: --output-limit: "18446744073709551616": too large' -- "$N" "${IMG[@]}" --output-limit 18446744073709551616 -- true
+bad "--timeout abc" 125 'nsrun: --timeout: "abc": not a duration' -- "$N" "${IMG[@]}" --timeout abc -- true
+bad "--timeout negative" 125 'nsrun: --timeout: "-1": not a duration' -- "$N" "${IMG[@]}" --timeout -1 -- true
+bad "--timeout with an exponent" 125 'nsrun: --timeout: "1e3": not a duration' -- "$N" "${IMG[@]}" --timeout 1e3 -- true
+bad "--timeout nan" 125 'nsrun: --timeout: "nan": not a duration' -- "$N" "${IMG[@]}" --timeout nan -- true
+bad "--timeout overflowing" 125 'nsrun: --timeout: "99999999999999999999": too large' -- "$N" "${IMG[@]}" --timeout 99999999999999999999 -- true
+bad "--stop-timeout abc" 125 'nsrun: --stop-timeout: "abc": not a duration' -- "$N" "${IMG[@]}" --stop-timeout abc -- true
+bad "--cpu-time 1.2.3" 125 'nsrun: --cpu-time: "1.2.3": not a duration' -- "$N" "${IMG[@]}" --cpu-time 1.2.3 -- true
+bad "--cpus too many" 125 'nsrun: --cpus: "5000": too large' -- "$N" "${IMG[@]}" --cpus 5000 -- true
+bad "--cpus too few" 125 'nsrun: --cpus: "0.0001": at least 0.001' -- "$N" "${IMG[@]}" --cpus 0.0001 -- true
+bad "--pids-limit over the maximum" 125 'nsrun: --pids-limit: "99999999": ' -- "$N" "${IMG[@]}" --pids-limit 99999999 -- true
+bad "--pids-limit negative" 125 'nsrun: --pids-limit: "-1": ' -- "$N" "${IMG[@]}" --pids-limit -1 -- true
+# names, users, paths
+bad "--network host" 125 'nsrun: --network: "host": not supported' -- "$N" "${IMG[@]}" --network host -- true
+bad "--user abc" 125 'nsrun: --user: "abc": expected UID[:GID]' -- "$N" "${IMG[@]}" --user abc -- true
+bad "--user 1:2:3" 125 'nsrun: --user: "1:2:3": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 1:2:3 -- true
+bad "--user past 32 bits" 125 'nsrun: --user: "4294967296": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 4294967296 -- true
+bad "-e with a bad name" 125 'nsrun: --env: "1BAD=x": expected KEY=VALUE' -- "$N" "${IMG[@]}" -e 1BAD=x -- true
+bad "-e empty" 125 'nsrun: --env: "": expected KEY=VALUE' -- "$N" "${IMG[@]}" -e '' -- true
+bad "-e with a newline in the name" 125 'nsrun: --env: "A?B=1": expected KEY=VALUE' -- "$N" "${IMG[@]}" -e $'A\nB=1' -- true
+bad "-v without a container path" 125 'nsrun: --volume' -- "$N" "${IMG[@]}" -v "$T" -- true
+bad "-v from a missing host path" 125 "nsrun: " -- "$N" "${IMG[@]}" -v "$T/nope:/x" -- true
+bad "-v to a relative container path" 125 'nsrun: --volume' -- "$N" "${IMG[@]}" -v "$T:rel" -- true
+bad "-v with an unknown mode" 125 'nsrun: --volume' -- "$N" "${IMG[@]}" -v "$T:/x:rx" -- true
+bad "-w relative" 125 'nsrun: --workdir: "rel"' -- "$N" "${IMG[@]}" -w rel -- true
+bad "-w with .." 125 'nsrun: --workdir: "/a/../b"' -- "$N" "${IMG[@]}" -w /a/../b -- true
+bad "--hostname empty" 125 'nsrun: --hostname: "": must be 1 to 64' -- "$N" "${IMG[@]}" --hostname '' -- true
+bad "--hostname of 65 characters" 125 "nsrun: --hostname: \"$LONGNAME\": must be 1 to 64" -- "$N" "${IMG[@]}" --hostname "$LONGNAME" -- true
+bad "--image empty" 125 'nsrun: --image: "": not a valid image name' -- "$N" --image '' -- true
+bad "--image not UTF-8" 125 $'nsrun: --image: "\xff\xfe": not a valid image name' -- "$N" --image $'\xff\xfe' -- true
+bad "--image a path out of the store" 125 'nsrun: --image: "../python": not a valid image name' -- "$N" --image ../python -- true
+bad "--image unknown" 125 'nsrun: image "no-such-image" not found in' -- "$N" --image no-such-image -- true
+bad "--rootfs missing" 125 "nsrun: --rootfs \"$T/nope\": No such file" -- "$N" --rootfs "$T/nope" -- true
+bad "--rootfs with FILE" 125 'nsrun: FILE and - need an image with an interpreter' -- "$N" --rootfs / "$T/ok.py"
+bad "--cgroup-parent with .." 125 'nsrun: --cgroup-parent: "../x"' -- "$N" "${IMG[@]}" --cgroup-parent ../x -- true
+bad "--security-opt seccomp of a missing file" 125 'nsrun: ' -- "$N" "${IMG[@]}" --security-opt seccomp="$T/nope.json" -- true
+bad "--security-opt unknown" 125 'nsrun: --security-opt: "label=x": unknown' -- "$N" "${IMG[@]}" --security-opt label=x -- true
+bad "--json into a missing directory" 125 "nsrun: --json \"$T/nope/r.json\": No such file" -- "$N" "${IMG[@]}" --json "$T/nope/r.json" -- true
+bad "--stdin missing" 125 "nsrun: --stdin \"$T/nope\": No such file" -- "$N" "${IMG[@]}" --stdin "$T/nope" -- true
+# FILE
+bad "FILE missing" 125 "nsrun: file \"$T/missing.py\": No such file" -- "$N" "${IMG[@]}" "$T/missing.py"
+bad "FILE a directory" 125 "nsrun: file \"$T/adir\": Is a directory" -- "$N" "${IMG[@]}" "$T/adir"
+bad "FILE a fifo" 125 "nsrun: file \"$T/fifo\": not a regular file" -- "$N" "${IMG[@]}" "$T/fifo"
+bad "FILE a dangling symlink" 125 "nsrun: file \"$T/dangling.py\": No such file" -- "$N" "${IMG[@]}" "$T/dangling.py"
+bad "FILE a symlink to a file nobody may read" 125 "nsrun: file \"$T/link-to-secret.py\": " -- "$N" "${IMG[@]}" "$T/link-to-secret.py"
+bad "FILE /dev/null (a device)" 125 'nsrun: file "/dev/null": not a regular file' -- "$N" "${IMG[@]}" /dev/null
+bad "FILE empty: runs, nothing happens" 0 "" -- "$N" "${IMG[@]}" "$T/empty.py"
+# big argv and environment: they reach the payload whole
+bad "an argument of 120000 bytes" 0 "" -- "$N" "${IMG[@]}" -- sh -c '[ ${#1} = 120000 ]' sh "$LONGARG"
+bad "5000 arguments" 0 "" -- "$N" "${IMG[@]}" -- sh -c '[ $# = 5000 ]' sh "${MANY[@]}"
+bad "1000 -e variables" 0 "" -- "$N" "${IMG[@]}" "${MANYENV[@]}" -- sh -c '[ "$V1000" = 1000 ]'
+bad "a variable of 120000 bytes" 0 "" -- "$N" "${IMG[@]}" -e "BIG=$LONGARG" -- sh -c '[ ${#BIG} = 120000 ]'
+# images and stores
+bad "a rootfs without the command" 127 'nsrun: ' -- "$N" --rootfs "$T/emptyroot" -- /bin/sh -c true
+bad "an image without its interpreter" 127 'nsrun: ' -- env NSRUN_IMAGES="$T/nointerp" "$N" "${IMG[@]}" "$T/ok.py"
+bad "image.json not JSON" 125 "nsrun: image.json \"$T/badjson/python/image.json\": " -- env NSRUN_IMAGES="$T/badjson" "$N" "${IMG[@]}" -- true
+bad "image.json interpreter a string" 125 "nsrun: $T/wrongtypes/python/image.json: \"interpreter\" must be an array" -- env NSRUN_IMAGES="$T/wrongtypes" "$N" "${IMG[@]}" -- true
+bad "image.json env of numbers" 125 "nsrun: $T/envint/python/image.json: env[0] must be a string" -- env NSRUN_IMAGES="$T/envint" "$N" "${IMG[@]}" -- true
+bad "image.json workdir a number" 125 "nsrun: image.json \"$T/workdir5/python/image.json\": \"workdir\" must be a string" -- env NSRUN_IMAGES="$T/workdir5" "$N" "${IMG[@]}" -- true
+bad "image.json an array" 125 "nsrun: image.json \"$T/array/python/image.json\": must be a JSON object" -- env NSRUN_IMAGES="$T/array" "$N" "${IMG[@]}" -- true
+bad "image.json a directory" 125 "nsrun: read image.json \"$T/dirjson/python/image.json\": Is a directory" -- env NSRUN_IMAGES="$T/dirjson" "$N" "${IMG[@]}" -- true
+bad "an empty store" 125 "nsrun: image \"python\" not found in $T/emptyroot" -- env NSRUN_IMAGES="$T/emptyroot" "$N" "${IMG[@]}" -- true
+bad "a read-only store: runs (nsrun never writes it)" 0 "" -- env NSRUN_IMAGES="$T/ro-store" "$N" "${IMG[@]}" "$T/ran.py"
+# the caller's environment
+bad "HOME unset, no NSRUN_IMAGES" 125 'nsrun: cannot find the image store: HOME is not set' -- env -u HOME -u NSRUN_IMAGES -u XDG_DATA_HOME "$N" "${IMG[@]}" -- true
+bad "HOME relative, no NSRUN_IMAGES" 125 'nsrun: cannot find the image store: HOME is not set' -- env -u NSRUN_IMAGES -u XDG_DATA_HOME HOME=rel "$N" "${IMG[@]}" -- true
+bad "XDG_DATA_HOME pointing nowhere" 125 "nsrun: image \"python\" not found in $T/nowhere/nsrun/images" -- env -u NSRUN_IMAGES XDG_DATA_HOME="$T/nowhere" "$N" "${IMG[@]}" -- true
+bad "XDG_CACHE_HOME pointing nowhere: runs without the cache" 0 "" -- env XDG_CACHE_HOME="$T/nowhere" "$N" "${IMG[@]}" "$T/ran.py"
+bad "XDG_CACHE_HOME read-only: runs without the cache" 0 "" -- env XDG_CACHE_HOME="$T/ro-cache" "$N" "${IMG[@]}" "$T/ran.py"
+bad "HOME unset with NSRUN_IMAGES: runs" 0 "" -- env -u HOME "$N" "${IMG[@]}" "$T/ran.py"
+bad "NSRUN_SECCOMP_PROFILES pointing nowhere" 125 'nsrun: ' -- env NSRUN_SECCOMP_PROFILES="$T/nowhere" "$N" "${IMG[@]}" -- true
 
-run_cmd env NSRUN_IMAGES="$EMPTY" "$NSRUN" --image python -- true
-assert_eq "empty store: 125" 125 "$RC"
-assert_match "empty store: names the directory" "$EMPTY" "$ERR"
-
-run_cmd env NSRUN_IMAGES="$BAD" "$NSRUN" --image python -- true
-assert_eq "malformed image.json: 125" 125 "$RC"
-assert_match "malformed image.json: says image.json" '^nsrun: .*image\.json' "$ERR"
-
-# unreadable image.json: mode 000 (not root), or a directory (EISDIR, also for root)
-if [ "$(id -u)" = 0 ]; then rm -f "$UNR/python/image.json"; mkdir "$UNR/python/image.json"; fi
-run_cmd env NSRUN_IMAGES="$UNR" "$NSRUN" --image python -- true
-assert_eq "unreadable image.json: 125" 125 "$RC"
-assert_match "unreadable image.json: says image.json" '^nsrun: .*image\.json' "$ERR"
-
-run_nsrun --image python "$TESTTMP/missing.py"
-assert_match "missing FILE: names the file" 'missing\.py' "$ERR"
-run_nsrun --image python --network host -- true
-assert_match "--network host: says network" '^nsrun: .*network' "$ERR"
-run_nsrun --image python --memory 12x -- true
-assert_match "--memory 12x: names the option or value" '^nsrun: .*(memory|12x)' "$ERR"
-
+assert_no_leaks "after the bad input catalogue"
 done_testing

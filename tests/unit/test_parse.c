@@ -1,8 +1,12 @@
-/* Unit tests of the strict option parsers (util.c) and container paths (config.c). */
+/* Unit tests of the strict option parsers (util.c), container paths (config.c)
+ * and the command line (cli_parse of main.c, linked as build/obj/cli-only.o). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "cli.h"
 #include "config.h"
+#include "image.h"
 #include "tap.h"
 #include "util.h"
 
@@ -59,6 +63,97 @@ static void path_is(struct tap *t, const char *in, const char *want)
 	else
 		tap_ok(t, got == NULL && err.msg[0], desc);
 	free(got);
+}
+
+/* cli_parse on a NULL-terminated argv after "nsrun"; returns its result, the
+ * message in msg and the parsed config in *cfg (to be freed). */
+static int cli(struct nsrun_config *cfg, char *msg, size_t len, const char *const *args)
+{
+	char *argv[32] = { (char *)"nsrun" };
+	struct nsrun_error err = { 0 };
+	int argc = 1, rc;
+
+	for (; args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	config_init(cfg, &err);
+	rc = cli_parse(cfg, argc, argv, &err);
+	snprintf(msg, len, "%s", rc < 0 ? err.msg : "");
+	return rc;
+}
+
+static void cli_tests(struct tap *t)
+{
+	struct nsrun_config cfg;
+	char msg[256];
+
+	tap_int(t, "cli: --help is CLI_HELP, nothing printed, no exit", CLI_HELP,
+		cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--help", NULL }));
+	config_free(&cfg);
+	tap_int(t, "cli: --version is CLI_VERSION", CLI_VERSION,
+		cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--version", NULL }));
+	config_free(&cfg);
+	/* a second parse starts afresh (getopt state reset): the same argv gives the same result */
+	for (int round = 0; round < 2; round++) {
+		int rc = cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--image", "python", "--stop-timeout", "0.5",
+									  "--timeout", "3", "--", "echo", "hi", NULL });
+		tap_ok(t, rc == CLI_RUN && cfg.mode == NSRUN_MODE_COMMAND && cfg.process.args.n == 2 &&
+			   cfg.limits.stop_timeout_us == 500000 && cfg.limits.timeout_us == 3000000,
+		       round ? "cli: parsed again, same result" : "cli: command mode, --stop-timeout 0.5, --timeout 3");
+		config_free(&cfg);
+	}
+	tap_int(t, "cli: default --stop-timeout is 2 s", 2000000,
+		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--", "true", NULL }), (long long)cfg.limits.stop_timeout_us));
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--bogus", NULL });
+	tap_str(t, "cli: unknown long option", "--bogus: unknown option (see nsrun --help)", msg);
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "-z", NULL });
+	tap_str(t, "cli: unknown short option", "-z: unknown option (see nsrun --help)", msg);
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--timeout", NULL });
+	tap_str(t, "cli: option without its value", "--timeout: needs a value (see nsrun --help)", msg);
+	config_free(&cfg);
+	/* regression (fuzz_cmdline): user text in a message cannot start a new line or an escape */
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "-e", "A\nnsrun: forged\x1b[2J=1", "--", "x", NULL });
+	tap_str(t, "cli: control characters of input are '?' in the message",
+		"--env: \"A?nsrun: forged?[2J=1\": expected KEY=VALUE with KEY a name", msg);
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--hostname", "a\nb", "--", "x", NULL });
+	tap_str(t, "cli: a hostname is letters, digits, '.' and '-'",
+		"--hostname: \"a?b\": must be 1 to 64 letters, digits, '.' and '-' (RFC 1123)", msg);
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--image", "p", NULL });
+	tap_str(t, "cli: no command", "no command: give FILE, - or -- CMD [ARG...] (see nsrun --help)", msg);
+	config_free(&cfg);
+}
+
+/* image.json of the wrong types (fuzz_image_json's corpus) */
+static void image_json_tests(struct tap *t)
+{
+	static const struct {
+		const char *json, *msg;
+	} bad[] = {
+		{ "{\"interpreter\": \"python3\"}", "image.json: \"interpreter\" must be an array of strings" },
+		{ "{\"env\": [1]}", "image.json: env[0] must be a string" },
+		{ "{\"env\": [\"=x\"]}", "image.json \"image.json\": env[0] is not KEY=VALUE" },
+		{ "{\"workdir\": 5}", "image.json \"image.json\": \"workdir\" must be a string" },
+		{ "[]", "image.json \"image.json\": must be a JSON object" },
+		{ "{\"interpreter\": []}", "image \"fuzz\" has no interpreter: use -- CMD" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct nsrun_config cfg;
+		struct nsrun_error err = { 0 };
+		char desc[128];
+
+		config_init(&cfg, &err);
+		cfg.mode = NSRUN_MODE_FILE;
+		cfg.image = strdup("fuzz");
+		snprintf(desc, sizeof(desc), "image.json %s rejected", bad[i].json);
+		tap_ok(t, image_merge_json(&cfg, "image.json", bad[i].json, &err) < 0, desc);
+		tap_str(t, "  with its message", bad[i].msg, err.msg);
+		config_free(&cfg);
+	}
 }
 
 int main(void)
@@ -122,5 +217,7 @@ int main(void)
 	tap_ok(&t, !is_env_assignment("1A=1"), "env 1A=1 rejected");
 	tap_ok(&t, !is_env_assignment("A-B=1"), "env A-B=1 rejected");
 	tap_ok(&t, !is_env_assignment("NOEQUALS"), "env without = rejected");
+	cli_tests(&t);
+	image_json_tests(&t);
 	return tap_done(&t);
 }

@@ -246,6 +246,21 @@ nsrun_limits() {
 	check "$who: ... the run's cgroup is gone after the run" test ! -e "${CG:-/nonexistent}"
 	check_no_leftovers "$who: memory"
 
+	# B27: a SIGKILL that is not the OOM killer's is not reported as one, and an OOM
+	# kill of a child is reported although the payload itself was not the one that
+	# grew (memory.oom.group: the whole container goes, exit 137)
+	nsrun_json --memory 32m -- /probe kill-self 9
+	show_run
+	is "$who: B27 self-SIGKILL under --memory 32m: status" "$(jget status)" signaled
+	is "$who: ... exit_code 137" "$(jget exit_code)" 137
+	is "$who: ... oom_killed false" "$(jget oom_killed)" false
+	nsrun_json --memory 32m -- /bin/busybox sh -c '/probe memhog 64; echo child-rc=$?; exit 0'
+	show_run
+	is "$who: B27 a child OOM-killed under --memory 32m: status" "$(jget status)" oom_killed
+	is "$who: ... exit_code 137 (the group is killed)" "$(jget exit_code)" 137
+	is "$who: ... oom_killed true" "$(jget oom_killed)" true
+	check_no_leftovers "$who: B27"
+
 	# --pids-limit 10: fork() fails before 10 tasks
 	nsrun_json --pids-limit 10 -- /probe forkbomb 3 1000
 	show_run
