@@ -40,8 +40,13 @@ assert_default_props() {
 # refuses, as with any masked /proc: tested below), so root tests as nobody
 AGENT=()
 [ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# what the sandboxes' tmpfs on /tmp would hide: the test's files, nsrun and its profiles
+# (a checkout may live under /tmp)
+KEEP=(--bind "$TESTTMP" "$TESTTMP" --ro-bind "$(dirname "$NSRUN")" "$(dirname "$NSRUN")")
+PROFILES=${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}
+KEEP+=(--ro-bind "$PROFILES" "$PROFILES")
 BWRAP=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
-	--bind "$TESTTMP" "$TESTTMP" --)
+	"${KEEP[@]}" --)
 run_cmd "${BWRAP[@]}" "$PROBE" netdev
 assert_eq "control: bwrap's own sandbox has only lo" "netdev: ok lo" "$OUT"
 run_cmd "${BWRAP[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
@@ -56,7 +61,7 @@ mkdir -p "$LIBS"
 ldd "$NSRUN" | awk '/=> \//{ print $3 }' | xargs -r cp -L -t "$LIBS"
 chmod -R a+rX "$LIBS"
 OUTER=(--image python -v "$(dirname "$NSRUN"):/opt/nsrun:ro" -v "$LIBS:/opt/nsrun-libs:ro"
-	-v "${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}:/opt/nsrun-profiles:ro" -v "$ROOTFS:/images/python:ro"
+	-v "$PROFILES:/opt/nsrun-profiles:ro" -v "$ROOTFS:/images/python:ro"
 	-v "$PROBE_DIR:/mnt:ro" -e LD_LIBRARY_PATH=/opt/nsrun-libs -e NSRUN_SECCOMP_PROFILES=/opt/nsrun-profiles)
 # an ASan inner nsrun reserves terabytes of shadow (more than the outer run's
 # rlimit), and LeakSanitizer needs ptrace, which the outer filter denies
@@ -137,7 +142,7 @@ assert_eq "  ... exit 0" 0 "$RC"
 # ------------------------------------------------ an outer /dev without some nodes
 NODEV=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --tmpfs /dev
 	--dev-bind /dev/null /dev/null --dev-bind /dev/zero /dev/zero --dev-bind /dev/random /dev/random
-	--proc /proc --tmpfs /tmp)
+	--proc /proc --tmpfs /tmp "${KEEP[@]}")
 run_cmd "${NODEV[@]}" --dev-bind /dev/urandom /dev/urandom -- "$NSRUN" --image python -- ls /dev
 assert_eq "no /dev/full, /dev/tty outside: the run works without them" "fd null ptmx pts random shm stderr stdin stdout urandom zero" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
 assert_match "  ... and says so" 'warning: the container has no /dev/full: .*No such file' "$ERR"
@@ -158,7 +163,7 @@ assert_match "  ... and the fix" 'hint: run the outer container with an unmasked
 assert_nsrun_error "  ... one error line and a hint"
 # B20 as reported: bubblewrap binding /dev/null over /proc/cmdline
 run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
-	--dev-bind /dev/null /proc/cmdline --tmpfs /tmp -- "$NSRUN" --image python - <<<"$SNIPPET"
+	--dev-bind /dev/null /proc/cmdline --tmpfs /tmp "${KEEP[@]}" -- "$NSRUN" --image python - <<<"$SNIPPET"
 assert_eq "B20: bwrap with /proc/cmdline masked: refused (125)" 125 "$RC"
 assert_match "  ... naming /proc" "mount a fresh /proc: the outer /proc has paths mounted over" "$ERR"
 # B21: an outer container whose filter allows namespaces but whose /proc is masked
