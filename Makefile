@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap mount yajl
+PKGS        := libseccomp libcap yajl
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -26,6 +26,15 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_C
 	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
 LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 
+# nsrun itself is linked static-pie: a run then pays no dynamic loading (each shared
+# library costs the start of every container; bench/RESULTS.md has the numbers).
+# NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
+NSRUN_LINK ?= $(if $(SAN),dynamic,static)
+STATIC_LIBS := -lseccomp -lcap -lyajl_s
+LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
+NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
+NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_LIBS),$(PKG_LIBS))
+
 LIB_SRCS := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 LIB_OBJS := $(LIB_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -40,7 +49,7 @@ SUITES      := tests/integration/*.t tests/security/*.t
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
+DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio
@@ -61,7 +70,7 @@ $(BUILD)/libnsrun.a: $(LIB_OBJS)
 
 $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
 	@echo '  LINK    $@'
-	@$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+	@$(CC) $(NSRUN_LDFLAGS) -o $@ $^ $(NSRUN_LIBS)
 
 # the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
@@ -198,9 +207,11 @@ lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
-valgrind: all test-image
+# a dynamic build: memcheck replaces malloc only in a dynamically linked program
+valgrind: test-image
+	$(MAKE) BUILD=build-dyn NSRUN_LINK=dynamic build-dyn/nsrun
 	NSRUN_IMAGES=$(TEST_IMAGES) valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
+		--trace-children=no build-dyn/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
 # libFuzzer (clang) with ASan and UBSan over every fuzz target, FUZZ_SECONDS each;
 # new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays as it is
@@ -224,4 +235,4 @@ install: all
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-dyn
