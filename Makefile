@@ -52,10 +52,11 @@ PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio
+	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
+	hyperfine bubblewrap crun podman fuse-overlayfs strace
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image demo check check-unit check-root check-rootless test-image test-user \
+.PHONY: bench all deps image demo check check-unit check-root check-rootless test-image test-user \
 	asan check-asan check-vm lint valgrind install clean fuzz
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
@@ -197,13 +198,18 @@ check-vm: all
 	@echo "== cgroup v2 suite in a QEMU guest (tests/vm)"
 	@tests/vm/check-vm.sh -q -b $(BUILD) -t $(VM_TIMEOUT) -- --all
 
+# start-up against the kernel floor, bwrap, crun and podman (bench/bench.sh; slow and
+# noisy, so not part of check or CI): BENCH_QUICK=1 or BENCH_RUNS=N for fewer runs
+bench: all test-image test-user
+	TEST_IMAGES=$(TEST_IMAGES) TEST_USER=$(TEST_USER) BUILD=$(BUILD) bench/bench.sh
+
 # cppcheck does not know the cleanup attribute (cleanup.h): its leak checks are
 # false positives here; ASan and valgrind check leaks instead
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh
+	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh bench/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
