@@ -476,9 +476,10 @@ int main(int argc, char **argv)
 	struct nsrun_error err = { 0 };
 	struct timing *timing = timing_new();
 	const char *debug_env = getenv("NSRUN_DEBUG");
+	bool show_timing;
 	int code;
 
-	timing_mark(timing, TP_START);
+	timing_start(timing);
 	ensure_std_fds();
 
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
@@ -513,10 +514,7 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 	nsrun_run(&cfg, &result, timing);
-	timing_mark(timing, TP_END);
-	if (cfg.debug_timing)
-		timing_print(timing, stderr);
-	timing_free(timing);
+	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	if (json) {
@@ -535,5 +533,10 @@ int main(int argc, char **argv)
 	}
 	result_free(&result);
 	config_free(&cfg);
+	/* last: the phases cover the report and the frees too */
+	timing_mark(timing, TP_END);
+	if (show_timing)
+		timing_print(timing, stderr);
+	timing_free(timing);
 	return code;
 }
