@@ -199,6 +199,7 @@ if [ "${1:-}" = --measure ]; then
 		mount --bind /dev/null /sys/fs/cgroup/unified/cgroup.controllers
 		echo "bound /dev/null over /sys/fs/cgroup/unified/cgroup.controllers (controllers: $(cat "$STAGE/controllers")) in the bench's private mount namespace" >"$STAGE/how.txt"
 	fi
+	cat /proc/loadavg >"$STAGE/load-start"
 	measure
 	exit 0
 fi

@@ -65,6 +65,11 @@ def machine() -> list[str]:
     except OSError:
         pass
     load = " ".join(open("/proc/loadavg").read().split()[:3])
+    try:
+        load0 = " ".join((STAGE / "load-start").read_text().split()[:3])
+    except OSError:
+        load0 = "?"
+    commit = sh("git", "-C", str(Path(__file__).resolve().parent.parent), "describe", "--always", "--dirty")
     tools = []
     for name, cmd in (("hyperfine", ["hyperfine", "--version"]), ("bwrap", ["bwrap", "--version"]),
                       ("crun", ["crun", "--version"]), ("podman", ["podman", "--version"])):
@@ -73,9 +78,14 @@ def machine() -> list[str]:
     return [
         f"- {os_name}, kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}), "
         f"{mem_kib // 1024} MiB RAM",
-        f"- load average at the end: {load} (the machine is shared: other jobs ran during the bench)",
+        f"- load average (1, 5, 15 min) at the start {load0}, at the end {load} on {os.cpu_count()} CPUs: "
+        "the machine is shared, other jobs ran during the bench",
+        f"- nsrun at commit {commit or '?'}, linked static-pie",
         f"- {', '.join(tools)}",
     ]
+
+
+STAGE = Path(".")
 
 
 def load_json(path: Path):
@@ -149,7 +159,8 @@ def phase_table(ph: dict | None) -> tuple[list[str], dict[str, float], float, fl
                  f"min {100 * min(shares):.1f}%, max {100 * max(shares):.1f}% over {len(shares)} runs; "
                  f"{within} of {len(shares)} runs within 10% "
                  f"(**{'PASS' if statistics.median(shares) >= 0.9 else 'FAIL'}**: the check is the median). "
-                 "The rest is the caller's fork and exec of nsrun and nsrun's exit, outside its clock.")
+                 "The rest is outside nsrun's clock: the caller's spawn, the time nsrun waits for a CPU before "
+                 "main (the first phase counts the CPU time it used, not its waits) and the exit of the process.")
     return lines, med, statistics.median(totals) if totals else 0.0, statistics.median(walls)
 
 
@@ -176,6 +187,8 @@ def main() -> int:
     ap.add_argument("--readme", type=Path)
     a = ap.parse_args()
     st = a.stage
+    global STAGE
+    STAGE = st
     g = groups(st)
     pe = peers(st)
     ph = load_json(st / "phases.json")
@@ -315,23 +328,16 @@ def main() -> int:
     print("\n".join(lines[lines.index("## Targets"):lines.index("## Start-up, one hyperfine run per payload")]))
 
     if a.readme and a.readme.exists():
-        table = ["| `/bin/true`, rootless, medians | ms | nsrun / this |", "|---|---:|---:|"]
-        for name in ("bare (host)", "floor: clone+maps+mounts+pivot+exec", "nsrun", "bwrap", "crun", "podman"):
-            r = t.get(name)
-            if r:
-                table.append(f"| {name} | {ms(r['median'])} | {fmt_ratio(ratio(n, r))} |")
-        for name in ("bwrap", "crun", "podman"):
-            status, why = pe.get(name, ("", ""))
-            if status and status != "ok":
-                table.append(f"| {name} | not run here | |")
+        table = lines[lines.index("## Targets") + 2:lines.index("## Start-up, one hyperfine run per payload") - 1]
         text = a.readme.read_text()
         if README_BEGIN in text and README_END in text:
             pre, rest = text.split(README_BEGIN, 1)
             _, post = rest.split(README_END, 1)
             when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
             block = "\n".join([README_BEGIN, "", *table, "",
-                               f"Measured by `make bench` on {when} on a shared {os.cpu_count()}-CPU machine; "
-                               "all ratios, the kernel floor, throughput and memory are in bench/RESULTS.md.", "",
+                               f"Medians from `make bench` on {when}, rootless, on a shared {os.cpu_count()}-CPU "
+                               "machine under other jobs' load; the times, the phases and how each tool was run "
+                               "are in bench/RESULTS.md.", "",
                                README_END])
             a.readme.write_text(pre + block + post)
     return 0
