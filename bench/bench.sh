@@ -77,8 +77,16 @@ group() {
 		args+=(-n "${NAMES[$i]}" "${CMDS[$i]}")
 	done
 	log "hyperfine: $name (${#CMDS[@]} commands, $RUNS runs each)"
-	as_user hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic \
-		--export-json "$STAGE/group-$name.json" "${args[@]}" >&2
+	if ! as_user hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic \
+		--export-json "$STAGE/group-$name.json" "${args[@]}" >&2; then
+		# a command failed in the timed runs (a peer under load): run the group again
+		# counting failures, and say so in the results rather than lose the group
+		log "hyperfine: a command of group $name failed; again with --ignore-failure"
+		echo "$name: a command failed during the timed runs; the group was run again with hyperfine --ignore-failure" \
+			>>"$STAGE/failures.txt"
+		as_user hyperfine -N -i --warmup "$WARMUP" --runs "$RUNS" --style basic \
+			--export-json "$STAGE/group-$name.json" "${args[@]}" >&2
+	fi
 }
 
 # podman: the same rootfs imported into a store of the bench's own (overlay, so

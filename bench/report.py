@@ -311,6 +311,9 @@ def main() -> int:
               "/tmp; no capabilities; no_new_privs; no /sys; no seccomp, like bwrap).",
               "- podman: `podman run --rm --network none` of the same rootfs imported with `podman import` "
               "into a store of the bench's own (overlay driver, cgroupfs manager, no events log).", ""]
+    fails = st / "failures.txt"
+    if fails.exists():
+        lines += ["**Failures during the timed runs:**", "", *[f"- {x}" for x in fails.read_text().splitlines()], ""]
     status_lines = [f"- {k}: {'ran' if s == 'ok' else 'could not run: ' + w}" for k, (s, w) in pe.items()]
     if status_lines:
         lines += ["Probes before the runs:", "", *status_lines, ""]
