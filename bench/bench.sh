@@ -187,13 +187,13 @@ measure() {
 
 	log "per-phase timing against the wall time of the same runs"
 	as_user "$py" "$STAGE/measure.py" phases --runs "$RUNS" --out "$STAGE/phases.json" -- \
-		"$nsrun" --debug-timing --image "$IMAGE" -- /bin/true
+		"$nsrun" --debug-timing --image "$IMAGE" -- /bin/true || log "phases: FAILED (see above)"
 	log "throughput: $TPUT_RUNS runs of /bin/true, back to back and at parallelism $((2 * $(nproc)))"
 	as_user "$py" "$STAGE/measure.py" throughput --runs "$TPUT_RUNS" --parallel "$((2 * $(nproc)))" \
-		--out "$STAGE/throughput.json" -- "$nsrun" --image "$IMAGE" -- /bin/true
+		--out "$STAGE/throughput.json" -- "$nsrun" --image "$IMAGE" -- /bin/true || log "throughput: FAILED (see above)"
 	log "memory: peak RSS of the supervisor and of pid 1"
 	as_user "$py" "$STAGE/measure.py" memory --out "$STAGE/memory.json" -- \
-		"$nsrun" --image "$IMAGE" -- sleep 1
+		"$nsrun" --image "$IMAGE" -- sleep 1 || log "memory: FAILED (see above)"
 	if command -v strace >/dev/null; then
 		log "strace -f -c of one run"
 		as_user strace -f -c -o "$STAGE/strace.txt" "$nsrun" --image "$IMAGE" -- /bin/true ||
