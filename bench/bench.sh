@@ -233,17 +233,19 @@ fi
 STAGE=$(mktemp -d /tmp/nsrun-bench.XXXXXX)
 cleanup() {
 	local pidfile
+	if [ "$(id -u)" != 0 ] && [ -d "$STAGE/podman" ] && [ "${BENCH_KEEP:-0}" != 1 ]; then
+		# podman's layers belong to subordinate ids: remove them from its user namespace
+		# (with the bench's XDG_RUNTIME_DIR, so its pause process is the one ended below)
+		XDG_RUNTIME_DIR="$STAGE/xdg" podman --root "$STAGE/podman/root" --runroot "$STAGE/podman/runroot" \
+			unshare rm -rf "$STAGE/podman" 2>/dev/null || true
+	fi
 	# podman's pause process for our XDG_RUNTIME_DIR is ours: end it by its pid
 	for pidfile in "$STAGE"/xdg/libpod/tmp/pause.pid "$STAGE"/podman/runroot/libpod/tmp/pause.pid; do
 		if [ -f "$pidfile" ]; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
 	done
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then
 		log "kept $STAGE"
-	elif [ "$(id -u)" = 0 ]; then
-		rm -rf "$STAGE"
 	else
-		# podman's layers belong to subordinate ids: remove them from its user namespace
-		if [ -d "$STAGE/podman" ]; then podman unshare rm -rf "$STAGE/podman" 2>/dev/null || true; fi
 		rm -rf "$STAGE" 2>/dev/null || true
 	fi
 }
