@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap mount yajl
+PKGS        := libseccomp libcap yajl
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -33,6 +33,15 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_C
 	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
 LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 
+# nsrun itself is linked static-pie: a run then pays no dynamic loading (each shared
+# library costs the start of every container; bench/RESULTS.md has the numbers).
+# NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
+NSRUN_LINK ?= $(if $(SAN),dynamic,static)
+STATIC_LIBS := -lseccomp -lcap -lyajl_s
+LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
+NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
+NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_LIBS),$(PKG_LIBS))
+
 LIB_SRCS := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 LIB_OBJS := $(LIB_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -50,14 +59,14 @@ ROOT_SUITES  = $(filter-out %check-podman.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libmount-dev libyajl-dev \
+DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc python3-redis python3-psycopg2 redis-server
+	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image demo check check-unit check-root check-rootless test-image service-image test-user \
+.PHONY: bench all deps image demo check check-unit check-root check-rootless test-image service-image test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
@@ -72,7 +81,7 @@ $(BUILD)/libnsrun.a: $(LIB_OBJS)
 
 $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
 	@echo '  LINK    $@'
-	@$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+	@$(CC) $(NSRUN_LDFLAGS) -o $@ $^ $(NSRUN_LIBS)
 
 # the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
@@ -234,19 +243,26 @@ check-vm: all
 	@echo "== cgroup v2 suite in a QEMU guest (tests/vm)"
 	@tests/vm/check-vm.sh -q -b $(BUILD) -t $(VM_TIMEOUT) -- --all
 
+# start-up against the kernel floor, bwrap, crun and podman (bench/bench.sh; slow and
+# noisy, so not part of check or CI): BENCH_QUICK=1 or BENCH_RUNS=N for fewer runs
+bench: all test-image test-user
+	TEST_IMAGES=$(TEST_IMAGES) TEST_USER=$(TEST_USER) BUILD=$(BUILD) bench/bench.sh
+
 # cppcheck does not know the cleanup attribute (cleanup.h): its leak checks are
 # false positives here; ASan and valgrind check leaks instead
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh
+	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh bench/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
-valgrind: all test-image
+# a dynamic build: memcheck replaces malloc only in a dynamically linked program
+valgrind: test-image
+	$(MAKE) BUILD=build-dyn NSRUN_LINK=dynamic build-dyn/nsrun
 	NSRUN_IMAGES=$(TEST_IMAGES) valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-		--trace-children=no $(BUILD)/nsrun --image python -- python3 -c 'print("valgrind ok")'
+		--trace-children=no build-dyn/nsrun --image python -- python3 -c 'print("valgrind ok")'
 
 # libFuzzer (clang) with ASan and UBSan over every fuzz target, FUZZ_SECONDS each;
 # new inputs that grow coverage go to build-fuzz/corpus, the committed corpus stays
@@ -298,4 +314,4 @@ check-install: all
 	{ echo "not ok: make install's AppArmor profile"; exit 1; }
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-dyn

@@ -2,12 +2,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libmount.h>
+#include <linux/magic.h>
+#include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,24 +19,27 @@
 
 #define RUN_PREFIX "nsrun-"
 
-/* The first cgroup2 mount point, read with libmount: it is not always at
- * /sys/fs/cgroup (hybrid hosts have it at /sys/fs/cgroup/unified). */
+/* The cgroup2 mount point: /sys/fs/cgroup (unified hosts) or /sys/fs/cgroup/unified
+ * (hybrid hosts) when statfs(2) says it is cgroup2 there, else the first cgroup2
+ * entry of /proc/self/mounts (getmntent(3)): reading the mount table costs more
+ * than the rest of the cgroup set-up, so it is only the fallback. */
 static char *cgroup2_mount(void)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL;
+	static const char *const usual[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	struct statfs sfs;
+	struct mntent *ent;
 	char *out = NULL;
+	FILE *f;
 
-	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0) {
-		const char *type = mnt_fs_get_fstype(fs);
-		if (type && strcmp(type, "cgroup2") == 0) {
-			out = strdup(mnt_fs_get_target(fs));
-			break;
-		}
-	}
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
+	for (size_t i = 0; i < sizeof(usual) / sizeof(usual[0]); i++)
+		if (statfs(usual[i], &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+			return strdup(usual[i]);
+	f = setmntent("/proc/self/mounts", "re");
+	while (f && !out && (ent = getmntent(f)))
+		if (strcmp(ent->mnt_type, "cgroup2") == 0)
+			out = strdup(ent->mnt_dir);
+	if (f)
+		endmntent(f);
 	return out;
 }
 

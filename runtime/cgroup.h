@@ -39,7 +39,7 @@ struct cgroup_stats {
 	uint64_t cpu_system_us;
 };
 
-/* Finds the cgroup2 mount (from /proc/self/mountinfo, with libmount), chooses a
+/* Finds the cgroup2 mount (statfs of the usual places, else /proc/self/mounts), chooses a
  * parent, removes stale runs there, creates the run's cgroup and writes the limits
  * of cfg.  No usable cgroup is not an error: cg->path stays NULL and why_not says
  * why.  Returns 0, or -1 with err when a cgroup was usable but writing it failed. */

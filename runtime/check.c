@@ -490,16 +490,35 @@ static void subid_range(const char *file, const char *name, uid_t uid, char *out
 	}
 }
 
+/* The name of uid in /etc/passwd, read with fgetpwent(3) (not getpwuid: nsrun is
+ * static, and NSS modules cannot be loaded into it); name is "" when absent. */
+static void passwd_name(uid_t uid, char *name, size_t len)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *p;
+
+	name[0] = '\0';
+	if (!f)
+		return;
+	while ((p = fgetpwent(f)))
+		if (p->pw_uid == uid) {
+			snprintf(name, len, "%s", p->pw_name);
+			break;
+		}
+	fclose(f);
+}
+
 static void check_newuidmap(struct check_list *l)
 {
 	struct stat st;
-	struct passwd *pw = getpwuid(getuid());
+	char user[256];
 	char subuid[64], subgid[64];
 	bool tool = stat("/usr/bin/newuidmap", &st) == 0 && (st.st_mode & S_ISUID);
 	struct check_item *it;
 
-	subid_range("/etc/subuid", pw ? pw->pw_name : NULL, getuid(), subuid, sizeof(subuid));
-	subid_range("/etc/subgid", pw ? pw->pw_name : NULL, getuid(), subgid, sizeof(subgid));
+	passwd_name(getuid(), user, sizeof(user));
+	subid_range("/etc/subuid", user[0] ? user : NULL, getuid(), subuid, sizeof(subuid));
+	subid_range("/etc/subgid", user[0] ? user : NULL, getuid(), subgid, sizeof(subgid));
 	it = add(l, "newuidmap", false, tool && subuid[0] && subgid[0]);
 	if (it->ok) {
 		snprintf(it->detail, sizeof(it->detail), "/usr/bin/newuidmap; subordinate uids %s, gids %s; "

@@ -140,7 +140,7 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* Parses "--tmpfs PATH[:size=BYTES,mode=OCTAL]" and appends it (the options are split
- * by libmount; size takes k, m, g).  Returns 0 or -1 with err. */
+ * by getsubopt(3); size takes k, m, g).  Returns 0 or -1 with err. */
 int config_add_tmpfs(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* Parses "-p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]" (an IPv6 HOST_IP in brackets)

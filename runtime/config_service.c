@@ -2,7 +2,6 @@
  * (see config.h).  Pure: no syscalls. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <libmount.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +51,17 @@ int config_add_tmpfs(struct nsrun_config *cfg, const char *spec, struct nsrun_er
 	if (opts)
 		*opts++ = '\0';
 	if (opts) {
-		char *optstr = opts, *name = NULL, *value = NULL;
-		size_t nlen = 0, vlen = 0;
-		int r;
-		/* libmount splits the option string ("a=1,b=2"): no parser of ours */
-		while ((r = mnt_optstr_next_option(&optstr, &name, &nlen, &value, &vlen)) == 0)
-			if (tmpfs_option(&t, spec, name, nlen, value, vlen, err) < 0)
+		/* getsubopt(3) splits the option string ("a=1,b=2"): no parser of ours */
+		char *const names[] = { "size", "mode", NULL };
+		char *optstr = opts, *value = NULL;
+		while (*optstr) {
+			int i = getsubopt(&optstr, names, &value);
+			if (i < 0)
+				return error_set(err, 0, "--tmpfs: \"%s\": unknown option \"%.*s\" (use size=BYTES,mode=OCTAL)",
+						 spec, (int)strcspn(value ? value : "", "="), value ? value : "");
+			if (tmpfs_option(&t, spec, names[i], strlen(names[i]), value, value ? strlen(value) : 0, err) < 0)
 				return -1;
-		if (r < 0)
-			return error_set(err, 0, "--tmpfs: \"%s\": cannot parse the options", spec);
+		}
 	}
 	if (!(t.destination = config_container_path("--tmpfs", path, err)))
 		return -1;

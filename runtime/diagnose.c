@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libmount.h>
+#include <mntent.h>
 
 #include "cleanup.h"
 #include "diagnose.h"
@@ -155,64 +155,83 @@ static void append(char *buf, size_t len, const char *s)
 		snprintf(buf + n, len - n, "%s%s", n ? ", " : "", s);
 }
 
-/* Lists in covered the mounts below target (a proc mount's path) other than
- * binfmt_misc, which the kernel's rule allows (it sits on an empty directory).
- * Returns how many there are. */
-static int covered_paths(struct libmnt_table *tb, const char *target, char *covered, size_t len)
+/* Lists in covered the mounts of mounts (the entries of a /proc/PID/mounts, read
+ * with getmntent(3)) below target (a proc mount's path), other than binfmt_misc,
+ * which the kernel's rule allows (it sits on an empty directory).  Returns how
+ * many there are. */
+static int covered_paths(const struct mntent *mounts, size_t n_mounts, const char *target, char *covered,
+			 size_t len)
 {
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL;
 	size_t tlen = strlen(target);
 	int n = 0;
 
 	covered[0] = '\0';
-	while (it && mnt_table_next_fs(tb, it, &fs) == 0) {
-		const char *t = mnt_fs_get_target(fs);
-		const char *type = mnt_fs_get_fstype(fs);
-
-		if (!t || strncmp(t, target, tlen) != 0 || t[tlen] != '/' || (type && !strcmp(type, "binfmt_misc")))
+	for (size_t i = 0; i < n_mounts; i++) {
+		const char *t = mounts[i].mnt_dir;
+		if (strncmp(t, target, tlen) != 0 || t[tlen] != '/' || !strcmp(mounts[i].mnt_type, "binfmt_misc"))
 			continue;
 		append(covered, len, t);
 		n++;
 	}
-	mnt_free_iter(it);
 	return n;
+}
+
+static void free_mounts(struct mntent *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].mnt_dir);
+		free(m[i].mnt_type);
+		free(m[i].mnt_opts);
+	}
+	free(m);
 }
 
 bool diag_proc_visible(const char *proc, char *covered, size_t len)
 {
 	char path[512];
-	struct libmnt_table *tb;
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL;
+	struct mntent *mounts = NULL, *e;
+	size_t n = 0;
 	bool visible = false, first = true;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/self/mountinfo", proc);
-	tb = mnt_new_table_from_file(path);
+	/* /proc/PID/mounts through glibc's getmntent(3) and hasmntopt(3): the library
+	 * reads the table, nsrun only walks it (and stays free of shared libraries) */
+	snprintf(path, sizeof(path), "%s/self/mounts", proc);
 	covered[0] = '\0';
-	if (!tb) {
+	f = setmntent(path, "re");
+	if (!f) {
 		snprintf(covered, len, "(%s unreadable)", path);
-		mnt_free_iter(it);
 		return false;
 	}
-	while (it && !visible && mnt_table_next_fs(tb, it, &fs) == 0) {
-		const char *type = mnt_fs_get_fstype(fs), *root = mnt_fs_get_root(fs);
+	while ((e = getmntent(f))) {
+		struct mntent *m = realloc(mounts, (n + 1) * sizeof(*m));
+		if (!m)
+			break;
+		mounts = m;
+		mounts[n] = (struct mntent){ .mnt_dir = strdup(e->mnt_dir), .mnt_type = strdup(e->mnt_type),
+					     .mnt_opts = strdup(e->mnt_opts) };
+		if (!mounts[n].mnt_dir || !mounts[n].mnt_type || !mounts[n].mnt_opts) {
+			n++;
+			break;
+		}
+		n++;
+	}
+	endmntent(f);
+	for (size_t i = 0; i < n && !visible; i++) {
 		char here[512];
 
-		const char *vfs = mnt_fs_get_vfs_options(fs);
-
-		/* a bind of a part of proc (root "/sys") cannot stand for the whole, nor can a
-		 * read-only one for the read-write proc a run mounts (its flag is locked) */
-		if (!type || strcmp(type, "proc") != 0 || !root || strcmp(root, "/") != 0 ||
-		    (vfs && mnt_optstr_get_option(vfs, "ro", NULL, NULL) == 0))
+		if (!mounts[i].mnt_dir || !mounts[i].mnt_type || !mounts[i].mnt_opts)
+			break;
+		/* a read-only proc cannot stand for the read-write proc a run mounts (its flag
+		 * is locked) */
+		if (strcmp(mounts[i].mnt_type, "proc") != 0 || hasmntopt(&mounts[i], "ro"))
 			continue;
-		visible = covered_paths(tb, mnt_fs_get_target(fs), here, sizeof(here)) == 0;
+		visible = covered_paths(mounts, n, mounts[i].mnt_dir, here, sizeof(here)) == 0;
 		if (first)
 			snprintf(covered, len, "%s", here);
 		first = false;
 	}
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
+	free_mounts(mounts, n);
 	return visible;
 }
 

@@ -3,7 +3,7 @@
  *
  * Every function takes proc, the path of the proc file system to read facts from:
  * "/proc" always, but for unit tests, which pass a directory that imitates one
- * (sys/user/max_user_namespaces, self/status, self/mountinfo, ...).
+ * (sys/user/max_user_namespaces, self/status, self/mounts, ...).
  */
 #ifndef NSRUN_DIAGNOSE_H
 #define NSRUN_DIAGNOSE_H
@@ -46,7 +46,7 @@ bool diag_apparmor_blocks(const struct diag_host *h);
 int diag_userns(int errnum, const char *proc, struct nsrun_error *err);
 
 /* Whether a fresh proc can be mounted in a new user namespace, judged from
- * proc/self/mountinfo: the kernel allows it only if some proc mount of ours is
+ * proc/self/mounts (getmntent(3)): the kernel allows it only if some proc mount of ours is
  * fully visible, with nothing mounted over its files or non-empty directories,
  * and not read-only (fs/namespace.c mnt_already_visible; container engines mask /proc/kcore,
  * /proc/sys, ... that way).  Returns true when one is; otherwise false, with the

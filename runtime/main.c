@@ -578,9 +578,10 @@ int main(int argc, char **argv)
 	struct nsrun_error err = { 0 };
 	struct timing *timing = timing_new();
 	const char *debug_env = getenv("NSRUN_DEBUG");
+	bool show_timing;
 	int code;
 
-	timing_mark(timing, TP_START);
+	timing_start(timing);
 	ensure_std_fds();
 
 	if (argc > 1 && (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
@@ -639,10 +640,7 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 	nsrun_run(&cfg, &result, timing);
-	timing_mark(timing, TP_END);
-	if (cfg.debug_timing)
-		timing_print(timing, stderr);
-	timing_free(timing);
+	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	if (json) {
@@ -661,6 +659,11 @@ int main(int argc, char **argv)
 	}
 	result_free(&result);
 	config_free(&cfg);
+	/* last: the phases cover the report and the frees too */
+	timing_mark(timing, TP_END);
+	if (show_timing)
+		timing_print(timing, stderr);
+	timing_free(timing);
 	return code;
 }
 #endif /* NSRUN_CLI_ONLY */

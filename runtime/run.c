@@ -568,18 +568,20 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 static void run_collect(struct nsrun_run *run, struct nsrun_result *result)
 {
 	struct rusage ru;
-	int status;
+	int status, flags = WNOHANG;
 	pid_t r;
 
 	if (run->child <= 0 || run->child_reaped)
 		return;
 	for (;;) {
-		r = wait4(run->child, &status, WNOHANG, &ru);
+		r = wait4(run->child, &status, flags, &ru);
 		if (r == run->child || (r < 0 && errno != EINTR))
 			break;
 		if (r == 0 && (!run->kill_deadline_us || now_us() >= run->kill_deadline_us)) {
 			kill(run->child, SIGKILL);
 			run->kill_deadline_us = 0;
+			/* it dies now: wait for it, do not spin beside its exit on a shared CPU */
+			flags = 0;
 			continue;
 		}
 		usleep(1000);

@@ -1,6 +1,6 @@
 /* sha256.h - SHA-256 (FIPS 180-4) for cache keys and checksums.
  *
- * None of the libraries nsrun links (glibc, libcap, libmount, libseccomp, yajl)
+ * None of the libraries nsrun links (glibc, libcap, libseccomp, yajl)
  * exports a SHA-256, so this is a small one of our own.  Not constant-time: it
  * hashes public data only.
  */

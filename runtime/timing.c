@@ -27,10 +27,22 @@ void timing_mark(struct timing *t, enum timing_point p)
 	t->t_us[p] = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+void timing_start(struct timing *t)
+{
+	struct timespec cpu;
+
+	timing_mark(t, TP_START);
+	if (t && clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0) {
+		uint64_t used = (uint64_t)cpu.tv_sec * 1000000 + (uint64_t)cpu.tv_nsec / 1000;
+		t->t_us[TP_EXEC] = t->t_us[TP_START] > used ? t->t_us[TP_START] - used : 0;
+	}
+}
+
 const char *timing_phase_name(enum timing_point p)
 {
 	static const char *const names[TP__COUNT] = {
-		[TP_START] = "start",
+		[TP_EXEC] = "exec",
+		[TP_START] = "exec of nsrun, start-up before main (its CPU time)",
 		[TP_CONFIG] = "parse options, image lookup, validation",
 		[TP_SOURCES] = "mount plan, source checks",
 		[TP_SECCOMP] = "seccomp compile or cache load",
@@ -46,7 +58,7 @@ const char *timing_phase_name(enum timing_point p)
 		[TP_PAYLOAD_SECCOMP] = "payload: seccomp load",
 		[TP_EXEC_OK] = "payload: execve",
 		[TP_PAYLOAD_EXITED] = "payload runs",
-		[TP_END] = "teardown",
+		[TP_END] = "teardown, report",
 	};
 	return p >= 0 && p < TP__COUNT && names[p] ? names[p] : "?";
 }
@@ -54,12 +66,13 @@ const char *timing_phase_name(enum timing_point p)
 void timing_print(const struct timing *t, FILE *out)
 {
 	uint64_t prev, total;
+	int first = t && t->t_us[TP_EXEC] ? TP_EXEC : TP_START;
 
-	if (!t || !t->t_us[TP_START] || !t->t_us[TP_END])
+	if (!t || !t->t_us[first] || !t->t_us[TP_END])
 		return;
-	total = t->t_us[TP_END] - t->t_us[TP_START];
-	prev = t->t_us[TP_START];
-	for (int p = TP_START + 1; p < TP__COUNT; p++) {
+	total = t->t_us[TP_END] - t->t_us[first];
+	prev = t->t_us[first];
+	for (int p = first + 1; p < TP__COUNT; p++) {
 		if (!t->t_us[p])
 			continue;
 		uint64_t d = t->t_us[p] >= prev ? t->t_us[p] - prev : 0;
@@ -67,5 +80,5 @@ void timing_print(const struct timing *t, FILE *out)
 			total ? 100.0 * (double)d / (double)total : 0.0, timing_phase_name((enum timing_point)p));
 		prev = t->t_us[p];
 	}
-	fprintf(out, "nsrun: timing: %8llu us  total (main to report)\n", (unsigned long long)total);
+	fprintf(out, "nsrun: timing: %8llu us  total (exec to exit)\n", (unsigned long long)total);
 }

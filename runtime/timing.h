@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 enum timing_point {
+	TP_EXEC,                /* nsrun exec'd: TP_START less the CPU time used before main */
 	TP_START,               /* main() entered */
 	TP_CONFIG,              /* options parsed, image resolved, configuration valid */
 	TP_SOURCES,             /* mount plan built, sources checked (supervisor) */
@@ -28,7 +29,7 @@ enum timing_point {
 	TP_PAYLOAD_SECCOMP,     /* payload: filter installed, calling execve */
 	TP_EXEC_OK,             /* init knows the payload exec'd */
 	TP_PAYLOAD_EXITED,      /* the supervisor knows the outcome */
-	TP_END,                 /* teardown done, about to report */
+	TP_END,                 /* reported, freed: main returns */
 	TP__COUNT
 };
 
@@ -42,6 +43,12 @@ struct timing *timing_new(void);
 
 void timing_free(struct timing *t);
 
+/* Stamps TP_START now and TP_EXEC that far before it as this process has used
+ * CPU time (CLOCK_PROCESS_CPUTIME_ID: the exec and the C start-up, which run
+ * without waiting before main), so the phases also cover nsrun's own start.
+ * No-op when t is NULL. */
+void timing_start(struct timing *t);
+
 /* Stamps point p now (no-op when t is NULL). Async-signal-safe. */
 void timing_mark(struct timing *t, enum timing_point p);
 
@@ -49,7 +56,7 @@ void timing_mark(struct timing *t, enum timing_point p);
 const char *timing_phase_name(enum timing_point p);
 
 /* Prints one line per phase reached, with microseconds and share of the total,
- * then the total (TP_END - TP_START), prefixed "nsrun: timing: ". */
+ * then the total (TP_END less the first point stamped), prefixed "nsrun: timing: ". */
 void timing_print(const struct timing *t, FILE *out);
 
 #endif

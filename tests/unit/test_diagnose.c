@@ -1,6 +1,6 @@
 /* Unit tests of the diagnoses (diagnose.c) on a directory that imitates /proc:
  * the sysctls, self/status, self/uid_map, self/attr/apparmor/current and
- * self/mountinfo a host can have, including an AppArmor-restricted Ubuntu, which
+ * self/mounts a host can have, including an AppArmor-restricted Ubuntu, which
  * this machine is not. */
 #include <errno.h>
 #include <stdio.h>
@@ -51,8 +51,8 @@ static void show(const struct nsrun_error *e)
 	printf("#   msg:  %s\n#   hint: %s\n", e->msg, e->hint ? e->hint : "(none)");
 }
 
-static const char proc_line[] = "22 1 0:5 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n";
-static const char root_line[] = "1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
+static const char proc_line[] = "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n";
+static const char root_line[] = "/dev/sda1 / ext4 rw,relatime 0 0\n";
 
 int main(void)
 {
@@ -143,16 +143,16 @@ int main(void)
 
 	/* /proc as container engines leave it */
 	snprintf(cmd, sizeof(cmd), "%s%s", root_line, proc_line);
-	put("self/mountinfo", cmd);
+	put("self/mounts", cmd);
 	tap_ok(&t, diag_proc_visible(root, covered, sizeof(covered)), "a bare /proc is fully visible");
-	put("self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-	    "22 1 0:5 / /proc rw - proc proc rw\n"
-	    "23 22 0:30 / /proc/sys/fs/binfmt_misc rw - binfmt_misc binfmt_misc rw\n");
+	put("self/mounts", "/dev/sda1 / ext4 rw 0 0\n"
+	    "proc /proc proc rw 0 0\n"
+	    "binfmt_misc /proc/sys/fs/binfmt_misc binfmt_misc rw 0 0\n");
 	tap_ok(&t, diag_proc_visible(root, covered, sizeof(covered)), "binfmt_misc (an empty directory) does not hide it");
-	put("self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-	    "22 1 0:5 / /proc rw - proc proc rw\n"
-	    "23 22 0:5 /sys /proc/sys ro - proc proc rw\n"
-	    "24 22 0:6 /null /proc/kcore rw - devtmpfs udev rw\n");
+	put("self/mounts", "/dev/sda1 / ext4 rw 0 0\n"
+	    "proc /proc proc rw 0 0\n"
+	    "proc /proc/sys proc ro 0 0\n"
+	    "udev /proc/kcore devtmpfs rw 0 0\n");
 	tap_ok(&t, !diag_proc_visible(root, covered, sizeof(covered)), "masked paths: not fully visible");
 	tap_str(&t, "  ... and which", "/proc/sys, /proc/kcore", covered);
 	memset(&e, 0, sizeof(e));
@@ -161,15 +161,15 @@ int main(void)
 	tap_ok(&t, has(e.msg, "the outer /proc has paths mounted over (/proc/sys, /proc/kcore)") &&
 	       has(e.hint, "systempaths=unconfined"), "a run's /proc EPERM: cause and fix");
 	show(&e);
-	put("self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-	    "22 1 0:5 / /proc rw - proc proc rw\n"
-	    "23 22 0:5 /sys /proc/sys ro - proc proc rw\n"
-	    "30 1 0:5 / /run/hostproc rw - proc proc rw\n");
+	put("self/mounts", "/dev/sda1 / ext4 rw 0 0\n"
+	    "proc /proc proc rw 0 0\n"
+	    "proc /proc/sys proc ro 0 0\n"
+	    "proc /run/hostproc proc rw 0 0\n");
 	tap_ok(&t, diag_proc_visible(root, covered, sizeof(covered)), "another whole proc mount is enough");
-	put("self/mountinfo", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
-	    "22 1 0:5 / /proc rw - proc proc rw\n"
-	    "23 22 0:5 /sys /proc/sys ro - proc proc rw\n"
-	    "30 1 0:9 / /srv/rootfs/proc ro,relatime - proc proc ro\n");
+	put("self/mounts", "/dev/sda1 / ext4 rw 0 0\n"
+	    "proc /proc proc rw 0 0\n"
+	    "proc /proc/sys proc ro 0 0\n"
+	    "proc /srv/rootfs/proc proc ro,relatime 0 0\n");
 	tap_ok(&t, !diag_proc_visible(root, covered, sizeof(covered)), "  ... but not a read-only one");
 	memset(&e, 0, sizeof(e));
 	error_set_stage(&e, STAGE_MOUNT, EACCES, "mount proc on \"/proc\"");
