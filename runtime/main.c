@@ -170,12 +170,25 @@ static int add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error
 	return strv_push(&cfg->process.user_env, kv) < 0 ? error_set(err, ENOMEM, "--env") : 0;
 }
 
+/* Replaces the string in *slot by a copy of value: the old one is freed only once
+ * the new one exists, so no error path leaves *slot dangling (a second option of
+ * the same name, then an error, then config_free: a double free fuzz_cmdline found).
+ * Returns 0 or -1 with err (ENOMEM). */
+static int set_str(char **slot, const char *value, const char *what, struct nsrun_error *err)
+{
+	char *v = strdup(value);
+
+	if (!v)
+		return error_set(err, ENOMEM, "%s", what);
+	free(*slot);
+	*slot = v;
+	return 0;
+}
+
 static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
 {
 	if (strncmp(arg, "seccomp=", 8) == 0 && arg[8]) {
-		free(cfg->security.seccomp);
-		cfg->security.seccomp = strdup(arg + 8);
-		return cfg->security.seccomp ? 0 : error_set(err, ENOMEM, "--security-opt");
+		return set_str(&cfg->security.seccomp, arg + 8, "--security-opt", err);
 	}
 	if (strcmp(arg, "no-new-privileges") == 0 || strcmp(arg, "no-new-privileges:true") == 0)
 		return 0; /* always on */
@@ -196,11 +209,10 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 {
 	switch (c) {
 	case OPT_IMAGE:
-		free(cfg->image);
-		return (cfg->image = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--image");
+		return set_str(&cfg->image, arg, "--image", err);
 	case OPT_ROOTFS:
 		free(cfg->rootfs);
-		if (!(cfg->rootfs = realpath(arg, NULL)))
+		if (!(cfg->rootfs = realpath(arg, NULL)))      /* NULL on failure: nothing dangles */
 			return error_set(err, errno, "--rootfs \"%s\"", arg);
 		return 0;
 	case OPT_TIMEOUT:
@@ -214,8 +226,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		cfg->service.detach = true;
 		return 0;
 	case OPT_NAME:
-		free(cfg->service.name);
-		return (cfg->service.name = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--name");
+		return set_str(&cfg->service.name, arg, "--name", err);
 	case OPT_WAIT_PORT: {
 		uint64_t port = 0;
 		if (parse_uint("--wait-port", arg, 65535, &port, err) < 0)
@@ -254,8 +265,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		    arg[0] == '-' || arg[0] == '.')
 			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 letters, digits, '.' and '-' "
 					 "(RFC 1123)", arg);
-		free(cfg->hostname);
-		return (cfg->hostname = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--hostname");
+		return set_str(&cfg->hostname, arg, "--hostname", err);
 	case OPT_NETWORK:
 		if (strcmp(arg, "none") != 0)
 			return error_set(err, 0, "--network: \"%s\": not supported (only none: loopback only)",
@@ -307,19 +317,17 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		}
 		return parse_size_bytes("--memory-swap", arg, &cfg->limits.memory_swap_bytes, err);
 	case OPT_CGROUP_PARENT:
-		free(cfg->cgroup_parent);
 		if (strstr(arg, "..") || !arg[0])
 			return error_set(err, 0, "--cgroup-parent: \"%s\": a path inside the cgroup2 tree", arg);
-		return (cfg->cgroup_parent = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--cgroup-parent");
+		return set_str(&cfg->cgroup_parent, arg, "--cgroup-parent", err);
 	case OPT_LIMITS:
 		if (strcmp(arg, "strict") != 0)
 			return error_set(err, 0, "--limits: \"%s\": the only value is strict", arg);
 		cfg->security.strict = true;
 		return 0;
 	case OPT_JSON:
-		free(cfg->output.json_path);
 		cfg->output.capture = true;
-		return (cfg->output.json_path = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--json");
+		return set_str(&cfg->output.json_path, arg, "--json", err);
 	case OPT_CAPTURE:
 		cfg->output.capture = true;
 		return 0;
@@ -331,8 +339,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		cfg->output.limit_kill = strcmp(arg, "kill") == 0;
 		return 0;
 	case OPT_STDIN:
-		free(cfg->output.stdin_path);
-		return (cfg->output.stdin_path = strdup(arg)) ? 0 : error_set(err, ENOMEM, "--stdin");
+		return set_str(&cfg->output.stdin_path, arg, "--stdin", err);
 	default:
 		return error_set(err, 0, "unknown option (see nsrun --help)");
 	}

@@ -92,6 +92,36 @@ static void cli_tests(struct tap *t)
 	tap_int(t, "cli: --version is CLI_VERSION", CLI_VERSION,
 		cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--version", NULL }));
 	config_free(&cfg);
+	/* fuzz_cmdline's double free: a second --cgroup-parent that is refused left the
+	 * first one freed but still in cfg; every string option is checked the same way */
+	{
+		static const char *const twice[][5] = {
+			{ "--cgroup-parent", "a", "--cgroup-parent", "", NULL },
+			{ "--cgroup-parent", "a", "--cgroup-parent", "../x", NULL },
+			{ "--image", "a", "--image", "b", NULL },
+			{ "--hostname", "a", "--hostname", "b", NULL },
+			{ "--json", "a", "--json", "b", NULL },
+			{ "--stdin", "a", "--stdin", "b", NULL },
+			{ "--name", "a", "--name", "b", NULL },
+			{ "--security-opt", "seccomp=a", "--security-opt", "seccomp=b", NULL },
+		};
+		for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+			char desc[128];
+			int rc = cli(&cfg, msg, sizeof(msg), twice[i]);
+			snprintf(desc, sizeof(desc), "cli: %s twice (%s), then freed once: %s", twice[i][0],
+				 twice[i][3][0] ? twice[i][3] : "empty", rc < 0 ? "refused" : "the last wins");
+			tap_ok(t, rc < 0 ? msg[0] != '\0' : true, desc);
+			config_free(&cfg);      /* a double free aborts here (glibc) or in ASan */
+		}
+		tap_str(t, "cli: --cgroup-parent refused the second time keeps the first",
+			"a", (cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--cgroup-parent", "a", "--cgroup-parent", "",
+			NULL }), cfg.cgroup_parent ? cfg.cgroup_parent : "(null)"));
+		config_free(&cfg);
+		tap_str(t, "cli: --image given twice: the last wins", "b",
+			(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--image", "a", "--image", "b", NULL }),
+			 cfg.image ? cfg.image : "(null)"));
+		config_free(&cfg);
+	}
 	/* a second parse starts afresh (getopt state reset): the same argv gives the same result */
 	for (int round = 0; round < 2; round++) {
 		int rc = cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--image", "python", "--stop-timeout", "0.5",
