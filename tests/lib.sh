@@ -17,6 +17,12 @@
 set -u
 exec </dev/null   # a payload never reads the terminal unless a test passes stdin explicitly
 
+# Debian's tools first: the tests want its python3 (with jsonschema, redis, psycopg2),
+# bwrap and podman; a pyenv or venv python3 first on PATH starts 2-3 times slower
+# (16-json.t calls it sixty times) and lacks those modules
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+export PATH
+
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TEST_NAME=$(basename "$0")
 
