@@ -169,7 +169,7 @@ check-root: all test-image service-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
-		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(ROOT_SUITES) && \
+		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --timer --exec bash $(ROOT_SUITES) && \
 	echo "== Python client tests as root" && \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles \
 		PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
@@ -180,7 +180,7 @@ check-rootless: all test-image service-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
-			NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --exec bash $(SUITES) || exit 1; \
+			NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles prove --timer --exec bash $(SUITES) || exit 1; \
 		echo "== Python client tests as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles \
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
@@ -192,7 +192,7 @@ check-rootless: all test-image service-image test-user
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 $(TEST_ENV) \
 		NSRUN=$$stage/build/nsrun NSRUN_PROBE=$$stage/build/nsrun-probe \
-		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles prove --exec bash $(SUITES) && \
+		NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles prove --timer --exec bash $(SUITES) && \
 	echo "== Python client tests as $(TEST_USER) (rootless)" && \
 	runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 		HOME=$$(getent passwd $(TEST_USER) | cut -d: -f6) LANG=C.UTF-8 $(TEST_ENV) \
@@ -242,7 +242,7 @@ check-asan: asan test-image service-image
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
-		prove --exec bash $(ASAN_SUITES)
+		prove --timer --exec bash $(ASAN_SUITES)
 
 # cgroup v2 limits in a QEMU guest with a pure cgroup v2 hierarchy (tests/vm), whatever
 # the host has: the kernel is Debian's, fetched with apt-get download
