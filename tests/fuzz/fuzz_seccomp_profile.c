@@ -46,39 +46,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return sum == (size_t)-1;
 }
 
-#ifndef NSRUN_LIBFUZZER
-static int replay(const char *path)
-{
-	FILE *f = fopen(path, "rbe");
-	char *buf = NULL;
-	long len;
-	int rc = -1;
-
-	if (!f)
-		return -1;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)len + 1);
-		if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-			LLVMFuzzerTestOneInput((const uint8_t *)buf, (size_t)len);
-			rc = 0;
-		}
-	}
-	free(buf);
-	fclose(f);
-	return rc;
-}
-
-int main(int argc, char **argv)
-{
-	int failed = 0;
-
-	for (int i = 1; i < argc; i++) {
-		if (replay(argv[i]) < 0) {
-			fprintf(stderr, "fuzz_seccomp_profile: cannot read %s\n", argv[i]);
-			failed = 1;
-		}
-	}
-	printf("fuzz_seccomp_profile: replayed %d input%s\n", argc - 1 - failed, argc == 2 ? "" : "s");
-	return failed;
-}
-#endif
+#include "replay.h"
