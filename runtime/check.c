@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/landlock.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,10 +25,10 @@
 
 #include "cgroup.h"
 #include "check.h"
-#include "mount.h"
 #include "cleanup.h"
 #include "config.h"
 #include "diagnose.h"
+#include "landlock.h"
 #include "error.h"
 #include "ns.h"
 #include "sys.h"
@@ -302,7 +301,7 @@ static void probe_mounts(int out_fd, void *p)
 	}
 	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
 		if (errno == EPERM)
-			mount_explain_refused(&r->tmpfs);
+			diag_mount_refused(&r->tmpfs, PROC);
 		else
 			error_set(&r->tmpfs, errno, "make mount propagation private");
 		r->tmpfs.stage = STAGE_MOUNT;
@@ -449,7 +448,7 @@ static void check_seccomp(struct check_list *l)
 
 static void check_landlock(struct check_list *l)
 {
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	long abi = landlock_abi();      /* 0: errno says why */
 	struct check_item *it = add(l, "landlock", false, abi > 0);
 
 	if (abi > 0) {

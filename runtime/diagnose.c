@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "diagnose.h"
+#include "landlock.h"
 #include "sys.h"
 
 /* Reads proc/REL into buf (size len, NUL-terminated); returns the length or -1. */
@@ -254,6 +255,28 @@ int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err)
 		return -1;
 	}
 	return error_set(err, errnum, "mount a fresh /proc");
+}
+
+int diag_mount_refused(struct nsrun_error *err, const char *proc)
+{
+	bool landlock = landlock_abi() > 0;
+	struct diag_host h;
+
+	diag_read_host(proc, &h);
+	if (h.seccomp_mode == 2)
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox refuses "
+			  "mount(2) through its seccomp filter (Seccomp: 2 in /proc/self/status)%s",
+			  landlock ? " or a Landlock ruleset" : "");
+	else if (landlock)
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: this process is most "
+			  "likely confined by an outer Landlock ruleset (as agent sandboxes apply), which refuses "
+			  "every mount(2)");
+	else
+		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox (a "
+			  "security module) refuses mount(2)");
+	err->hint = "run the reduced mode, which needs no mount: --isolation chroot (no /proc, /dev, tmpfs "
+		    "or volumes; the image read-only by Landlock), or start nsrun outside that sandbox";
+	return -1;
 }
 
 void diag_refine(struct nsrun_error *err, const char *proc)

@@ -58,6 +58,14 @@ bool diag_proc_visible(const char *proc, char *covered, size_t len);
  * Returns -1. */
 int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err);
 
+/* Fills err for mount(2) refused with EPERM to the root of a new user and mount
+ * namespace, who holds CAP_SYS_ADMIN there: no capability check failed, so an LSM
+ * or a seccomp filter of an outer sandbox refused it.  A Landlock domain refuses
+ * every mount (Documentation/userspace-api/landlock.rst, "Filesystem topology
+ * modification"), which agent sandboxes built on Landlock apply; the hint is the
+ * reduced mode, --isolation chroot.  Reads PROC/self/status.  Returns -1. */
+int diag_mount_refused(struct nsrun_error *err, const char *proc);
+
 /* A run's error, made precise where a diagnosis knows more: EPERM while building
  * the container (stage id maps, mount or container) under AppArmor's restriction, from
  * mounting /proc over a masked outer /proc, or under an outer seccomp filter

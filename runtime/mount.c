@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "landlock.h"
+#include "diagnose.h"
 #include "mount.h"
 #include "sys.h"
 
@@ -479,24 +479,6 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 }
 
-/* A fresh proc refused with EPERM: the kernel lets a user namespace mount proc
- * only while a proc it can see reveals as much (mount_too_revealing() in
- * fs/namespace.c, still so in Linux 6.18, subset=pid included): an outer /proc
- * with over-mounted or masked paths (Docker, podman, Kubernetes, bwrap run as
- * root) does not.  There is no safe alternative: a bind of the outer /proc shows
- * the outer pid namespace, and a missing /proc breaks programs quietly (B20), so
- * the run fails with the cause and the fix.  Returns -1 with err. */
-static int proc_refused(struct nsrun_error *err)
-{
-	error_set(err, EPERM, "cannot mount the container's /proc: the /proc nsrun sees has over-mounted or masked "
-		  "paths (as container engines set up), and the kernel lets a user namespace mount a proc only "
-		  "where that reveals nothing more (a bind of it would show the outer processes)");
-	err->hint = "unmask /proc where nsrun runs (docker/podman run --security-opt systempaths=unconfined, "
-		    "or unmask=/proc/*; Kubernetes: securityContext.procMount: Unmasked; nsrun in nsrun: "
-		    "--allow-nested)";
-	return -1;
-}
-
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
 		    const struct mount_plan *plan, const struct source_trees *trees, struct nsrun_error *err)
 {
@@ -527,9 +509,9 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	}
 	switch (op->kind) {
 	case MOP_PROC:
-		if (mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err) == 0)
-			return 0;
-		return err->errnum == EPERM ? proc_refused(err) : -1;
+		/* EPERM here is most often an outer /proc with masked paths: the supervisor's
+		 * diag_refine() names them (diagnose.h) */
+		return mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err);
 	case MOP_TMPFS:
 		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err);
 	case MOP_MASK_DIR:
@@ -727,39 +709,6 @@ static int open_source_trees(const struct nsrun_config *cfg, const struct mount_
 	return 0;
 }
 
-/* The seccomp mode of this process ("Seccomp:" in /proc/self/status, proc(5)), or -1. */
-static int seccomp_mode(void)
-{
-	_cleanup_free_ char *status = NULL;
-	const char *line;
-
-	if (read_file("/proc/self/status", 1 << 16, &status, NULL) < 0)
-		return -1;
-	line = strstr(status, "\nSeccomp:");
-	return line ? atoi(line + 9) : -1;
-}
-
-int mount_explain_refused(struct nsrun_error *err)
-{
-	bool landlock = landlock_abi() > 0;
-	int seccomp = seccomp_mode();
-
-	if (seccomp == 2)
-		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox refuses "
-			  "mount(2) through its seccomp filter (Seccomp: 2 in /proc/self/status)%s",
-			  landlock ? " or a Landlock ruleset" : "");
-	else if (landlock)
-		error_set(err, EPERM, "cannot mount in the container's own mount namespace: this process is most "
-			  "likely confined by an outer Landlock ruleset (as agent sandboxes apply), which refuses "
-			  "every mount(2)");
-	else
-		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox (a "
-			  "security module) refuses mount(2)");
-	err->hint = "run the reduced mode, which needs no mount: --isolation chroot (no /proc, /dev, tmpfs "
-		    "or volumes; the image read-only by Landlock), or start nsrun outside that sandbox";
-	return -1;
-}
-
 /* pivot_root(2) refuses (EINVAL) to leave the kernel's initial rootfs, which a
  * system running from its initramfs still has as "/" (known-bugs B23).  There the
  * new root (our cwd) is moved over "/" and made the root with chroot, as
@@ -792,7 +741,7 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	err->stage = STAGE_MOUNT;
 	/* before anything else: nothing we mount may propagate back to the host */
 	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
-		return errno == EPERM ? mount_explain_refused(err) :
+		return errno == EPERM ? diag_mount_refused(err, "/proc") :
 		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;

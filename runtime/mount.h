@@ -49,12 +49,4 @@ void mount_sources_close(struct mount_sources *src);
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
 		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err);
 
-/* Fills err for mount(2) refused with EPERM to the root of a new user and mount
- * namespace, who holds CAP_SYS_ADMIN there: no capability check failed, so an LSM
- * or a seccomp filter of an outer sandbox refused it.  A Landlock domain refuses
- * every mount (Documentation/userspace-api/landlock.rst, "Filesystem topology
- * modification"), which agent sandboxes built on Landlock apply; the hint is the
- * reduced mode, --isolation chroot.  Reads /proc/self/status.  Returns -1. */
-int mount_explain_refused(struct nsrun_error *err);
-
 #endif
