@@ -29,6 +29,7 @@
 #include "config.h"
 #include "diagnose.h"
 #include "landlock.h"
+#include "pasta.h"
 #include "error.h"
 #include "ns.h"
 #include "sys.h"
@@ -464,6 +465,24 @@ static void check_landlock(struct check_list *l)
 	}
 }
 
+/* --network pasta (optional): pasta installed, /dev/net/tun open to the caller. */
+static void check_pasta(struct check_list *l)
+{
+	char why[160];
+	const char *no = pasta_unavailable(why, sizeof(why));
+	struct check_item *it = add(l, "pasta", false, !no);
+
+	if (!no) {
+		snprintf(it->detail, sizeof(it->detail), "--network pasta can make eth0 through /dev/net/tun");
+		return;
+	}
+	snprintf(it->detail, sizeof(it->detail), "%s", no);
+	snprintf(it->fix, sizeof(it->fix), "%s", strstr(no, "passt") ?
+		 "apt-get install passt, for --network pasta; runs with --network none need nothing" :
+		 "chmod 0666 /dev/net/tun as root (what Debian's udev does), for --network pasta; "
+		 "runs with --network none need nothing");
+}
+
 /* The subordinate range of user (name or uid) in file, as "START+COUNT", or "". */
 static void subid_range(const char *file, const char *name, uid_t uid, char *out, size_t len)
 {
@@ -614,6 +633,7 @@ int check_main(int argc, char **argv, FILE *out)
 	check_cgroup(&l);
 	check_seccomp(&l);
 	check_landlock(&l);
+	check_pasta(&l);
 	check_newuidmap(&l);
 	for (size_t i = 0; i < l.n; i++)
 		ok &= l.items[i].ok || !l.items[i].needed;

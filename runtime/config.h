@@ -30,6 +30,7 @@
 
 enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
+	NSRUN_NETWORK_PASTA,            /* lo and eth0, a tap of pasta(1): a way out as the caller (pasta.h) */
 };
 
 /* How the container's file system view is made (--isolation). */

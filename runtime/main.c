@@ -18,6 +18,7 @@
 #include "image.h"
 #include "mount_plan.h"
 #include "result.h"
+#include "pasta.h"
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
@@ -101,7 +102,8 @@ static const char usage_text[] =
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
 	"  --hostname NAME           hostname inside (default nsrun)\n"
 	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
-	"  --network none            no network but loopback (the only mode)\n"
+	"  --network none|pasta      none: no network but loopback (default); pasta: also eth0, a way\n"
+	"                            out as the caller through pasta(1), not to the host's loopback\n"
 	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
 	"  --tmpfs PATH[:size=BYTES,mode=OCTAL]  a writable tmpfs at PATH (default size as /tmp, mode 1777)\n"
 	"  -p, --publish [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]  host port (on 127.0.0.1 unless\n"
@@ -267,10 +269,13 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 					 "(RFC 1123)", arg);
 		return set_str(&cfg->hostname, arg, "--hostname", err);
 	case OPT_NETWORK:
-		if (strcmp(arg, "none") != 0)
-			return error_set(err, 0, "--network: \"%s\": not supported (only none: loopback only)",
-					 arg);
-		cfg->network = NSRUN_NETWORK_NONE;
+		if (strcmp(arg, "none") == 0)
+			cfg->network = NSRUN_NETWORK_NONE;
+		else if (strcmp(arg, "pasta") == 0)
+			cfg->network = NSRUN_NETWORK_PASTA;
+		else
+			return error_set(err, 0, "--network: \"%s\": unknown (none: loopback only; pasta: a way out "
+					 "through pasta(1))", arg);
 		return 0;
 	case OPT_SECURITY_OPT:
 		return set_security_opt(cfg, arg, err);
@@ -441,6 +446,22 @@ static int build_env(struct nsrun_config *cfg, struct nsrun_error *err)
 	return 0;
 }
 
+/* --network pasta: names resolve as on the host (as docker copies the host's
+ * resolv.conf), unless a volume already gives /etc/resolv.conf. */
+static int add_resolv_conf(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *src = pasta_resolv_conf();
+	char spec[PATH_MAX + 32];
+
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		if (strcmp(cfg->mounts[i].destination, "/etc/resolv.conf") == 0)
+			return 0;
+	if (!src)
+		return 0;
+	snprintf(spec, sizeof(spec), "%s:/etc/resolv.conf:ro", src);
+	return config_add_volume(cfg, spec, err);
+}
+
 static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 {
 	if (build_env(cfg, err) < 0)
@@ -462,6 +483,9 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	for (size_t i = 0; i < cfg->process.user_env.n; i++)
 		if (strv_setenv(&cfg->process.env, cfg->process.user_env.v[i]) < 0)
 			return error_set(err, ENOMEM, "environment");
+	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_DEFAULT &&
+	    add_resolv_conf(cfg, err) < 0)
+		return -1;
 	if (!cfg->process.cwd)
 		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
 	return cfg->process.cwd ? 0 : error_set(err, ENOMEM, "workdir");

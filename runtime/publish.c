@@ -1,15 +1,16 @@
 /* publish.c - see publish.h.
  *
- * Why a forwarder of our own and not pasta (Debian's passt, which `--network pasta`
- * would use for a way out): pasta always creates a tap interface in the target
- * namespace, so the container would hold a second interface besides lo, and to
- * do so it opens /dev/net/tun from the container's user namespace, which fails
- * rootless wherever /dev/net/tun is not mode 0666 ("Failed to open tun socket in
- * namespace" as an unprivileged user on a host with a 0600 node; its --netns-only
- * mode needs CAP_SYS_ADMIN over the caller's own namespace).  It also has to join
- * the container's user namespace.  A published port under --network none only
- * needs loopback connections spliced into the namespace, which a socket made there
- * by init gives us without any interface, device or privilege.
+ * Why a forwarder of our own for -p under --network none, and not pasta (Debian's
+ * passt, which does the forwarding under --network pasta, pasta.c): pasta always
+ * creates a tap interface in the target namespace and turns the container's
+ * traffic through it into connections of the caller, so the container would hold
+ * a second interface and a way out, which --network none must not give (pasta's
+ * --no-tcp/--no-udp would also stop the forwarded ports).  To make that interface
+ * it also opens /dev/net/tun from the container's user namespace, which fails
+ * rootless wherever /dev/net/tun is not mode 0666.  A published port under
+ * --network none only needs loopback connections spliced into the namespace,
+ * which a socket made there by init gives us without any interface, device or
+ * privilege.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "publish.h"
+#include "sys.h"
 
 #define RELAY_BUF 16384
 #define MAX_CONNS 256           /* more at once are accepted and closed */
@@ -287,26 +289,6 @@ static short relay_events(const struct relay *r, int side)
 	return ev;
 }
 
-/* Closes every fd but those in keep (sorted ascending, n of them). */
-static void close_all_but(const int *keep, size_t n)
-{
-	unsigned lo = 3;
-
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 0 || (unsigned)keep[i] < lo)
-			continue;
-		if ((unsigned)keep[i] > lo)
-			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
-		lo = (unsigned)keep[i] + 1;
-	}
-	syscall(SYS_close_range, lo, ~0U, 0);
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -351,8 +333,7 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 	}
 	keep[nk++] = ps->factory_fd;
 	keep[nk++] = ready_fd;
-	qsort(keep, nk, sizeof(keep[0]), cmp_int);
-	close_all_but(keep, nk);
+	close_fds_except(keep, nk);
 	signal(SIGPIPE, SIG_IGN);
 	for (;;) {
 		size_t np = 0;

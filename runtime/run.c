@@ -280,10 +280,16 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_ID_MAPS);
+	/* before init goes on: the payload must find eth0 configured.  pasta joins the
+	 * user namespace, so it comes after the id maps. */
+	if (cfg->network == NSRUN_NETWORK_PASTA &&
+	    pasta_start(cfg, run->pub, run->child, run->deadline_us, &run->pasta, err) < 0)
+		return -1;
 	/* sync: ID_MAPS_WRITTEN */
 	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err) < 0)
 		return -1;
-	if (cfg->n_publish) {
+	/* with pasta, pasta forwards the ports; the forwarder only probes --wait-port */
+	if (cfg->n_publish && (cfg->network != NSRUN_NETWORK_PASTA || cfg->service.wait_port)) {
 		/* with --wait-port the forwarder says when the service is ready, not us */
 		int fwd_ready = cfg->service.wait_port ? run->ready_fd : -1;
 		if (publish_start_forwarder(cfg, run->pub, fwd_ready, err) < 0)
@@ -644,6 +650,7 @@ static void run_teardown(struct nsrun_run *run)
 			;
 		run->child_reaped = true;
 	}
+	pasta_stop(&run->pasta);
 	publish_close(run->pub);
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
@@ -684,7 +691,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .cg = { .dir_fd = -1 },
+				 .cg = { .dir_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };

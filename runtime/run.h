@@ -13,6 +13,7 @@
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
+#include "pasta.h"
 #include "publish.h"
 #include "result.h"
 
@@ -41,6 +42,7 @@ struct nsrun_run {
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
 	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
+	struct pasta_state pasta;       /* --network pasta: pasta's guard */
 	int ready_fd;                   /* -d: gets "R" once the service is ready, else -1 */
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */

@@ -211,3 +211,25 @@ int open_in_root_nofollow(int root_fd, const char *path, int flags)
 {
 	return open_in_root_how(root_fd, path, flags, true);
 }
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+void close_fds_except(int *keep, size_t n)
+{
+	unsigned lo = 3;
+
+	qsort(keep, n, sizeof(keep[0]), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0U, 0);
+}

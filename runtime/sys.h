@@ -32,4 +32,9 @@ int open_in_root_nofollow(int root_fd, const char *path, int flags);
 /* "/proc/self/fd/N" for fd into buf (size >= 32). */
 void fd_path(char *buf, size_t len, int fd);
 
+/* In a forked child: closes every fd above 2 except those in keep (n of them, -1
+ * entries ignored; keep is sorted in place), with close_range(2).  Errors (a
+ * kernel before 5.9: ENOSYS) leave the fds open. */
+void close_fds_except(int *keep, size_t n);
+
 #endif

@@ -342,7 +342,7 @@ _snap_mounts() {
 }
 
 # Processes of our uid that look like containers or nsrun: a pid namespace other than
-# ours, or nsrun/nsrun-probe in comm/cmdline. Kernel threads and this shell's own
+# ours, or nsrun/nsrun-probe in comm/cmdline, or pasta (comm passt*: --network pasta). Kernel threads and this shell's own
 # helpers are excluded. Prints "pid comm".
 _snap_procs() {
 	local me mypidns p uid comm cmd ns
@@ -359,7 +359,7 @@ _snap_procs() {
 		ns=$(readlink "/proc/$p/ns/pid" 2>/dev/null)
 		if [ -n "$ns" ] && [ "$ns" != "$mypidns" ]; then
 			echo "$p $comm [other pidns] $cmd"
-		elif [[ $comm == nsrun* || $cmd == *nsrun-probe* || $cmd =~ (^|/)nsrun( |$) ]]; then
+		elif [[ $comm == nsrun* || $comm == passt* || $cmd == *nsrun-probe* || $cmd =~ (^|/)nsrun( |$) ]]; then
 			echo "$p $comm $cmd"
 		fi
 	done | sort

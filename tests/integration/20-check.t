@@ -19,6 +19,8 @@ assert_match "seccomp ok with libseccomp's version" '(^|
 )seccomp: ok \(libseccomp [0-9]+\.[0-9]+\.[0-9]+' "$OUT"
 assert_match "landlock: its ABI, or why not" '(^|
 )landlock: (ok \(ABI [0-9]+\)|missing: .+)' "$OUT"
+assert_match "pasta: ok, or why --network pasta cannot work and the fix" '(^|
+)pasta: (ok \(--network pasta can make eth0|missing: .*(passt|/dev/net/tun).*; fix: )' "$OUT"
 assert_match "newuidmap and subordinate ids" '(^|
 )newuidmap: (ok|missing: .*; fix: none needed)' "$OUT"
 bad=$(grep -Ev '^[a-z/_ 0-9]+: (ok( \(.+\))?|missing: .+)$' <<<"$OUT" || true)

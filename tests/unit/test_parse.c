@@ -134,6 +134,18 @@ static void cli_tests(struct tap *t)
 	tap_int(t, "cli: default --stop-timeout is 2 s", 2000000,
 		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--", "true", NULL }), (long long)cfg.limits.stop_timeout_us));
 	config_free(&cfg);
+	tap_int(t, "cli: --network pasta", NSRUN_NETWORK_PASTA,
+		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "pasta", "--", "true", NULL }),
+		 (long long)cfg.network));
+	config_free(&cfg);
+	tap_int(t, "cli: --network none after pasta: the last wins", NSRUN_NETWORK_NONE,
+		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "pasta", "--network", "none", "--", "true",
+		 NULL }), (long long)cfg.network));
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "bridge", "--", "true", NULL });
+	tap_str(t, "cli: --network bridge is refused, naming the modes",
+		"--network: \"bridge\": unknown (none: loopback only; pasta: a way out through pasta(1))", msg);
+	config_free(&cfg);
 	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--bogus", NULL });
 	tap_str(t, "cli: unknown long option", "--bogus: unknown option (see nsrun --help)", msg);
 	config_free(&cfg);

@@ -1,0 +1,162 @@
+#!/bin/bash
+# --network pasta: a way out through pasta(1), tested against hosts this test makes
+# itself.  The test runs in a network namespace of its own (a user namespace too,
+# as the unprivileged user) standing in for the host: a veth pair gives it the
+# "host" address 203.0.113.10/24 with a default route, and the "remote" address
+# 198.51.100.7, where a server answers.  No packet leaves this namespace.
+# Checks: the container gets lo and eth0 and reaches the remote host, but not the
+# host's loopback services (not through its own 127.0.0.1, not through the
+# gateway address); -p goes through pasta, on 127.0.0.1 only; pasta is gone after
+# the run, after a SIGKILL of nsrun too; a missing /dev/net/tun or pasta is one
+# clear error.
+if [ -z "${NSRUN_TEST_NETNS:-}" ]; then
+	export NSRUN_TEST_NETNS=setup
+	if [ "$(id -u)" = 0 ]; then
+		exec unshare --net -- "$0" "$@"
+	fi
+	# --keep-caps: the set-up below needs CAP_NET_ADMIN here; it is dropped before the tests
+	exec unshare --user --map-current-user --net --keep-caps -- "$0" "$@"
+fi
+if [ "$NSRUN_TEST_NETNS" = setup ]; then
+	export NSRUN_TEST_NETNS=ready
+	set -e
+	ip link set lo up
+	ip link add host0 type veth peer name remote0
+	ip addr add 203.0.113.10/24 dev host0
+	ip addr add 198.51.100.7/32 dev remote0
+	ip link set host0 up
+	ip link set remote0 up
+	ip route add default via 203.0.113.1 dev host0
+	# the gateway itself answers at once with "prohibited" instead of a timeout
+	ip route add prohibit 203.0.113.1/32
+	set +e
+	if [ "$(id -u)" != 0 ]; then
+		# the tests, and nsrun, run without any capability, as the rootless suite does
+		exec setpriv --inh-caps=-all --ambient-caps=-all -- "$0" "$@"
+	fi
+fi
+
+. "$(dirname "$0")/../lib.sh"
+require_all
+if ! command -v pasta >/dev/null; then
+	skip_all "pasta is not installed (Debian package passt)"
+fi
+if ! { exec 9<>/dev/net/tun; } 2>/dev/null; then
+	skip_all "/dev/net/tun ($(stat -c %a /dev/net/tun 2>&1)) cannot be opened by uid $(id -u): pasta needs it (Debian's udev makes it 0666)"
+fi
+exec 9>&-
+
+pasta_procs() { pgrep -u "$(id -u)" -f '^pasta ' | tr '\n' ' '; }
+assert_eq "no pasta running before the tests" "" "$(pasta_procs)"
+
+# servers of the test's "host": a remote service, and one on the host's loopback only
+SERVERS='import socket, sys, threading
+def serve(addr, port, text):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen()
+    def loop():
+        while True:
+            c, _ = s.accept(); c.sendall(text); c.close()
+    threading.Thread(target=loop, daemon=True).start()
+    return s.getsockname()[1]
+r = serve("198.51.100.7", 0, b"remote-ok\n")
+l = serve("127.0.0.1", 0, b"host-loopback-secret\n")
+print(r, l, flush=True)
+threading.Event().wait()'
+python3 -c "$SERVERS" >"$TESTTMP/servers" 2>&1 &
+SERVERS_PID=$!
+at_exit "kill $SERVERS_PID"
+for _ in $(seq 50); do [ -s "$TESTTMP/servers" ] && break; sleep 0.1; done
+read -r REMOTE_PORT LOOP_PORT <"$TESTTMP/servers"
+assert_match "the test's servers are up" '^[0-9]+$' "$REMOTE_PORT"
+
+CLIENT='import socket, sys
+for host, port in zip(sys.argv[1::2], sys.argv[2::2]):
+    try:
+        c = socket.create_connection((host, int(port)), timeout=3)
+        print(host, c.recv(100).decode().strip())
+    except OSError as e:
+        print(host, type(e).__name__)'
+IFACES='tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\n" " "'
+
+# control: the host reaches both of its servers
+run_cmd python3 -c "$CLIENT" 198.51.100.7 "$REMOTE_PORT" 127.0.0.1 "$LOOP_PORT"
+assert_eq "control: the host reaches the remote server and its own loopback service" \
+	"$(printf '198.51.100.7 remote-ok\n127.0.0.1 host-loopback-secret')" "$OUT"
+
+# control: --network none has only lo and reaches nothing
+run_nsrun --image python -- sh -c "$IFACES; python3 -c '$CLIENT' 198.51.100.7 $REMOTE_PORT"
+assert_eq "--network none: only lo, the remote host is unreachable" \
+	"$(printf 'lo 198.51.100.7 OSError')" "$(tr '\n' ' ' <<<"$OUT" | sed 's/ $//')"
+
+snapshot_host
+run_nsrun --image python --network pasta -- sh -c \
+	"$IFACES; echo; python3 -c '$CLIENT' 198.51.100.7 $REMOTE_PORT 127.0.0.1 $LOOP_PORT 203.0.113.1 $LOOP_PORT; cat /etc/resolv.conf"
+assert_eq "--network pasta: exit 0" 0 "$RC"
+assert_eq "  ... the container has lo and eth0" "eth0 lo " "$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... it reaches the remote host through pasta" "198.51.100.7 remote-ok" "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... not the host's loopback service through its own 127.0.0.1 (-T none)" \
+	"127.0.0.1 ConnectionRefusedError" "$(sed -n 3p <<<"$OUT")"
+assert_not_match "  ... nor through the gateway address (--no-map-gw)" 'secret' "$(sed -n 4p <<<"$OUT")"
+assert_eq "  ... /etc/resolv.conf is the host's" "$(cat /etc/resolv.conf)" "$(sed -n '5,$p' <<<"$OUT")"
+assert_eq "  ... nothing on stderr" "" "$ERR"
+assert_no_leaks "--network pasta"
+assert_eq "  ... no pasta left" "" "$(pasta_procs)"
+
+# the payload still runs as nobody with no capability, and cannot reconfigure eth0
+run_probe --network pasta -- mount-tmpfs /tmp
+assert_match "--network pasta: the payload still cannot mount" 'denied' "$OUT$ERR"
+run_nsrun --image python --network pasta -- sh -c 'id -u; grep CapEff /proc/self/status'
+assert_eq "  ... and runs as 65534 with no capability" "$(printf '65534\nCapEff:\t0000000000000000')" "$OUT"
+
+# -p through pasta: on 127.0.0.1 only
+SRV='import socket
+s = socket.socket(); s.bind(("0.0.0.0", 8080)); s.listen()
+print("listening", flush=True)
+c, a = s.accept(); c.sendall(b"served through pasta\n"); c.close()'
+"$NSRUN" --image python --timeout 60 --network pasta -p 0:8080 -- python3 -c "$SRV" \
+	>"$TESTTMP/srv.out" 2>"$TESTTMP/srv.err" &
+SRV_PID=$!
+at_exit "kill -9 $SRV_PID 2>/dev/null"
+for _ in $(seq 100); do grep -q listening "$TESTTMP/srv.out" 2>/dev/null && break; sleep 0.1; done
+HOST_PORT=$(sed -n 's/.*published 127\.0\.0\.1:\([0-9]*\)->8080.*/\1/p' "$TESTTMP/srv.err")
+assert_match "-p 0:8080 with pasta: the chosen port is reported" '^[0-9]+$' "$HOST_PORT"
+LISTEN=$(ss -Hltn "sport = :$HOST_PORT" | awk '{print $4}' | sort -u | tr '\n' ' ')
+assert_eq "  ... it listens on 127.0.0.1 only" "127.0.0.1:$HOST_PORT " "$LISTEN"
+run_cmd python3 -c "$CLIENT" 127.0.0.1 "$HOST_PORT"
+assert_eq "  ... and reaches the server inside" "127.0.0.1 served through pasta" "$OUT"
+{ wait "$SRV_PID"; SRC=$?; } 2>/dev/null
+assert_eq "  ... the service exits 0" 0 "$SRC"
+assert_eq "  ... no pasta left" "" "$(pasta_procs)"
+
+# SIGKILL of nsrun: pasta's guard sees the socket close and kills pasta
+"$NSRUN" --image python --timeout 60 --network pasta -- sleep 30 >/dev/null 2>&1 &
+KPID=$!
+for _ in $(seq 100); do [ -n "$(pasta_procs)" ] && break; sleep 0.05; done
+assert_match "a running --network pasta container has its pasta" '[0-9]' "$(pasta_procs)"
+sleep 0.3
+kill -9 "$KPID"
+{ wait "$KPID"; } 2>/dev/null
+for _ in $(seq 40); do [ -z "$(pasta_procs)" ] && break; sleep 0.05; done
+assert_eq "  ... after SIGKILL of nsrun no pasta is left" "" "$(pasta_procs)"
+
+# errors: no /dev/net/tun (an empty /dev/net in a mount namespace of our own), no pasta
+if [ "$(id -u)" = 0 ]; then
+	NO_TUN=(unshare --mount -- sh -c 'mount -t tmpfs none /dev/net && exec "$@"' sh)
+else
+	NO_TUN=(unshare --user --map-current-user --mount --keep-caps -- sh -c \
+		'mount -t tmpfs none /dev/net && exec setpriv --inh-caps=-all --ambient-caps=-all -- "$@"' sh)
+fi
+run_cmd "${NO_TUN[@]}" "$NSRUN" --image python --network pasta -- true
+assert_eq "--network pasta without /dev/net/tun: exit 125" 125 "$RC"
+assert_match "  ... pasta's reason in one line" '^nsrun: --network pasta: pasta failed: .*tun' "$(head -1 <<<"$ERR")"
+assert_match "  ... with a hint" 'hint: .*/dev/net/tun' "$ERR"
+assert_eq "  ... no pasta left" "" "$(pasta_procs)"
+run_cmd env PATH=/nonexistent "$NSRUN" --image python --network pasta -- true
+assert_eq "--network pasta without pasta on PATH: exit 125" 125 "$RC"
+assert_match "  ... says what to install" "pasta not found \(install Debian's passt package\)" "$ERR"
+run_nsrun --image python --network host -- true
+assert_eq "--network host: exit 125" 125 "$RC"
+assert_match "  ... names the modes" 'unknown \(none: loopback only; pasta' "$ERR"
+
+done_testing
