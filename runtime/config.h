@@ -24,7 +24,7 @@
 #define NSRUN_DEFAULT_STOP_TIMEOUT_US (2ULL * 1000000)
 #define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
-#define NSRUN_MAX_PUBLISH 32            /* -p */
+#define NSRUN_MAX_PUBLISH 32            /* -p (result.h's ports[] has as many) */
 #define NSRUN_MAX_TMPFS 16              /* --tmpfs */
 #define NSRUN_DEFAULT_READY_TIMEOUT_US (60ULL * 1000000)
 

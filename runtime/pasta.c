@@ -145,20 +145,24 @@ static size_t my_children(pid_t *pids, size_t max)
 	return n;
 }
 
-/* Kills and reaps every child (pasta's first process, its daemon, what it forked). */
+/* Kills and reaps every child (pasta's first process, its daemon, what it forked),
+ * listing them again after each reap: a daemon forked just before its parent was
+ * killed becomes our child (we are its subreaper) only once that parent is gone. */
 static void __attribute__((noreturn)) guard_exit(int code)
 {
 	pid_t pids[16];
-	size_t n;
 
-	while ((n = my_children(pids, 16)) > 0) {
+	for (;;) {
+		size_t n = my_children(pids, 16);
+		pid_t r;
 		for (size_t i = 0; i < n; i++)
 			kill(pids[i], SIGKILL);
-		while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
-			;
+		r = waitpid(-1, NULL, __WALL | WNOHANG);
+		if (r < 0 && errno == ECHILD)
+			break;
+		if (r == 0)
+			usleep(1000);
 	}
-	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
-		;
 	_exit(code);
 }
 
@@ -185,15 +189,22 @@ static void last_line(char *text, char *out, size_t len)
 
 static void __attribute__((noreturn)) guard_main(char **argv, int ctl, uint64_t deadline_us)
 {
+	static const int ignored[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU,
+				       SIGUSR1, SIGUSR2, SIGPIPE };
 	char text[4096], line[200];
 	size_t tlen = 0;
 	int errp[2], status = 0, keep[1] = { ctl };
 	sigset_t all;
 	pid_t first;
 
+	/* a process group of its own, deaf to what a terminal or a kill of nsrun's group
+	 * sends (^C, a hang-up, kill -- -PGID): the guard must outlive the supervisor to
+	 * kill pasta, whose daemon has a session of its own and would live on */
+	setpgid(0, 0);
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
 	sigfillset(&all);
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
-	signal(SIGPIPE, SIG_DFL);
 	close_fds_except(keep, 1);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		report(ctl, 'E', errno, "--network pasta: prepare pasta's guard");
@@ -206,6 +217,8 @@ static void __attribute__((noreturn)) guard_main(char **argv, int ctl, uint64_t 
 	}
 	if (first == 0) {
 		int nul = open("/dev/null", O_RDWR);
+		for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+			signal(ignored[i], SIG_DFL);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(errp[1], 2) < 0)
 			_exit(127);
 		execvp(argv[0], argv);

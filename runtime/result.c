@@ -175,6 +175,9 @@ static char *base64(const char *s, size_t len)
 	return out;
 }
 
+_Static_assert(sizeof(((struct nsrun_result *)0)->ports) / sizeof(struct result_port) == NSRUN_MAX_PUBLISH,
+	       "a result holds every -p");
+
 #define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
 static int gen_stream(yajl_gen g, const char *name, const struct result_stream *st)
@@ -301,6 +304,25 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		GEN_STR(g, cfg->image);
 	else
 		yajl_gen_null(g);
+	GEN_STR(g, "network");
+	GEN_STR(g, cfg->network == NSRUN_NETWORK_PASTA ? "pasta" : "none");
+	if (r->n_ports) {
+		GEN_STR(g, "ports");
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < r->n_ports; i++) {
+			yajl_gen_map_open(g);
+			GEN_STR(g, "host_ip");
+			GEN_STR(g, r->ports[i].host_ip);
+			GEN_STR(g, "host_port");
+			yajl_gen_integer(g, r->ports[i].host_port);
+			GEN_STR(g, "container_port");
+			yajl_gen_integer(g, r->ports[i].container_port);
+			GEN_STR(g, "protocol");
+			GEN_STR(g, "tcp");
+			yajl_gen_map_close(g);
+		}
+		yajl_gen_array_close(g);
+	}
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
 	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,

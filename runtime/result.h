@@ -60,6 +60,12 @@ struct nsrun_result {
 	struct result_stream out;       /* the payload's stdout, when captured */
 	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */
+	size_t n_ports;                 /* -p: the host ports as bound (port 0 resolved), in order */
+	struct result_port {
+		char host_ip[46];
+		uint16_t host_port;
+		uint16_t container_port;
+	} ports[32];                    /* NSRUN_MAX_PUBLISH */
 };
 
 struct nsrun_config;

@@ -712,6 +712,12 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	}
 	run_collect(&run, result);
 	run_collect_cgroup(cfg, &run, result);
+	for (size_t i = 0; pub->opened && i < cfg->n_publish && i < sizeof(result->ports) / sizeof(result->ports[0]); i++) {
+		snprintf(result->ports[i].host_ip, sizeof(result->ports[i].host_ip), "%s", cfg->publish[i].host_ip);
+		result->ports[i].host_port = pub->host_port[i];
+		result->ports[i].container_port = cfg->publish[i].container_port;
+		result->n_ports = i + 1;
+	}
 	steal_stream(&run.out, &result->out, cfg->output.capture);
 	steal_stream(&run.err, &result->err_out, cfg->output.capture);
 	run_teardown(&run);

@@ -40,6 +40,21 @@ bad_publish "-p host name instead of an address" localhost:0:80 'not a numeric I
 run_nsrun --image python -p 0:80 --wait-port 81 -d -- true
 assert_match "--wait-port must be published" 'not a published container port' "$ERR"
 
+# ---- -p: --json has the ports as bound (port 0 resolved), and validates
+run_nsrun --image python -p 0:8080 -p 127.0.0.1:0:9090 --json - -- true
+assert_eq "-p --json: exit 0" 0 "$RC"
+BOUND=$(sed -n 's/^nsrun: published 127\.0\.0\.1:\([0-9]*\)->8080\/tcp, 127\.0\.0\.1:\([0-9]*\)->9090\/tcp$/\1 \2/p' <<<"$ERR")
+assert_match "  ... the ports are reported on stderr" '^[0-9]+ [0-9]+$' "$BOUND"
+assert_eq "  ... and in the document, in order, with network none" \
+	"none 127.0.0.1:${BOUND% *}->8080/tcp 127.0.0.1:${BOUND#* }->9090/tcp" \
+	"$(jq -r '[.network] + [.ports[] | "\(.host_ip):\(.host_port)->\(.container_port)/\(.protocol)"] | join(" ")' <<<"$OUT")"
+SCHEMA=$TESTS_DIR/../docs/result.schema.json
+run_cmd python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.loads(sys.argv[1]), json.load(open(sys.argv[2])))' "$OUT" "$SCHEMA"
+assert_eq "  ... the document validates against docs/result.schema.json" "0 " "$RC $ERR"
+run_nsrun --image python --json - -- true
+assert_eq "  ... without -p there is no ports field" null "$(jq -c .ports <<<"$OUT")"
+
 # ---- -p: a port in use is an error before anything starts
 PORT=$(free_port)
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); print("up",flush=True); time.sleep(20)' \

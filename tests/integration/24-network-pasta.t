@@ -9,6 +9,7 @@
 # gateway address); -p goes through pasta, on 127.0.0.1 only; pasta is gone after
 # the run, after a SIGKILL of nsrun too; a missing /dev/net/tun or pasta is one
 # clear error.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH   # ip, unshare, setpriv before lib.sh
 if [ -z "${NSRUN_TEST_NETNS:-}" ]; then
 	export NSRUN_TEST_NETNS=setup
 	if [ "$(id -u)" = 0 ]; then
@@ -46,7 +47,14 @@ if ! { exec 9<>/dev/net/tun; } 2>/dev/null; then
 fi
 exec 9>&-
 
-pasta_procs() { pgrep -u "$(id -u)" -f '^pasta ' | tr '\n' ' '; }
+# pasta processes of this test: the ones whose network namespace is this test's own
+MY_NET=$(readlink /proc/self/ns/net)
+pasta_procs() {
+	local p
+	for p in $(pgrep -u "$(id -u)" -f '^pasta '); do
+		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$MY_NET" ] && printf '%s ' "$p"
+	done
+}
 assert_eq "no pasta running before the tests" "" "$(pasta_procs)"
 
 # servers of the test's "host": a remote service, and one on the host's loopback only
@@ -101,6 +109,8 @@ assert_not_match "  ... nor through the gateway address (--no-map-gw)" 'secret' 
 assert_eq "  ... /etc/resolv.conf is the host's" "$(cat /etc/resolv.conf)" "$(sed -n '5,$p' <<<"$OUT")"
 assert_eq "  ... nothing on stderr" "" "$ERR"
 assert_no_leaks "--network pasta"
+run_nsrun --image python --network pasta --json - -- true
+assert_eq "  ... --json says network pasta" pasta "$(jq -r .network <<<"$OUT")"
 assert_eq "  ... no pasta left" "" "$(pasta_procs)"
 
 # the payload still runs as nobody with no capability, and cannot reconfigure eth0
@@ -129,16 +139,34 @@ assert_eq "  ... and reaches the server inside" "127.0.0.1 served through pasta"
 assert_eq "  ... the service exits 0" 0 "$SRC"
 assert_eq "  ... no pasta left" "" "$(pasta_procs)"
 
-# SIGKILL of nsrun: pasta's guard sees the socket close and kills pasta
-"$NSRUN" --image python --timeout 60 --network pasta -- sleep 30 >/dev/null 2>&1 &
-KPID=$!
-for _ in $(seq 100); do [ -n "$(pasta_procs)" ] && break; sleep 0.05; done
-assert_match "a running --network pasta container has its pasta" '[0-9]' "$(pasta_procs)"
-sleep 0.3
-kill -9 "$KPID"
-{ wait "$KPID"; } 2>/dev/null
-for _ in $(seq 40); do [ -z "$(pasta_procs)" ] && break; sleep 0.05; done
-assert_eq "  ... after SIGKILL of nsrun no pasta is left" "" "$(pasta_procs)"
+# nsrun killed, alone or with its whole process group (^C, a hang-up, kill -- -PGID):
+# pasta's guard, in a group of its own, sees the socket close and kills pasta
+for how in "KILL nsrun" "KILL group" "HUP group" "INT group"; do
+	sig=${how% *}
+	setsid "$NSRUN" --image python --timeout 60 --network pasta -- sleep 30 >/dev/null 2>&1 &
+	KPID=$!
+	for _ in $(seq 100); do [ -n "$(pasta_procs)" ] && break; sleep 0.05; done
+	assert_match "SIG$how: the running container has its pasta" '[0-9]' "$(pasta_procs)"
+	sleep 0.3
+	if [ "${how#* }" = group ]; then kill -"$sig" -- -"$KPID"; else kill -"$sig" "$KPID"; fi
+	{ wait "$KPID"; } 2>/dev/null
+	for _ in $(seq 60); do [ -z "$(pasta_procs)" ] && break; sleep 0.05; done
+	assert_eq "  ... after SIG$how no pasta is left" "" "$(pasta_procs)"
+done
+
+# nsrun SIGKILLed while pasta starts (its first process may have forked the daemon
+# and not yet exited): the guard lists its children again after each reap
+leaks=0
+for i in $(seq 0 11); do
+	"$NSRUN" --image python --timeout 60 --network pasta -- sleep 30 >/dev/null 2>&1 &
+	KPID=$!
+	sleep "0.$(printf '%03d' $((i * 13)))"
+	kill -KILL "$KPID"
+	{ wait "$KPID"; } 2>/dev/null
+	for _ in $(seq 60); do [ -z "$(pasta_procs)" ] && break; sleep 0.05; done
+	[ -z "$(pasta_procs)" ] || { leaks=$((leaks + 1)); kill -9 $(pasta_procs) 2>/dev/null; }
+done
+assert_eq "SIGKILL of nsrun 0 to 143 ms into start-up, 12 times: no pasta left" 0 "$leaks"
 
 # errors: no /dev/net/tun (an empty /dev/net in a mount namespace of our own), no pasta
 if [ "$(id -u)" = 0 ]; then

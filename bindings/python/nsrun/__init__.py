@@ -253,7 +253,8 @@ def run(
         memory: memory per process, int bytes or "512m"/"1g"; None or 0 for none.
         pids_limit: processes of the container; None or 0 for none.
         cpus: CPU limit in CPUs, passed as ``--cpus`` (a cgroup limit; see ``limits["cpus"]``).
-        network: only "none" (loopback only) exists today.
+        network: "none" (loopback only) or "pasta" (also eth0: a way out through pasta,
+            not to the host's loopback; see the README's Network section).
         env: extra environment variables of the payload (names without "=").
         stdin: the payload's standard input (bytes, or str as UTF-8); None: empty.
         output_limit: bytes kept of each of stdout and stderr (nsrun keeps reading and

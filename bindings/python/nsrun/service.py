@@ -86,6 +86,7 @@ def service(
     stop_timeout: float = 5.0,
     memory: int | str | None = None,
     pids_limit: int | None = None,
+    network: str = "none",
     options: Sequence[str] = (),
 ) -> Iterator[Service]:
     """Start ``command`` in ``image`` as a service and yield it once ``port`` accepts.
@@ -101,6 +102,8 @@ def service(
         ready_timeout: seconds to wait for ``port``; then NsrunError with its last log lines.
         stop_timeout: seconds between SIGTERM and SIGKILL when stopping it.
         memory, pids_limit: as for ``run()`` (default: nsrun's).
+        network: "none" (default: nothing but the published ports) or "pasta" (a way
+            out for the server; pasta then forwards the published ports).
         options: more nsrun options, as given on the command line.
 
     Raises:
@@ -116,6 +119,8 @@ def service(
         argv += ["-p", f"127.0.0.1:0:{int(p)}"]
     if name:
         argv += ["--name", name]
+    if network != "none":
+        argv += ["--network", network]
     if memory is not None:
         argv += ["--memory", str(memory)]
     if pids_limit is not None:

@@ -118,6 +118,26 @@ def test_stopped_on_exit_nothing_left() -> None:
     assert not (Path(os.environ["XDG_RUNTIME_DIR"]) / "nsrun" / s.name).exists()
 
 
+def _pasta_procs() -> list[str]:
+    p = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "^pasta "], capture_output=True, text=True)
+    return p.stdout.split()
+
+
+def test_redis_with_network_pasta_published_through_pasta() -> None:
+    """network="pasta": pasta forwards the published port (only loopback traffic here)."""
+    import redis
+
+    if not os.access("/dev/net/tun", os.R_OK | os.W_OK):
+        _cannot_run("/dev/net/tun is not open to this user (make check makes it 0666, as udev does)")
+    assert _pasta_procs() == []
+    with nsrun.redis(image=IMAGE, network="pasta") as s:
+        assert len(_pasta_procs()) == 1
+        r = redis.Redis(host=s.host, port=s.port)
+        assert r.set("k", "through pasta") and r.get("k") == b"through pasta"
+    assert not _listening(s.port)
+    assert _pasta_procs() == []
+
+
 def test_stopped_when_the_body_raises() -> None:
     with pytest.raises(KeyError):
         with nsrun.redis(image=IMAGE) as s:
