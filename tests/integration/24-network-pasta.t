@@ -143,11 +143,13 @@ assert_eq "  ... no pasta left" "" "$(pasta_procs)"
 # pasta's guard, in a group of its own, sees the socket close and kills pasta
 for how in "KILL nsrun" "KILL group" "HUP group" "INT group"; do
 	sig=${how% *}
-	setsid "$NSRUN" --image python --timeout 60 --network pasta -- sleep 30 >/dev/null 2>&1 &
+	: >"$TESTTMP/k.out"
+	setsid "$NSRUN" --image python --timeout 60 --network pasta -- sh -c 'echo up; exec sleep 30' \
+		>"$TESTTMP/k.out" 2>&1 &
 	KPID=$!
-	for _ in $(seq 100); do [ -n "$(pasta_procs)" ] && break; sleep 0.05; done
+	# the payload starts once pasta has configured eth0
+	for _ in $(seq 400); do grep -q up "$TESTTMP/k.out" && break; sleep 0.05; done
 	assert_match "SIG$how: the running container has its pasta" '[0-9]' "$(pasta_procs)"
-	sleep 0.3
 	if [ "${how#* }" = group ]; then kill -"$sig" -- -"$KPID"; else kill -"$sig" "$KPID"; fi
 	{ wait "$KPID"; } 2>/dev/null
 	for _ in $(seq 60); do [ -z "$(pasta_procs)" ] && break; sleep 0.05; done
