@@ -479,6 +479,9 @@ static void check_pasta(struct check_list *l)
 	snprintf(it->detail, sizeof(it->detail), "%s", no);
 	snprintf(it->fix, sizeof(it->fix), "%s", strstr(no, "passt") ?
 		 "apt-get install passt, for --network pasta; runs with --network none need nothing" :
+		 access("/dev/net/tun", F_OK) != 0 ?
+		 "as root: modprobe tun, or mkdir -p /dev/net && mknod -m 0666 /dev/net/tun c 10 200, for "
+		 "--network pasta; runs with --network none need nothing" :
 		 "chmod 0666 /dev/net/tun as root (what Debian's udev does), for --network pasta; "
 		 "runs with --network none need nothing");
 }

@@ -221,6 +221,8 @@ static void __attribute__((noreturn)) guard_main(char **argv, int ctl, uint64_t 
 			signal(ignored[i], SIG_DFL);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(errp[1], 2) < 0)
 			_exit(127);
+		if (nul > 2)
+			close(nul);
 		execvp(argv[0], argv);
 		dprintf(2, EXEC_FAILED "%d\n", errno);
 		_exit(127);
@@ -235,8 +237,14 @@ static void __attribute__((noreturn)) guard_main(char **argv, int ctl, uint64_t 
 
 		if (poll(pfd, 2, TICK_MS) < 0 && errno != EINTR)
 			guard_exit(1);
-		while (tlen < sizeof(text) - 1 && (n = read(errp[0], text + tlen, sizeof(text) - 1 - tlen)) > 0)
+		/* drained whatever it writes (a full pipe would block it); the last lines are kept */
+		while ((n = read(errp[0], text + tlen, sizeof(text) - 1 - tlen)) > 0) {
 			tlen += (size_t)n;
+			if (tlen == sizeof(text) - 1) {
+				memmove(text, text + tlen / 2, tlen - tlen / 2);
+				tlen -= tlen / 2;
+			}
+		}
 		if (pfd[1].revents)
 			guard_exit(1); /* the supervisor gave up, or is gone */
 		r = waitpid(first, &status, WNOHANG);
@@ -299,7 +307,7 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 	};
 	char *argv[MAX_ARGS];
 	char specs[NSRUN_MAX_PUBLISH][80], target[16];
-	size_t n = 0;
+	size_t n = 0, n_specs = 0;
 	int sv[2];
 	uint64_t now = mono_us();
 	struct pasta_report rep;
@@ -315,16 +323,22 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 		argv[n++] = "0:0";
 	}
 	for (size_t i = 0; i < cfg->n_publish; i++) {
-		/* pasta binds the port itself: ours only resolved port 0 and found a port in use */
+		/* pasta splices loopback connections into the namespace's loopback; those from
+		 * other addresses go through eth0, which Debian 12's pasta does not complete
+		 * (the container's SYN-ACK is never answered): those stay with our forwarder */
+		if (!publish_is_loopback(cfg->publish[i].host_ip))
+			continue;
+		/* pasta binds the port itself: ours only resolved port 0 and found a port in
+		 * use; another process could take it in between, and pasta then fails (125) */
 		if (pub->listen_fd[i] >= 0)
 			close(pub->listen_fd[i]);
 		pub->listen_fd[i] = -1;
-		snprintf(specs[i], sizeof(specs[i]), "%s/%u:%u", cfg->publish[i].host_ip, (unsigned)pub->host_port[i],
-			 (unsigned)cfg->publish[i].container_port);
+		snprintf(specs[n_specs], sizeof(specs[n_specs]), "%s/%u:%u", cfg->publish[i].host_ip,
+			 (unsigned)pub->host_port[i], (unsigned)cfg->publish[i].container_port);
 		argv[n++] = "-t";
-		argv[n++] = specs[i];
+		argv[n++] = specs[n_specs++];
 	}
-	if (!cfg->n_publish) {
+	if (!n_specs) {
 		argv[n++] = "-t";
 		argv[n++] = "none";
 	}

@@ -8,7 +8,8 @@
  * the host's own services: no mapping of the gateway address to the host's
  * loopback (--no-map-gw) and no automatic forwarding of ports either way (-t, -u,
  * -T, -U none), so a port bound on the host's 127.0.0.1 stays out of reach.
- * Published ports (-p) are pasta's -t ADDR/HOST_PORT:CONTAINER_PORT in this mode.
+ * Published ports (-p) on a loopback HOST_IP are pasta's -t ADDR/HOST_PORT:CONTAINER_PORT
+ * in this mode; those on other addresses stay with nsrun's forwarder (publish.h).
  *
  * pasta daemonizes once the interface is configured and does not exit when the
  * namespace's processes die, so nsrun runs it under a guard: a child of the
@@ -36,8 +37,9 @@ struct pasta_state {
 void pasta_init(struct pasta_state *ps);
 
 /* Starts pasta for the container whose init is child (its user namespace has its
- * id maps already), forwarding the host ports of pub (bound by publish_open(),
- * whose sockets are closed here so that pasta can bind the same ports), and
+ * id maps already), forwarding the loopback host ports of pub (bound by
+ * publish_open(), whose sockets are closed here so that pasta can bind the same
+ * ports; the others keep theirs for the forwarder), and
  * returns once the container's interface is configured.  deadline_us is
  * CLOCK_MONOTONIC microseconds (0: 10 s from now).  Returns 0, or -1 with err:
  * ENOENT (no pasta: install passt), ETIMEDOUT, or pasta's own message (EPERM

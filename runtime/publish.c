@@ -1,7 +1,9 @@
 /* publish.c - see publish.h.
  *
  * Why a forwarder of our own for -p under --network none, and not pasta (Debian's
- * passt, which does the forwarding under --network pasta, pasta.c): pasta always
+ * passt, which forwards the loopback ports under --network pasta, pasta.c; ports
+ * on other addresses stay with this forwarder there too, as Debian 12's pasta does
+ * not complete connections that reach the namespace through its tap): pasta always
  * creates a tap interface in the target namespace and turns the container's
  * traffic through it into connections of the caller, so the container would hold
  * a second interface and a way out, which --network none must not give (pasta's
@@ -112,6 +114,24 @@ void publish_child_close(struct publish_state *ps)
 	for (size_t i = 0; i < ps->n; i++)
 		close_fd(&ps->listen_fd[i]);
 	close_fd(&ps->factory_fd);
+}
+
+bool publish_is_loopback(const char *ip)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, ip, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, ip, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+bool publish_has_listeners(const struct publish_state *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->listen_fd[i] >= 0)
+			return true;
+	return false;
 }
 
 void publish_format(const struct nsrun_config *cfg, const struct publish_state *ps, char *buf, size_t len)

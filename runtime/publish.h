@@ -60,6 +60,13 @@ int publish_start_forwarder(const struct nsrun_config *cfg, struct publish_state
  * Returns 0, or -1 when the channel is closed (the forwarder is gone). */
 int publish_serve(int fd);
 
+/* True if ip (numeric) is a loopback address: 127.0.0.0/8 or ::1. */
+bool publish_is_loopback(const char *ip);
+
+/* True if some host port is still served by our own listening socket (under
+ * --network pasta, pasta takes over the loopback ones: pasta.h). */
+bool publish_has_listeners(const struct publish_state *ps);
+
 /* "127.0.0.1:41234->6379/tcp, ..." for messages and nsrun ps. */
 void publish_format(const struct nsrun_config *cfg, const struct publish_state *ps, char *buf, size_t len);
 

@@ -163,7 +163,7 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;
 	if (cfg->n_publish && !run->pub->opened) {
-		char ports[512];
+		char ports[NSRUN_MAX_PUBLISH * 64];
 		if (publish_open(cfg, run->pub, err) < 0)
 			return -1;
 		publish_format(cfg, run->pub, ports, sizeof(ports));
@@ -288,8 +288,10 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	/* sync: ID_MAPS_WRITTEN */
 	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err) < 0)
 		return -1;
-	/* with pasta, pasta forwards the ports; the forwarder only probes --wait-port */
-	if (cfg->n_publish && (cfg->network != NSRUN_NETWORK_PASTA || cfg->service.wait_port)) {
+	/* with pasta, pasta forwards the loopback ports; the forwarder serves the rest
+	 * and probes --wait-port */
+	if (cfg->n_publish && (cfg->network != NSRUN_NETWORK_PASTA || cfg->service.wait_port ||
+			       publish_has_listeners(run->pub))) {
 		/* with --wait-port the forwarder says when the service is ready, not us */
 		int fwd_ready = cfg->service.wait_port ? run->ready_fd : -1;
 		if (publish_start_forwarder(cfg, run->pub, fwd_ready, err) < 0)
@@ -705,10 +707,16 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||
 	    run_supervise(cfg, &run, result, &err) < 0) {
 		kill_child(&run);
-		result->status = NSRUN_STATUS_ERROR;
-		/* the same cause and fix as `nsrun check` (EPERM under AppArmor, a masked /proc) */
-		diag_refine(&err, "/proc");
-		result->error = err;
+		if (err.errnum == ETIMEDOUT && run.deadline_us && now_us() >= run.deadline_us) {
+			/* set-up (pasta's start) outlasted --timeout, which covers set-up too: 124 */
+			result->status = NSRUN_STATUS_TIMED_OUT;
+			result->timeout_us = cfg->limits.timeout_us;
+		} else {
+			result->status = NSRUN_STATUS_ERROR;
+			/* the same cause and fix as `nsrun check` (EPERM under AppArmor, a masked /proc) */
+			diag_refine(&err, "/proc");
+			result->error = err;
+		}
 	}
 	run_collect(&run, result);
 	run_collect_cgroup(cfg, &run, result);

@@ -139,6 +139,57 @@ assert_eq "  ... and reaches the server inside" "127.0.0.1 served through pasta"
 assert_eq "  ... the service exits 0" 0 "$SRC"
 assert_eq "  ... no pasta left" "" "$(pasta_procs)"
 
+# -p on an address that is not loopback stays with nsrun's forwarder (pasta's tap
+# path does not complete such connections): the test host's own 203.0.113.10
+SRV2='import socket, threading
+def serve(port, text):
+    s = socket.socket(); s.bind(("0.0.0.0", port)); s.listen()
+    c, a = s.accept(); c.sendall(text); c.close()
+t = threading.Thread(target=serve, args=(8081, b"loopback port\n")); t.start()
+print("listening", flush=True)
+serve(8080, b"host address port\n"); t.join()'
+"$NSRUN" --image python --timeout 60 --network pasta -p 203.0.113.10:0:8080 -p 0:8081 -- python3 -c "$SRV2" \
+	>"$TESTTMP/srv2.out" 2>"$TESTTMP/srv2.err" &
+SRV_PID=$!
+at_exit "kill -9 $SRV_PID 2>/dev/null"
+for _ in $(seq 100); do grep -q listening "$TESTTMP/srv2.out" 2>/dev/null && break; sleep 0.1; done
+P1=$(sed -n 's/.*published 203\.0\.113\.10:\([0-9]*\)->8080.*/\1/p' "$TESTTMP/srv2.err")
+P2=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\)->8081.*/\1/p' "$TESTTMP/srv2.err")
+run_cmd python3 -c "$CLIENT" 203.0.113.10 "$P1" 127.0.0.1 "$P2"
+assert_eq "-p on the host's own address and on 127.0.0.1 together, with pasta: both answer" \
+	"$(printf '203.0.113.10 host address port\n127.0.0.1 loopback port')" "$OUT"
+{ wait "$SRV_PID"; SRC=$?; } 2>/dev/null
+assert_eq "  ... the service exits 0" 0 "$SRC"
+
+# --timeout covers pasta's start-up too: 124, as for any other set-up
+run_nsrun --image python --network pasta --timeout 0.05 -- true
+assert_eq "--timeout 0.05 passes while pasta starts: exit 124" 124 "$RC"
+assert_eq "  ... the usual message" "nsrun: timed out after 0.05s" "$ERR"
+assert_eq "  ... no pasta left" "" "$(pasta_procs)"
+
+# a pasta that floods stderr and fails, and one that never finishes and forks:
+# the guard drains the first, and kills the second with what it forked at the deadline
+mkdir -p "$TESTTMP/fake"
+printf '#!/bin/sh
+yes "a line of pasta" | head -c 300000 >&2
+echo "fake pasta gives up" >&2
+exit 3
+' \
+	>"$TESTTMP/fake/pasta"
+chmod +x "$TESTTMP/fake/pasta"
+run_cmd env PATH="$TESTTMP/fake:$PATH" "$NSRUN" --image python --network pasta -- true
+assert_eq "a pasta that writes 300 kB to stderr and exits 3: exit 125" 125 "$RC"
+assert_eq "  ... its last line is the reason" "nsrun: --network pasta: pasta failed: fake pasta gives up" "$ERR"
+assert_match "  ... at once, not at the 10 s start-up limit" '^[0-4]\.' "$ELAPSED"
+printf '#!/bin/sh
+sleep 1001 &
+sleep 1001
+' >"$TESTTMP/fake/pasta"
+run_cmd env PATH="$TESTTMP/fake:$PATH" "$NSRUN" --image python --network pasta --timeout 1 -- true
+assert_eq "a pasta that never finishes, --timeout 1: exit 124" 124 "$RC"
+for _ in $(seq 40); do pgrep -u "$(id -u)" -f 'sleep 1001' >/dev/null || break; sleep 0.05; done
+assert_eq "  ... what it forked is killed too" "" "$(pgrep -u "$(id -u)" -f 'sleep 1001')"
+
 # nsrun killed, alone or with its whole process group (^C, a hang-up, kill -- -PGID):
 # pasta's guard, in a group of its own, sees the socket close and kills pasta
 for how in "KILL nsrun" "KILL group" "HUP group" "INT group"; do
