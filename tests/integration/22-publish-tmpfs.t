@@ -55,6 +55,12 @@ assert_eq "  ... the document validates against docs/result.schema.json" "0 " "$
 run_nsrun --image python --json - -- true
 assert_eq "  ... without -p there is no ports field" null "$(jq -c .ports <<<"$OUT")"
 
+# regression: with many ports the "published" line was cut at 511 bytes
+MANY=()
+for i in $(seq 1 32); do MANY+=(-p "0:$((8000 + i))"); done
+run_nsrun --image python "${MANY[@]}" -- true
+assert_eq "32 -p: the published line names all 32" 32 "$(grep '^nsrun: published ' <<<"$ERR" | grep -o -- '->80[0-9]*/tcp' | wc -l)"
+
 # ---- -p: a port in use is an error before anything starts
 PORT=$(free_port)
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); print("up",flush=True); time.sleep(20)' \
