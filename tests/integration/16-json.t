@@ -91,6 +91,8 @@ base = {
     "stdout": "", "stdout_truncated": False, "stdout_base64": Absent,
     "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
     "image": "python",
+    # --network none; ports only with -p (22-publish-tmpfs.t checks those)
+    "network": "none", "ports": Absent,
     "limits": {
         "memory_bytes": {"value": 512 << 20, "enforced": RLIMIT_OR_CGROUP},
         "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
