@@ -23,6 +23,7 @@
 #define NSRUN_WORKDIR "/work"
 #define NSRUN_DEFAULT_STOP_TIMEOUT_US (2ULL * 1000000)
 #define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
+#define NSRUN_MAX_OUTPUT_LIMIT (1ULL << 30)     /* --output-limit: kept in memory */
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
 #define NSRUN_MAX_PUBLISH 32            /* -p (result.h's ports[] has as many) */
 #define NSRUN_MAX_TMPFS 16              /* --tmpfs */

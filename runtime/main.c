@@ -129,7 +129,7 @@ static const char usage_text[] =
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
 	"  --capture                 capture stdout and stderr (bounded), print them after the run\n"
-	"  --output-limit BYTES      bytes kept of each captured stream (default 1m; 0 keeps none)\n"
+	"  --output-limit BYTES      bytes kept of each captured stream (default 1m, at most 1g; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
@@ -337,7 +337,13 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		cfg->output.capture = true;
 		return 0;
 	case OPT_OUTPUT_LIMIT:
-		return parse_size_bytes("--output-limit", arg, &cfg->output.limit_bytes, err);
+		if (parse_size_bytes("--output-limit", arg, &cfg->output.limit_bytes, err) < 0)
+			return -1;
+		/* what is kept is held in nsrun's memory (and again in a --json document) */
+		if (cfg->output.limit_bytes > NSRUN_MAX_OUTPUT_LIMIT)
+			return error_set(err, 0, "--output-limit: \"%s\": at most 1g (what is kept is held in memory; "
+					 "-v DIR:/out:rw keeps more in a file)", arg);
+		return 0;
 	case OPT_OUTPUT_LIMIT_ACTION:
 		if (strcmp(arg, "kill") != 0 && strcmp(arg, "truncate") != 0)
 			return error_set(err, 0, "--output-limit-action: \"%s\": use truncate or kill", arg);

@@ -79,6 +79,7 @@ bad "--memory negative" 125 'nsrun: --memory: "-5": not a size' -- "$N" "${IMG[@
 bad "--memory overflowing 64 bits" 125 'nsrun: --memory: "99999999999999999999": too large' -- "$N" "${IMG[@]}" --memory 99999999999999999999 -- true
 bad "--memory overflowing with its suffix" 125 'nsrun: --memory: "17179869184g": too large' -- "$N" "${IMG[@]}" --memory 17179869184g -- true
 bad "--tmpfs-size 1q" 125 'nsrun: --tmpfs-size: "1q": unknown suffix' -- "$N" "${IMG[@]}" --tmpfs-size 1q -- true
+bad "--output-limit past 1g (kept in memory)" 125 'nsrun: --output-limit: "2g": at most 1g' -- "$N" "${IMG[@]}" --output-limit 2g -- true
 bad "--output-limit overflowing" 125 'nsrun: --output-limit: "18446744073709551616": too large' -- "$N" "${IMG[@]}" --output-limit 18446744073709551616 -- true
 bad "--timeout abc" 125 'nsrun: --timeout: "abc": not a duration' -- "$N" "${IMG[@]}" --timeout abc -- true
 bad "--timeout negative" 125 'nsrun: --timeout: "-1": not a duration' -- "$N" "${IMG[@]}" --timeout -1 -- true

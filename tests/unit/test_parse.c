@@ -146,6 +146,15 @@ static void cli_tests(struct tap *t)
 	tap_str(t, "cli: --network bridge is refused, naming the modes",
 		"--network: \"bridge\": unknown (none: loopback only; pasta: a way out through pasta(1))", msg);
 	config_free(&cfg);
+	tap_int(t, "cli: --output-limit 1g, the most, is taken", 1LL << 30,
+		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--output-limit", "1g", "--", "true", NULL }),
+		 (long long)cfg.output.limit_bytes));
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--output-limit", "1073741825", "--", "true", NULL });
+	tap_str(t, "cli: --output-limit one byte past 1g is refused",
+		"--output-limit: \"1073741825\": at most 1g (what is kept is held in memory; -v DIR:/out:rw keeps more "
+		"in a file)", msg);
+	config_free(&cfg);
 	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--bogus", NULL });
 	tap_str(t, "cli: unknown long option", "--bogus: unknown option (see nsrun --help)", msg);
 	config_free(&cfg);
