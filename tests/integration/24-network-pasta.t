@@ -179,14 +179,12 @@ run_cmd env PATH="$TESTTMP/fake:$PATH" "$NSRUN" --image python --network pasta -
 assert_eq "a pasta that writes 300 kB to stderr and exits 3: exit 125" 125 "$RC"
 assert_eq "  ... its last line is the reason" "nsrun: --network pasta: pasta failed: fake pasta gives up" "$ERR"
 assert_match "  ... at once, not at the 10 s start-up limit" '^[0-4]\.' "$ELAPSED"
-printf '#!/bin/sh
-sleep 1001 &
-sleep 1001
-' >"$TESTTMP/fake/pasta"
+MARK="sleep 3600.$$"   # this run's own: no sleep of another run is counted
+printf '#!/bin/sh\n%s &\n%s\n' "$MARK" "$MARK" >"$TESTTMP/fake/pasta"
 run_cmd env PATH="$TESTTMP/fake:$PATH" "$NSRUN" --image python --network pasta --timeout 1 -- true
 assert_eq "a pasta that never finishes, --timeout 1: exit 124" 124 "$RC"
-for _ in $(seq 40); do pgrep -u "$(id -u)" -f 'sleep 1001' >/dev/null || break; sleep 0.05; done
-assert_eq "  ... what it forked is killed too" "" "$(pgrep -u "$(id -u)" -f 'sleep 1001')"
+for _ in $(seq 40); do pgrep -u "$(id -u)" -fx "$MARK" >/dev/null || break; sleep 0.05; done
+assert_eq "  ... what it forked is killed too" "" "$(pgrep -u "$(id -u)" -fx "$MARK")"
 
 # nsrun killed, alone or with its whole process group (^C, a hang-up, kill -- -PGID):
 # pasta's guard, in a group of its own, sees the socket close and kills pasta
