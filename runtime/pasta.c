@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pasta.h"
@@ -33,14 +32,6 @@ void pasta_init(struct pasta_state *ps)
 {
 	ps->guard = -1;
 	ps->ctl_fd = -1;
-}
-
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /* True if an executable "pasta" is in $PATH (or /usr/bin without PATH). */
@@ -250,7 +241,7 @@ static void __attribute__((noreturn)) guard_main(char **argv, int ctl, uint64_t 
 		r = waitpid(first, &status, WNOHANG);
 		if (r == first)
 			break;
-		if (mono_us() >= deadline_us) {
+		if (monotonic_us() >= deadline_us) {
 			report(ctl, 'E', ETIMEDOUT, "--network pasta: pasta did not configure the container's network in time");
 			guard_exit(1);
 		}
@@ -309,7 +300,7 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 	char specs[NSRUN_MAX_PUBLISH][80], target[16];
 	size_t n = 0, n_specs = 0;
 	int sv[2];
-	uint64_t now = mono_us();
+	uint64_t now = monotonic_us();
 	struct pasta_report rep;
 
 	if (!deadline_us || deadline_us > now + PASTA_START_US)
@@ -362,7 +353,7 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 	ps->ctl_fd = sv[0];
 	for (;;) {
 		struct pollfd pfd = { .fd = ps->ctl_fd, .events = POLLIN };
-		uint64_t t = mono_us();
+		uint64_t t = monotonic_us();
 		int ms = t >= deadline_us ? 0 : (int)((deadline_us - t + 999) / 1000);
 		int r = poll(&pfd, 1, ms + 1000); /* the guard keeps the deadline; this is a backstop */
 		if (r < 0 && errno == EINTR)

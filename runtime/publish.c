@@ -309,14 +309,6 @@ static short relay_events(const struct relay *r, int side)
 	return ev;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* One readiness probe: a connection to 127.0.0.1:port inside that is accepted.
  * Returns 1 ready, 0 not yet, -1 when the container is gone. */
 static int probe(int factory, uint16_t port)
@@ -369,14 +361,14 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 						     .events = conns[c] ? relay_events(conns[c], 1) : 0 };
 		}
 		if (ready_fd >= 0) {
-			uint64_t now = mono_ms();
+			uint64_t now = (monotonic_us() / 1000);
 			timeout = now >= next_probe ? 0 : (int)(next_probe - now);
 		}
 		if (poll(pfd, np, timeout) < 0 && errno != EINTR)
 			_exit(1);
 		if (pfd[ps->n].revents & (POLLHUP | POLLERR))
 			_exit(0); /* the container is gone */
-		if (ready_fd >= 0 && mono_ms() >= next_probe) {
+		if (ready_fd >= 0 && (monotonic_us() / 1000) >= next_probe) {
 			int r = probe(ps->factory_fd, cfg->service.wait_port);
 			if (r < 0)
 				_exit(0);
@@ -387,7 +379,7 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 				close(ready_fd);
 				ready_fd = -1;
 			}
-			next_probe = mono_ms() + PROBE_INTERVAL_MS;
+			next_probe = (monotonic_us() / 1000) + PROBE_INTERVAL_MS;
 		}
 		for (size_t i = 0; i < ps->n; i++) {
 			int cl;

@@ -45,14 +45,6 @@
 
 static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0 };
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* a + b, saturated: a deadline far away stays far away instead of wrapping */
 static uint64_t add_us(uint64_t a, uint64_t b)
 {
@@ -321,7 +313,7 @@ static void stop_container(struct nsrun_run *run)
 	/* sync: KILL_ALL */
 	if (run->sync_fd < 0 || sync_send(run->sync_fd, SYNC_KILL_ALL, 0, &ignored) < 0)
 		kill_child(run);
-	run->kill_deadline_us = now_us() + STOP_GRACE_US;
+	run->kill_deadline_us = monotonic_us() + STOP_GRACE_US;
 }
 
 static void result_from_status(struct nsrun_result *result, int status)
@@ -493,7 +485,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0)
 			return 0;
 		if (decided && run->kill_deadline_us) {
-			uint64_t now = now_us();
+			uint64_t now = monotonic_us();
 			if (now >= run->kill_deadline_us) {
 				kill_child(run); /* pid 1 lingers: the kernel kills the rest with it */
 				run->kill_deadline_us = 0;
@@ -502,7 +494,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			}
 		}
 		if (run->stop_deadline_us && !decided) {
-			uint64_t now = now_us();
+			uint64_t now = monotonic_us();
 			if (now >= run->stop_deadline_us) {
 				/* the payload outlived --stop-timeout: as docker stop, SIGKILL (137) */
 				stop_container(run);
@@ -516,7 +508,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			timeout_ms = ms_until(run->stop_deadline_us, now, timeout_ms);
 		}
 		if (run->deadline_us && !decided) {
-			uint64_t now = now_us();
+			uint64_t now = monotonic_us();
 			if (now >= run->deadline_us) {
 				stop_container(run);
 				result->status = NSRUN_STATUS_TIMED_OUT;
@@ -547,7 +539,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				kill(run->child, sig); /* pid 1 passes it on to the payload */
 				if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !run->stop_deadline_us) {
 					run->stop_signal = sig;
-					run->stop_deadline_us = add_us(now_us(), cfg->limits.stop_timeout_us);
+					run->stop_deadline_us = add_us(monotonic_us(), cfg->limits.stop_timeout_us);
 				}
 			}
 		}
@@ -585,7 +577,7 @@ static void run_collect(struct nsrun_run *run, struct nsrun_result *result)
 		r = wait4(run->child, &status, flags, &ru);
 		if (r == run->child || (r < 0 && errno != EINTR))
 			break;
-		if (r == 0 && (!run->kill_deadline_us || now_us() >= run->kill_deadline_us)) {
+		if (r == 0 && (!run->kill_deadline_us || monotonic_us() >= run->kill_deadline_us)) {
 			kill(run->child, SIGKILL);
 			run->kill_deadline_us = 0;
 			/* it dies now: wait for it, do not spin beside its exit on a shared CPU */
@@ -702,12 +694,12 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.timing = timing;
 	run.pub = pub;
 	run.ready_fd = ready_fd;
-	run.start_us = now_us();
+	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||
 	    run_supervise(cfg, &run, result, &err) < 0) {
 		kill_child(&run);
-		if (err.errnum == ETIMEDOUT && run.deadline_us && now_us() >= run.deadline_us) {
+		if (err.errnum == ETIMEDOUT && run.deadline_us && monotonic_us() >= run.deadline_us) {
 			/* set-up (pasta's start) outlasted --timeout, which covers set-up too: 124 */
 			result->status = NSRUN_STATUS_TIMED_OUT;
 			result->timeout_us = cfg->limits.timeout_us;
@@ -729,6 +721,6 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	steal_stream(&run.out, &result->out, cfg->output.capture);
 	steal_stream(&run.err, &result->err_out, cfg->output.capture);
 	run_teardown(&run);
-	result->wall_time_us = now_us() - run.start_us;
+	result->wall_time_us = monotonic_us() - run.start_us;
 	return 0;
 }

@@ -28,14 +28,6 @@
 #define DEFAULT_STOP_TIMEOUT_US (10ULL * 1000000)
 #define KILL_WAIT_US (5ULL * 1000000)
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 
 static void command_line(const struct nsrun_config *cfg, char *buf, size_t len)
 {
@@ -72,10 +64,10 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 /* Waits until the service at dir_fd has released its lock, up to timeout_us. Returns true if it did. */
 static bool wait_gone(int dir_fd, uint64_t timeout_us)
 {
-	uint64_t end = mono_us() + timeout_us;
+	uint64_t end = monotonic_us() + timeout_us;
 
 	while (state_is_alive(dir_fd)) {
-		if (mono_us() >= end)
+		if (monotonic_us() >= end)
 			return false;
 		usleep(10000);
 	}
@@ -114,9 +106,9 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 /* Reaps pid if it exits within timeout_us; *status stays -1 otherwise. */
 static void reap_within(pid_t pid, int *status, uint64_t timeout_us)
 {
-	uint64_t end = mono_us() + timeout_us;
+	uint64_t end = monotonic_us() + timeout_us;
 
-	while (mono_us() < end) {
+	while (monotonic_us() < end) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR))
 			return;
@@ -128,10 +120,10 @@ static void reap_within(pid_t pid, int *status, uint64_t timeout_us)
 /* Waits for "R" on fd up to timeout_us. Returns 1 ready, 0 timed out, -1 closed without it. */
 static int wait_ready(int fd, uint64_t timeout_us)
 {
-	uint64_t end = mono_us() + timeout_us;
+	uint64_t end = monotonic_us() + timeout_us;
 
 	for (;;) {
-		uint64_t now = mono_us();
+		uint64_t now = monotonic_us();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char c;
 		int r;

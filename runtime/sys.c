@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -232,4 +233,12 @@ void close_fds_except(int *keep, size_t n)
 		lo = (unsigned)keep[i] + 1;
 	}
 	syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+uint64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }

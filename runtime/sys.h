@@ -3,6 +3,7 @@
 #define NSRUN_SYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Reads at most max bytes of path (or of dirfd-relative path when dirfd >= 0 and
@@ -36,5 +37,8 @@ void fd_path(char *buf, size_t len, int fd);
  * entries ignored; keep is sorted in place), with close_range(2).  Errors (a
  * kernel before 5.9: ENOSYS) leave the fds open. */
 void close_fds_except(int *keep, size_t n);
+
+/* CLOCK_MONOTONIC (clock_gettime(2)) in microseconds: for deadlines and durations. */
+uint64_t monotonic_us(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "sys.h"
 #include "timing.h"
 
 struct timing *timing_new(void)
@@ -19,12 +20,9 @@ void timing_free(struct timing *t)
 
 void timing_mark(struct timing *t, enum timing_point p)
 {
-	struct timespec ts;
-
 	if (!t || p < 0 || p >= TP__COUNT)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t->t_us[p] = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	t->t_us[p] = monotonic_us();
 }
 
 void timing_start(struct timing *t)
