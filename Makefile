@@ -66,7 +66,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: bench all deps image demo check check-unit check-root check-rootless test-tun test-image service-image \
+.PHONY: bench all deps image demo check check-unit check-root check-rootless test-image service-image \
 	service-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
@@ -163,13 +163,6 @@ test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
 
-# --network pasta needs /dev/net/tun open to the unprivileged user: mode 0666, which
-# is what Debian's udev sets (50-udev-default.rules); hosts without udev (containers,
-# minimal VMs) leave the kernel's 0600, and the rootless pasta test would skip
-test-tun:
-	@if [ "$$(id -u)" = 0 ] && [ -c /dev/net/tun ] && [ "$$(stat -c %a /dev/net/tun)" != 666 ]; then \
-		chmod 0666 /dev/net/tun && echo "made /dev/net/tun mode 0666, as Debian's udev does (for --network pasta)"; fi
-
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
 check-root: all test-image service-image
@@ -183,7 +176,7 @@ check-root: all test-image service-image
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image test-user test-tun
+check-rootless: all test-image service-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
