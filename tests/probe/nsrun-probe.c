@@ -922,6 +922,27 @@ static int c_spin(int argc, char **argv)
 	return ok("spun");
 }
 
+/* burn MS: use MS milliseconds of this process's CPU time (CLOCK_PROCESS_CPUTIME_ID, so
+ * a loaded machine only makes it take longer), say so, then wait forever: a test gets
+ * a known amount of CPU time whatever the machine's speed or load */
+static int c_burn(int argc, char **argv)
+{
+	double ms;
+	if (argc != 2 || parse_double(argv[1], &ms) < 0)
+		return usage("burn MS");
+	struct timespec ts;
+	volatile unsigned long x = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x++;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6 < ms);
+	printf("burnt %s\n", argv[1]);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 static int c_exit(int argc, char **argv)
 {
 	long n;
@@ -1145,6 +1166,7 @@ static const struct sub subs[] = {
 	{ "setsid-sleep", c_setsid_sleep, "SECONDS [MARKER]" },
 	{ "sleep", c_sleep, "SECONDS" },
 	{ "spin", c_spin, "[SECONDS]" },
+	{ "burn", c_burn, "MS (of CPU time, then wait forever)" },
 	{ "exit", c_exit, "N" },
 	{ "kill-self", c_kill_self, "SIGNUM" },
 	{ "hostname", c_hostname, "" },
