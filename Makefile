@@ -63,14 +63,22 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt
+	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: bench all deps image demo check check-unit check-root check-rootless test-image service-image \
+.PHONY: man bench all deps image demo check check-unit check-root check-rootless test-image service-image \
 	service-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
+
+# the man page, made from --help and --version (so it says what the binary does) and
+# docs/nsrun.h2m (description, environment, exit status)
+man: $(BUILD)/nsrun.1
+$(BUILD)/nsrun.1: $(BUILD)/nsrun docs/nsrun.h2m
+	@echo '  MAN     $@'
+	@help2man --no-info --no-discard-stderr --include=docs/nsrun.h2m --name="run untrusted code in a rootless container" \
+		--output=$@ $(BUILD)/nsrun
 
 $(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
 	@echo '  CC      $<'
@@ -293,8 +301,9 @@ fuzz:
 			-artifact_prefix=build-fuzz/$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: all
+install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
+	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
 	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
@@ -318,7 +327,8 @@ check-install: all
 	grep -qx 'profile nsrun /opt/nsrun/bin/nsrun flags=(unconfined) {' $$p && grep -qx '  userns,' $$p && \
 	grep -qx 'abi <abi/4.0>,' $$p && ! grep -q '@NSRUN_BIN@' $$p && \
 	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
-	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor" || \
+	m=$$d/no/opt/nsrun/share/man/man1/nsrun.1 && grep -q 'memory' $$m && grep -qx '.SH "EXIT STATUS"' $$m && \
+	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor; the man page is installed" || \
 	{ echo "not ok: make install's AppArmor profile"; exit 1; }
 
 clean:
