@@ -63,7 +63,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt
+	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: bench all deps image demo check check-unit check-root check-rootless test-tun test-image service-image \
@@ -303,6 +303,7 @@ fuzz:
 install: all
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
+	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
 	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 	@if [ "$(APPARMOR)" = yes ]; then \
