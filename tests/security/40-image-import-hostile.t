@@ -97,8 +97,22 @@ if [ "$(id -u)" = 0 ]; then
 	assert_eq "... everything is root's" "" "$(find "$R" -xdev ! -user 0 -print | head -3)"
 fi
 check "... its harmless part runs" runs priv
-NSRUN_IMAGES=$STORE run_nsrun --image priv -- /bin/capped caps
-assert_match "... and the stripped file runs, with no capability" 'CapEff:[[:space:]]*0+$' "$OUT"
+NSRUN_IMAGES=$STORE run_nsrun --image priv -- /bin/capped status
+assert_match "... and the stripped file runs in a container" 'CapEff:[[:space:]]*0{16}' "$OUT"
+# the attack: another host user runs the stored file to gain its capabilities
+if [ "$(id -u)" = 0 ]; then
+	other=nsrun-i23-$$
+	if useradd --system --no-create-home --shell /usr/sbin/nologin "$other" 2>"$T/useradd.err"; then
+		at_exit "userdel '$other'"
+		chmod 755 "$T/plain" "$T/plain/bin"
+		run_cmd runuser -u "$other" -- "$T/plain/bin/capped" status
+		assert_match "control: $other running a file with the capability gets it" 'CapPrm:[[:space:]]*0*82' "$OUT"
+		run_cmd runuser -u "$other" -- "$STORE/priv/rootfs/bin/capped" status
+		assert_match "$other running the imported file gets no capability" 'CapPrm:[[:space:]]*0{16}' "$OUT"
+	else
+		not_ok "a second user to run the imported file: useradd $other" "$(cat "$T/useradd.err")"
+	fi
+fi
 
 # ---------------------------------------------------------------- 4: shared objects
 
