@@ -13,7 +13,8 @@ usage: mkimage.py FORMAT OUT KIND [VICTIM]
     privileged   /bin/capped with security.capability (cap_setuid, cap_dac_override)
                  and trusted.x xattrs, setuid/setgid root files, a user.keep xattr
     shared       a 0666 FIFO, 0777 and 1777 directories, a group-writable file
-    big          one file of SIZE_MB (env) zeros, in a gzip layer (small on disk)
+    big          one file of SIZE_MB (env) zeros, in a gzip layer (small on disk;
+                 RAW_LAYER=1: uncompressed, for an archive gzipped whole)
     many         N_FILES (env) empty files
     longpath     Env PATH with 3000 entries, /bin/sh absent (the interpreter
                  lookup must stay bounded)
@@ -74,7 +75,7 @@ def layer_bytes(kind):
             for i in range(int(os.environ.get("N_FILES", "3000"))):
                 add(t, "many/%d" % i)
     raw = buf.getvalue()
-    if kind == "big":
+    if kind == "big" and not os.environ.get("RAW_LAYER"):
         return gzip.compress(raw, 9, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip", raw
     return raw, "application/vnd.oci.image.layer.v1.tar", raw
 
