@@ -117,19 +117,15 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
 		env -i "${SANDBOX[@]}" -- "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
-	local rc=0 tick fin st usage last=-1 since=$SECONDS
+	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
+	# wait -n: that loses track of reaped children in bash 5.2.
+	local rc=0 state usage last=-1 since=$SECONDS n=0
 	while :; do
-		sleep 1 &
-		tick=$!
-		st=0 fin=''
-		wait -n -p fin "$CHILD_PID" "$tick" || st=$?
-		if [[ $fin == "$CHILD_PID" ]]; then
-			rc=$st
-			kill "$tick" 2>/dev/null || true
-			wait "$tick" 2>/dev/null || true
-			break
-		fi
-		[[ -n $fin ]] || continue   # a trapped signal: the trap exits
+		state=''
+		{ read -r _ _ state _ <"/proc/$CHILD_PID/stat"; } 2>/dev/null || true
+		[[ -n $state && $state != Z ]] || break
+		sleep 0.25
+		((++n % 4 == 0)) || continue
 		usage=$(tree_usage "$BUILD_TMP/work")
 		# shellcheck disable=SC2086 # "FILES BYTES"
 		if ! bounds_check $usage; then
@@ -143,15 +139,19 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 		fi
 		if [[ -n $B_REASON ]]; then
 			kill -KILL "$CHILD_PID" 2>/dev/null || true
-			wait "$CHILD_PID" 2>/dev/null || true
-			rc=137
 			break
 		fi
 	done
+	wait "$CHILD_PID" || rc=$?
+	[[ -z $B_REASON ]] || rc=137
 	CHILD_PID=
 	# a file over the size bound: SIGXFSZ or EFBIG from the tool
 	if [[ -z $B_REASON ]] && { ((rc == 128 + 25)) || grep -qs 'file too large' -- "$log"; }; then
 		B_REASON="a file of the image is larger than $(numfmt --to=iec "$B_MAX_BYTES") (--max-size SIZE raises the bound)"
+	fi
+	# skopeo's own --command-timeout (a registry request that never ends)
+	if [[ -z $B_REASON && $net == 1 ]] && ((rc != 0)) && grep -qs 'context deadline exceeded' -- "$log"; then
+		B_REASON="the registry sent nothing for $B_NET_TIMEOUT s (--network-timeout SECONDS raises the bound)"
 	fi
 	return "$rc"
 }
