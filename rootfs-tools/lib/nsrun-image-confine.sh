@@ -32,6 +32,7 @@ readonly RESOLVE_STEPS_MAX=256   # symlinks followed in all of that search
 B_MAX_BYTES=0 B_MAX_FILES=0 B_TIMEOUT=0 B_DEADLINE=0 B_NET_TIMEOUT=0
 B_REASON=''
 WORK_FD=''
+AUTH_FD=''
 
 # ----------------------------------------------------------------- bounds --
 
@@ -89,6 +90,16 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 	# skopeo's signature policy and registries configuration
 	SANDBOX+=(--ro-bind-try /etc/containers /etc/containers)
 	if [[ $net == 1 ]]; then
+		# the caller's registry credentials, as a read-only copy
+		AUTH_FD=''
+		for d in "${REGISTRY_AUTH_FILE:-}" "${XDG_RUNTIME_DIR:-/nonexistent}/containers/auth.json" \
+			"${HOME:-/nonexistent}/.docker/config.json"; do
+			[[ -n $d && -f $d && -r $d ]] || continue
+			exec {AUTH_FD}<"$d"
+			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$AUTH_FD" /run/auth.json
+				--setenv REGISTRY_AUTH_FILE /run/auth.json)
+			break
+		done
 		SANDBOX+=(--share-net --ro-bind-try /etc/ssl /etc/ssl
 			--ro-bind-try /etc/ca-certificates /etc/ca-certificates
 			--ro-bind-try /etc/resolv.conf /etc/resolv.conf --ro-bind-try /etc/hosts /etc/hosts
@@ -117,6 +128,7 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
 		env -i "${SANDBOX[@]}" -- "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
+	[[ -z $AUTH_FD ]] || { exec {AUTH_FD}<&-; AUTH_FD=''; }
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
 	# wait -n: that loses track of reaped children in bash 5.2.
 	local rc=0 state usage last=-1 since=$SECONDS n=0
