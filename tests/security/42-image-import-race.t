@@ -42,11 +42,14 @@ IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
 # "finished" once image.json is in (the finished tree is opened just before
 # its rename), until $T/stop-watch exists
 watch_modes() {
-	local d
+	local d f
 	while [ ! -e "$T/stop-watch" ]; do
 		for d in "$STORE/.$1.tmp."*; do
 			[ -d "$d" ] || continue
-			printf '%s%s\n' "$(stat -c '%a %g' "$d")" "$([ -e "$d/image.json" ] && echo ' finished')"
+			# image.json first: it is written before the tree is opened, and
+			# the tree may be renamed away between the two looks
+			f=$([ -e "$d/image.json" ] && echo ' finished')
+			printf '%s%s\n' "$(stat -c '%a %g' "$d")" "$f"
 		done
 		sleep 0.05
 	done >"$T/modes" 2>/dev/null
