@@ -327,7 +327,10 @@ check-install: all
 	grep -qx 'abi <abi/4.0>,' $$p && ! grep -q '@NSRUN_BIN@' $$p && \
 	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
 	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor" || \
-	{ echo "not ok: make install's AppArmor profile"; exit 1; }
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }; \
+	$$d/no/opt/nsrun/bin/nsrun-image --help >/dev/null && \
+	echo "ok: the installed nsrun-image finds its sandbox library" || \
+	{ echo "not ok: the installed nsrun-image (lib/nsrun/nsrun-image-confine.sh)"; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz build-dyn
