@@ -154,7 +154,7 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 			break
 		fi
 	done
-	wait "$CHILD_PID" || rc=$?
+	wait "$CHILD_PID" 2>/dev/null || rc=$?   # (and no "Killed" notice from bash)
 	[[ -z $B_REASON ]] || rc=137
 	CHILD_PID=
 	# a file over the size bound: SIGXFSZ or EFBIG from the tool
