@@ -63,7 +63,8 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt help2man
+	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
+	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: man bench all deps image demo check check-unit check-root check-rootless test-image service-image \
@@ -305,6 +306,7 @@ install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
+	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
 	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
 	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 	@if [ "$(APPARMOR)" = yes ]; then \
@@ -329,7 +331,10 @@ check-install: all
 	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
 	m=$$d/no/opt/nsrun/share/man/man1/nsrun.1 && grep -q 'memory' $$m && grep -qx '.SH "EXIT STATUS"' $$m && \
 	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor; the man page is installed" || \
-	{ echo "not ok: make install's AppArmor profile"; exit 1; }
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }; \
+	$$d/no/opt/nsrun/bin/nsrun-image --help >/dev/null && \
+	echo "ok: the installed nsrun-image finds its sandbox library" || \
+	{ echo "not ok: the installed nsrun-image (lib/nsrun/nsrun-image-confine.sh)"; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz build-dyn

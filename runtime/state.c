@@ -11,6 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
+#include "util.h"
 #include "state.h"
 #include "sys.h"
 
@@ -181,6 +182,10 @@ int state_read(int dir_fd, struct service_state *st)
 	if (n < 0)
 		return -1;
 	text[n] = '\0';
+	if (json_scan_depth(text, (size_t)n, JSON_MAX_DEPTH) < (size_t)n) {
+		errno = EINVAL;
+		return -1;
+	}
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!root) {
 		errno = EINVAL;
