@@ -160,7 +160,7 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			struct sync_msg msg;
 			/* sync: KILL_ALL (timeout, output limit); anything else: the supervisor is gone */
-			if (sync_recv(a->sync_fd, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
+			if (sync_recv(a->sync_fd, false, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
 				kill_and_reap_all();
 				_exit(0);
 			}

@@ -403,10 +403,11 @@ static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
 }
 
 /* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
-static int handle_message(struct nsrun_run *run, struct nsrun_result *result, struct nsrun_error *err)
+static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *result, struct nsrun_error *err)
 {
 	struct sync_msg msg;
-	int r = sync_recv(run->sync_fd, &msg, err);
+	/* only -t passes an fd (the pty): the rest is read(2), which no outer filter denies */
+	int r = sync_recv(run->sync_fd, tty, &msg, err);
 
 	if (r < 0)
 		return -1;
@@ -552,7 +553,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
 			tty_to_pty(run, pfd[5].revents != 0);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int r = handle_message(run, result, err);
+			int r = handle_message(run, cfg->tty, result, err);
 			if (r < 0)
 				return -1;
 			if (r > 0) {
