@@ -16,8 +16,9 @@ APPARMOR     ?= $(shell { [ -d /sys/kernel/security/apparmor ] || command -v app
 	[ -e /etc/apparmor.d/abi/4.0 ] && echo yes || echo no)
 APPARMOR_DIR ?= /etc/apparmor.d
 
-# where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
-PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
+# the default and strict seccomp profiles are compiled into nsrun (runtime/seccomp_builtin.c);
+# a profile NAME.json in the installed directory overrides them, NSRUN_SECCOMP_PROFILES both
+PROFILES_DIR ?= $(PREFIX)/share/nsrun/seccomp-profiles
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wvla -Wcast-align -Wpointer-arith -Wundef \
@@ -30,7 +31,7 @@ HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection 
 SAN    :=
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
-	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
+	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
 LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 
 # nsrun itself is linked static-pie: a run then pays no dynamic loading (each shared
@@ -83,6 +84,9 @@ $(BUILD)/nsrun.1: $(BUILD)/nsrun docs/nsrun.h2m
 $(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
 	@echo '  CC      $<'
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# .incbin reads the profiles when this object is assembled: -MMD does not see them
+$(BUILD)/obj/seccomp_builtin.o: seccomp-profiles/default.json seccomp-profiles/strict.json
 
 $(BUILD)/libnsrun.a: $(LIB_OBJS)
 	@echo '  AR      $@'
@@ -285,7 +289,7 @@ valgrind: test-image
 # as it is.  The runtime (and main.c's parser alone) is built once with clang.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-DNSRUN_LIBFUZZER -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
+	-DNSRUN_LIBFUZZER -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
 fuzz:
 	@mkdir -p build-fuzz/obj
 	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
@@ -305,8 +309,6 @@ install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
-	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
-	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 	@if [ "$(APPARMOR)" = yes ]; then \
 		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
 		install -d $(DESTDIR)$(APPARMOR_DIR) && \
@@ -316,9 +318,10 @@ install: all man
 			echo "apparmor_parser -r $(APPARMOR_DIR)/nsrun"; apparmor_parser -r $(APPARMOR_DIR)/nsrun || exit 1; fi; \
 	fi
 
-# make install into a staging directory: the binaries and both kinds of profile, the
-# AppArmor one with the installed path put in (this host need not have AppArmor)
-check-install: all
+# make install into a staging directory: the binaries and the AppArmor profile with
+# the installed path put in (this host need not have AppArmor); then the installed
+# nsrun copied alone into an empty directory runs with its built-in seccomp profile
+check-install: all test-image
 	@echo "== make install DESTDIR=... (with and without the AppArmor profile)"
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(MAKE) -s install DESTDIR=$$d/aa PREFIX=/opt/nsrun APPARMOR=yes >/dev/null && \
@@ -329,7 +332,14 @@ check-install: all
 	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
 	m=$$d/no/opt/nsrun/share/man/man1/nsrun.1 && grep -q 'memory' $$m && grep -qx '.SH "EXIT STATUS"' $$m && \
 	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor; the man page is installed" || \
-	{ echo "not ok: make install's AppArmor profile"; exit 1; }
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }; \
+	mkdir $$d/alone && cp $$d/no/opt/nsrun/bin/nsrun $$d/alone/ && chmod -R a+rX $$d && cd $$d/alone && \
+	env -i PATH=/usr/bin:/bin NSRUN_IMAGES=$(TEST_IMAGES) XDG_CACHE_HOME=$$d/cache ./nsrun --debug \
+		--image python -- python3 -c 'print("alone ok")' >$$d/out 2>$$d/err && grep -qx 'alone ok' $$d/out && \
+	grep -q '^nsrun: debug: seccomp profile built-in default (compiled into nsrun)$$' $$d/err && \
+	env -i PATH=/usr/bin:/bin ./nsrun check >$$d/check && grep -q '^seccomp profile: ok (built-in default' $$d/check && \
+	echo "ok: the installed nsrun copied alone, no source tree nor NSRUN_SECCOMP_PROFILES: runs, check ok" || \
+	{ echo "not ok: the installed nsrun alone:"; cat $$d/err $$d/check; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz build-dyn

@@ -50,7 +50,7 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	err->stage = STAGE_CONTAINER;
 	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
 		return error_set(err, errno, "set the hostname \"%s\"", a->cfg->hostname);
-	if (ns_loopback_up(err) < 0)
+	if (ns_loopback_up(NULL, err) < 0)
 		return -1;
 	/* the payload has our host uid when the caller is unprivileged: keep it from
 	 * ptracing (or reading the memory of) the one process that holds the mounts */

@@ -208,14 +208,14 @@ static int lo_socket_open(enum lo_socket kind)
 	return -1;
 }
 
-int ns_loopback_up(struct nsrun_error *err)
+int ns_loopback_up(const char **via, struct nsrun_error *err)
 {
 	char tried[LO__COUNT * 48] = "";
 	_cleanup_close_ int fd = -1;
 	struct ifreq ifr;
-	int last = 0;
+	int k, last = 0;
 
-	for (int k = 0; k < LO__COUNT && fd < 0; k++) {
+	for (k = 0; k < LO__COUNT; k++) {
 		size_t n = strlen(tried);
 		fd = lo_socket_open((enum lo_socket)k);
 		if (fd >= 0)
@@ -225,6 +225,8 @@ int ns_loopback_up(struct nsrun_error *err)
 	}
 	if (fd < 0)
 		return error_set(err, last, "no socket to bring lo up through (%s)", tried);
+	if (via)
+		*via = lo_socket_names[k];
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
@@ -233,4 +235,30 @@ int ns_loopback_up(struct nsrun_error *err)
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
 		return error_set(err, errno, "bring lo up");
 	return 0;
+}
+
+/* True if id is mapped in this process's user namespace (user_namespaces(7)). */
+static bool id_is_mapped(const char *map_file, unsigned id)
+{
+	FILE *f = fopen(map_file, "re");
+	unsigned inside, outside, count;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+		found = id >= inside && id - inside < count;
+	fclose(f);
+	return found;
+}
+
+void ns_host_ids(uid_t *uid, gid_t *gid)
+{
+	*uid = geteuid();
+	*gid = getegid();
+	if (*uid == 0 && id_is_mapped("/proc/self/uid_map", NS_OVERFLOW_ID) &&
+	    id_is_mapped("/proc/self/gid_map", NS_OVERFLOW_ID)) {
+		*uid = NS_OVERFLOW_ID;
+		*gid = NS_OVERFLOW_ID;
+	}
 }

@@ -53,7 +53,15 @@ int ns_become(uid_t uid, gid_t gid, struct nsrun_error *err);
  * outer filter lets this process make in its network namespace: socket(AF_UNIX),
  * else a socketpair(AF_UNIX, SOCK_STREAM), else AF_NETLINK, AF_INET, AF_INET6.
  * Returns 0 or -1 with err (when no socket can be made, the message lists each
- * call and its errno). */
-int ns_loopback_up(struct nsrun_error *err);
+ * call and its errno).  *via (if via is not NULL) gets the call that made the
+ * socket, for `nsrun check`. */
+int ns_loopback_up(const char **via, struct nsrun_error *err);
+
+#define NS_OVERFLOW_ID 65534    /* what a root caller's container maps to: never host root */
+
+/* The host ids container 0 maps to: the caller's own, except for root, whose
+ * container maps to 65534 (nothing inside is ever host root) where that id is
+ * mapped in our user namespace. */
+void ns_host_ids(uid_t *uid, gid_t *gid);
 
 #endif

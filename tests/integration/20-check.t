@@ -1,6 +1,6 @@
 #!/bin/bash
 # nsrun check: one line per feature, ok or missing with the cause and the fix; exit 0
-# when a default run works, 1 when it cannot; --json says the same as a document.
+# when a default run works, 2 when no run can; --json says the same as a document.
 . "$(dirname "$0")/../lib.sh"
 require_all
 
@@ -65,7 +65,7 @@ assert_eq "  ... and no process" "" "$(pgrep -s 0 -f "$NSRUN check" || true)"
 if command -v unshare >/dev/null && unshare -Ur true 2>/dev/null; then
 	zero='echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
 	run_cmd unshare -Ur sh -c "$zero" sh "$NSRUN" check
-	assert_eq "user.max_user_namespaces=0: check exits 1" 1 "$RC"
+	assert_eq "user.max_user_namespaces=0: check exits 2 (no run works)" 2 "$RC"
 	assert_match "  ... names the cause and the fix" \
 		'(^|
 )user namespace: missing: cannot create a user namespace: user\.max_user_namespaces is 0.*; fix: .*sysctl -w user\.max_user_namespaces=' "$OUT"
