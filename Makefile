@@ -71,7 +71,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 	service-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
-all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
+all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox
 
 # the man page, made from --help and --version (so it says what the binary does) and
 # docs/nsrun.h2m (description, environment, exit status)
@@ -100,6 +100,12 @@ $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
+
+# the seccomp filters of agents' sandboxes, for integration/25-agent-sandboxes.t
+# (static: the tests run it inside bwrap sandboxes and staged copies)
+$(BUILD)/agent-sandbox: tests/sandboxes/agent-sandbox.c | $(BUILD)/obj
+	@echo '  CC      $@ (static)'
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -static -o $@ $< -lseccomp
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
@@ -198,7 +204,7 @@ check-rootless: all test-image service-image test-user
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
 		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
-	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && \
 	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \

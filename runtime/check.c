@@ -293,8 +293,10 @@ static void check_start(struct check_list *l)
 
 	ns_host_ids(&uid, &gid);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for nsrun's sync channel");
-		diag_refine(&err, PROC);
+		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the "
+				"container");
+		if (errno == EPERM || errno == EACCES)
+			err.hint = sync_socketpair_denied_hint;
 		add_error(l, "container start", true, &err, NULL);
 		return;
 	}

@@ -182,8 +182,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
 	 * filters let socketpair make only stream sockets); messages have a fixed size */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return error_set(err, errno, "socketpair");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set(err, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the container");
+		if (errno == EPERM || errno == EACCES)
+			err->hint = sync_socketpair_denied_hint;
+		return -1;
+	}
 	run->sync_fd = sv[0];
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

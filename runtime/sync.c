@@ -8,6 +8,8 @@
 
 #include "sync.h"
 
+const char sync_socketpair_denied_hint[] = "an outer sandbox's seccomp filter denies it (agent sandboxes "
+	"allow AF_UNIX stream socketpairs: Claude Code's, Codex's): no fix inside this sandbox; run nsrun outside it";
 const char sync_fd_denied_hint[] = "an outer sandbox's seccomp filter denies sendmsg/recvmsg, through which "
 				   "--tty passes the terminal: run without -t there (no fix inside this sandbox)";
 

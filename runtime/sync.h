@@ -62,6 +62,9 @@ int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err);
  * attach an fd: -t) recvmsg(2).  Returns 1, 0 on EOF, -1 with err. */
 int sync_recv(int fd, bool with_fd, struct sync_msg *msg, struct nsrun_error *err);
 
+/* The hint when an outer filter denies the sync channel's socketpair. */
+extern const char sync_socketpair_denied_hint[];
+
 /* The hint when an outer filter denies sendmsg/recvmsg, which only -t needs. */
 extern const char sync_fd_denied_hint[];
 
