@@ -1,5 +1,6 @@
 /* seccomp_builtin.c - see seccomp_builtin.h */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +11,21 @@
 
 /* The profiles' bytes, put into .rodata by the assembler (.incbin reads the file
  * at build time, relative to the directory make runs in: the source tree; the
- * Makefile makes this object depend on the JSON files).  No NUL is added: the
- * lengths come from the end labels. */
+ * Makefile makes this object depend on the JSON files).  No NUL is added: SYM_size,
+ * an address-sized word after them, holds the length. */
 #define NSRUN_INCBIN(sym, file)                                                        \
 	__asm__(".section .rodata\n"                                                   \
 		".global " #sym "\n.type " #sym ", @object\n.balign 16\n" #sym ":\n"   \
-		".incbin \"" file "\"\n"                                               \
-		".global " #sym "_end\n" #sym "_end:\n"                                \
+		".incbin \"" file "\"\n" #sym "_end:\n"                                 \
+		".global " #sym "_size\n.balign 8\n" #sym "_size:\n"                   \
+		".dc.a " #sym "_end - " #sym "\n"                                       \
 		".previous\n")
 
 NSRUN_INCBIN(nsrun_profile_default, "seccomp-profiles/default.json");
 NSRUN_INCBIN(nsrun_profile_strict, "seccomp-profiles/strict.json");
 
-extern const char nsrun_profile_default[], nsrun_profile_default_end[];
-extern const char nsrun_profile_strict[], nsrun_profile_strict_end[];
+extern const char nsrun_profile_default[], nsrun_profile_strict[];
+extern const uintptr_t nsrun_profile_default_size, nsrun_profile_strict_size;
 
 const char seccomp_builtin_names[] = "default, strict";
 
@@ -31,12 +33,12 @@ int seccomp_builtin_find(const char *name, const char **bytes, size_t *len)
 {
 	if (strcmp(name, "default") == 0) {
 		*bytes = nsrun_profile_default;
-		*len = (size_t)(nsrun_profile_default_end - nsrun_profile_default);
+		*len = (size_t)nsrun_profile_default_size;
 		return 0;
 	}
 	if (strcmp(name, "strict") == 0) {
 		*bytes = nsrun_profile_strict;
-		*len = (size_t)(nsrun_profile_strict_end - nsrun_profile_strict);
+		*len = (size_t)nsrun_profile_strict_size;
 		return 0;
 	}
 	return -1;
