@@ -318,6 +318,9 @@ static void check_start(struct check_list *l)
 	}
 	if (err.msg[0]) {
 		diag_refine(&err, PROC);
+		if (!err.hint)
+			err.hint = "no fix inside this sandbox: what refuses the call named is the outer sandbox's "
+				   "(its seccomp filter or security module); run nsrun outside it";
 		add_error(l, "container start", true, &err, NULL);
 		return;
 	}
@@ -567,7 +570,8 @@ static void check_profile(struct check_list *l)
 	if (seccomp_prepare("default", seccomp_profiles_dir(), 0, NULL, NULL, &f, &err) < 0) {
 		if (!err.hint)
 			err.hint = seccomp_profiles_dir() ? "point NSRUN_SECCOMP_PROFILES at a directory with default.json, "
-				   "or unset it to use the profile built into nsrun" : NULL;
+				   "or unset it to use the profile built into nsrun" :
+				   "mend or remove the profile file named (without it nsrun uses its built-in copy)";
 		add_error(l, "seccomp profile", true, &err, NULL);
 		return;
 	}
