@@ -16,8 +16,9 @@ APPARMOR     ?= $(shell { [ -d /sys/kernel/security/apparmor ] || command -v app
 	[ -e /etc/apparmor.d/abi/4.0 ] && echo yes || echo no)
 APPARMOR_DIR ?= /etc/apparmor.d
 
-# where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
-PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
+# the default and strict seccomp profiles are compiled into nsrun (runtime/seccomp_builtin.c);
+# a profile NAME.json in the installed directory overrides them, NSRUN_SECCOMP_PROFILES both
+PROFILES_DIR ?= $(PREFIX)/share/nsrun/seccomp-profiles
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wvla -Wcast-align -Wpointer-arith -Wundef \
@@ -30,7 +31,7 @@ HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection 
 SAN    :=
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
-	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
+	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
 LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 
 # nsrun itself is linked static-pie: a run then pays no dynamic loading (each shared
@@ -71,7 +72,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 	service-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
-all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
+all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox
 
 # the man page, made from --help and --version (so it says what the binary does) and
 # docs/nsrun.h2m (description, environment, exit status)
@@ -85,6 +86,9 @@ $(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
 	@echo '  CC      $<'
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# .incbin reads the profiles when this object is assembled: -MMD does not see them
+$(BUILD)/obj/seccomp_builtin.o: seccomp-profiles/default.json seccomp-profiles/strict.json
+
 $(BUILD)/libnsrun.a: $(LIB_OBJS)
 	@echo '  AR      $@'
 	@$(AR) rcs $@ $^
@@ -97,6 +101,12 @@ $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
+
+# the seccomp filters of agents' sandboxes, for integration/25-agent-sandboxes.t
+# (static: the tests run it inside bwrap sandboxes and staged copies)
+$(BUILD)/agent-sandbox: tests/sandboxes/agent-sandbox.c | $(BUILD)/obj
+	@echo '  CC      $@ (static)'
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -static -o $@ $< -lseccomp
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
@@ -195,7 +205,7 @@ check-rootless: all test-image service-image test-user
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
 		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
-	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $$stage/build/ && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && \
 	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
@@ -286,7 +296,7 @@ valgrind: test-image
 # as it is.  The runtime (and main.c's parser alone) is built once with clang.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-DNSRUN_LIBFUZZER -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
+	-DNSRUN_LIBFUZZER -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
 fuzz:
 	@mkdir -p build-fuzz/obj
 	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
@@ -307,8 +317,6 @@ install: all man
 	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
 	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
-	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
-	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
 	@if [ "$(APPARMOR)" = yes ]; then \
 		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
 		install -d $(DESTDIR)$(APPARMOR_DIR) && \
@@ -318,9 +326,10 @@ install: all man
 			echo "apparmor_parser -r $(APPARMOR_DIR)/nsrun"; apparmor_parser -r $(APPARMOR_DIR)/nsrun || exit 1; fi; \
 	fi
 
-# make install into a staging directory: the binaries and both kinds of profile, the
-# AppArmor one with the installed path put in (this host need not have AppArmor)
-check-install: all
+# make install into a staging directory: the binaries and the AppArmor profile with
+# the installed path put in (this host need not have AppArmor); then the installed
+# nsrun copied alone into an empty directory runs with its built-in seccomp profile
+check-install: all test-image
 	@echo "== make install DESTDIR=... (with and without the AppArmor profile)"
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(MAKE) -s install DESTDIR=$$d/aa PREFIX=/opt/nsrun APPARMOR=yes >/dev/null && \
@@ -334,7 +343,14 @@ check-install: all
 	{ echo "not ok: make install's AppArmor profile"; exit 1; }; \
 	$$d/no/opt/nsrun/bin/nsrun-image --help >/dev/null && \
 	echo "ok: the installed nsrun-image finds its sandbox library" || \
-	{ echo "not ok: the installed nsrun-image (lib/nsrun/nsrun-image-confine.sh)"; exit 1; }
+	{ echo "not ok: the installed nsrun-image (lib/nsrun/nsrun-image-confine.sh)"; exit 1; }; \
+	mkdir $$d/alone && cp $$d/no/opt/nsrun/bin/nsrun $$d/alone/ && chmod -R a+rX $$d && cd $$d/alone && \
+	env -i PATH=/usr/bin:/bin NSRUN_IMAGES=$(TEST_IMAGES) XDG_CACHE_HOME=$$d/cache ./nsrun --debug \
+		--image python -- python3 -c 'print("alone ok")' >$$d/out 2>$$d/err && grep -qx 'alone ok' $$d/out && \
+	grep -q '^nsrun: debug: seccomp profile built-in default (compiled into nsrun)$$' $$d/err && \
+	env -i PATH=/usr/bin:/bin ./nsrun check >$$d/check && grep -q '^seccomp profile: ok (built-in default' $$d/check && \
+	echo "ok: the installed nsrun copied alone, no source tree nor NSRUN_SECCOMP_PROFILES: runs, check ok" || \
+	{ echo "not ok: the installed nsrun alone:"; cat $$d/err $$d/check; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz build-dyn

@@ -41,8 +41,6 @@
 #include "sys.h"
 #include "timing.h"
 
-#define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
-
 static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0 };
 
 /* a + b, saturated: a deadline far away stays far away instead of wrapping */
@@ -142,6 +140,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			    (cfg->security.allow_nested ? NSRUN_SECCOMP_ALLOW_NESTED : 0), warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: seccomp profile %s\n",
+			run->seccomp ? seccomp_stats(run->seccomp)->source : "unconfined");
 	timing_mark(run->timing, TP_SECCOMP);
 	if (cfg->output.stdin_path || cfg->output.json_path) {
 		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
@@ -168,34 +169,6 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	return 0;
 }
 
-/* True if id is mapped in this process's user namespace (user_namespaces(7)). */
-static bool id_is_mapped(const char *map_file, unsigned id)
-{
-	FILE *f = fopen(map_file, "re");
-	unsigned inside, outside, count;
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
-		found = id >= inside && id - inside < count;
-	fclose(f);
-	return found;
-}
-
-/* The host ids container 0 maps to: the caller's own, except for root, whose
- * container maps to 65534 (nothing inside is ever host root) where that id exists. */
-static void host_ids(uid_t *uid, gid_t *gid)
-{
-	*uid = geteuid();
-	*gid = getegid();
-	if (*uid == 0 && id_is_mapped("/proc/self/uid_map", OVERFLOW_ID) &&
-	    id_is_mapped("/proc/self/gid_map", OVERFLOW_ID)) {
-		*uid = OVERFLOW_ID;
-		*gid = OVERFLOW_ID;
-	}
-}
-
 /* P5-P8: socket and signals, clone, id maps, go. */
 static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
 {
@@ -205,12 +178,16 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	gid_t host_gid;
 	bool in_cgroup = false;
 
-	host_ids(&host_uid, &host_gid);
+	ns_host_ids(&host_uid, &host_gid);
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
 	 * filters let socketpair make only stream sockets); messages have a fixed size */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return error_set(err, errno, "socketpair");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set(err, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the container");
+		if (errno == EPERM || errno == EACCES)
+			err->hint = sync_socketpair_denied_hint;
+		return -1;
+	}
 	run->sync_fd = sv[0];
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -403,10 +380,11 @@ static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
 }
 
 /* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
-static int handle_message(struct nsrun_run *run, struct nsrun_result *result, struct nsrun_error *err)
+static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *result, struct nsrun_error *err)
 {
 	struct sync_msg msg;
-	int r = sync_recv(run->sync_fd, &msg, err);
+	/* only -t passes an fd (the pty): the rest is read(2), which no outer filter denies */
+	int r = sync_recv(run->sync_fd, tty, &msg, err);
 
 	if (r < 0)
 		return -1;
@@ -552,7 +530,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
 			tty_to_pty(run, pfd[5].revents != 0);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int r = handle_message(run, result, err);
+			int r = handle_message(run, cfg->tty, result, err);
 			if (r < 0)
 				return -1;
 			if (r > 0) {

@@ -345,14 +345,28 @@ def _execute(argv: list[str], timeout: float | None) -> Result:
     try:
         doc = json.loads(p.stdout)
     except ValueError:
-        msg = stderr.strip().splitlines()[0] if stderr.strip() else f"exit status {p.returncode}"
+        msg = nsrun_cause(stderr) or f"exit status {p.returncode}"
         raise NsrunError(f"nsrun wrote no result document: {msg}", stderr=stderr) from None
     if not isinstance(doc, dict):
         raise NsrunError("nsrun's result is not a JSON object", stderr=stderr)
     result = Result.from_json(doc)
     if result.status == "error":
-        raise NsrunError(result.error or "nsrun failed", result=result, stderr=stderr)
+        raise NsrunError(nsrun_cause(stderr, result.error) or "nsrun failed", result=result, stderr=stderr)
     return result
+
+
+_NOT_CAUSE = ("warning: ", "debug: ", "hint: ", "published ", "the service's last log lines")
+
+
+def nsrun_cause(stderr: str, cause: str | None = None) -> str:
+    """nsrun's own reason for a failure, for an exception's message: the first of its
+    ``nsrun: <what failed>: <why>`` lines (or ``cause``, the result document's
+    ``error``, which is that line), then its ``hint:`` if it printed one.  "" when
+    nsrun said nothing."""
+    lines = [ln[len("nsrun: "):] for ln in stderr.splitlines() if ln.startswith("nsrun: ")]
+    cause = cause or next((ln for ln in lines if not ln.startswith(_NOT_CAUSE)), "")
+    hint = next((ln[len("hint: "):] for ln in lines if ln.startswith("hint: ")), "")
+    return f"{cause} (hint: {hint})" if cause and hint else cause
 
 
 def _text(b: bytes | str | None) -> str:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from . import NsrunError, find_nsrun
+from . import NsrunError, find_nsrun, nsrun_cause
 
 __all__ = ["Service", "service", "service_fixture", "redis", "postgres"]
 
@@ -142,8 +142,12 @@ def service(
     except OSError as e:
         raise NsrunError(f"cannot execute {binary}: {e.strerror}") from e
     if p.returncode != 0:
-        lines = [ln for ln in p.stderr.splitlines() if ln.startswith("nsrun: ") and "last log lines" not in ln]
-        msg = lines[-1][len("nsrun: "):] if lines else f"exit status {p.returncode}"
+        # nsrun's cause line first (what failed and why, and its hint), then its verdict
+        # on the service when that is another line ("ended before it was ready")
+        lines = [ln[len("nsrun: "):] for ln in p.stderr.splitlines() if ln.startswith("nsrun: ")]
+        cause = nsrun_cause(p.stderr)
+        last = lines[-1] if lines else ""
+        msg = (f"{cause}; {last}" if last and not cause.startswith(last) else cause) or f"exit status {p.returncode}"
         raise NsrunError(f"service {image!r} did not start: {msg}", stderr=p.stderr)
     try:
         doc = json.loads(p.stdout)

@@ -215,3 +215,29 @@ def test_code_file_deleted_on_nsrun_error(monkeypatch: pytest.MonkeyPatch) -> No
 def test_result_from_json_rejects_other_schema() -> None:
     with pytest.raises(NsrunError, match="schema"):
         Result.from_json({"schema": 2})
+
+
+def test_nsrun_error_carries_the_cause_and_hint(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                 nsrun_ready: str) -> None:
+    # nsrun where user namespaces are refused (max_user_namespaces 0 in a namespace of
+    # our own): the exception pytest shows says why, with nsrun's fix
+    wrapper = tmp_path / "nsrun"
+    wrapper.write_text("#!/bin/sh\nexec unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "
+                       f"exec \"$@\"' sh {nsrun_ready} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("NSRUN", str(wrapper))
+    with pytest.raises(NsrunError) as e:
+        nsrun.run("print(1)")
+    assert str(e.value).startswith("cannot create a user namespace: user.max_user_namespaces is 0")
+    assert "(hint: allow them" in str(e.value)
+    assert e.value.result is not None and e.value.result.exit_code == 125
+
+
+def test_nsrun_cause_picks_the_cause_line() -> None:
+    err = ("nsrun: warning: --cpus is not enforced: no cgroup\n"
+           "nsrun: write /proc/3/setgroups: Permission denied\n"
+           "nsrun: hint: mount a /proc of nsrun's own pid namespace there\n")
+    assert nsrun.nsrun_cause(err) == ("write /proc/3/setgroups: Permission denied "
+                                      "(hint: mount a /proc of nsrun's own pid namespace there)")
+    assert nsrun.nsrun_cause("python: traceback\n") == ""
+    assert nsrun.nsrun_cause("nsrun: hint: h\n", "from the document") == "from the document (hint: h)"

@@ -229,3 +229,13 @@ def test_redis_and_postgres_inside_bwrap(tmp_path: Path) -> None:
             shutil.rmtree(stage, ignore_errors=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip() == "agent ok"
+
+
+def test_a_service_that_cannot_start_says_why(tmp_path: Path) -> None:
+    # the first nsrun line (what failed and why) is in the message, not only the verdict
+    missing = tmp_path / "no-such-volume"
+    with pytest.raises(nsrun.NsrunError) as e:
+        with nsrun.service(IMAGE, ["sleep", "30"], port=7000, ready_timeout=5,
+                           options=["-v", f"{missing}:/data"]):
+            pass
+    assert f'volume "{missing}": No such file or directory' in str(e.value)
