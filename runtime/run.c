@@ -33,6 +33,7 @@
 
 #include "container.h"
 #include "diagnose.h"
+#include "hostfile.h"
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
@@ -143,11 +144,15 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			    &run->seccomp, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_SECCOMP);
-	if (cfg->output.stdin_path || cfg->output.json_path) {
-		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
-		run->stdin_fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (cfg->output.stdin_path) {
+		/* no symlink a payload could have planted, no directory (hostfile.h) */
+		run->stdin_fd = host_in_open(cfg->output.stdin_path, "--stdin", err);
 		if (run->stdin_fd < 0)
-			return error_set(err, errno, "--stdin \"%s\"", in);
+			return -1;
+	} else if (cfg->output.json_path) {
+		run->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (run->stdin_fd < 0)
+			return error_set(err, errno, "open /dev/null");
 	}
 	if (cfg->output.capture && (capture_open(&run->out, cfg->output.limit_bytes, err) < 0 ||
 				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
