@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -462,6 +463,13 @@ static int cmd_logs(int argc, char **argv)
 			return fail_msg("read the log of \"%s\"", name);
 		if (!follow)
 			return 0;
+		/* a log at its --output-limit starts again (relay.h): so does the reader */
+		{
+			struct stat st;
+			off_t at = lseek(fd, 0, SEEK_CUR);
+			if (fstat(fd, &st) == 0 && at > st.st_size)
+				lseek(fd, 0, SEEK_SET);
+		}
 		/* the end for now: go on while the service lives, then one last read */
 		if (!state_is_alive(dir_fd)) {
 			while ((n = read(fd, buf, sizeof(buf))) > 0)
