@@ -98,15 +98,13 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 			return error_set(err, 0, "--volume: \"%s\": unknown mode \"%s\" (use ro or rw)", spec,
 					 mode);
 	}
-	if (copy[0] != '/') {
-		host = realpath(copy, NULL);
-		if (!host)
-			return error_set(err, errno, "--volume: \"%s\"", copy);
-	} else {
-		host = strdup(copy);
-		if (!host)
-			return error_set(err, ENOMEM, "--volume");
-	}
+	/* the caller's own symlinks are followed here, once, before any payload runs (as
+	 * docker does); from then on the source is the object this resolved to, opened
+	 * without following links and checked by device and inode (mount.c), so a
+	 * payload cannot swap it */
+	host = realpath(copy, NULL);
+	if (!host)
+		return error_set(err, errno, "--volume: \"%s\"", copy);
 	dest_norm = config_container_path("--volume", dest, err);
 	if (!dest_norm)
 		return -1;

@@ -33,6 +33,7 @@
 
 #include "container.h"
 #include "diagnose.h"
+#include "hostfile.h"
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
@@ -144,14 +145,23 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		fprintf(stderr, "nsrun: debug: seccomp profile %s\n",
 			run->seccomp ? seccomp_stats(run->seccomp)->source : "unconfined");
 	timing_mark(run->timing, TP_SECCOMP);
-	if (cfg->output.stdin_path || cfg->output.json_path) {
-		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
-		run->stdin_fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (cfg->output.stdin_path) {
+		/* no symlink a payload could have planted, no directory (hostfile.h) */
+		run->stdin_fd = host_in_open(cfg->output.stdin_path, "--stdin", err);
 		if (run->stdin_fd < 0)
-			return error_set(err, errno, "--stdin \"%s\"", in);
+			return -1;
+	} else if (cfg->output.json_path) {
+		run->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (run->stdin_fd < 0)
+			return error_set(err, errno, "open /dev/null");
 	}
 	if (cfg->output.capture && (capture_open(&run->out, cfg->output.limit_bytes, err) < 0 ||
 				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
+		return -1;
+	/* the payload never gets the caller's stdio as it is (relay.h); a service's
+	 * log is bounded by --output-limit */
+	if (relay_prepare(&run->relay, run->stdin_fd >= 0 ? run->stdin_fd : STDIN_FILENO, cfg->output.capture,
+			  cfg->tty, cfg->service.detach ? cfg->output.limit_bytes : UINT64_MAX, err) < 0)
 		return -1;
 	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;
@@ -220,8 +230,11 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			close(run->ready_fd);
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
-			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
-			.stdio = { run->stdin_fd, run->out.write_fd, run->err.write_fd },
+			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd,
+							 run->relay.own[0], run->relay.own[1], run->relay.own[2], -1, -1 },
+			.stdio = { run->relay.payload[0],
+				   cfg->output.capture ? run->out.write_fd : run->relay.payload[1],
+				   cfg->output.capture ? run->err.write_fd : run->relay.payload[2] },
 			.timing = run->timing,
 			.rlimits = &run->rlimits,
 			.forward_signals = forward_signals,
@@ -241,6 +254,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (run->err.write_fd >= 0)
 		close(run->err.write_fd);
 	run->out.write_fd = run->err.write_fd = -1;
+	relay_close_payload_ends(&run->relay);
 	/* the trees were copied into the child with its fd table: ours can go */
 	mount_sources_close(&run->sources);
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
@@ -279,6 +293,7 @@ static void kill_child(struct nsrun_run *run)
 		kill(run->child, SIGKILL);
 }
 
+#define FLUSH_GRACE_US 1000000 /* past --timeout, for the payload's last output to reach a slow reader */
 #define STOP_GRACE_US 500000    /* for pid 1 to kill and reap the rest, so their usage counts */
 
 /* Ends the container: pid 1 is asked to kill and reap everything (its rusage then
@@ -333,25 +348,6 @@ static void tty_restore(struct nsrun_run *run)
 	run->sigpipe_saved = false;
 }
 
-/* -t: what the payload wrote to its terminal, to our stdout; EIO or EOF when every
- * holder of the slave is gone (pty(7)): the pty is closed.  A stdout that cannot
- * take it any more is given up, the pty still drained. */
-static void tty_from_pty(struct nsrun_run *run, bool *stdout_ok)
-{
-	char buf[16384];
-	ssize_t n = read(run->pty_fd, buf, sizeof(buf));
-
-	if (n > 0) {
-		if (*stdout_ok && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
-			*stdout_ok = false;
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close(run->pty_fd);
-	run->pty_fd = -1;
-}
-
 /* -t: our stdin to the pty, as much as it takes now; the rest waits (POLLOUT).  At
  * the end of a stdin that is not a terminal the pty gets its EOF character (^D). */
 static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
@@ -404,7 +400,16 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 		if (msg.value < 0 || run->pty_fd >= 0)
 			return error_set_stage(err, STAGE_SUPERVISE, EPROTO, "PTY without a terminal from the container");
 		run->pty_fd = (int)msg.value;
-		return tty_start(run, err);
+		if (tty_start(run, err) < 0)
+			return -1;
+		/* what the payload writes to its terminal goes to our stdout through the
+		 * relay, which never blocks the loop on a stalled reader (issue 17) */
+		{
+			int out = fcntl(run->pty_fd, F_DUPFD_CLOEXEC, 3);
+			if (out < 0)
+				return error_set_stage(err, STAGE_SUPERVISE, errno, "--tty: dup the pty");
+			return relay_add_pty_output(&run->relay, out, err);
+		}
 	case SYNC_PAYLOAD_EXITED: /* sync: PAYLOAD_EXITED */
 		result_from_status(result, (int)msg.value);
 		return 1;
@@ -444,24 +449,38 @@ static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct c
 static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result,
 			 struct nsrun_error *err)
 {
-	bool decided = false, stdout_ok = true;
+	bool decided = false;
 
 	err->stage = STAGE_SUPERVISE;
 	run->stdin_open = cfg->tty;
 	for (;;) {
-		struct pollfd pfd[6] = {
+		struct pollfd pfd[6 + RELAY_POLLFDS] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
 			{ .fd = run->err.read_fd, .events = POLLIN },
-			{ .fd = run->pty_fd, .events = POLLIN | (run->pty_in_len ? POLLOUT : 0) },
+			{ .fd = run->pty_in_len ? run->pty_fd : -1, .events = POLLOUT },
 			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len ? STDIN_FILENO : -1,
 			  .events = POLLIN },
 		};
 		int timeout_ms = -1;
 
-		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0)
+		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0 &&
+		    !relay_busy(&run->relay))
 			return 0;
+		relay_poll(&run->relay, pfd + 6, &timeout_ms);
+		if (decided && run->deadline_us && relay_busy(&run->relay)) {
+			/* a reader that takes nothing may keep nsrun no longer than --timeout allows */
+			uint64_t now = monotonic_us(), end = add_us(run->deadline_us, FLUSH_GRACE_US);
+			if (now >= end) {
+				relay_abandon(&run->relay);
+				if (run->pty_fd >= 0)
+					close(run->pty_fd);
+				run->pty_fd = -1;
+				continue;
+			}
+			timeout_ms = ms_until(end, now, timeout_ms);
+		}
 		if (decided && run->kill_deadline_us) {
 			uint64_t now = monotonic_us();
 			if (now >= run->kill_deadline_us) {
@@ -496,7 +515,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			}
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
-		if (poll(pfd, 6, timeout_ms) < 0) {
+		if (poll(pfd, 6 + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -525,8 +544,13 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			return -1;
 		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
 			return -1;
-		if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
-			tty_from_pty(run, &stdout_ok);
+		relay_handle(&run->relay, pfd + 6);
+		if (run->pty_fd >= 0 && run->relay.s[1].buf && run->relay.s[1].src < 0) {
+			/* every holder of the pty's slave is gone (pty(7): EIO), or our stdout
+			 * is: the pty is closed (its session gets SIGHUP) */
+			close(run->pty_fd);
+			run->pty_fd = -1;
+		}
 		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
 			tty_to_pty(run, pfd[5].revents != 0);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -635,6 +659,7 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->pty_fd >= 0)
 		close(run->pty_fd);
 	run->pty_fd = -1;
+	relay_close(&run->relay); /* before tty_restore: it restores SIGPIPE last */
 	tty_restore(run);
 	if (run->mask_saved)
 		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);

@@ -15,6 +15,7 @@
 #include "mount_plan.h"
 #include "pasta.h"
 #include "publish.h"
+#include "relay.h"
 #include "result.h"
 
 struct nsrun_seccomp;
@@ -54,6 +55,7 @@ struct nsrun_run {
 	bool termios_saved;
 	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
 	bool sigpipe_saved;
+	struct stdio_relay relay;       /* the payload's stdio to and from the caller's (relay.h) */
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in
