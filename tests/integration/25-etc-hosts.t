@@ -1,18 +1,25 @@
 #!/bin/bash
-# /etc/hosts and /etc/hostname of nsrun's own (issue 24): in the default `python`
-# image, which has no /etc/hosts, localhost (127.0.0.1 and ::1), ::1 and the
-# container's hostname resolve, for getent and Python, and a client reaches a
-# server by those names; --hostname and --add-host show in them; every way of
+# /etc/hosts and /etc/hostname of nsrun's own (issue 24): in an image without them,
+# and over the default `python` image's (netbase makes one), localhost (127.0.0.1
+# and ::1), ::1 and the container's hostname resolve, for getent and Python, and a
+# client reaches a server by those names; --hostname and --add-host show in them; every way of
 # running mounts them (FILE mode, --rootfs, -t, -d); a volume at /etc/hosts is the
 # caller's own.  Read-only and host-reach probes: security/20-etc-hosts.t; Node and
-# CPython's test_socket: 25-compat-programs.t; --network pasta: 24-network-pasta.t;
+# CPython's test_socket: 25-compat-socket.t; --network pasta: 24-network-pasta.t;
 # --allow-nested: 22-nesting.t.
 . "$(dirname "$0")/../lib.sh"
 require_all
 
 STORE=${NSRUN_IMAGES:-$HOME/.local/share/nsrun/images}
 ROOTFS=$STORE/python/rootfs
-check "the python image has no /etc/hosts of its own (what this test is about)" test ! -e "$ROOTFS/etc/hosts"
+
+# ---- an image with no /etc at all (as many are): the files are made in the overlay
+mkdir -p "$TESTTMP/bare/bin"; cp "$PROBE" "$TESTTMP/bare/bin/nsrun-probe"; chmod -R a+rX "$TESTTMP/bare"
+run_nsrun --rootfs "$TESTTMP/bare" --hostname barebox -- /bin/nsrun-probe read /etc/hostname
+assert_eq "an image without /etc: /etc/hostname is nsrun's" "read: ok /etc/hostname 8 bytes: barebox\x0a" "$OUT"
+run_nsrun --rootfs "$TESTTMP/bare" -- /bin/nsrun-probe read /etc/hosts
+assert_match "  ... and /etc/hosts" '^read: ok /etc/hosts [0-9]+ bytes: # the container' "$OUT"
+check "  ... the image is untouched" test ! -e "$TESTTMP/bare/etc"
 
 # ---- resolution: getent (glibc's files source) and Python
 run_nsrun --image python -- sh -c 'getent ahosts localhost | cut -d" " -f1 | sort -u | tr "\n" " "; echo;
