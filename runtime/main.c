@@ -35,7 +35,7 @@ enum {
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
-	OPT_STOP_TIMEOUT,
+	OPT_STOP_TIMEOUT, OPT_ADD_HOST,
 };
 
 static const struct option options[] = {
@@ -47,6 +47,7 @@ static const struct option options[] = {
 	{ "volume", required_argument, NULL, 'v' },
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
+	{ "add-host", required_argument, NULL, OPT_ADD_HOST },
 	{ "user", required_argument, NULL, 'u' },
 	{ "network", required_argument, NULL, OPT_NETWORK },
 	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
@@ -102,6 +103,7 @@ static const char usage_text[] =
 	"  -v, --volume HOST:CONTAINER[:ro|rw]  bind a host path, read-only unless rw\n"
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
 	"  --hostname NAME           hostname inside (default nsrun)\n"
+	"  --add-host NAME:IP        one more line of the container's /etc/hosts (repeatable)\n"
 	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
 	"  --network none|pasta      none: no network but loopback (default); pasta: also eth0, a way\n"
 	"                            out as the caller through pasta(1), not to the host's loopback\n"
@@ -270,6 +272,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 letters, digits, '.' and '-' "
 					 "(RFC 1123)", arg);
 		return set_str(&cfg->hostname, arg, "--hostname", err);
+	case OPT_ADD_HOST:
+		return config_add_host(cfg, arg, err);
 	case OPT_NETWORK:
 		if (strcmp(arg, "none") == 0)
 			cfg->network = NSRUN_NETWORK_NONE;

@@ -129,6 +129,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 					 "which this kernel does not have");
 		fprintf(stderr, "nsrun: warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs /tmp; "
 			"the image is read-only by Landlock (ABI %d), not by a mount\n", run->landlock_abi);
+		/* nsrun's /etc/hosts and /etc/hostname are mounts (etc_files.h) */
+		fprintf(stderr, "nsrun: warning: --isolation chroot: no /etc/hosts or /etc/hostname of nsrun's: the "
+			"image's own are used (without one, localhost may not resolve)\n");
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;

@@ -233,9 +233,9 @@ R=$STORE/py/rootfs
 check "fake build succeeds" eval '[[ $rc -eq 0 && -z $err && -z $out ]]'
 check "image has rootfs/ and image.json" eval '[[ -d $R && -f $STORE/py/image.json ]]'
 check "no temporary directories are left" eval '! compgen -G "$STORE/.py.*" >/dev/null'
-check "mmdebstrap got variant, include and the host's mirror" \
+check "mmdebstrap got variant, include (and netbase: /etc/services) and the host's mirror" \
 	eval 'grep -qx -- --variant=essential "$FAKE_ARGS" &&
-		grep -qx -- --include=python3,libc6 "$FAKE_ARGS" &&
+		grep -qx -- --include=python3,libc6 "$FAKE_ARGS" && grep -qx -- --include=netbase "$FAKE_ARGS" &&
 		[[ $(tail -n 1 "$FAKE_ARGS") == http://mirror.example.org/debian ]]'
 want='{
   "schema": 1,

@@ -107,6 +107,11 @@ assert_not_match "  ... nor through the gateway address (--no-map-gw)" 'secret' 
 assert_eq "  ... /etc/resolv.conf is the host's" "$(cat /etc/resolv.conf)" "$(sed -n '5,$p' <<<"$OUT")"
 assert_eq "  ... nothing on stderr" "" "$ERR"
 assert_no_leaks "--network pasta"
+# /etc/hosts names the container's address (eth0's, as pasta copied it from the host)
+run_nsrun --image python --network pasta --hostname box -- sh -c \
+	'python3 -c "import socket; print(socket.gethostbyname(\"box\"))"; getent hosts localhost'
+assert_eq "  ... /etc/hosts: the hostname is the container's eth0 address first" "203.0.113.10" "$(sed -n 1p <<<"$OUT")"
+assert_match "  ... and localhost is loopback" '^(::1|127\.0\.0\.1) +localhost' "$(sed -n 2p <<<"$OUT")"
 run_nsrun --image python --network pasta --json - -- true
 assert_eq "  ... --json says network pasta" pasta "$(jq -r .network <<<"$OUT")"
 assert_eq "  ... no pasta left" "" "$(pasta_procs)"

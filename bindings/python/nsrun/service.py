@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from . import NsrunError, find_nsrun, nsrun_cause
+from . import NsrunError, _add_host_args, find_nsrun, nsrun_cause
 
 __all__ = ["Service", "service", "service_fixture", "redis", "postgres"]
 
@@ -87,6 +87,7 @@ def service(
     memory: int | str | None = None,
     pids_limit: int | None = None,
     network: str = "none",
+    add_hosts: Mapping[str, str] | Sequence[str] | None = None,
     options: Sequence[str] = (),
 ) -> Iterator[Service]:
     """Start ``command`` in ``image`` as a service and yield it once ``port`` accepts.
@@ -104,6 +105,7 @@ def service(
         memory, pids_limit: as for ``run()`` (default: nsrun's).
         network: "none" (default: nothing but the published ports) or "pasta" (a way
             out for the server; pasta then forwards the published ports).
+        add_hosts: more lines of its /etc/hosts, as for ``run()``.
         options: more nsrun options, as given on the command line.
 
     Raises:
@@ -130,6 +132,7 @@ def service(
             raise ValueError(f"invalid environment variable name or value: {k!r}")
         argv += ["--env", f"{k}={v}"]
     argv += _tmpfs_args(tmpfs)
+    argv += _add_host_args(add_hosts)
     argv += list(options)
     argv += ["--", *[str(a) for a in command]]
     # stop finds the service where start put it, even if XDG_RUNTIME_DIR changes meanwhile

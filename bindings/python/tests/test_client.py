@@ -241,3 +241,22 @@ def test_nsrun_cause_picks_the_cause_line() -> None:
                                       "(hint: mount a /proc of nsrun's own pid namespace there)")
     assert nsrun.nsrun_cause("python: traceback\n") == ""
     assert nsrun.nsrun_cause("nsrun: hint: h\n", "from the document") == "from the document (hint: h)"
+def test_localhost_hostname_and_add_hosts_resolve() -> None:
+    code = ("import socket\n"
+            "print(sorted({a[4][0] for a in socket.getaddrinfo('localhost', 80, type=socket.SOCK_STREAM)}))\n"
+            "print(socket.gethostbyname(socket.gethostname()), socket.gethostbyname('db'), "
+            "socket.getaddrinfo('v6', 80)[0][4][0])")
+    r = nsrun.run(code, add_hosts={"db": "10.0.0.5", "v6": "2001:db8::1"})
+    assert r.ok, r.stderr
+    assert r.stdout == "['127.0.0.1', '::1']\n127.0.1.1 10.0.0.5 2001:db8::1\n"
+    r = nsrun.run("import socket; print(socket.gethostbyname('db'))", add_hosts=["db:10.0.0.6"])
+    assert r.stdout == "10.0.0.6\n"
+
+
+def test_bad_add_hosts() -> None:
+    with pytest.raises(TypeError):
+        nsrun.run("pass", add_hosts="db:10.0.0.1")
+    with pytest.raises(NsrunError, match="--add-host"):
+        nsrun.run("pass", add_hosts={"db": "host-gateway"})
+    with pytest.raises(NsrunError, match="not a numeric IP address"):
+        nsrun.run("pass", add_hosts=["db:example.org"])

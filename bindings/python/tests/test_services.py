@@ -118,6 +118,12 @@ def test_stopped_on_exit_nothing_left() -> None:
     assert not (Path(os.environ["XDG_RUNTIME_DIR"]) / "nsrun" / s.name).exists()
 
 
+def test_add_hosts_in_the_service() -> None:
+    cmd = ["sh", "-c", "getent hosts db; exec redis-server --save '' --appendonly no --dir /tmp"]
+    with nsrun.service(IMAGE, cmd, port=6379, add_hosts={"db": "10.0.0.9"}) as s:
+        assert s.logs().split()[:2] == ["10.0.0.9", "db"]
+
+
 def _pasta_procs() -> list[str]:
     p = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "^pasta "], capture_output=True, text=True)
     return p.stdout.split()
