@@ -67,7 +67,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: bench all deps image demo check check-unit check-root check-rootless test-tun test-image service-image \
-	service-image-store test-user \
+	service-image-store compat-image compat-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe
@@ -159,6 +159,17 @@ service-image-store:
 		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
 		rootfs-tools/nsrun-image build services --include redis-server,postgresql --store $(TEST_IMAGES) --quiet; fi
 
+# programs as users run them, for the compatibility tests (one image, built once):
+# python3 with CPython's own test suite, Node.js and netbase (issue 24); a JVM, a Go
+# program (fzf) and numpy on threaded OpenBLAS under the memory limit (issue 22)
+COMPAT_PKGS := python3,libpython3.11-testsuite,nodejs,netbase,openjdk-17-jre-headless,fzf,python3-numpy,libopenblas0-pthread
+compat-image: all compat-image-store
+
+compat-image-store:
+	@if [ ! -f $(TEST_IMAGES)/compat/image.json ]; then \
+		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
+		rootfs-tools/nsrun-image build compat --include $(COMPAT_PKGS) --store $(TEST_IMAGES) --quiet; fi
+
 test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
@@ -172,7 +183,7 @@ test-tun:
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image
+check-root: all test-image service-image compat-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -183,7 +194,7 @@ check-root: all test-image service-image
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image test-user test-tun
+check-rootless: all test-image service-image compat-image test-user test-tun
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -245,7 +256,7 @@ asan:
 # has its own test): they keep CI within its budget
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image
+check-asan: asan test-image service-image compat-image-store
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
