@@ -19,6 +19,8 @@
 #define MIN_INTERVAL_US 5000
 #define MAX_INTERVAL_US 100000
 #define ASSUMED_RATE_BYTES_PER_S (4ULL << 30)   /* a fast allocator touching fresh pages */
+#define MAX_COSTLY_INTERVAL_US 1000000
+#define COST_FACTOR 10                          /* interval >= 10 x the last sample's time */
 #define MAX_SEEN 4096                           /* inodes counted once per sample */
 
 struct seen {
@@ -372,7 +374,7 @@ static int measure(struct memwatch *mw, uint64_t *total)
 
 int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 {
-	uint64_t total = 0, headroom, wait_us;
+	uint64_t total = 0, headroom, wait_us, cost_us;
 	int r;
 
 	if (!mw->next_us || now_us < mw->next_us)
@@ -392,8 +394,9 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 	}
 	if (measure(mw, &total) < 0)
 		return error_set(err, errno, "--memory: measure the container's memory");
+	cost_us = monotonic_us() - now_us;
 	mw->samples++;
-	mw->cost_us += monotonic_us() - now_us;
+	mw->cost_us += cost_us;
 	mw->last_bytes = total;
 	if (total > mw->peak_bytes)
 		mw->peak_bytes = total;
@@ -405,6 +408,10 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 		wait_us = MIN_INTERVAL_US;
 	if (wait_us > MAX_INTERVAL_US)
 		wait_us = MAX_INTERVAL_US;
+	/* about a tenth of a CPU at most: many processes, or page tables read, space the
+	 * samples, up to a second apart */
+	if (wait_us < COST_FACTOR * cost_us)
+		wait_us = COST_FACTOR * cost_us < MAX_COSTLY_INTERVAL_US ? COST_FACTOR * cost_us : MAX_COSTLY_INTERVAL_US;
 	mw->next_us = now_us + wait_us;
 	return 0;
 }

@@ -20,7 +20,9 @@
  * (page tables, socket and pipe buffers) and System V segments no process maps.
  *
  * Samples come more often as the use nears the limit: the time to the next one is
- * the headroom at an assumed 4 GiB/s, between 5 ms and 100 ms.  With the limit in a
+ * the headroom at an assumed 4 GiB/s, between 5 ms and 100 ms, and at least ten
+ * times what the last sample took (up to 1 s), so the measure costs about a tenth
+ * of a CPU at most.  With the limit in a
  * cgroup v1 group instead (cgroup_v1.h), a sample only reads the group's OOM-kill
  * counter, so one process killed by the kernel ends the whole container.
  */
