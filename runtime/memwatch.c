@@ -374,7 +374,7 @@ static int measure(struct memwatch *mw, uint64_t *total)
 
 int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 {
-	uint64_t total = 0, headroom, wait_us, cost_us;
+	uint64_t total = 0, headroom, wait_us, cost_us, rate;
 	int r;
 
 	if (!mw->next_us || now_us < mw->next_us)
@@ -397,13 +397,19 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 	cost_us = monotonic_us() - now_us;
 	mw->samples++;
 	mw->cost_us += cost_us;
-	mw->last_bytes = total;
 	if (total > mw->peak_bytes)
 		mw->peak_bytes = total;
 	if (total > mw->limit_bytes)
 		return 1;
+	/* the rate the use grows at: twice the last one seen, at least the assumed one */
+	rate = ASSUMED_RATE_BYTES_PER_S / 1000000;
+	if (mw->last_sample_us && now_us > mw->last_sample_us && total > mw->last_bytes &&
+	    2 * (total - mw->last_bytes) / (now_us - mw->last_sample_us) > rate)
+		rate = 2 * (total - mw->last_bytes) / (now_us - mw->last_sample_us);
+	mw->last_bytes = total;
+	mw->last_sample_us = now_us;
 	headroom = mw->limit_bytes - total;
-	wait_us = headroom / (ASSUMED_RATE_BYTES_PER_S / 1000000);
+	wait_us = headroom / rate;
 	if (wait_us < MIN_INTERVAL_US)
 		wait_us = MIN_INTERVAL_US;
 	if (wait_us > MAX_INTERVAL_US)
