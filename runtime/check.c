@@ -452,7 +452,7 @@ static void check_cgroup(struct check_list *l)
 	struct nsrun_error err = { 0 };
 	struct cgroup_run cg;
 	struct check_item *it;
-	static const char fallback[] = "limits fall back to rlimits (memory, pids); --cpus is not enforced";
+	static const char fallback[] = "--memory is measured by nsrun (a cgroup v1 group as root on a hybrid host), --pids-limit falls back to RLIMIT_NPROC; --cpus is not enforced";
 
 	if (config_init(&cfg, &err) < 0) {
 		add_error(l, "cgroup v2", false, &err, NULL);
@@ -475,7 +475,7 @@ static void check_cgroup(struct check_list *l)
 		if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
 				 "cgroups here");
-			snprintf(it->fix, sizeof(it->fix), "none needed: --memory falls back to RLIMIT_DATA");
+			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use (a cgroup v1 group as root on a hybrid host)");
 		}
 		it = add(l, "cgroup pids", false, cg.pids);
 		if (!cg.pids) {

@@ -61,8 +61,13 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 		snprintf(buf, len, "killed: the output passed --output-limit");
 		break;
 	case NSRUN_STATUS_OOM_KILLED:
-		snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
-			 (unsigned long long)(r->memory_limit_bytes >> 20));
+		if (r->memory_peak_bytes)
+			snprintf(buf, len, "killed: out of memory (limit %llu MiB, peak %llu MiB)",
+				 (unsigned long long)(r->memory_limit_bytes >> 20),
+				 (unsigned long long)(r->memory_peak_bytes >> 20));
+		else
+			snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
+				 (unsigned long long)(r->memory_limit_bytes >> 20));
 		break;
 	case NSRUN_STATUS_EXEC_FAILED:
 	case NSRUN_STATUS_ERROR:
@@ -343,7 +348,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
 	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,
-		  r->enforced.memory_cgroup ? "cgroup" : "rlimit");
+		  r->enforced.memory ? r->enforced.memory : "rlimit");
 	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, r->enforced.pids_cgroup ? "cgroup" : "rlimit");
 	GEN_STR(g, "cpus");
 	yajl_gen_map_open(g);

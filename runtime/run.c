@@ -78,6 +78,40 @@ static const char *why_no_controller(struct cgroup_run *cg, const char *controll
 	return cg->why_not;
 }
 
+/* --memory where the run's cgroup has no memory controller: a cgroup v1 group
+ * where one may be had (root on a hybrid host), else the supervisor's measure of
+ * real use (memwatch.h) with no per-process limit (so address-space reservations
+ * work), else RLIMIT_DATA where the kernel lets nothing be measured. */
+static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
+{
+	const struct nsrun_limits *l = &cfg->limits;
+
+	run->memory_how = NULL;
+	if (!l->memory_bytes)
+		return 0;
+	if (run->cg.memory) {
+		run->memory_how = "cgroup";
+	} else {
+		if (cgroup_v1_prepare(cfg, &run->cg1, err) < 0)
+			return -1;
+		if (run->cg1.path) {
+			run->memory_how = "cgroup-v1";
+			memwatch_init(&run->mw, l->memory_bytes, &run->cg1, NULL, false);
+		} else if (memwatch_can_measure()) {
+			run->memory_how = "supervisor";
+			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_CHROOT);
+		} else {
+			run->memory_how = "rlimit";
+		}
+	}
+	if (strcmp(run->memory_how, "rlimit") != 0)
+		run->rlimits.memory_bytes = 0;
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: --memory enforced by %s%s%s\n", run->memory_how,
+			run->cg1.path ? " " : "", run->cg1.path ? run->cg1.path : "");
+	return 0;
+}
+
 /* P4: the run's cgroup, and what is left to rlimits.  A limit no cgroup can take
  * falls back to an rlimit (memory, pids) or is not enforced (cpus): a warning, an
  * error with --strict (B25: limits are never silently absent). */
@@ -91,12 +125,12 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		fprintf(stderr, "nsrun: debug: cgroup %s%s%s\n", run->cg.path ? run->cg.path : "none",
 			run->cg.why_not[0] ? ": " : "", run->cg.why_not);
 	run->rlimits = *l;
-	if (run->cg.memory)
-		run->rlimits.memory_bytes = 0;
+	if (run_prepare_memory(cfg, run, err) < 0)
+		return -1;
 	if (run->cg.pids)
 		run->rlimits.pids = 0;
 	if (cfg->security.strict) {
-		const char *which = l->memory_bytes && !run->cg.memory ? "memory" :
+		const char *which = l->memory_bytes && !run->cg.memory && !run->cg1.path ? "memory" :
 				    l->pids && !run->cg.pids ? "pids" :
 				    l->cpus_milli && !run->cg.cpu ? "cpu" : NULL;
 		if (which)
@@ -263,6 +297,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
 	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
 		return -1;
+	if (cgroup_v1_enter(&run->cg1, run->child, err) < 0)
+		return -1;
 	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_ID_MAPS);
@@ -391,6 +427,8 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 		return error_set_stage(err, STAGE_SUPERVISE, 0, "the container's init exited unexpectedly");
 	switch (msg.type) {
 	case SYNC_EXEC_OK: /* sync: EXEC_OK */
+		/* the payload runs in the container's root now: its memory can be measured */
+		memwatch_arm(&run->mw, run->child, monotonic_us());
 		if (run->ready_fd >= 0) {
 			if (write(run->ready_fd, "R", 1) < 0) {
 				/* the waiting nsrun -d is gone: nothing to tell */
@@ -518,6 +556,19 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			}
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
+		if (run->mw.next_us && !decided) {
+			int r = memwatch_poll(&run->mw, monotonic_us(), err);
+			if (r < 0)
+				return -1; /* the limit cannot be kept: the run ends as nsrun's error */
+			if (r > 0) {
+				stop_container(run);
+				result->status = NSRUN_STATUS_OOM_KILLED;
+				result->memory_limit_bytes = cfg->limits.memory_bytes;
+				decided = true;
+				continue;
+			}
+			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
+		}
 		if (poll(pfd, 6 + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -606,7 +657,7 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 {
 	struct cgroup_stats st;
 
-	result->enforced.memory_cgroup = run->cg.memory;
+	result->enforced.memory = run->memory_how;
 	result->enforced.pids_cgroup = run->cg.pids;
 	result->enforced.cpu_cgroup = run->cg.cpu;
 	if (!run->cg.path)
@@ -625,6 +676,27 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 		result->status = NSRUN_STATUS_OOM_KILLED;
 		result->memory_limit_bytes = cfg->limits.memory_bytes;
 	}
+}
+
+/* --memory without a v2 cgroup: the v1 group's peak and OOM kills (one killed
+ * process is an out-of-memory end of the whole run, which the supervisor made
+ * sure of), or the peak of the supervisor's samples. */
+static void run_collect_memory(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result)
+{
+	if (run->cg1.path) {
+		result->memory_peak_bytes = cgroup_v1_peak_bytes(&run->cg1);
+		if (cgroup_v1_oom_kills(&run->cg1) && result->status != NSRUN_STATUS_TIMED_OUT) {
+			result->status = NSRUN_STATUS_OOM_KILLED;
+			result->memory_limit_bytes = cfg->limits.memory_bytes;
+		}
+	} else if (run->mw.samples) {
+		result->memory_peak_bytes = run->mw.peak_bytes;
+	}
+	if (cfg->debug && run->mw.samples)
+		fprintf(stderr, "nsrun: debug: --memory: %llu samples (%llu of them by page tables), %llu us in all, "
+			"peak %llu bytes\n", (unsigned long long)run->mw.samples,
+			(unsigned long long)run->mw.precise_samples, (unsigned long long)run->mw.cost_us,
+			(unsigned long long)run->mw.peak_bytes);
 }
 
 static void steal_stream(struct capture_stream *st, struct result_stream *out, bool captured)
@@ -670,6 +742,8 @@ static void run_teardown(struct nsrun_run *run)
 	capture_close(&run->out);
 	capture_close(&run->err);
 	cgroup_destroy(&run->cg);
+	memwatch_close(&run->mw);
+	cgroup_v1_destroy(&run->cg1);
 	if (run->stdin_fd >= 0)
 		close(run->stdin_fd);
 	run->stdin_fd = -1;
@@ -691,7 +765,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .cg = { .dir_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
+				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
@@ -718,6 +792,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	}
 	run_collect(&run, result);
 	run_collect_cgroup(cfg, &run, result);
+	run_collect_memory(cfg, &run, result);
 	for (size_t i = 0; pub->opened && i < cfg->n_publish && i < sizeof(result->ports) / sizeof(result->ports[0]); i++) {
 		snprintf(result->ports[i].host_ip, sizeof(result->ports[i].host_ip), "%s", cfg->publish[i].host_ip);
 		result->ports[i].host_port = pub->host_port[i];

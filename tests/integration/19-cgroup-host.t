@@ -3,7 +3,8 @@
 # has every controller). Where the caller has a cgroup2 tree it may write (root
 # here), each run gets a cgroup of its own, is placed in it from its first
 # instruction, is killed through it and leaves nothing; where it has none (the
-# unprivileged user here), the limits fall back to rlimits and say so; --strict
+# unprivileged user here), pids falls back to an rlimit, memory to a cgroup v1 group
+# (root on a hybrid host) or the supervisor's measure, and --json says which; --strict
 # refuses a limit no cgroup can enforce, with the reason.
 . "$(dirname "$0")/../lib.sh"
 require_all
@@ -21,19 +22,34 @@ writable=0
 [ "$(id -u)" = 0 ] && writable=1
 OURS=""
 
+memory_v1=0
 run_nsrun --json - --image python --memory 64m --pids-limit 64 -- true
 memory_how=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["limits"]["memory_bytes"]["enforced"], d["limits"]["pids"]["enforced"])' <<<"$OUT")
 controllers=$(cat "$parent/cgroup.controllers" 2>/dev/null)
 if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
 	assert_eq "memory and pids enforced by the cgroup (controllers delegated here)" "cgroup cgroup" "$memory_how"
 else
-	assert_eq "no memory controller here ($controllers): memory and pids enforced by rlimits, never 'cgroup'" \
-		"rlimit rlimit" "$memory_how"
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts)
+	v1own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)/\3/p' /proc/self/cgroup)
+	if [ -n "$v1" ] && [ -n "$v1own" ] && [ -w "$v1${v1own%/}" ]; then
+		memory_v1=1
+		assert_eq "no v2 memory controller here ($controllers): memory by the writable cgroup v1 group, pids by an rlimit" \
+			"cgroup-v1 rlimit" "$memory_how"
+	else
+		assert_eq "no memory controller here ($controllers): memory measured by the supervisor, pids by an rlimit, never 'cgroup'" \
+			"supervisor rlimit" "$memory_how"
+	fi
 fi
 
 run_nsrun --strict --image python --memory 64m -- true
 if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
 	assert_eq "--strict runs where a cgroup enforces the limits" 0 "$RC"
+elif [ "$memory_v1" = 1 ]; then
+	assert_eq "--strict refuses a limit no cgroup can enforce (125)" 125 "$RC"
+	assert_nsrun_error "--strict: one nsrun: line"
+	assert_match "--strict: names the limit (pids: memory has its v1 group) and why" '^nsrun: --pids-limit cannot be enforced by a cgroup here \(--strict\): .*(not delegated|controller)' "$ERR"
+	run_nsrun --strict --image python --memory 64m --pids-limit 0 -- true
+	assert_eq "--strict runs with a memory limit held by a cgroup v1 group" 0 "$RC"
 else
 	assert_eq "--strict refuses a limit no cgroup can enforce (125)" 125 "$RC"
 	assert_nsrun_error "--strict: one nsrun: line"

@@ -281,6 +281,24 @@ nsrun_limits() {
 	is "$who: ... oom_killed true" "$(jget oom_killed)" true
 	check_no_leftovers "$who: B27"
 
+	# issue 22: memory really used, in every way, is ended under --memory 256m; a 4 GiB
+	# MAP_NORESERVE reservation (one page touched) runs under the default --memory
+	nsrun_json -- /probe reserve 4
+	is "$who: a 4 GiB MAP_NORESERVE reservation under the default --memory: exit" "$RC" 0
+	for kind in malloc memfd shm shared procs:128; do
+		mib=1024 extra=""
+		case $kind in
+		shm) extra="--tmpfs-size 2g" ;;
+		procs:*) mib=16 extra="--pids-limit 256" ;;
+		esac
+		# shellcheck disable=SC2086 # extra is a list of words
+		nsrun_json --memory 256m $extra -- /probe memhog-via "$kind" "$mib"
+		show_run
+		is "$who: $kind, $mib MiB under --memory 256m: status" "$(jget status)" oom_killed
+		is "$who: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" cgroup
+	done
+	check_no_leftovers "$who: real use"
+
 	# --pids-limit 10: fork() fails before 10 tasks
 	nsrun_json --pids-limit 10 -- /probe forkbomb 3 1000
 	show_run
@@ -384,6 +402,11 @@ as_uid1000() {
 		show_run
 		is "uid1000: nsrun in a cgroup shared with another process: still runs (exit 0)" "$RC" 0
 		diag "  limits.memory_bytes.enforced there: '$(jget limits.memory_bytes.enforced)'"
+		# no memory controller there: the supervisor measures real use (memwatch.h)
+		nsrun_json --memory 256m -- /probe memhog-via memfd 1024
+		show_run
+		is "uid1000: ... 1 GiB of memfd under --memory 256m there: status" "$(jget status)" oom_killed
+		is "uid1000: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" supervisor
 		kill "$holder" 2>/dev/null
 		wait "$holder" 2>/dev/null
 		check_no_leftovers "uid1000: shared cgroup"
