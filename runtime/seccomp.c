@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "seccomp_arg32.h"
 #include "seccomp_cache.h"
 #include "seccomp_profile.h"
 #include "sha256.h"
@@ -225,24 +226,71 @@ static struct scmp_arg_cmp arg_cmp(const struct seccomp_profile_arg *a)
 	return c;
 }
 
+/* The conditions one argument comparison of rule ri becomes for call name: the
+ * comparison itself, or, where the kernel reads the argument as 32 bits, masked
+ * compares of the low 32 bits (seccomp_arg32.h; 0 terms: it never matches). */
+static int arg_terms(struct build *b, size_t ri, const char *name, const struct seccomp_profile_arg *a,
+                     struct scmp_arg_cmp out[SECCOMP_ARG32_MAX_TERMS], size_t *n, struct nsrun_error *err)
+{
+	struct seccomp_profile_arg t[SECCOMP_ARG32_MAX_TERMS];
+	bool wide = false;
+	char line[200];
+
+	if (!seccomp_arg_is_32bit(name, a->index)) {
+		out[0] = arg_cmp(a);
+		*n = 1;
+		return 0;
+	}
+	*n = seccomp_arg32_terms(a, t, &wide);
+	for (size_t i = 0; i < *n; i++)
+		out[i] = arg_cmp(&t[i]);
+	if (!wide)
+		return 0;
+	snprintf(line, sizeof(line), "syscalls[%zu]: \"%s\" argument %u is 32 bits to the kernel, "
+	         "the value %#llx is wider: compared on the low 32 bits", ri, name, a->index,
+	         (unsigned long long)(a->op == SP_OP_MASKED_EQ ? a->value_two : a->value));
+	return add_warning(b, line, err);
+}
+
+/* Most libseccomp rules one profile rule may become (32-bit arguments). */
+#define MAX_EXPANDED_RULES 1024
+
 /* Conditions on distinct arguments are ANDed in one rule; when an argument is
- * repeated each condition becomes its own rule (ORed), as runc and crun do. */
+ * repeated each condition becomes its own rule (ORed), as runc and crun do.  A
+ * comparison on a 32-bit argument is an OR of terms: one rule per combination. */
 static int add_rule(struct build *b, size_t ri, uint32_t act, int nr, const char *name,
                     struct nsrun_error *err)
 {
 	const struct seccomp_profile_rule *r = &b->p->rules[ri];
+	struct scmp_arg_cmp terms[SECCOMP_PROFILE_MAX_ARG + 1][SECCOMP_ARG32_MAX_TERMS];
 	struct scmp_arg_cmp c[SECCOMP_PROFILE_MAX_ARG + 1];
+	size_t n_terms[SECCOMP_PROFILE_MAX_ARG + 1], total = 1;
 	int rc = 0;
 
+	for (size_t i = 0; i < r->n_args; i++) {
+		if (arg_terms(b, ri, name, &r->args[i], terms[i], &n_terms[i], err) < 0)
+			return -1;
+		total *= n_terms[i];
+		if (total > MAX_EXPANDED_RULES)
+			return error_set_stage(err, STAGE_CONFIG, 0,
+			                       "seccomp profile \"%s\": syscalls[%zu]: the comparisons on 32-bit "
+			                       "arguments of \"%s\" make more than %d rules", b->p->name, ri, name,
+			                       MAX_EXPANDED_RULES);
+	}
 	if (!has_repeated_index(r)) {
-		for (size_t i = 0; i < r->n_args; i++)
-			c[i] = arg_cmp(&r->args[i]);
-		rc = seccomp_rule_add_array(b->ctx, act, nr, (unsigned)r->n_args, c);
-	} else {
-		for (size_t i = 0; i < r->n_args && rc == 0; i++) {
-			c[0] = arg_cmp(&r->args[i]);
-			rc = seccomp_rule_add_array(b->ctx, act, nr, 1, c);
+		for (size_t combo = 0; combo < total && rc == 0; combo++) {
+			size_t rest = combo;
+
+			for (size_t i = 0; i < r->n_args; i++) {
+				c[i] = terms[i][rest % n_terms[i]];
+				rest /= n_terms[i];
+			}
+			rc = seccomp_rule_add_array(b->ctx, act, nr, (unsigned)r->n_args, c);
 		}
+	} else {
+		for (size_t i = 0; i < r->n_args && rc == 0; i++)
+			for (size_t t = 0; t < n_terms[i] && rc == 0; t++)
+				rc = seccomp_rule_add_array(b->ctx, act, nr, 1, &terms[i][t]);
 	}
 	if (rc < 0)
 		return error_set_stage(err, STAGE_PREPARE, -rc,

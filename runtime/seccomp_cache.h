@@ -17,7 +17,7 @@
 
 #include "sha256.h"
 
-#define SECCOMP_CACHE_FORMAT 1u
+#define SECCOMP_CACHE_FORMAT 2u
 
 struct seccomp_cache_entry {
 	struct sock_filter *insns;      /* n_insns classic BPF instructions */

@@ -766,8 +766,11 @@ static uint32_t want_ioctl(uint64_t v)
 	return (uint32_t)v == 0x5412 || (uint32_t)v == 0x541c ? RET_EPERM : SECCOMP_RET_ALLOW;
 }
 
+/* personality(unsigned int) and socket(int, ...): the kernel reads the low 32
+ * bits, so the verdict depends on them alone (seccomp_arg32.h) */
 static uint32_t want_personality(uint64_t v)
 {
+	v = (uint32_t)v;
 	return v == 0 || v == 0x20000 || v == 0x40000 || v == 0xffffffff ? SECCOMP_RET_ALLOW : RET_EPERM;
 }
 
@@ -783,11 +786,13 @@ static uint32_t want_clone_strict(uint64_t v)
 
 static uint32_t want_socket_default(uint64_t v)
 {
+	v = (uint32_t)v;
 	return v == AF_UNIX || v == AF_INET || v == AF_INET6 || v == AF_NETLINK ? SECCOMP_RET_ALLOW : RET_EPERM;
 }
 
 static uint32_t want_socket_strict(uint64_t v)
 {
+	v = (uint32_t)v;
 	return v == AF_UNIX ? SECCOMP_RET_ALLOW : RET_EPERM;
 }
 
