@@ -613,6 +613,7 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 	if (st.cpu_usage_us) {
 		result->cpu_user_us = st.cpu_user_us;
 		result->cpu_system_us = st.cpu_system_us;
+		result->cpu_whole_container = true;
 	}
 	if ((st.oom_kill || st.oom_group_kill) &&
 	    ((result->status == NSRUN_STATUS_SIGNALED && result->signal == SIGKILL) ||

@@ -85,6 +85,8 @@ base = {
     "timed_out": False, "oom_killed": False, "error": None,
     "wall_time_ms": Between(1, elapsed_ms + 50),
     "cpu_user_ms": cpu, "cpu_system_ms": cpu,
+    # container: the cgroup's cpu.stat (tests/vm); waited: getrusage of the init (this host)
+    "cpu_time_scope": OneOf("waited", "container"),
     "max_rss_kib": Between(100, 1 << 20),
     # cgroup counters: null without a memory/pids cgroup (this host), a count in tests/vm
     "memory_peak_bytes": OneOf(None, Between(1, 1 << 40)), "pids_peak": OneOf(None, Between(1, 1 << 22)),
