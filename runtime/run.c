@@ -36,6 +36,7 @@
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
+#include "protected.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "sys.h"
@@ -124,6 +125,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			run->landlock_abi ? "applied" : !cfg->security.landlock ? "off" :
 			cfg->security.allow_nested ? "off: --allow-nested (it would forbid the inner mounts)" :
 			"not in this kernel", run->landlock_abi);
+	/* no rw volume may reach what later runs trust (issue 17, kind 3) */
+	if (protected_check_volumes(cfg, seccomp_profiles_dir(), err) < 0)
+		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
 		if (!run->landlock_abi)
 			return error_set(err, ENOSYS, "--isolation chroot: the image is kept read-only by Landlock, "

@@ -33,7 +33,6 @@
 #include "seccomp_arg32.h"
 #include "seccomp_cache.h"
 #include "seccomp_profile.h"
-#include "sha256.h"
 
 struct nsrun_seccomp {
 	struct sock_fprog prog;
@@ -132,32 +131,46 @@ static int host_info_get(struct host_info *hi, struct nsrun_error *err)
 	return 0;
 }
 
-/* Everything the compiled program depends on. */
-static void cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
-                      uint8_t key[SHA256_DIGEST_LEN])
+static void key_add(struct sha256_ctx *s, const void *data, size_t len)
+{
+	sha256_update(s, len, data);
+}
+
+/* Everything the compiled program depends on: the profile's bytes, the flags,
+ * libseccomp, the machine and kernel, and the build of nsrun itself (its GNU
+ * build ID), so a change to the compiler logic never reuses an older program.
+ * Returns false (no caching) when the build has no ID. */
+static bool cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
+                      uint8_t key[SHA256_DIGEST_SIZE])
 {
 	const struct scmp_version *v = seccomp_version();
 	uint32_t format = SECCOMP_CACHE_FORMAT, api = (uint32_t)seccomp_api_get();
 	uint64_t len64 = len;
 	uint8_t strict8 = (flags & NSRUN_SECCOMP_STRICT) != 0;
 	uint8_t nested8 = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0;
+	const uint8_t *id;
+	size_t id_len;
 	char lib[48];
-	struct sha256 s;
+	struct sha256_ctx s;
 
+	if (!seccomp_cache_build_id(&id, &id_len))
+		return false;
 	snprintf(lib, sizeof(lib), "libseccomp %u.%u.%u", v->major, v->minor, v->micro);
 	sha256_init(&s);
-	sha256_update(&s, "nsrun seccomp", sizeof("nsrun seccomp"));
-	sha256_update(&s, &format, sizeof(format));
-	sha256_update(&s, &strict8, sizeof(strict8));
-	sha256_update(&s, &nested8, sizeof(nested8));
-	sha256_update(&s, lib, strlen(lib) + 1);
-	sha256_update(&s, &api, sizeof(api));
-	sha256_update(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
+	key_add(&s, "nsrun seccomp", sizeof("nsrun seccomp"));
+	key_add(&s, &format, sizeof(format));
+	key_add(&s, id, id_len);
+	key_add(&s, &strict8, sizeof(strict8));
+	key_add(&s, &nested8, sizeof(nested8));
+	key_add(&s, lib, strlen(lib) + 1);
+	key_add(&s, &api, sizeof(api));
+	key_add(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
 	/* minKernel rules make the program depend on the running kernel. */
-	sha256_update(&s, hi->uts.release, strlen(hi->uts.release) + 1);
-	sha256_update(&s, &len64, sizeof(len64));
-	sha256_update(&s, bytes, len);
-	sha256_final(&s, key);
+	key_add(&s, hi->uts.release, strlen(hi->uts.release) + 1);
+	key_add(&s, &len64, sizeof(len64));
+	key_add(&s, bytes, len);
+	sha256_digest(&s, SHA256_DIGEST_SIZE, key);
+	return true;
 }
 
 static int add_warning(struct build *b, const char *line, struct nsrun_error *err)
@@ -597,7 +610,7 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	_cleanup_free_ char *path = NULL, *bytes = NULL;
 	_cleanup_free_ struct nsrun_seccomp *f = NULL;
 	struct seccomp_cache_entry e = { 0 };
-	uint8_t key[SHA256_DIGEST_LEN];
+	uint8_t key[SHA256_DIGEST_SIZE];
 	struct host_info hi;
 	bool use_cache = seccomp_cache_enabled();
 	size_t len;
@@ -611,10 +624,9 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return error_set_stage(err, STAGE_PREPARE, ENOMEM, "seccomp program");
-	if (use_cache) {
-		cache_key(bytes, len, &hi, flags, key);
+	use_cache = use_cache && cache_key(bytes, len, &hi, flags, key);
+	if (use_cache)
 		f->stats.cache_hit = seccomp_cache_load(key, &e);
-	}
 	if (!f->stats.cache_hit) {
 		if (compile(path, bytes, len, &hi, flags, &e, err) < 0)
 			return -1;
