@@ -18,6 +18,7 @@
 #include "publish.h"
 #include "sync.h"
 #include "timing.h"
+#include "ucounts.h"
 
 static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_error *err)
 {
@@ -75,6 +76,9 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
 	timing_mark(a->timing, TP_INIT_GO);
+	/* before the mounts: /proc is still the one the supervisor checked */
+	if (ucounts_apply(a->ucounts, err) < 0)
+		return -1;
 	/* credential changes clear the parent-death signal: set it again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");

@@ -361,6 +361,11 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, r->enforced.cpu_cgroup ? "cgroup" : "none");
 	yajl_gen_map_close(g);
 	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us, cfg->limits.cpu_time_us / 1000, "rlimit");
+	/* per-user kernel counters: the container's user namespace's own limits */
+	gen_limit(g, "inotify_instances", r->inotify_instances > 0, (uint64_t)r->inotify_instances,
+		  r->enforced.ucounts ? "userns" : "none");
+	gen_limit(g, "inotify_watches", r->inotify_watches > 0, (uint64_t)r->inotify_watches,
+		  r->enforced.ucounts ? "userns" : "none");
 	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, cfg->limits.timeout_us / 1000, "supervisor");
 	gen_limit(g, "tmpfs_bytes", true, cfg->limits.tmpfs_bytes, "tmpfs");
 	/* 0 keeps nothing (the streams are still drained): a limit, not "none" */

@@ -59,7 +59,10 @@ struct nsrun_result {
 		bool memory_cgroup;     /* memory.max, else RLIMIT_DATA */
 		bool pids_cgroup;       /* pids.max, else RLIMIT_NPROC */
 		bool cpu_cgroup;        /* cpu.max, else not enforced */
+		bool ucounts;           /* the container's user namespace has its own max_* limits */
 	} enforced;
+	long inotify_instances;         /* the container's max_inotify_instances, -1: none */
+	long inotify_watches;           /* its max_inotify_watches, -1: none */
 	struct result_stream out;       /* the payload's stdout, when captured */
 	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */

@@ -41,6 +41,7 @@
 #include "sync.h"
 #include "sys.h"
 #include "timing.h"
+#include "ucounts.h"
 
 #define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
 
@@ -108,6 +109,16 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	}
 	if (l->cpus_milli && !run->cg.cpu)
 		fprintf(stderr, "nsrun: warning: --cpus is not enforced: %s\n", why_no_controller(&run->cg, "cpu"));
+	/* per-user kernel counters (inotify, fanotify, namespaces): the container's own */
+	if (ucounts_plan(&run->ucounts, err) < 0)
+		return -1;
+	if (!run->ucounts.settable) {
+		if (cfg->security.strict)
+			return error_set(err, EROFS, "the container's inotify, fanotify and namespace limits cannot "
+					 "be set, /proc/sys is read-only here (--strict)");
+		fprintf(stderr, "nsrun: warning: /proc/sys is read-only here: the payload's inotify, fanotify and "
+			"namespace counts are limited only by the caller's own limits\n");
+	}
 	return 0;
 }
 
@@ -254,6 +265,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.forward_signals = forward_signals,
 			.landlock_abi = run->landlock_abi,
 			.publish_fd = run->pub->container_fd,
+			.ucounts = &run->ucounts,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -608,6 +620,9 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 	result->enforced.memory_cgroup = run->cg.memory;
 	result->enforced.pids_cgroup = run->cg.pids;
 	result->enforced.cpu_cgroup = run->cg.cpu;
+	result->enforced.ucounts = run->ucounts.settable;
+	result->inotify_instances = ucounts_value(&run->ucounts, "max_inotify_instances");
+	result->inotify_watches = ucounts_value(&run->ucounts, "max_inotify_watches");
 	if (!run->cg.path)
 		return;
 	cgroup_kill(&run->cg);

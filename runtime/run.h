@@ -13,6 +13,7 @@
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
+#include "ucounts.h"
 #include "pasta.h"
 #include "publish.h"
 #include "result.h"
@@ -38,6 +39,7 @@ struct nsrun_run {
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
 	struct timing *timing;          /* shared with init and the payload, or NULL */
 	struct cgroup_run cg;           /* the run's cgroup, if there is one */
+	struct ucounts_plan ucounts;    /* the container's inotify, fanotify, namespace limits */
 	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
