@@ -100,6 +100,12 @@ base = {
         "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
         "cpus": {"value": None, "enforced": "none"},
         "cpu_time_ms": {"value": None, "enforced": "none"},
+        # the limits of the container user namespace (half those of the caller); none where
+        # /proc/sys is read-only, or when nsrun failed before planning them
+        "inotify_instances": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                   {"value": None, "enforced": "none"}),
+        "inotify_watches": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                 {"value": None, "enforced": "none"}),
         "timeout_ms": {"value": 30000, "enforced": "supervisor"},
         "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
         "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},
