@@ -343,6 +343,11 @@ static void describe_rule(const struct build *b, size_t ri, const char *skipped)
 		else
 			fprintf(b->describe, "%s arg%u %s %#llx", i ? (has_repeated_index(r) ? " or" : " and") : " if",
 			        a->index, seccomp_profile_op_name(a->op) + 9, (unsigned long long)a->value);
+		for (size_t k = 0; k < r->n_names; k++)
+			if (seccomp_arg_is_32bit(r->names[k], a->index)) {
+				fprintf(b->describe, " (on its low 32 bits, as the kernel reads it)");
+				break;
+			}
 	}
 	fprintf(b->describe, ": ");
 	describe_names(b->describe, r);
