@@ -15,7 +15,7 @@ SNIPPET='import sys; print("python", sys.version_info[0])'
 # for FEATURE carries the first line of the run's error ($RUN_ERR) as its cause
 check_says_too() {
 	local feature=$1 cause
-	assert_eq "  ... nsrun check there exits 1" 1 "$RC"
+	assert_eq "  ... nsrun check there exits 2" 2 "$RC"
 	cause=$(sed -n "s|^$feature: missing: \\(.*\\); fix: .*|\\1|p" <<<"$OUT")
 	assert_eq "  ... and its '$feature' line names the same cause as the run" \
 		"$(head -n 1 <<<"$RUN_ERR")" "nsrun: $cause"
@@ -96,7 +96,7 @@ assert_match "  ... naming the nesting limit" \
 	"^nsrun: create the payload's user namespace: the container's is nested 32 deep" "$ERR"
 RUN_HINT=$(sed -n 's/^nsrun: hint: //p' <<<"$ERR")
 run_cmd "${deep[@]}" unshare -r "$NSRUN" check
-assert_eq "  ... nsrun check there exits 1" 1 "$RC"
+assert_eq "  ... nsrun check there exits 2" 2 "$RC"
 assert_match "  ... and says no second level is left, with the same fix" \
 	"(^|
 )user namespace: missing: one can be made, but no second one inside it.*; fix: $(sed 's/[][\\.*^$()|?+{}]/\\&/g' <<<"$RUN_HINT")" "$OUT"
