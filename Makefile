@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap yajl
+PKGS        := libseccomp libcap yajl nettle
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -38,7 +38,7 @@ LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 # library costs the start of every container; bench/RESULTS.md has the numbers).
 # NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
 NSRUN_LINK ?= $(if $(SAN),dynamic,static)
-STATIC_LIBS := -lseccomp -lcap -lyajl_s
+STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle
 LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
 NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
 NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_LIBS),$(PKG_LIBS))
@@ -60,7 +60,7 @@ ROOT_SUITES  = $(filter-out %check-podman.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev \
+DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \

@@ -18,12 +18,49 @@
 #include "publish.h"
 #include "sync.h"
 #include "timing.h"
+#include "ucounts.h"
 
 static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_error *err)
 {
 	if (sync_send_error(sync_fd, SYNC_ERROR, err) < 0)
 		dprintf(2, "nsrun: %s\n", err->msg); /* the supervisor is gone: last resort */
 	_exit(125);
+}
+
+/* Blanks nsrun's command line in this process, leaving "nsrun-init": pid 1 is
+ * a copy of nsrun, and /proc/1/cmdline, which anyone in the container may read,
+ * would show nsrun's arguments (host paths, -e values).  The bounds of the
+ * argument area are fields 48 and 49 of /proc/self/stat (proc(5), Linux 3.5);
+ * the kernel then reads the zeroed area (get_mm_cmdline in fs/proc/base.c).
+ * No allocation (a forked child).  Returns 0, or -1 with *err (errno of open(2)
+ * or read(2), EINVAL for a stat line it cannot parse). */
+static int hide_cmdline(struct nsrun_error *err)
+{
+	static const char title[] = "nsrun-init";
+	char buf[1024], *p;
+	unsigned long start = 0, end = 0;
+	ssize_t n;
+	int fd, field;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "open /proc/self/stat to hide nsrun's command line");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return error_set_stage(err, STAGE_CONTAINER, n < 0 ? errno : EINVAL, "read /proc/self/stat");
+	buf[n] = '\0';
+	/* after the last ')' (comm may hold spaces and parentheses) comes field 3 */
+	p = strrchr(buf, ')');
+	for (field = 2; p && *p && field < 48; p++)
+		if (*p == ' ')
+			field++;
+	if (!p || sscanf(p, "%lu %lu", &start, &end) != 2 || end <= start)
+		return error_set_stage(err, STAGE_CONTAINER, EINVAL,
+		                       "/proc/self/stat: no argument area (fields 48 and 49)");
+	memset((void *)start, 0, end - start);
+	memcpy((void *)start, title, end - start > sizeof(title) ? sizeof(title) : end - start - 1);
+	return 0;
 }
 
 static int container_setup(const struct container_args *a, struct nsrun_error *err)
@@ -39,6 +76,9 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
 	timing_mark(a->timing, TP_INIT_GO);
+	/* before the mounts: /proc is still the one the supervisor checked */
+	if (ucounts_apply(a->ucounts, err) < 0)
+		return -1;
 	/* credential changes clear the parent-death signal: set it again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
@@ -198,7 +238,7 @@ void container_main(const struct container_args *a)
 	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
 		if (a->close_fds[i] >= 0)
 			close(a->close_fds[i]);
-	if (container_setup(a, &err) < 0)
+	if (hide_cmdline(&err) < 0 || container_setup(a, &err) < 0)
 		die_with_error(a->sync_fd, &err);
 	if (a->cfg->tty) {
 		int slave = open_pty(a, &err);

@@ -16,6 +16,7 @@
 #include "mount_plan.h"
 
 struct nsrun_seccomp;
+struct ucounts_plan;
 
 /* What the container side needs from the supervisor (inherited over fork-like clone). */
 struct container_args {
@@ -32,6 +33,7 @@ struct container_args {
 	int landlock_abi;               /* the ruleset's ABI (landlock.h), 0: none */
 	int publish_fd;                 /* -p: init's end of the socket channel (publish.h), or -1 */
 	struct winsize winsize;         /* -t: the pty's first size (nsrun's terminal; 0x0: none) */
+	const struct ucounts_plan *ucounts;     /* limits of the container's user namespace */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

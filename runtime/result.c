@@ -1,6 +1,8 @@
 /* result.c - see result.h */
 #include <errno.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <yajl/yajl_gen.h>
@@ -47,9 +49,28 @@ int result_exit_code(const struct nsrun_result *r)
 	return 125;
 }
 
+const char *result_signal_name(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sig < SIGRTMIN ? sigabbrev_np(sig) : NULL;
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else if (sig == SIGRTMIN)
+		snprintf(buf, len, "SIGRTMIN");
+	else if (sig > SIGRTMIN && sig <= (SIGRTMIN + SIGRTMAX) / 2)
+		snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+	else if (sig > SIGRTMIN && sig < SIGRTMAX)
+		snprintf(buf, len, "SIGRTMAX-%d", SIGRTMAX - sig);
+	else if (sig == SIGRTMAX)
+		snprintf(buf, len, "SIGRTMAX");
+	else
+		snprintf(buf, len, "SIG%d", sig);
+	return buf;
+}
+
 size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 {
-	char secs[32];
+	char secs[32], name[32];
 
 	buf[0] = '\0';
 	switch (r->status) {
@@ -76,8 +97,8 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 	case NSRUN_STATUS_SIGNALED:
 		if (r->stopped_after) {
 			format_seconds(r->stop_timeout_us, secs, sizeof(secs));
-			snprintf(buf, len, "killed: still running %s after SIG%s (--stop-timeout)", secs,
-				 sigabbrev_np(r->stopped_after) ? sigabbrev_np(r->stopped_after) : "?");
+			snprintf(buf, len, "killed: still running %s after %s (--stop-timeout)", secs,
+				 result_signal_name(r->stopped_after, name, sizeof(name)));
 		}
 		break;
 	case NSRUN_STATUS_EXITED:
@@ -283,9 +304,8 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "signal");
 	if (r->status == NSRUN_STATUS_OOM_KILLED) {
 		GEN_STR(g, "SIGKILL");
-	} else if (r->status == NSRUN_STATUS_SIGNALED && sigabbrev_np(r->signal)) {
-		snprintf(line, sizeof(line), "SIG%s", sigabbrev_np(r->signal));
-		GEN_STR(g, line);
+	} else if (r->status == NSRUN_STATUS_SIGNALED) {
+		GEN_STR(g, result_signal_name(r->signal, line, sizeof(line)));
 	} else {
 		yajl_gen_null(g);
 	}
@@ -304,6 +324,8 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	yajl_gen_integer(g, (long long)(r->cpu_user_us / 1000));
 	GEN_STR(g, "cpu_system_ms");
 	yajl_gen_integer(g, (long long)(r->cpu_system_us / 1000));
+	GEN_STR(g, "cpu_time_scope");
+	GEN_STR(g, r->cpu_whole_container ? "container" : "waited");
 	GEN_STR(g, "max_rss_kib");
 	yajl_gen_integer(g, (long long)r->max_rss_kib);
 	GEN_STR(g, "memory_peak_bytes");
@@ -362,6 +384,11 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, r->enforced.cpu_cgroup ? "cgroup" : "none");
 	yajl_gen_map_close(g);
 	gen_limit(g, "cpu_time_ms", cfg->limits.cpu_time_us, cfg->limits.cpu_time_us / 1000, "rlimit");
+	/* per-user kernel counters: the container's user namespace's own limits */
+	gen_limit(g, "inotify_instances", r->inotify_instances > 0, (uint64_t)r->inotify_instances,
+		  r->enforced.ucounts ? "userns" : "none");
+	gen_limit(g, "inotify_watches", r->inotify_watches > 0, (uint64_t)r->inotify_watches,
+		  r->enforced.ucounts ? "userns" : "none");
 	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, cfg->limits.timeout_us / 1000, "supervisor");
 	gen_limit(g, "tmpfs_bytes", true, cfg->limits.tmpfs_bytes, "tmpfs");
 	/* 0 keeps nothing (the streams are still drained): a limit, not "none" */

@@ -46,8 +46,11 @@ struct nsrun_result {
 	uint64_t stop_timeout_us;       /* with stopped_after: the grace that passed */
 	uint64_t timeout_us;    /* TIMED_OUT: the limit that passed */
 	uint64_t wall_time_us;  /* from the start of set-up to the end of the run */
-	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */
+	uint64_t cpu_user_us;   /* the container's cgroup's cpu.stat, else getrusage(2) of its init */
 	uint64_t cpu_system_us;
+	bool cpu_whole_container;       /* from the cgroup: every process; else only those waited for
+					 * (children a parent ignoring SIGCHLD lets the kernel reap are
+					 * lost: wait(2), the kernel adds no one's time to theirs) */
 	uint64_t max_rss_kib;   /* the largest resident set of any of them */
 	uint64_t memory_peak_bytes;     /* the cgroup's memory.peak (v1: max_usage_in_bytes), or the largest
 					 * sample of the supervisor's measure; 0: unknown */
@@ -58,7 +61,10 @@ struct nsrun_result {
 					 * "supervisor" (memwatch.h), "rlimit" (RLIMIT_DATA); NULL: no limit */
 		bool pids_cgroup;       /* pids.max, else RLIMIT_NPROC */
 		bool cpu_cgroup;        /* cpu.max, else not enforced */
+		bool ucounts;           /* the container's user namespace has its own max_* limits */
 	} enforced;
+	long inotify_instances;         /* the container's max_inotify_instances, -1: none */
+	long inotify_watches;           /* its max_inotify_watches, -1: none */
 	struct result_stream out;       /* the payload's stdout, when captured */
 	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */
@@ -82,6 +88,12 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 void result_free(struct nsrun_result *r);
 
 #define NSRUN_JSON_SCHEMA 1
+
+/* The name of signal sig into buf (len bytes): "SIGTERM"; real-time signals as
+ * bash's `kill -l` names them, "SIGRTMIN", "SIGRTMIN+N" up to the middle of the
+ * range, then "SIGRTMAX-N" and "SIGRTMAX" (signal(7); SIGRTMIN is libc's, 34
+ * with glibc); any other number "SIG<N>".  Returns buf. */
+const char *result_signal_name(int sig, char *buf, size_t len);
 
 /* Name of a status ("exited", "signaled", "timed_out", "exec_failed", "output_limit", "error"). */
 const char *result_status_name(enum nsrun_status status);

@@ -37,10 +37,12 @@
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
+#include "protected.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "sys.h"
 #include "timing.h"
+#include "ucounts.h"
 
 static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0 };
 
@@ -140,6 +142,15 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	}
 	if (l->cpus_milli && !run->cg.cpu)
 		fprintf(stderr, "nsrun: warning: --cpus is not enforced: %s\n", why_no_controller(&run->cg, "cpu"));
+	/* per-user kernel counters (inotify, fanotify, namespaces): the container's own
+	 * limits, which no option asks for; where /proc/sys is read-only (nested in
+	 * another sandbox) they stay the caller's own, as before, and --json says
+	 * "none" for them */
+	if (ucounts_plan(&run->ucounts, err) < 0)
+		return -1;
+	if (cfg->debug && !run->ucounts.settable)
+		fprintf(stderr, "nsrun: debug: /proc/sys is read-only: no inotify, fanotify or namespace limits "
+			"of the container's own\n");
 	return 0;
 }
 
@@ -157,6 +168,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			run->landlock_abi ? "applied" : !cfg->security.landlock ? "off" :
 			cfg->security.allow_nested ? "off: --allow-nested (it would forbid the inner mounts)" :
 			"not in this kernel", run->landlock_abi);
+	/* no rw volume may reach what later runs trust (issue 17, kind 3) */
+	if (protected_check_volumes(cfg, seccomp_profiles_dir(), err) < 0)
+		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
 		if (!run->landlock_abi)
 			return error_set(err, ENOSYS, "--isolation chroot: the image is kept read-only by Landlock, "
@@ -277,6 +291,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.forward_signals = forward_signals,
 			.landlock_abi = run->landlock_abi,
 			.publish_fd = run->pub->container_fd,
+			.ucounts = &run->ucounts,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -660,6 +675,9 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 	result->enforced.memory = run->memory_how;
 	result->enforced.pids_cgroup = run->cg.pids;
 	result->enforced.cpu_cgroup = run->cg.cpu;
+	result->enforced.ucounts = run->ucounts.settable;
+	result->inotify_instances = ucounts_value(&run->ucounts, "max_inotify_instances");
+	result->inotify_watches = ucounts_value(&run->ucounts, "max_inotify_watches");
 	if (!run->cg.path)
 		return;
 	cgroup_kill(&run->cg);
@@ -669,6 +687,7 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 	if (st.cpu_usage_us) {
 		result->cpu_user_us = st.cpu_user_us;
 		result->cpu_system_us = st.cpu_system_us;
+		result->cpu_whole_container = true;
 	}
 	if ((st.oom_kill || st.oom_group_kill) &&
 	    ((result->status == NSRUN_STATUS_SIGNALED && result->signal == SIGKILL) ||

@@ -15,6 +15,7 @@
 #include "mount.h"
 #include "mount_plan.h"
 #include "memwatch.h"
+#include "ucounts.h"
 #include "pasta.h"
 #include "publish.h"
 #include "relay.h"
@@ -41,6 +42,7 @@ struct nsrun_run {
 	uint64_t deadline_us;           /* start + timeout, 0 = none */
 	struct timing *timing;          /* shared with init and the payload, or NULL */
 	struct cgroup_run cg;           /* the run's cgroup, if there is one */
+	struct ucounts_plan ucounts;    /* the container's inotify, fanotify, namespace limits */
 	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
 	struct cgroup_v1 cg1;           /* --memory in a cgroup v1 group, where v2 has no memory controller */
 	struct memwatch mw;             /* --memory measured by the supervisor, or cg1's OOM kills watched */

@@ -32,10 +32,10 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "seccomp_arg32.h"
 #include "seccomp_builtin.h"
 #include "seccomp_cache.h"
 #include "seccomp_profile.h"
-#include "sha256.h"
 
 struct nsrun_seccomp {
 	struct sock_fprog prog;
@@ -132,32 +132,46 @@ static int host_info_get(struct host_info *hi, struct nsrun_error *err)
 	return 0;
 }
 
-/* Everything the compiled program depends on. */
-static void cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
-                      uint8_t key[SHA256_DIGEST_LEN])
+static void key_add(struct sha256_ctx *s, const void *data, size_t len)
+{
+	sha256_update(s, len, data);
+}
+
+/* Everything the compiled program depends on: the profile's bytes, the flags,
+ * libseccomp, the machine and kernel, and the build of nsrun itself (its GNU
+ * build ID), so a change to the compiler logic never reuses an older program.
+ * Returns false (no caching) when the build has no ID. */
+static bool cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
+                      uint8_t key[SHA256_DIGEST_SIZE])
 {
 	const struct scmp_version *v = seccomp_version();
 	uint32_t format = SECCOMP_CACHE_FORMAT, api = (uint32_t)seccomp_api_get();
 	uint64_t len64 = len;
 	uint8_t strict8 = (flags & NSRUN_SECCOMP_STRICT) != 0;
 	uint8_t nested8 = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0;
+	const uint8_t *id;
+	size_t id_len;
 	char lib[48];
-	struct sha256 s;
+	struct sha256_ctx s;
 
+	if (!seccomp_cache_build_id(&id, &id_len))
+		return false;
 	snprintf(lib, sizeof(lib), "libseccomp %u.%u.%u", v->major, v->minor, v->micro);
 	sha256_init(&s);
-	sha256_update(&s, "nsrun seccomp", sizeof("nsrun seccomp"));
-	sha256_update(&s, &format, sizeof(format));
-	sha256_update(&s, &strict8, sizeof(strict8));
-	sha256_update(&s, &nested8, sizeof(nested8));
-	sha256_update(&s, lib, strlen(lib) + 1);
-	sha256_update(&s, &api, sizeof(api));
-	sha256_update(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
+	key_add(&s, "nsrun seccomp", sizeof("nsrun seccomp"));
+	key_add(&s, &format, sizeof(format));
+	key_add(&s, id, id_len);
+	key_add(&s, &strict8, sizeof(strict8));
+	key_add(&s, &nested8, sizeof(nested8));
+	key_add(&s, lib, strlen(lib) + 1);
+	key_add(&s, &api, sizeof(api));
+	key_add(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
 	/* minKernel rules make the program depend on the running kernel. */
-	sha256_update(&s, hi->uts.release, strlen(hi->uts.release) + 1);
-	sha256_update(&s, &len64, sizeof(len64));
-	sha256_update(&s, bytes, len);
-	sha256_final(&s, key);
+	key_add(&s, hi->uts.release, strlen(hi->uts.release) + 1);
+	key_add(&s, &len64, sizeof(len64));
+	key_add(&s, bytes, len);
+	sha256_digest(&s, SHA256_DIGEST_SIZE, key);
+	return true;
 }
 
 static int add_warning(struct build *b, const char *line, struct nsrun_error *err)
@@ -226,24 +240,71 @@ static struct scmp_arg_cmp arg_cmp(const struct seccomp_profile_arg *a)
 	return c;
 }
 
+/* The conditions one argument comparison of rule ri becomes for call name: the
+ * comparison itself, or, where the kernel reads the argument as 32 bits, masked
+ * compares of the low 32 bits (seccomp_arg32.h; 0 terms: it never matches). */
+static int arg_terms(struct build *b, size_t ri, const char *name, const struct seccomp_profile_arg *a,
+                     struct scmp_arg_cmp out[SECCOMP_ARG32_MAX_TERMS], size_t *n, struct nsrun_error *err)
+{
+	struct seccomp_profile_arg t[SECCOMP_ARG32_MAX_TERMS];
+	bool wide = false;
+	char line[200];
+
+	if (!seccomp_arg_is_32bit(name, a->index)) {
+		out[0] = arg_cmp(a);
+		*n = 1;
+		return 0;
+	}
+	*n = seccomp_arg32_terms(a, t, &wide);
+	for (size_t i = 0; i < *n; i++)
+		out[i] = arg_cmp(&t[i]);
+	if (!wide)
+		return 0;
+	snprintf(line, sizeof(line), "syscalls[%zu]: \"%s\" argument %u is 32 bits to the kernel, "
+	         "the value %#llx is wider: compared on the low 32 bits", ri, name, a->index,
+	         (unsigned long long)(a->op == SP_OP_MASKED_EQ ? a->value_two : a->value));
+	return add_warning(b, line, err);
+}
+
+/* Most libseccomp rules one profile rule may become (32-bit arguments). */
+#define MAX_EXPANDED_RULES 1024
+
 /* Conditions on distinct arguments are ANDed in one rule; when an argument is
- * repeated each condition becomes its own rule (ORed), as runc and crun do. */
+ * repeated each condition becomes its own rule (ORed), as runc and crun do.  A
+ * comparison on a 32-bit argument is an OR of terms: one rule per combination. */
 static int add_rule(struct build *b, size_t ri, uint32_t act, int nr, const char *name,
                     struct nsrun_error *err)
 {
 	const struct seccomp_profile_rule *r = &b->p->rules[ri];
+	struct scmp_arg_cmp terms[SECCOMP_PROFILE_MAX_ARG + 1][SECCOMP_ARG32_MAX_TERMS];
 	struct scmp_arg_cmp c[SECCOMP_PROFILE_MAX_ARG + 1];
+	size_t n_terms[SECCOMP_PROFILE_MAX_ARG + 1], total = 1;
 	int rc = 0;
 
+	for (size_t i = 0; i < r->n_args; i++) {
+		if (arg_terms(b, ri, name, &r->args[i], terms[i], &n_terms[i], err) < 0)
+			return -1;
+		total *= n_terms[i];
+		if (total > MAX_EXPANDED_RULES)
+			return error_set_stage(err, STAGE_CONFIG, 0,
+			                       "seccomp profile \"%s\": syscalls[%zu]: the comparisons on 32-bit "
+			                       "arguments of \"%s\" make more than %d rules", b->p->name, ri, name,
+			                       MAX_EXPANDED_RULES);
+	}
 	if (!has_repeated_index(r)) {
-		for (size_t i = 0; i < r->n_args; i++)
-			c[i] = arg_cmp(&r->args[i]);
-		rc = seccomp_rule_add_array(b->ctx, act, nr, (unsigned)r->n_args, c);
-	} else {
-		for (size_t i = 0; i < r->n_args && rc == 0; i++) {
-			c[0] = arg_cmp(&r->args[i]);
-			rc = seccomp_rule_add_array(b->ctx, act, nr, 1, c);
+		for (size_t combo = 0; combo < total && rc == 0; combo++) {
+			size_t rest = combo;
+
+			for (size_t i = 0; i < r->n_args; i++) {
+				c[i] = terms[i][rest % n_terms[i]];
+				rest /= n_terms[i];
+			}
+			rc = seccomp_rule_add_array(b->ctx, act, nr, (unsigned)r->n_args, c);
 		}
+	} else {
+		for (size_t i = 0; i < r->n_args && rc == 0; i++)
+			for (size_t t = 0; t < n_terms[i] && rc == 0; t++)
+				rc = seccomp_rule_add_array(b->ctx, act, nr, 1, &terms[i][t]);
 	}
 	if (rc < 0)
 		return error_set_stage(err, STAGE_PREPARE, -rc,
@@ -283,6 +344,11 @@ static void describe_rule(const struct build *b, size_t ri, const char *skipped)
 		else
 			fprintf(b->describe, "%s arg%u %s %#llx", i ? (has_repeated_index(r) ? " or" : " and") : " if",
 			        a->index, seccomp_profile_op_name(a->op) + 9, (unsigned long long)a->value);
+		for (size_t k = 0; k < r->n_names; k++)
+			if (seccomp_arg_is_32bit(r->names[k], a->index)) {
+				fprintf(b->describe, " (on its low 32 bits, as the kernel reads it)");
+				break;
+			}
 	}
 	fprintf(b->describe, ": ");
 	describe_names(b->describe, r);
@@ -551,7 +617,7 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	_cleanup_free_ struct nsrun_seccomp *f = NULL;
 	char path[SECCOMP_SOURCE_MAX];
 	struct seccomp_cache_entry e = { 0 };
-	uint8_t key[SHA256_DIGEST_LEN];
+	uint8_t key[SHA256_DIGEST_SIZE];
 	struct host_info hi;
 	bool use_cache = seccomp_cache_enabled();
 	size_t len;
@@ -565,10 +631,9 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return error_set_stage(err, STAGE_PREPARE, ENOMEM, "seccomp program");
-	if (use_cache) {
-		cache_key(bytes, len, &hi, flags, key);
+	use_cache = use_cache && cache_key(bytes, len, &hi, flags, key);
+	if (use_cache)
 		f->stats.cache_hit = seccomp_cache_load(key, &e);
-	}
 	if (!f->stats.cache_hit) {
 		if (compile(path, bytes, len, &hi, flags, &e, err) < 0)
 			return -1;

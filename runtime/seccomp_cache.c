@@ -9,7 +9,9 @@
  */
 #include "seccomp_cache.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <nettle/base16.h>
 
 #include "cleanup.h"
 
@@ -31,9 +35,58 @@ struct cache_header {
 	uint32_t n_skipped_safe;
 	uint32_t n_holes;
 	uint32_t reserved;
-	uint8_t key[SHA256_DIGEST_LEN];
-	uint8_t body_sha256[SHA256_DIGEST_LEN];
+	uint8_t key[SHA256_DIGEST_SIZE];
+	uint8_t body_sha256[SHA256_DIGEST_SIZE];
 };
+
+struct build_id {
+	const uint8_t *id;
+	size_t len;
+};
+
+/* dl_iterate_phdr callback: the NT_GNU_BUILD_ID note of the first object (the
+ * program itself). */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build_id *b = data;
+
+	(void)size;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof(*n);
+			const char *desc = name + ((n->n_namesz + 3) & ~3u);
+
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+			    n->n_descsz > 0) {
+				b->id = (const uint8_t *)desc;
+				b->len = n->n_descsz;
+				return 1;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;  /* only the program, not the libraries after it */
+}
+
+bool seccomp_cache_build_id(const uint8_t **id, size_t *len)
+{
+	struct build_id b = { NULL, 0 };
+
+	dl_iterate_phdr(find_build_id, &b);
+	*id = b.id;
+	*len = b.len;
+	return b.id != NULL;
+}
 
 bool seccomp_cache_enabled(void)
 {
@@ -51,25 +104,36 @@ static bool dir_is_private(int fd)
 	       (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
-/* Opens ${XDG_CACHE_HOME:-$HOME/.cache}/nsrun, creating both levels (0700) when
- * create is set.  Returns a directory fd or -1. */
-static int cache_dir_open(bool create)
+int seccomp_cache_dir_path(char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	_cleanup_close_ int base_fd = -1;
-	int fd;
-	char base[PATH_MAX];
+	int n;
 
 	/* The XDG spec says relative values are to be ignored. */
 	if (xdg && xdg[0] == '/')
-		snprintf(base, sizeof(base), "%s", xdg);
+		n = snprintf(buf, len, "%s/nsrun", xdg);
 	else if (home && home[0] == '/')
-		snprintf(base, sizeof(base), "%s/.cache", home);
+		n = snprintf(buf, len, "%s/.cache/nsrun", home);
 	else
 		return -1;
-	if (create && mkdir(base, 0700) < 0 && errno != EEXIST)
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* Opens the cache directory, creating both levels (0700) when create is set.
+ * Returns a directory fd or -1. */
+static int cache_dir_open(bool create)
+{
+	_cleanup_close_ int base_fd = -1;
+	int fd;
+	char dir[PATH_MAX], *slash;
+
+	if (seccomp_cache_dir_path(dir, sizeof(dir)) < 0)
 		return -1;
-	base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	base_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (base_fd < 0)
 		return -1;
 	if (create && mkdirat(base_fd, "nsrun", 0700) < 0 && errno != EEXIST)
@@ -82,25 +146,26 @@ static int cache_dir_open(bool create)
 	return fd;
 }
 
-static void entry_name(const uint8_t key[SHA256_DIGEST_LEN], char *buf, size_t len)
+static void entry_name(const uint8_t key[SHA256_DIGEST_SIZE], char *buf, size_t len)
 {
-	char hex[2 * SHA256_DIGEST_LEN + 1];
+	char hex[BASE16_ENCODE_LENGTH(SHA256_DIGEST_SIZE) + 1];
 
-	sha256_hex(key, hex);
+	base16_encode_update(hex, SHA256_DIGEST_SIZE, key);
+	hex[sizeof(hex) - 1] = '\0';
 	snprintf(buf, len, "seccomp-%s.bpf", hex);
 }
 
 static void body_digest(const struct cache_header *h, const void *body, size_t body_len,
-                        uint8_t out[SHA256_DIGEST_LEN])
+                        uint8_t out[SHA256_DIGEST_SIZE])
 {
 	struct cache_header copy = *h;
-	struct sha256 s;
+	struct sha256_ctx s;
 
 	memset(copy.body_sha256, 0, sizeof(copy.body_sha256));
 	sha256_init(&s);
-	sha256_update(&s, &copy, sizeof(copy));
-	sha256_update(&s, body, body_len);
-	sha256_final(&s, out);
+	sha256_update(&s, sizeof(copy), (const uint8_t *)&copy);
+	sha256_update(&s, body_len, body);
+	sha256_digest(&s, SHA256_DIGEST_SIZE, out);
 }
 
 /* Reads the whole entry file (bounded) into *data. Returns its size or -1. */
@@ -136,14 +201,14 @@ static ssize_t read_entry(int dfd, const char *name, char **data)
 
 /* Checks the header against the key and the data, returns the header or NULL. */
 static const struct cache_header *validate(const char *data, size_t size,
-                                           const uint8_t key[SHA256_DIGEST_LEN])
+                                           const uint8_t key[SHA256_DIGEST_SIZE])
 {
 	const struct cache_header *h = (const struct cache_header *)data;
-	uint8_t digest[SHA256_DIGEST_LEN];
+	uint8_t digest[SHA256_DIGEST_SIZE];
 	size_t body;
 
 	if (memcmp(h->magic, CACHE_MAGIC, sizeof(h->magic)) != 0 || h->format != SECCOMP_CACHE_FORMAT ||
-	    memcmp(h->key, key, SHA256_DIGEST_LEN) != 0 || h->n_insns == 0 ||
+	    memcmp(h->key, key, SHA256_DIGEST_SIZE) != 0 || h->n_insns == 0 ||
 	    h->n_insns > BPF_MAXINSNS || h->warnings_len > CACHE_MAX_WARNINGS)
 		return NULL;
 	body = (size_t)h->n_insns * sizeof(struct sock_filter) + h->warnings_len;
@@ -157,7 +222,7 @@ static const struct cache_header *validate(const char *data, size_t size,
 	return h;
 }
 
-bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_LEN], struct seccomp_cache_entry *e)
+bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_SIZE], struct seccomp_cache_entry *e)
 {
 	_cleanup_close_ int dfd = -1;
 	_cleanup_free_ char *data = NULL;
@@ -210,7 +275,7 @@ static bool write_all(int fd, const void *buf, size_t len)
 }
 
 /* Header and body of *e in one buffer, ready to write. */
-static char *serialise(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e,
+static char *serialise(const uint8_t key[SHA256_DIGEST_SIZE], const struct seccomp_cache_entry *e,
                        size_t *len)
 {
 	size_t insn_bytes = (size_t)e->n_insns * sizeof(struct sock_filter);
@@ -227,7 +292,7 @@ static char *serialise(const uint8_t key[SHA256_DIGEST_LEN], const struct seccom
 	h.warnings_len = (uint32_t)wlen;
 	h.n_skipped_safe = e->n_skipped_safe;
 	h.n_holes = e->n_holes;
-	memcpy(h.key, key, SHA256_DIGEST_LEN);
+	memcpy(h.key, key, SHA256_DIGEST_SIZE);
 	*len = sizeof(h) + insn_bytes + wlen;
 	buf = malloc(*len);
 	if (!buf)
@@ -240,7 +305,7 @@ static char *serialise(const uint8_t key[SHA256_DIGEST_LEN], const struct seccom
 	return buf;
 }
 
-bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e)
+bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_SIZE], const struct seccomp_cache_entry *e)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
 	_cleanup_free_ char *buf = NULL;

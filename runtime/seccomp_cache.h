@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sha256.h"
+#include <nettle/sha2.h>     /* SHA256_DIGEST_SIZE */
 
-#define SECCOMP_CACHE_FORMAT 1u
+#define SECCOMP_CACHE_FORMAT 2u
 
 struct seccomp_cache_entry {
 	struct sock_filter *insns;      /* n_insns classic BPF instructions */
@@ -27,16 +27,27 @@ struct seccomp_cache_entry {
 	uint32_t n_holes;               /* unknown names in deny rules of a permissive profile */
 };
 
+/* The GNU build ID of the running program (ld --build-id: a hash of the
+ * linked binary), found with dl_iterate_phdr(3) in its PT_NOTE segments.
+ * Returns true with *id, *len pointing into the loaded image, false when the
+ * program has none (then nothing is cached). */
+bool seccomp_cache_build_id(const uint8_t **id, size_t *len);
+
+/* The cache directory, ${XDG_CACHE_HOME:-$HOME/.cache}/nsrun, into buf (len
+ * bytes).  Returns 0, or -1 when neither variable is an absolute path or the
+ * path does not fit. */
+int seccomp_cache_dir_path(char *buf, size_t len);
+
 /* Whether the cache is enabled (NSRUN_SECCOMP_CACHE is not "0"). */
 bool seccomp_cache_enabled(void);
 
 /* Looks the key up.  Returns true and fills *e (the caller owns it; release with
  * seccomp_cache_entry_clear) on a valid hit; false on a miss or any problem. */
-bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_LEN], struct seccomp_cache_entry *e);
+bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_SIZE], struct seccomp_cache_entry *e);
 
 /* Stores *e under key, creating the directory (mode 0700) if needed.  Returns
  * true when the entry was written. */
-bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_LEN], const struct seccomp_cache_entry *e);
+bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_SIZE], const struct seccomp_cache_entry *e);
 
 /* Frees what *e owns and zeroes it. */
 void seccomp_cache_entry_clear(struct seccomp_cache_entry *e);

@@ -14,8 +14,10 @@ libseccomp, or no syscall at all, e.g. syscall(1000)) fails with ENOSYS, the
 default action, so libc and language runtimes fall back to older calls
 (clone3 -> clone, faccessat2, statx, close_range...).  The attack surface
 denied on purpose (DENIED below, clone with a CLONE_NEW* flag, other personality
-values, ioctl TIOCSTI/TIOCLINUX, disallowed socket families, and in strict.json
-fork/vfork/clone without CLONE_THREAD) fails with EPERM through explicit rules.
+values, ioctl TIOCSTI/TIOCLINUX, disallowed socket families, set-id bits in a
+mode (setid_rules), and in strict.json fork/vfork/clone without CLONE_THREAD)
+fails with EPERM through explicit rules, and so do calls that need a privilege
+the payload never holds (PRIVILEGED), as the kernel would answer them.
 
 How runtime/seccomp.c compiles a rule, which shapes the rules below: conditions
 on distinct arguments are ANDed; several conditions on the same argument become
@@ -272,12 +274,49 @@ DENIED = ("unshare setns mount umount2 fsopen fsconfig fsmount fspick move_mount
     "keyctl add_key request_key bpf perf_event_open userfaultfd io_uring_setup io_uring_enter "
     "io_uring_register kexec_load kexec_file_load init_module finit_module delete_module "
     "open_by_handle_at name_to_handle_at reboot swapon swapoff acct clock_settime settimeofday "
-    "adjtimex clock_adjtime syslog quotactl quotactl_fd lookup_dcookie nfsservctl vhangup iopl ioperm "
-    "create_module get_kernel_syms query_module uselib ustat sysfs _sysctl modify_ldt").split()
+    "adjtimex clock_adjtime syslog quotactl quotactl_fd vhangup iopl ioperm "
+    "ustat sysfs modify_ldt").split()
+
+# Calls that need a privilege the payload never holds (CAP_SYS_ADMIN over the
+# container's namespaces): the kernel answers an unprivileged caller EPERM, and
+# so does the profile (programs test for EPERM: CPython's test_sethostname).
+PRIVILEGED = "sethostname setdomainname fanotify_init fanotify_mark".split()
+
+# Calls removed from Linux or left out of most builds: no rule, the default
+# ENOSYS is what such a kernel answers (tests/unit/test_seccomp_profile.c keeps
+# the list with the reasons).
+REMOVED = "nfsservctl create_module get_kernel_syms query_module uselib _sysctl lookup_dcookie".split()
+
+# Set-user-ID and set-group-ID bits: a file made through a rw volume outlives
+# the run with the caller's uid, so no call may set them (Nix's build sandbox
+# denies them the same way).  The mode argument of each call that sets a mode
+# or creates a file with one, grouped by its index; EPERM when S_ISUID or
+# S_ISGID is in it.  mkdir/mkdirat are not here: the kernel drops both bits
+# from their mode (vfs_mkdir keeps only S_IRWXUGO|S_ISVTX).
+S_ISUID, S_ISGID = 0o4000, 0o2000
+MODE_ARG = ((1, ["chmod", "creat", "fchmod", "mknod"]),
+            (2, ["fchmodat", "fchmodat2", "mknodat", "open"]),
+            (3, ["openat"]))
+MODE_CALLS = [n for _, names in MODE_ARG for n in names]
+
+def setid_rules():
+    out = []
+    for index, names in MODE_ARG:
+        rs = [rule(names, args=[arg(index, "SCMP_CMP_MASKED_EQ", S_ISUID | S_ISGID, 0)],
+                   comment="%s: a mode (argument %d) without S_ISUID and S_ISGID" % ("/".join(names), index)),
+              deny(names, [arg(index, "SCMP_CMP_MASKED_EQ", S_ISUID, S_ISUID)],
+                   comment="%s with S_ISUID in the mode: EPERM, no set-user-ID file leaves a container"
+                   % "/".join(names)),
+              deny(names, [arg(index, "SCMP_CMP_MASKED_EQ", S_ISGID, S_ISGID)],
+                   comment="%s with S_ISGID in the mode: EPERM" % "/".join(names))]
+        for n in names:
+            check_cover(rs, n, index, sample_values(), lambda v: (v & (S_ISUID | S_ISGID)) == 0)
+        out += rs
+    return out
 
 def profile(strict):
     rules = []
-    allow = ALLOW_COMMON + ([] if strict else PROCESS)
+    allow = [n for n in ALLOW_COMMON if n not in MODE_CALLS] + ([] if strict else PROCESS)
     if strict:
         allow = [n for n in allow if n != "socketpair"]
     rules.append(rule(sorted(allow), comment="ordinary process, file, memory, ipc, signal, time and socket calls"))
@@ -295,7 +334,10 @@ def profile(strict):
         comment="clone3: ENOSYS (also the default), its flags are in memory a filter cannot read; "
                 "glibc then falls back to clone"))
     rules.extend(ioctl_rules())
+    rules.extend(setid_rules())
     rules.append(deny(sorted(DENIED), comment="kernel attack surface denied on purpose: EPERM"))
+    rules.append(deny(PRIVILEGED, comment="calls that need a privilege the payload does not hold: "
+                      "EPERM, what the kernel answers an unprivileged caller"))
     if strict:
         rules.append(deny(PROCESS, comment="strict: no new processes: EPERM"))
     if strict:
@@ -306,19 +348,22 @@ def profile(strict):
         comment = ("nsrun default profile: an allowlist for running untrusted programs (CPython, "
             "Node.js, sh/bash/coreutils: threads, processes, AF_UNIX/AF_INET/AF_INET6/AF_NETLINK "
             "sockets, timers, polling; other socket families EPERM). ")
-    comment += ("A call the profile does not name (newer than the profile, or no syscall at all) "
-        "fails with ENOSYS, so libc and runtimes fall back to older calls. The attack surface "
-        "denied on purpose fails with EPERM: %s, clone with any CLONE_NEW* flag, personality other "
-        "than 0/UNAME26/ADDR_NO_RANDOMIZE/query, ioctl TIOCSTI and TIOCLINUX. clone3 returns ENOSYS "
+    comment += ("A call the profile does not name (newer than the profile, removed from Linux, or "
+        "no syscall at all) fails with ENOSYS, so libc and runtimes fall back to older calls. The "
+        "attack surface denied on purpose fails with EPERM: %s, clone with any CLONE_NEW* flag, "
+        "personality other than 0/UNAME26/ADDR_NO_RANDOMIZE/query, ioctl TIOCSTI and TIOCLINUX, "
+        "a set-user-ID or set-group-ID bit in the mode of %s. Calls that need a privilege the "
+        "payload does not hold fail with EPERM as the kernel would answer: %s. clone3 returns ENOSYS "
         "(glibc falls back to clone, whose flags are checked). Other architectures than those "
-        "listed (i386 int 0x80, x32 on x86-64) kill the process." % " ".join(DENIED))
+        "listed (i386 int 0x80, x32 on x86-64) kill the process."
+        % (" ".join(DENIED), "/".join(MODE_CALLS), " ".join(PRIVILEGED)))
     p = {"comment": comment, "defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": ENOSYS,
          "architectures": ["SCMP_ARCH_X86_64"],
          "archMap": [{"architecture": "SCMP_ARCH_AARCH64", "subArchitectures": []}],
          "syscalls": rules}
-    for n in DENIED + ["clone3"] + (PROCESS if strict else []):
+    for n in DENIED + PRIVILEGED + REMOVED + ["clone3"] + (PROCESS if strict else []):
         assert n not in rules[0]["names"], n
-    for n in ("ioctl", "personality", "clone", "socket") + (("socketpair",) if strict else ()):
+    for n in ("ioctl", "personality", "clone", "socket") + tuple(MODE_CALLS) + (("socketpair",) if strict else ()):
         assert n not in rules[0]["names"], n
     return p
 

@@ -88,6 +88,8 @@ base = {
     "timed_out": False, "oom_killed": False, "error": None,
     "wall_time_ms": Between(1, elapsed_ms + 50),
     "cpu_user_ms": cpu, "cpu_system_ms": cpu,
+    # container: the cgroup's cpu.stat (tests/vm); waited: getrusage of the init (this host)
+    "cpu_time_scope": OneOf("waited", "container"),
     "max_rss_kib": Between(100, 1 << 20),
     # memory: the cgroup's peak, or the supervisor's; pids: null without a pids cgroup (this host)
     "memory_peak_bytes": OneOf(None, Between(1, 1 << 40)), "pids_peak": OneOf(None, Between(1, 1 << 22)),
@@ -101,6 +103,12 @@ base = {
         "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
         "cpus": {"value": None, "enforced": "none"},
         "cpu_time_ms": {"value": None, "enforced": "none"},
+        # the limits of the container user namespace (half those of the caller); none where
+        # /proc/sys is read-only, or when nsrun failed before planning them
+        "inotify_instances": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                   {"value": None, "enforced": "none"}),
+        "inotify_watches": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                 {"value": None, "enforced": "none"}),
         "timeout_ms": {"value": 30000, "enforced": "supervisor"},
         "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
         "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},

@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -472,20 +473,26 @@ static int c_ptrace_attach(int argc, char **argv)
 	return rc;
 }
 
-/* tiocsti [stdin|pty]: push one byte into a terminal's input queue */
+/* tiocsti [stdin|pty] [wide]: push one byte into a terminal's input queue;
+ * wide: the request with its upper 32 bits set, which the kernel ignores (it
+ * reads an unsigned int) but a filter comparing 64 bits sees */
 static int c_tiocsti(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : (isatty(0) ? "stdin" : "pty");
+	bool wide = argc > 2 && strcmp(argv[2], "wide") == 0;
+	unsigned long req = TIOCSTI | (wide ? 1UL << 32 : 0);
 	char ch = ' ';
+	if (argc > 3 || (argc > 2 && !wide))
+		return usage("tiocsti [stdin|pty] [wide]");
 	if (strcmp(mode, "stdin") == 0) {
 		if (!isatty(0))
 			return denied(ENOTTY, "stdin is not a terminal");
-		if (ioctl(0, TIOCSTI, &ch) < 0)
-			return denied(errno, "stdin");
-		return ok("stdin");
+		if (syscall(SYS_ioctl, 0, req, &ch) < 0)
+			return denied(errno, "stdin%s", wide ? " wide" : "");
+		return ok("stdin%s", wide ? " wide" : "");
 	}
 	if (strcmp(mode, "pty") != 0)
-		return usage("tiocsti [stdin|pty]");
+		return usage("tiocsti [stdin|pty] [wide]");
 	/* a child makes a new pty its controlling terminal and injects into it */
 	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (m < 0)
@@ -511,7 +518,7 @@ static int c_tiocsti(int argc, char **argv)
 			e = errno;
 		if (!e && ioctl(s, TIOCSCTTY, 0) < 0)
 			e = errno;
-		if (!e && ioctl(s, TIOCSTI, &ch) < 0)
+		if (!e && syscall(SYS_ioctl, s, req, &ch) < 0)
 			e = errno;
 		if (write(pfd[1], &e, sizeof e) < 0)
 			_exit(3);
@@ -523,8 +530,8 @@ static int c_tiocsti(int argc, char **argv)
 		e = EIO;
 	waitpid(pid, NULL, 0);
 	if (e)
-		return denied(e, "pty");
-	return ok("pty");
+		return denied(e, "pty%s", wide ? " wide" : "");
+	return ok("pty%s", wide ? " wide" : "");
 }
 
 static int c_keyctl(int argc, char **argv)
@@ -1265,7 +1272,7 @@ static const struct sub subs[] = {
 	{ "mount-tmpfs", c_mount_tmpfs, "PATH" },
 	{ "ptrace-traceme", c_ptrace_traceme, "" },
 	{ "ptrace-attach", c_ptrace_attach, "PID|child" },
-	{ "tiocsti", c_tiocsti, "[stdin|pty]" },
+	{ "tiocsti", c_tiocsti, "[stdin|pty] [wide]" },
 	{ "keyctl", c_keyctl, "join a new session keyring" },
 	{ "bpf", c_bpf, "BPF_MAP_CREATE" },
 	{ "perf-event-open", c_perf, "software task clock" },

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "result.h"
 #include "tap.h"
 
@@ -11,7 +12,8 @@ int main(void)
 {
 	struct tap t = { 0 };
 	struct nsrun_result r;
-	char buf[256];
+	struct nsrun_config cfg;
+	char buf[2048];
 	FILE *f;
 
 	memset(&r, 0, sizeof(r));
@@ -57,5 +59,33 @@ int main(void)
 	result_report(&r, f);
 	fclose(f);
 	tap_str(&t, "a payload's failure prints nothing of nsrun's", "", buf);
+
+	/* issue 17, kind 7: every signal has a name, real-time ones as `kill -l` says */
+	tap_str(&t, "signal name: SIGTERM", "SIGTERM", result_signal_name(SIGTERM, buf, sizeof(buf)));
+	tap_str(&t, "signal name: SIGRTMIN", "SIGRTMIN", result_signal_name(SIGRTMIN, buf, sizeof(buf)));
+	tap_str(&t, "signal name: SIGRTMIN+1", "SIGRTMIN+1", result_signal_name(SIGRTMIN + 1, buf, sizeof(buf)));
+	tap_str(&t, "signal name: SIGRTMAX-1", "SIGRTMAX-1", result_signal_name(SIGRTMAX - 1, buf, sizeof(buf)));
+	tap_str(&t, "signal name: SIGRTMAX", "SIGRTMAX", result_signal_name(SIGRTMAX, buf, sizeof(buf)));
+	tap_str(&t, "signal name: 32, reserved by glibc", "SIG32", result_signal_name(32, buf, sizeof(buf)));
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		result_signal_name(sig, buf, sizeof(buf));
+		if (strncmp(buf, "SIG", 3) != 0 || strspn(buf + 3, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-") !=
+		                                       strlen(buf + 3) || !buf[3]) {
+			tap_str(&t, "every signal 1..SIGRTMAX has a name of the schema's form", "SIG...", buf);
+			break;
+		}
+		if (sig == SIGRTMAX)
+			tap_str(&t, "every signal 1..SIGRTMAX has a name of the schema's form", "SIGRTMAX", buf);
+	}
+	memset(&r, 0, sizeof(r));
+	r.status = NSRUN_STATUS_SIGNALED;
+	r.signal = SIGRTMIN + 3;
+	memset(buf, 0, sizeof(buf));
+	f = fmemopen(buf, sizeof(buf), "w");
+	memset(&cfg, 0, sizeof(cfg));
+	result_write_json(&r, &cfg, f);
+	fclose(f);
+	tap_int(&t, "--json of a payload killed by SIGRTMIN+3: \"signal\": \"SIGRTMIN+3\"", 1,
+	        strstr(buf, "\"signal\":\"SIGRTMIN+3\"") != NULL);
 	return tap_done(&t);
 }

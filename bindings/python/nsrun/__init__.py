@@ -70,6 +70,8 @@ class Result:
     signal: e.g. "SIGSEGV" when status is "signaled", else None.
     error: nsrun's own message (also for 126/127), else None.
     wall_time_ms, cpu_user_ms, cpu_system_ms: milliseconds; max_rss_kib: KiB.
+    cpu_time_scope: "container" (every process, from the cgroup) or "waited" (without a
+        cgroup: only processes that were waited for, a lower bound).
     stdout, stderr: the kept text (at most the output limit, in bytes, of each stream);
         bytes that are not UTF-8 are U+FFFD here — see ``stdout_raw``/``stderr_raw``.
         None when nothing was captured (nsrun failed before the run).
@@ -107,6 +109,7 @@ class Result:
     stderr_base64: str | None = None
     memory_peak_bytes: int | None = None
     pids_peak: int | None = None
+    cpu_time_scope: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -160,6 +163,7 @@ class Result:
                 stderr_base64=doc.get("stderr_base64"),
                 memory_peak_bytes=doc.get("memory_peak_bytes"),
                 pids_peak=doc.get("pids_peak"),
+                cpu_time_scope=doc.get("cpu_time_scope"),
                 raw=dict(doc),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -1,0 +1,88 @@
+/* ucounts.c - see ucounts.h */
+#include "ucounts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+#define USER_SYSCTL "/proc/sys/user"
+
+static int read_long(int dfd, const char *name, long *out)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+	char buf[32];
+	ssize_t n;
+	char *end;
+
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	*out = strtol(buf, &end, 10);
+	return errno || end == buf || *out < 0 ? -1 : 0;
+}
+
+int ucounts_plan(struct ucounts_plan *p, struct nsrun_error *err)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct statvfs sv;
+	struct dirent *e;
+
+	memset(p, 0, sizeof(*p));
+	d = opendir(USER_SYSCTL);
+	if (!d)
+		return error_set_stage(err, STAGE_PREPARE, errno, "open " USER_SYSCTL);
+	p->settable = statvfs(USER_SYSCTL, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
+	while ((e = readdir(d)) && p->n < UCOUNTS_MAX) {
+		struct ucount_limit *l = &p->limits[p->n];
+		long v;
+
+		if (strncmp(e->d_name, "max_", 4) != 0 || strlen(e->d_name) >= sizeof(l->name) ||
+		    read_long(dirfd(d), e->d_name, &v) < 0)
+			continue;
+		snprintf(l->name, sizeof(l->name), "%s", e->d_name);
+		l->value = v / 2 > 0 ? v / 2 : (v > 0 ? 1 : 0);
+		p->n++;
+	}
+	return 0;
+}
+
+long ucounts_value(const struct ucounts_plan *p, const char *name)
+{
+	for (unsigned i = 0; i < p->n; i++)
+		if (strcmp(p->limits[i].name, name) == 0)
+			return p->limits[i].value;
+	return -1;
+}
+
+int ucounts_apply(const struct ucounts_plan *p, struct nsrun_error *err)
+{
+	char path[64], text[24];
+
+	if (!p->settable)
+		return 0;
+	for (unsigned i = 0; i < p->n; i++) {
+		int fd, len;
+
+		snprintf(path, sizeof(path), USER_SYSCTL "/%s", p->limits[i].name);
+		len = snprintf(text, sizeof(text), "%ld\n", p->limits[i].value);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return error_set_stage(err, STAGE_CONTAINER, errno, "open %s", path);
+		if (write(fd, text, (size_t)len) != len) {
+			int e = errno;
+
+			close(fd);
+			return error_set_stage(err, STAGE_CONTAINER, e, "write %s", path);
+		}
+		close(fd);
+	}
+	return 0;
+}
