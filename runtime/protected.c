@@ -135,11 +135,17 @@ int protected_check_volumes(const struct nsrun_config *cfg, const char *profiles
 			continue;
 		chain_build(&vol, "volume", m->source);
 		for (size_t k = 0; k < n; k++)
-			if (reaches(&vol, &prot[k]))
-				return error_set_stage(err, STAGE_CONFIG, 0,
-				                       "volume \"%s\" (rw) reaches %s \"%s\": a payload could change "
-				                       "what later runs trust; mount it :ro or bind a directory "
-				                       "that does not hold it", m->source, prot[k].what, prot[k].path);
+			if (reaches(&vol, &prot[k])) {
+				error_set_stage(err, STAGE_CONFIG, 0,
+				                "volume \"%s\" (rw) reaches %s \"%s\": a payload could change "
+				                "what later runs trust", m->source, prot[k].what, prot[k].path);
+				err->hint = strcmp(prot[k].what, "nsrun's seccomp cache") == 0
+				                    ? "mount it :ro, bind a directory that does not hold the cache, "
+				                      "or keep the cache elsewhere (XDG_CACHE_HOME=DIR) or off "
+				                      "(NSRUN_SECCOMP_CACHE=0)"
+				                    : "mount it :ro, or bind a directory that does not hold it";
+				return -1;
+			}
 	}
 	return 0;
 }
