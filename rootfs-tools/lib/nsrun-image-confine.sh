@@ -108,6 +108,13 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 	SANDBOX+=("$@")
 }
 
+# Run in the sandbox before CMD: closes every fd but 0-2. bwrap passes on what
+# it inherits (the build directory's fd it binds, this script's locks, any fd
+# of the caller's), and a directory fd from outside the sandbox's root is a
+# way out of it (openat(fd, "..")).
+# shellcheck disable=SC2016 # expanded by the sandbox's bash
+readonly CLOSE_FDS='for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)); then eval "exec $n>&-"; fi; done 2>/dev/null; exec "$@"'
+
 # Runs CMD... in the sandbox, as the caller (root: as UNPACK_UID), stdin from
 # IN, stdout to OUT, stderr to LOG (shown cleaned on failure), no file larger
 # than the size bound; polls the bounds every second and kills it when one is
@@ -126,7 +133,7 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 	((EUID != 0)) || pre+=(--reuid="$UNPACK_UID" --regid="$UNPACK_UID" --clear-groups)
 	sandbox_argv "$net" "${extra[@]}"
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
-		env -i "${SANDBOX[@]}" -- "$@" <"$in" >"$out" 2>"$log" &
+		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" close-fds "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
 	[[ -z $AUTH_FD ]] || { exec {AUTH_FD}<&-; AUTH_FD=''; }
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
