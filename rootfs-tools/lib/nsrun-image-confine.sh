@@ -113,7 +113,8 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 # of the caller's), and a directory fd from outside the sandbox's root is a
 # way out of it (openat(fd, "..")).
 # shellcheck disable=SC2016 # expanded by the sandbox's bash
-readonly CLOSE_FDS='for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)); then eval "exec $n>&-"; fi; done 2>/dev/null; exec "$@"'
+# (No 2>/dev/null on the loop: bash would save stderr in an fd the loop closes.)
+readonly CLOSE_FDS='for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ -e $f ]]; then eval "exec $n>&-"; fi; done; exec "$@"'
 
 # Runs CMD... in the sandbox, as the caller (root: as UNPACK_UID), stdin from
 # IN, stdout to OUT, stderr to LOG (shown cleaned on failure), no file larger
