@@ -395,7 +395,7 @@ def workdir_error:
 	if . == null or . == "" then ""
 	elif type != "string" then "is not a string"
 	elif test("[\u0000-\u001f\u007f]") then "holds control characters"
-	elif startswith("/") | not then "is not absolute"
+	elif startswith("/") | not then ""   # not used: the image.json says "/" (as before)
 	elif utf8bytelength >= 4096 then "is longer than 4095 bytes"
 	elif split("/") | any(. == "..") then "holds \"..\""
 	else "" end;
