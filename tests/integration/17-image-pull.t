@@ -36,6 +36,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 T=$TESTTMP
+# a pull of the python image takes tens of seconds in the sandbox on a loaded
+# machine: a hang guard five times a run's
+export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
 STORE=$T/store
 export HOME=$T/home XDG_RUNTIME_DIR=$T/run   # skopeo's auth/config lookups stay in here
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"

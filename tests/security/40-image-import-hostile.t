@@ -36,6 +36,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 T=$TESTTMP
+# imports take seconds, tens of them on a busy machine: a longer hang guard than a run's
+export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
 STORE=$T/store
 VICTIM=$T/victim
 export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
@@ -165,6 +167,24 @@ python3 -c 'import sys; sys.stdout.write("{\"env\": " + "[" * 400000 + "]" * 400
 NSRUN_IMAGES=$STORE run_nsrun --image deep -- /bin/hello
 assert_eq "nsrun with an image.json nested 400,000 deep exits 125" 125 "$RC"
 assert_match "... with one line naming the depth" '^nsrun: image.json ".*": nested deeper than 32 levels' "$ERR"
+
+# the sandbox keeps no fd but 0-2: a directory fd from outside its root (the
+# build directory bwrap binds, the script's locks, the caller's) is a way out
+LIB=$TESTS_DIR/../rootfs-tools/lib/nsrun-image-confine.sh
+mkdir -p "$T/fdt"
+sandbox_fds() {  # CLOSE(1|0) — the fds ls sees in the sandbox, with fd 7 a dir outside
+	bash -c '. "$1"; die() { echo "$*"; exit 1; }
+		BUILD_TMP=$(mktemp -d "$2/b.XXXXXX"); work_init; bounds_init 100000000 1000 60 10
+		exec 7<"$2"
+		if [ "$3" = 1 ]; then
+			run_confined 0 /dev/null "$BUILD_TMP/out" "$BUILD_TMP/log" ls /proc/self/fd
+			cat "$BUILD_TMP/out"
+		else
+			sandbox_argv 0; env -i "${SANDBOX[@]}" --chdir / -- ls /proc/self/fd
+		fi' _ "$LIB" "$T/fdt" "$1" 2>&1 | tr '\n' ' '
+}
+assert_match "control: bwrap alone passes an outside directory fd (7) on" '(^| )7 ' "$(sandbox_fds 0)"
+assert_eq "the sandbox's program has only 0-2 (and ls's own 3)" "0 1 2 3 " "$(sandbox_fds 1)"
 
 assert_eq "at the end, nothing outside the store changed" "$BEFORE" "$(victim_state)"
 done_testing

@@ -27,6 +27,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 T=$TESTTMP
+# imports take seconds, tens of them on a busy machine: a longer hang guard than a run's
+export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
 STORE=$T/store
 export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
 unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES

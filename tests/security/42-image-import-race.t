@@ -29,6 +29,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 T=$TESTTMP
+# imports take seconds, tens of them on a busy machine: a longer hang guard than a run's
+export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
 STORE=$T/store
 export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
 unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
@@ -42,14 +44,14 @@ IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
 # "finished" once image.json is in (the finished tree is opened just before
 # its rename), until $T/stop-watch exists
 watch_modes() {
-	local d f
+	local d f m
 	while [ ! -e "$T/stop-watch" ]; do
 		for d in "$STORE/.$1.tmp."*; do
 			[ -d "$d" ] || continue
 			# image.json first: it is written before the tree is opened, and
 			# the tree may be renamed away between the two looks
 			f=$([ -e "$d/image.json" ] && echo ' finished')
-			printf '%s%s\n' "$(stat -c '%a %g' "$d")" "$f"
+			m=$(stat -c '%a %g' "$d" 2>/dev/null) && printf '%s%s\n' "$m" "$f"
 		done
 		sleep 0.05
 	done >"$T/modes" 2>/dev/null
