@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -39,6 +40,7 @@
 #include "seccomp.h"
 #include "sync.h"
 #include "sys.h"
+#include "tier.h"
 #include "timing.h"
 
 #define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
@@ -96,6 +98,10 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		run->rlimits.memory_bytes = 0;
 	if (run->cg.pids)
 		run->rlimits.pids = 0;
+	/* minimal: no user namespace, so RLIMIT_NPROC would count every process of the
+	 * caller's uid on the host, not the run's (the tier's warning says so) */
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL)
+		run->rlimits.pids = 0;
 	if (cfg->security.strict) {
 		const char *which = l->memory_bytes && !run->cg.memory ? "memory" :
 				    l->pids && !run->cg.pids ? "pids" :
@@ -124,12 +130,24 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			run->landlock_abi ? "applied" : !cfg->security.landlock ? "off" :
 			cfg->security.allow_nested ? "off: --allow-nested (it would forbid the inner mounts)" :
 			"not in this kernel", run->landlock_abi);
-	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
-		if (!run->landlock_abi)
-			return error_set(err, ENOSYS, "--isolation chroot: the image is kept read-only by Landlock, "
-					 "which this kernel does not have");
-		fprintf(stderr, "nsrun: warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs /tmp; "
-			"the image is read-only by Landlock (ABI %d), not by a mount\n", run->landlock_abi);
+	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		const char *t = tier_name(cfg->isolation);
+		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && privileged) {
+			error_set(err, 0, "isolation reduced: not as root (an unmapped user namespace would keep "
+				  "host uid 0)");
+			err->hint = "--isolation minimal: chroot into the image as uid 65534";
+			return -1;
+		}
+		if (!privileged && run->landlock_abi < (cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 6 : 1))
+			return error_set(err, ENOSYS, "isolation %s: the file system is kept read-only%s by Landlock%s, "
+					 "which this kernel does not have (ABI %d)", t,
+					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " and signals in" : "",
+					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " ABI 6 (Linux 6.12)" : "",
+					 run->landlock_abi);
+		/* never silent: one line, the tier, why not full, what it lacks */
+		fprintf(stderr, "nsrun: warning: isolation %s%s%s%s: %s (--strict refuses it)\n", t,
+			cfg->isolation_why ? " (" : "", cfg->isolation_why ? cfg->isolation_why : "",
+			cfg->isolation_why ? ")" : "", tier_lacks(cfg->isolation, privileged));
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
@@ -232,7 +250,14 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		close(sv[1]);
 		return error_set(err, errno, "signalfd");
 	}
-	run->child = ns_clone(ns_clone_flags(), run->cg.dir_fd, &in_cgroup, err);
+	/* minimal: no namespace; we adopt what outlives init, to kill it at the end */
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "become a subreaper");
+	}
+	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
+	run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
+			      &in_cgroup, err);
 	if (run->child < 0) {
 		close(sv[1]);
 		return -1;
@@ -269,7 +294,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
 	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
 		return -1;
-	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
+	/* reduced: the namespace stays unmapped (its payload is nobody); minimal has none */
+	if ((cfg->isolation == NSRUN_ISOLATION_FULL || cfg->isolation == NSRUN_ISOLATION_AUTO) &&
+	    ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
 		return -1;
 	timing_mark(run->timing, TP_ID_MAPS);
 	/* before init goes on: the payload must find eth0 configured.  pasta joins the
@@ -643,6 +670,12 @@ static void run_teardown(struct nsrun_run *run)
 		while (waitpid(run->child, &status, 0) < 0 && errno == EINTR)
 			;
 		run->child_reaped = true;
+	}
+	if (run->subreaper) {
+		/* minimal: whatever of the payload outlived init (no pid namespace kills it) */
+		tier_kill_descendants();
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+		run->subreaper = false;
 	}
 	pasta_stop(&run->pasta);
 	publish_close(run->pub);

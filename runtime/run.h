@@ -54,6 +54,7 @@ struct nsrun_run {
 	bool termios_saved;
 	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
 	bool sigpipe_saved;
+	bool subreaper;                 /* minimal: PR_SET_CHILD_SUBREAPER is ours until teardown */
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in
