@@ -33,6 +33,7 @@
 #include "error.h"
 #include "ns.h"
 #include "sys.h"
+#include "tier.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -568,7 +569,7 @@ static void print_text(const struct check_list *l, FILE *out)
 
 #define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
-static int print_json(const struct check_list *l, bool ok, FILE *out)
+static int print_json(const struct check_list *l, bool ok, enum nsrun_isolation tier, FILE *out)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	const unsigned char *buf;
@@ -580,6 +581,11 @@ static int print_json(const struct check_list *l, bool ok, FILE *out)
 	yajl_gen_map_open(g);
 	GEN_STR(g, "ok");
 	yajl_gen_bool(g, ok);
+	GEN_STR(g, "isolation");
+	if (tier == NSRUN_ISOLATION_AUTO)
+		yajl_gen_null(g);
+	else
+		GEN_STR(g, tier_name(tier));
 	GEN_STR(g, "checks");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < l->n; i++) {
@@ -609,11 +615,41 @@ static int print_json(const struct check_list *l, bool ok, FILE *out)
 	return rc;
 }
 
+/* ---- the verdict: which isolation tier a default run gets (tier.h) ---- */
+
+/* Full when every needed feature is there; else the highest lower tier whose
+ * probe works; NSRUN_ISOLATION_AUTO when none does. */
+static enum nsrun_isolation check_tier(bool full_ok)
+{
+	struct nsrun_error why;
+
+	if (full_ok)
+		return NSRUN_ISOLATION_FULL;
+	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why) == 0)
+		return NSRUN_ISOLATION_REDUCED;
+	if (tier_probe(NSRUN_ISOLATION_MINIMAL, &why) == 0)
+		return NSRUN_ISOLATION_MINIMAL;
+	return NSRUN_ISOLATION_AUTO;
+}
+
+static void print_tier(enum nsrun_isolation tier, FILE *out)
+{
+	if (tier == NSRUN_ISOLATION_FULL)
+		fprintf(out, "isolation: full\n");
+	else if (tier == NSRUN_ISOLATION_AUTO)
+		fprintf(out, "isolation: none: no run works here (full, reduced and minimal all fail; see "
+			"the missing lines)\n");
+	else
+		fprintf(out, "isolation: %s: a run works here, with less isolation: %s; --strict refuses it, "
+			"and the missing lines say what full needs\n", tier_name(tier), tier_lacks(tier, geteuid() == 0));
+}
+
 int check_main(int argc, char **argv, FILE *out)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
 	struct check_list l = { .n = 0 };
 	bool json = false, ok = true;
+	enum nsrun_isolation tier;
 	int c;
 
 	optind = 1;
@@ -640,13 +676,15 @@ int check_main(int argc, char **argv, FILE *out)
 	check_newuidmap(&l);
 	for (size_t i = 0; i < l.n; i++)
 		ok &= l.items[i].ok || !l.items[i].needed;
+	tier = check_tier(ok);
 	if (json) {
-		if (print_json(&l, ok, out) < 0 || fflush(out) != 0) {
+		if (print_json(&l, ok, tier, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "nsrun: write the check document: %s\n", strerror(errno));
 			return 125;
 		}
 	} else {
 		print_text(&l, out);
+		print_tier(tier, out);
 	}
-	return ok ? 0 : 1;
+	return tier == NSRUN_ISOLATION_FULL ? 0 : tier == NSRUN_ISOLATION_AUTO ? 2 : 1;
 }

@@ -11,10 +11,12 @@
 /* `nsrun check [--json]` (argv[0] is "check").  Probes the host, leaving nothing
  * behind (children in new namespaces that exit at once, a cgroup made and
  * removed), and prints "FEATURE: ok (DETAIL)" or "FEATURE: missing: CAUSE; fix: FIX"
- * lines to out, or with --json one document {"ok", "checks": [{"name", "status",
- * "needed", "detail" | "cause", "fix"}]}.  Returns the exit status: 0 when a
- * default run would work (every needed feature is there), 1 when one is missing,
- * 125 for a usage error or a failed write. */
+ * lines to out, then "isolation: TIER..." (tier.h), or with --json one document
+ * {"ok", "isolation", "checks": [{"name", "status", "needed", "detail" | "cause",
+ * "fix"}]}.  Returns the exit status: 0 when a default run would work in full
+ * isolation (every needed feature is there), 1 when only a lower tier would
+ * (reduced or minimal, named), 2 when no run would, 125 for a usage error or a
+ * failed write. */
 int check_main(int argc, char **argv, FILE *out);
 
 #endif

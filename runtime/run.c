@@ -132,13 +132,13 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			"not in this kernel", run->landlock_abi);
 	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		const char *t = tier_name(cfg->isolation);
-		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && privileged) {
+		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && tier_host_root()) {
 			error_set(err, 0, "isolation reduced: not as root (an unmapped user namespace would keep "
 				  "host uid 0)");
 			err->hint = "--isolation minimal: chroot into the image as uid 65534";
 			return -1;
 		}
-		if (!privileged && run->landlock_abi < (cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 6 : 1))
+		if (cfg->isolation == NSRUN_ISOLATION_MINIMAL ? !privileged && run->landlock_abi < 6 : run->landlock_abi < 1)
 			return error_set(err, ENOSYS, "isolation %s: the file system is kept read-only%s by Landlock%s, "
 					 "which this kernel does not have (ABI %d)", t,
 					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " and signals in" : "",

@@ -52,6 +52,23 @@ int tier_parse(const char *s, enum nsrun_isolation *t, struct nsrun_error *err)
 	return 0;
 }
 
+bool tier_host_root(void)
+{
+	unsigned inside, outside, count;
+	bool root = false;
+	FILE *f;
+
+	if (geteuid() != 0)
+		return false;
+	f = fopen(PROC "/self/uid_map", "re");
+	if (!f)
+		return true;    /* cannot tell: assume the worst */
+	while (!root && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+		root = inside == 0 && outside == 0;
+	fclose(f);
+	return root;
+}
+
 const char *tier_lacks(enum nsrun_isolation t, bool root)
 {
 	switch (t) {
@@ -218,7 +235,7 @@ static void probe_full(struct nsrun_error *e)
 
 static void probe_reduced(struct nsrun_error *e)
 {
-	if (geteuid() == 0) {
+	if (tier_host_root()) {
 		error_set(e, 0, "not as root: an unmapped user namespace would keep host uid 0");
 		return;
 	}
@@ -235,8 +252,14 @@ static void probe_minimal(struct nsrun_error *e)
 	int rc;
 
 	if (geteuid() == 0) {
+		/* what exec.c does: chroot, then uid and gid 65534 (unmapped here: EINVAL) */
 		if (chroot("/") < 0) {
 			error_set(e, errno, "chroot");
+			return;
+		}
+		if (setresgid(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID) < 0 ||
+		    setresuid(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID) < 0) {
+			error_set(e, errno, "become uid and gid %d", NSRUN_DEFAULT_UID);
 			return;
 		}
 	} else if (landlock_abi() < 6) {
@@ -405,4 +428,47 @@ void tier_kill_descendants(void)
 			return;
 		usleep(1000);
 	}
+}
+
+bool tier_full_refused(const struct nsrun_error *e)
+{
+	switch (e->stage) {
+	case STAGE_CLONE:
+	case STAGE_ID_MAPS:
+	case STAGE_MOUNT:
+	case STAGE_CONTAINER:
+		break;
+	default:
+		return false;
+	}
+	return e->errnum == EPERM || e->errnum == EACCES || e->errnum == ENOSPC || e->errnum == EUSERS ||
+	       e->errnum == ENOSYS || e->errnum == EINVAL || e->errnum == EAFNOSUPPORT;
+}
+
+int tier_lower(struct nsrun_config *cfg, const struct nsrun_error *full, struct nsrun_error *err)
+{
+	static const enum nsrun_isolation lower[] = { NSRUN_ISOLATION_REDUCED, NSRUN_ISOLATION_MINIMAL };
+	char why[1024], line[sizeof(full->msg) + 64];
+	size_t used;
+
+	error_format(full, line, sizeof(line));
+	used = (size_t)snprintf(why, sizeof(why), "full: %s", line);
+	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++) {
+		struct nsrun_error e;
+
+		if (tier_probe(lower[i], &e) == 0) {
+			cfg->isolation = lower[i];
+			free(cfg->isolation_why);
+			if (!(cfg->isolation_why = strdup(why)))
+				return error_set(err, ENOMEM, "isolation");
+			return 0;
+		}
+		if (strcmp(e.msg, full->msg) == 0 && e.errnum == full->errnum)
+			snprintf(line, sizeof(line), "the same");
+		else
+			error_format(&e, line, sizeof(line));
+		if (used < sizeof(why))
+			used += (size_t)snprintf(why + used, sizeof(why) - used, "; %s: %s", tier_name(lower[i]), line);
+	}
+	return -1;
 }
