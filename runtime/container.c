@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,8 @@ static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_e
 	_exit(125);
 }
 
-static int container_setup(const struct container_args *a, struct nsrun_error *err)
+/* *unmapped: reduced, and the supervisor could not write the id maps */
+static int container_setup(const struct container_args *a, bool *unmapped, struct nsrun_error *err)
 {
 	struct sync_msg msg;
 
@@ -37,6 +39,7 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	/* sync: ID_MAPS_WRITTEN */
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
+	*unmapped = msg.value == SYNC_UNMAPPED;
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* no namespace: orphans of the payload come to us, and (ABI 6) a signal
 		 * domain of our own makes kill(-1) reach only our descendants */
@@ -53,8 +56,8 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 		return 0;
 	}
 	/* a map does not change our ids, it translates them: move onto the mapped 0;
-	 * reduced: unmapped, we stay nobody with every capability of the namespace */
-	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+	 * unmapped (reduced): we stay nobody with every capability of the namespace */
+	if (!*unmapped && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
 	timing_mark(a->timing, TP_INIT_GO);
 	/* credential changes clear the parent-death signal: set it again */
@@ -219,12 +222,13 @@ void container_main(const struct container_args *a)
 	int stdio[3] = { a->stdio[0], a->stdio[1], a->stdio[2] };
 	sigset_t set;
 	pid_t payload;
+	bool unmapped = false;
 	int sfd;
 
 	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
 		if (a->close_fds[i] >= 0)
 			close(a->close_fds[i]);
-	if (container_setup(a, &err) < 0)
+	if (container_setup(a, &unmapped, &err) < 0)
 		die_with_error(a->sync_fd, &err);
 	if (a->cfg->tty) {
 		int slave = open_pty(a, &err);
@@ -257,7 +261,7 @@ void container_main(const struct container_args *a)
 		close(a->sync_fd);
 		if (a->publish_fd >= 0)
 			close(a->publish_fd);
-		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, stdio, a->timing, report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, unmapped, stdio, a->timing, report[1]);
 	}
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and

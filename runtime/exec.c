@@ -76,8 +76,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, const int stdio[3], struct timing *timing,
-		  int report_fd)
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
+		  struct timing *timing, int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -125,8 +125,8 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		if (limits_apply_rlimits(rlimits, &err) < 0)
 			fail(report_fd, &err, 125);
 	} else {
-		/* reduced: the namespace is unmapped, so is any below it: we are nobody already */
-		if (cfg->isolation != NSRUN_ISOLATION_REDUCED && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
+		/* unmapped (reduced): so is any namespace below it: we are nobody already */
+		if (!unmapped && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
 			fail(report_fd, &err, 125);
 		/* reduced: here, as root of our own user namespace, because the kernel
 		 * refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
@@ -135,7 +135,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			fail(report_fd, &err, 125);
 		}
 		if (caps_drop_bounding(&err) < 0 ||
-		    (cfg->isolation != NSRUN_ISOLATION_REDUCED && ns_become(proc->uid, proc->gid, &err) < 0) ||
+		    (!unmapped && ns_become(proc->uid, proc->gid, &err) < 0) ||
 		    limits_apply_rlimits(rlimits, &err) < 0)
 			fail(report_fd, &err, 125);
 	}

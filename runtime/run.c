@@ -132,12 +132,6 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			"not in this kernel", run->landlock_abi);
 	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		const char *t = tier_name(cfg->isolation);
-		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && tier_host_root()) {
-			error_set(err, 0, "isolation reduced: not as root (an unmapped user namespace would keep "
-				  "host uid 0)");
-			err->hint = "--isolation minimal: chroot into the image as uid 65534";
-			return -1;
-		}
 		if (cfg->isolation == NSRUN_ISOLATION_MINIMAL ? !privileged && run->landlock_abi < 6 : run->landlock_abi < 1)
 			return error_set(err, ENOSYS, "isolation %s: the file system is kept read-only%s by Landlock%s, "
 					 "which this kernel does not have (ABI %d)", t,
@@ -222,6 +216,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	uid_t host_uid;
 	gid_t host_gid;
 	bool in_cgroup = false;
+	int unmapped = 0;
 
 	host_ids(&host_uid, &host_gid);
 
@@ -294,10 +289,19 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
 	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
 		return -1;
-	/* reduced: the namespace stays unmapped (its payload is nobody); minimal has none */
-	if ((cfg->isolation == NSRUN_ISOLATION_FULL || cfg->isolation == NSRUN_ISOLATION_AUTO) &&
-	    ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
-		return -1;
+	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
+	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
+	if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
+		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
+			return -1;
+		if (tier_host_root()) {
+			error_prefix(err, "isolation reduced as root needs the id maps (unmapped, the payload would "
+				     "keep host uid 0)");
+			err->hint = "--isolation minimal: chroot into the image as uid 65534";
+			return -1;
+		}
+		unmapped = SYNC_UNMAPPED;
+	}
 	timing_mark(run->timing, TP_ID_MAPS);
 	/* before init goes on: the payload must find eth0 configured.  pasta joins the
 	 * user namespace, so it comes after the id maps. */
@@ -305,7 +309,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	    pasta_start(cfg, run->pub, run->child, run->deadline_us, &run->pasta, err) < 0)
 		return -1;
 	/* sync: ID_MAPS_WRITTEN */
-	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err) < 0)
+	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, unmapped, err) < 0)
 		return -1;
 	/* with pasta, pasta forwards the loopback ports; the forwarder serves the rest
 	 * and probes --wait-port */

@@ -73,8 +73,9 @@ const char *tier_lacks(enum nsrun_isolation t, bool root)
 {
 	switch (t) {
 	case NSRUN_ISOLATION_REDUCED:
-		return "no mount namespace of its own: no fresh /proc, no /dev, no tmpfs /tmp, no volumes; ids "
-		       "unmapped; the image read-only by Landlock, not by a mount";
+		return "no mount namespace of its own: no fresh /proc, no /dev, no tmpfs /tmp, no volumes; the "
+		       "image read-only by Landlock, not by a mount; where the outer sandbox refuses the id maps "
+		       "the user namespace stays unmapped";
 	case NSRUN_ISOLATION_MINIMAL:
 		return root ? "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
 			      "seccomp), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev; "
@@ -172,6 +173,9 @@ static void full_inside(struct nsrun_error *e)
 static void reduced_inside(struct nsrun_error *e)
 {
 	e->stage = STAGE_CONTAINER;
+	/* mapped (where the maps could be written) or not, as container.c */
+	if (setresgid(0, 0, 0) == 0)
+		(void)!setresuid(0, 0, 0);
 	if (chroot("/") < 0) {
 		error_set(e, errno, "chroot in an unmapped user namespace");
 		return;
@@ -216,7 +220,10 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 	}
 	close(go[0]);
 	close(rep[1]);
-	if (t != NSRUN_ISOLATION_FULL || ns_write_id_maps(pid, geteuid(), getegid(), e) == 0) {
+	/* reduced goes on unmapped, except as host root (it would keep uid 0) */
+	if (ns_write_id_maps(pid, geteuid(), getegid(), e) == 0 ||
+	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && (e->errnum == EACCES || e->errnum == EPERM))) {
+		memset(e, 0, sizeof(*e));
 		if (write(go[1], &b, 1) != 1 || read(rep[0], e, sizeof(*e)) != (ssize_t)sizeof(*e))
 			error_set_stage(e, STAGE_CONTAINER, 0, "the isolation probe's pid 1 died without a report "
 					"(an outer seccomp filter?)");
@@ -235,10 +242,6 @@ static void probe_full(struct nsrun_error *e)
 
 static void probe_reduced(struct nsrun_error *e)
 {
-	if (tier_host_root()) {
-		error_set(e, 0, "not as root: an unmapped user namespace would keep host uid 0");
-		return;
-	}
 	if (landlock_abi() <= 0) {
 		error_set(e, ENOSYS, "the image is kept read-only by Landlock, which is not available here");
 		return;
