@@ -618,30 +618,37 @@ static int print_json(const struct check_list *l, bool ok, enum nsrun_isolation 
 /* ---- the verdict: which isolation tier a default run gets (tier.h) ---- */
 
 /* Full when every needed feature is there; else the highest lower tier whose
- * probe works; NSRUN_ISOLATION_AUTO when none does. */
-static enum nsrun_isolation check_tier(bool full_ok)
+ * probe works; NSRUN_ISOLATION_AUTO when none does.  Adds the verdict as the item
+ * "isolation" (not needed: the exit status carries it). */
+static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 {
-	struct nsrun_error why;
+	struct nsrun_error why_reduced, why_minimal;
+	char reduced[120], minimal[120];
+	struct check_item *it;
 
-	if (full_ok)
+	if (full_ok) {
+		it = add(l, "isolation", false, true);
+		snprintf(it->detail, sizeof(it->detail), "full: a default run gets every property");
 		return NSRUN_ISOLATION_FULL;
-	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why) == 0)
+	}
+	it = add(l, "isolation", false, false);
+	snprintf(it->fix, sizeof(it->fix), "those of the missing lines above for full isolation; "
+		 "a lower tier is refused by --strict");
+	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why_reduced) == 0) {
+		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the reduced tier (no mount "
+			 "namespace: no /proc, /dev, tmpfs or volumes; README, \"Isolation tiers\")");
 		return NSRUN_ISOLATION_REDUCED;
-	if (tier_probe(NSRUN_ISOLATION_MINIMAL, &why) == 0)
+	}
+	if (tier_probe(NSRUN_ISOLATION_MINIMAL, &why_minimal) == 0) {
+		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the minimal tier (no namespace "
+			 "at all; README, \"Isolation tiers\")");
 		return NSRUN_ISOLATION_MINIMAL;
+	}
+	error_format(&why_reduced, reduced, sizeof(reduced));
+	error_format(&why_minimal, minimal, sizeof(minimal));
+	snprintf(it->detail, sizeof(it->detail), "no run works here: not full, nor reduced (%s), nor minimal (%s)",
+		 reduced, minimal);
 	return NSRUN_ISOLATION_AUTO;
-}
-
-static void print_tier(enum nsrun_isolation tier, FILE *out)
-{
-	if (tier == NSRUN_ISOLATION_FULL)
-		fprintf(out, "isolation: full\n");
-	else if (tier == NSRUN_ISOLATION_AUTO)
-		fprintf(out, "isolation: none: no run works here (full, reduced and minimal all fail; see "
-			"the missing lines)\n");
-	else
-		fprintf(out, "isolation: %s: a run works here, with less isolation: %s; --strict refuses it, "
-			"and the missing lines say what full needs\n", tier_name(tier), tier_lacks(tier, geteuid() == 0));
 }
 
 int check_main(int argc, char **argv, FILE *out)
@@ -676,7 +683,7 @@ int check_main(int argc, char **argv, FILE *out)
 	check_newuidmap(&l);
 	for (size_t i = 0; i < l.n; i++)
 		ok &= l.items[i].ok || !l.items[i].needed;
-	tier = check_tier(ok);
+	tier = check_tier(&l, ok);
 	if (json) {
 		if (print_json(&l, ok, tier, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "nsrun: write the check document: %s\n", strerror(errno));
@@ -684,7 +691,6 @@ int check_main(int argc, char **argv, FILE *out)
 		}
 	} else {
 		print_text(&l, out);
-		print_tier(tier, out);
 	}
 	return tier == NSRUN_ISOLATION_FULL ? 0 : tier == NSRUN_ISOLATION_AUTO ? 2 : 1;
 }

@@ -172,20 +172,29 @@ static void full_inside(struct nsrun_error *e)
 /* reduced: unmapped, no mount; what container.c does there. */
 static void reduced_inside(struct nsrun_error *e)
 {
+	bool mapped;
+
 	e->stage = STAGE_CONTAINER;
 	/* mapped (where the maps could be written) or not, as container.c */
-	if (setresgid(0, 0, 0) == 0)
-		(void)!setresuid(0, 0, 0);
-	if (chroot("/") < 0) {
-		error_set(e, errno, "chroot in an unmapped user namespace");
-		return;
-	}
+	mapped = setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0;
 	if (sethostname("nsrun", 5) < 0) {
 		error_set(e, errno, "set the hostname");
 		diag_refine(e, PROC);
 		return;
 	}
-	ns_loopback_up(e);
+	if (ns_loopback_up(e) < 0)
+		return;
+	/* mapped, the payload makes its own user namespace, as exec.c does */
+	if (mapped && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||
+		       ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0)) {
+		if (!e->msg[0])
+			error_set(e, errno, "set dumpable");
+		return;
+	}
+	if (chroot("/") < 0) {
+		error_set(e, errno, "chroot in the user namespace");
+		return;
+	}
 }
 
 /* Clones the namespaces of tier t; with full, writes the id maps as run.c does

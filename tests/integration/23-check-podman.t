@@ -65,7 +65,7 @@ in_podman() {   # in_podman PODMAN-RUN-OPTIONS... -- SHELL-SCRIPT (its $0 is the
 		"${opts[@]+"${opts[@]}"}" localhost/nsrun-python sh -c "$1" "$SNIPPET"
 }
 # one podman run per case: the run's stderr and status, then check's output
-both='/opt/nsrun/nsrun --image python -- python3 -c "$0" 2>&1; echo "run status $?"; /opt/nsrun/nsrun check; echo "check status $?"'
+both='/opt/nsrun/nsrun --isolation full --image python -- python3 -c "$0" 2>&1; echo "run status $?"; /opt/nsrun/nsrun check; echo "check status $?"'
 
 # ---- podman's defaults: /proc is masked, so the run must fail and say why
 in_podman -- "$both"
