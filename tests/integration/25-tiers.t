@@ -109,7 +109,7 @@ else
 	assert_match "minimal unprivileged: a directory of the caller's is read-only (Landlock)" '^write: denied EACCES' "$OUT"
 	run_host_probe write "$TESTTMP/minimal-x"
 	assert_match "  control: the caller writes it" '^write: ok' "$OUT"
-	sleep 30 &
+	sleep 30 >/dev/null 2>&1 &
 	victim=$!
 	at_exit "kill $victim 2>/dev/null"
 	run_nsrun --isolation minimal --rootfs "$CR" -- /bin/kill -0 "$victim"
