@@ -82,6 +82,24 @@ assert_match "  ... nsrun check says the same and exits 1" \
 )fresh /proc: missing: $(sed -n 's/^nsrun: \(mount a fresh \/proc: [^(]*\).*/\1/p' <<<"$run_part").*
 check status 1$" "$OUT"
 
+# ---- podman's defaults without --isolation: the highest tier there (README,
+# "Isolation tiers"), named by the run and predicted by check (issue 16, the fourth
+# place of 26-agent-sandboxes-tiers.t)
+# shellcheck disable=SC2016
+in_podman -- 'N=/opt/nsrun/nsrun
+$N --json - --image python -- python3 -c "import os; print(\"uid\", os.getuid())"; echo "run status $?"
+$N check; echo "check status $?"'
+tier=$(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' <<<"$OUT")
+diag "podman defaults: isolation $tier"
+assert_match "podman defaults, no --isolation: the run works in a lower tier" '^(reduced|minimal)$' "$tier"
+assert_match "  ... printing uid 65534" '"stdout":"uid 65534\\n"' "$OUT"
+assert_match "  ... exit 0" '(^|
+)run status 0(
+|$)' "$OUT"
+assert_match "  ... and check names the same tier and exits 1" "(^|
+)isolation: missing: not full; a run takes the $tier tier.*
+check status 1\$" "$OUT"
+
 # ---- the README's options: a default run with every property
 opts=(--security-opt systempaths=unconfined --cap-add SYS_ADMIN)
 in_podman "${opts[@]}" -- 'cd /; N=/opt/nsrun/nsrun
