@@ -23,7 +23,11 @@ AGENT=()
 SNIPPET='import os; print("uid", os.getuid())'
 # what a sandbox's tmpfs on /tmp would hide (a checkout may live under /tmp)
 PROFILES=${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}
+EXAMPLES=$(cd "$TESTS_DIR/../examples" && pwd)
+BINDINGS=$(cd "$TESTS_DIR/../bindings/python" && pwd)
+mkdir -p "$TESTTMP/cache"
 chmod -R a+rX "$TESTTMP"
+chmod 1777 "$TESTTMP"
 
 # the helpers: built by make, else compiled here (landlock-sandbox needs only libc)
 helper() {
@@ -59,6 +63,15 @@ cell() {
 	assert_eq "  ... only that line" 1 "$(wc -l <<<"$ERR")"
 	run_cmd "$@" "$NSRUN" --strict --memory 0 --pids-limit 0 --image python -- python3 -c "$SNIPPET"
 	assert_eq "  ... --strict refuses to run there (125)" 125 "$RC"
+	# the probe battery, asserting what this tier promises (the rest is skipped, by name)
+	NSRUN_TEST_GUARD=300 run_cmd "$@" env NSRUN="$NSRUN" NSRUN_IMAGES="$NSRUN_IMAGES" NSRUN_ISOLATION="$tier" \
+		PYTHONPATH="$BINDINGS" XDG_CACHE_HOME="$TESTTMP/cache" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
+		"$EXAMPLES/test_isolation.py"
+	assert_match "  ... examples/test_isolation.py passes for the $tier tier's properties" \
+		'(^|
+)[0-9]+ passed, [0-9]+ skipped in ' "$OUT"
+	assert_eq "  ... skipping only what the tier does not promise" "" \
+		"$(grep '^SKIPPED' <<<"$OUT" | grep -Ev ": (the $tier tier does not promise this|the minimal tier has no chroot unprivileged)\$" || true)"
 }
 
 # ---------------------------------------------------------------- (a) Codex's Landlock ruleset
@@ -101,7 +114,8 @@ else
 	for f in keys timer_list kcore sched_debug; do [ -e "/proc/$f" ] && MASK+=(--ro-bind /dev/null "/proc/$f"); done
 	DOCKER=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc
 		"${MASK[@]}" --tmpfs /tmp --bind "$TESTTMP" "$TESTTMP" --ro-bind "$(dirname "$NSRUN")" "$(dirname "$NSRUN")"
-		--ro-bind "$PROFILES" "$PROFILES" --seccomp 9 --)
+		--ro-bind "$PROFILES" "$PROFILES" --ro-bind "$EXAMPLES" "$EXAMPLES" --ro-bind "$BINDINGS" "$BINDINGS"
+		--seccomp 9 --)
 	# shellcheck disable=SC2016
 	docker_sb=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/docker.bpf" "${DOCKER[@]}")
 	run_cmd "${docker_sb[@]}" unshare -U true

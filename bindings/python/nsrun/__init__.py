@@ -80,6 +80,8 @@ class Result:
         None without such a cgroup.
     image: the image name (None with a rootfs); limits: each :class:`Limit` by name
         (memory_bytes, pids, cpus, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
+    isolation: the tier the run got ("full", "reduced", "minimal"; README, "Isolation
+        tiers"), None from an nsrun without tiers or when nsrun failed first.
     raw: the whole document as parsed, for fields newer than this client.
     """
 
@@ -107,6 +109,7 @@ class Result:
     stderr_base64: str | None = None
     memory_peak_bytes: int | None = None
     pids_peak: int | None = None
+    isolation: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -160,6 +163,7 @@ class Result:
                 stderr_base64=doc.get("stderr_base64"),
                 memory_peak_bytes=doc.get("memory_peak_bytes"),
                 pids_peak=doc.get("pids_peak"),
+                isolation=doc.get("isolation"),
                 raw=dict(doc),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -237,6 +241,7 @@ def run(
     stdin: bytes | str | None = None,
     output_limit: int = 1 << 20,
     seccomp: str = "default",
+    isolation: str | None = None,
 ) -> Result:
     """Run a program in an nsrun container and return its :class:`Result`.
 
@@ -260,6 +265,10 @@ def run(
         output_limit: bytes kept of each of stdout and stderr (nsrun keeps reading and
             discarding past it, so the payload never blocks); must be at least 1.
         seccomp: "default", "strict", "unconfined" or a profile path.
+        isolation: the tier, "full", "reduced" or "minimal" (``--isolation``); None: the
+            highest that works (``Result.isolation`` says which). Below full there is no
+            mount: ``code`` then goes to the interpreter on its standard input, so
+            ``file`` and ``stdin`` cannot be given.
 
     Returns:
         The result; the payload's failures (exit status, signal, timeout, output limit)
@@ -280,6 +289,10 @@ def run(
     if isinstance(args, (str, bytes)):
         raise TypeError("args must be a sequence of strings, not a string")
 
+    below_full = isolation in ("reduced", "minimal", "chroot")
+    if below_full and (file is not None or stdin is not None):
+        raise ValueError(f"isolation={isolation!r}: no mount, so give code, without stdin")
+
     binary = find_nsrun()
     argv = [
         binary,
@@ -292,6 +305,8 @@ def run(
         "--output-limit", str(output_limit),
         "--security-opt", f"seccomp={seccomp}",
     ]
+    if isolation is not None:
+        argv += ["--isolation", isolation]
     if cpus is not None:
         if not _supports(binary, "--cpus"):
             raise NsrunError(f"cpus={cpus!r}: this nsrun ({binary}) has no --cpus option yet (see nsrun --help)")
@@ -325,7 +340,11 @@ def run(
             with os.fdopen(sfd, "wb") as f:
                 f.write(data)
             argv += ["--stdin", spath]
-        argv.append(os.path.abspath(path))  # never taken for an option, even if it starts with "-"
+        if below_full:
+            # no mount for the file: the interpreter reads the program on its stdin
+            argv += ["--stdin", path, "-"]
+        else:
+            argv.append(os.path.abspath(path))  # never taken for an option, even if it starts with "-"
         argv += [str(a) for a in args]
         return _execute(argv, timeout)
     finally:
