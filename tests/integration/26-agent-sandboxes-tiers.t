@@ -26,6 +26,7 @@ PROFILES=${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}
 EXAMPLES=$(cd "$TESTS_DIR/../examples" && pwd)
 BINDINGS=$(cd "$TESTS_DIR/../bindings/python" && pwd)
 mkdir -p "$TESTTMP/cache"
+CELLS=0
 chmod -R a+rX "$TESTTMP"
 chmod 1777 "$TESTTMP"
 
@@ -66,7 +67,7 @@ cell() {
 	# the probe battery, asserting what this tier promises (the rest is skipped, by name)
 	NSRUN_TEST_GUARD=300 run_cmd "$@" env NSRUN="$NSRUN" NSRUN_IMAGES="$NSRUN_IMAGES" NSRUN_ISOLATION="$tier" \
 		PYTHONPATH="$BINDINGS" XDG_CACHE_HOME="$TESTTMP/cache" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
-		"$EXAMPLES/test_isolation.py"
+		--basetemp "$TESTTMP/pytest-$((++CELLS))" "$EXAMPLES/test_isolation.py"
 	assert_match "  ... examples/test_isolation.py passes for the $tier tier's properties" \
 		'(^|
 )[0-9]+ passed, [0-9]+ skipped in ' "$OUT"
