@@ -667,6 +667,8 @@ int main(int argc, char **argv)
 		if (!cfg.service.timeout_given)
 			cfg.limits.timeout_us = 0;
 		cfg.output.capture = false;
+		/* the monitor's own warning goes to the service's log: the caller sees it here */
+		tier_warn(&cfg, stderr);
 		code = service_detach(&cfg, timing);
 		timing_free(timing);
 		config_free(&cfg);

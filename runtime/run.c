@@ -139,9 +139,7 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " ABI 6 (Linux 6.12)" : "",
 					 run->landlock_abi);
 		/* never silent: one line, the tier, why not full, what it lacks */
-		fprintf(stderr, "nsrun: warning: isolation %s%s%s%s: %s (--strict refuses it)\n", t,
-			cfg->isolation_why ? " (" : "", cfg->isolation_why ? cfg->isolation_why : "",
-			cfg->isolation_why ? ")" : "", tier_lacks(cfg->isolation, privileged));
+		tier_warn(cfg, stderr);
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;

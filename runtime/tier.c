@@ -52,6 +52,15 @@ int tier_parse(const char *s, enum nsrun_isolation *t, struct nsrun_error *err)
 	return 0;
 }
 
+void tier_warn(const struct nsrun_config *cfg, FILE *out)
+{
+	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL)
+		return;
+	fprintf(out, "nsrun: warning: isolation %s%s%s%s: %s (--strict refuses it)\n", tier_name(cfg->isolation),
+		cfg->isolation_why ? " (" : "", cfg->isolation_why ? cfg->isolation_why : "",
+		cfg->isolation_why ? ")" : "", tier_lacks(cfg->isolation, geteuid() == 0));
+}
+
 bool tier_host_root(void)
 {
 	unsigned inside, outside, count;

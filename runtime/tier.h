@@ -20,6 +20,7 @@
 #define NSRUN_TIER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "error.h"
@@ -60,6 +61,10 @@ int tier_lower(struct nsrun_config *cfg, const struct nsrun_error *full, struct 
  * (host root, as far as one level shows), read from /proc/self/uid_map.  The
  * reduced tier is refused to it: its unmapped namespace would keep that uid. */
 bool tier_host_root(void);
+
+/* Below full, prints the one warning line of a run to out: "nsrun: warning:
+ * isolation TIER (WHY NOT FULL): WHAT IT LACKS (--strict refuses it)". */
+void tier_warn(const struct nsrun_config *cfg, FILE *out);
 
 /* What a run of tier t lacks against full, one clause (static text), "" for full. */
 const char *tier_lacks(enum nsrun_isolation t, bool root);
