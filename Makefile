@@ -16,8 +16,9 @@ APPARMOR     ?= $(shell { [ -d /sys/kernel/security/apparmor ] || command -v app
 	[ -e /etc/apparmor.d/abi/4.0 ] && echo yes || echo no)
 APPARMOR_DIR ?= /etc/apparmor.d
 
-# where the seccomp profiles are found at run time (NSRUN_SECCOMP_PROFILES overrides)
-PROFILES_DIR ?= $(CURDIR)/seccomp-profiles
+# the default and strict seccomp profiles are compiled into nsrun (runtime/seccomp_builtin.c);
+# a profile NAME.json in the installed directory overrides them, NSRUN_SECCOMP_PROFILES both
+PROFILES_DIR ?= $(PREFIX)/share/nsrun/seccomp-profiles
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wvla -Wcast-align -Wpointer-arith -Wundef \
@@ -30,7 +31,7 @@ HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection 
 SAN    :=
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SAN) $(CFLAGS) $(PKG_CFLAGS) \
-	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
+	-DNSRUN_VERSION='"$(VERSION)"' -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime -MMD -MP
 LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 
 # nsrun itself is linked static-pie: a run then pays no dynamic loading (each shared
@@ -63,18 +64,30 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
-	bubblewrap podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt
+	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
+	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: bench all deps image demo check check-unit check-root check-rootless test-tun test-image service-image \
-	service-image-store test-user \
+.PHONY: man bench all deps image demo check check-unit check-root check-rootless test-image service-image \
+	service-image-store compat-image compat-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
-all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/sandboxes/landlock-sandbox $(BUILD)/sandboxes/seccomp-bpf
+all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $(BUILD)/sandboxes/landlock-sandbox $(BUILD)/sandboxes/seccomp-bpf
+
+# the man page, made from --help and --version (so it says what the binary does) and
+# docs/nsrun.h2m (description, environment, exit status)
+man: $(BUILD)/nsrun.1
+$(BUILD)/nsrun.1: $(BUILD)/nsrun docs/nsrun.h2m
+	@echo '  MAN     $@'
+	@help2man --no-info --no-discard-stderr --include=docs/nsrun.h2m --name="run untrusted code in a rootless container" \
+		--output=$@ $(BUILD)/nsrun
 
 $(BUILD)/obj/%.o: runtime/%.c | $(BUILD)/obj
 	@echo '  CC      $<'
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# .incbin reads the profiles when this object is assembled: -MMD does not see them
+$(BUILD)/obj/seccomp_builtin.o: seccomp-profiles/default.json seccomp-profiles/strict.json
 
 $(BUILD)/libnsrun.a: $(LIB_OBJS)
 	@echo '  AR      $@'
@@ -88,6 +101,12 @@ $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -static -o $@ $<
+
+# the seccomp filters of agents' sandboxes, for integration/25-agent-sandboxes.t
+# (static: the tests run it inside bwrap sandboxes and staged copies)
+$(BUILD)/agent-sandbox: tests/sandboxes/agent-sandbox.c | $(BUILD)/obj
+	@echo '  CC      $@ (static)'
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -static -o $@ $< -lseccomp
 
 # the agent sandboxes of 26-agent-sandboxes-tiers.t: Codex's Landlock ruleset, and a
 # profile compiler for bwrap --seccomp (nsrun's own profile code)
@@ -171,20 +190,27 @@ service-image-store:
 		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
 		rootfs-tools/nsrun-image build services --include redis-server,postgresql --store $(TEST_IMAGES) --quiet; fi
 
+# programs as users run them, for the compatibility tests (one image, built once):
+# python3 with CPython's own test suite, Node.js and netbase (issue 24); a JVM, a Go
+# program (fzf) and numpy on threaded OpenBLAS under the memory limit (issue 22)
+COMPAT_PKGS := python3,libpython3.11-testsuite,nodejs,netbase,openjdk-17-jre-headless,fzf,python3-numpy,libopenblas0-pthread
+compat-image: all compat-image-store
+
+# built again (--force) when COMPAT_PKGS is not what the image was built with
+compat-image-store:
+	@f=$(TEST_IMAGES)/compat/image.json; want=$$(printf '%s' '$(COMPAT_PKGS)' | jq -Rc 'split(",")'); \
+	if [ ! -f $$f ] || [ "$$(jq -c .source.include $$f 2>/dev/null)" != "$$want" ]; then \
+		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
+		rootfs-tools/nsrun-image build compat --include $(COMPAT_PKGS) --store $(TEST_IMAGES) --quiet \
+			$$([ -f $$f ] && echo --force); fi
+
 test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
 
-# --network pasta needs /dev/net/tun open to the unprivileged user: mode 0666, which
-# is what Debian's udev sets (50-udev-default.rules); hosts without udev (containers,
-# minimal VMs) leave the kernel's 0600, and the rootless pasta test would skip
-test-tun:
-	@if [ "$$(id -u)" = 0 ] && [ -c /dev/net/tun ] && [ "$$(stat -c %a /dev/net/tun)" != 666 ]; then \
-		chmod 0666 /dev/net/tun && echo "made /dev/net/tun mode 0666, as Debian's udev does (for --network pasta)"; fi
-
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image
+check-root: all test-image service-image compat-image
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -195,7 +221,7 @@ check-root: all test-image service-image
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image test-user test-tun
+check-rootless: all test-image service-image compat-image test-user
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -205,7 +231,7 @@ check-rootless: all test-image service-image test-user test-tun
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
 		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
-	mkdir -p $$stage/build && cp -r $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/sandboxes $$stage/build/ && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && cp -r $(BUILD)/sandboxes $$stage/build/ && \
 	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
@@ -257,7 +283,7 @@ asan:
 # has its own test): they keep CI within its budget
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image
+check-asan: asan test-image service-image compat-image-store
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
@@ -296,7 +322,7 @@ valgrind: test-image
 # as it is.  The runtime (and main.c's parser alone) is built once with clang.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-DNSRUN_LIBFUZZER -DNSRUN_PROFILES_DIR='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
+	-DNSRUN_LIBFUZZER -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
 fuzz:
 	@mkdir -p build-fuzz/obj
 	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
@@ -312,11 +338,11 @@ fuzz:
 			-artifact_prefix=build-fuzz/$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: all
+install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
+	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
-	install -d $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles
-	install -m 0644 seccomp-profiles/*.json $(DESTDIR)$(PREFIX)/share/nsrun/seccomp-profiles/
+	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
 	@if [ "$(APPARMOR)" = yes ]; then \
 		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
 		install -d $(DESTDIR)$(APPARMOR_DIR) && \
@@ -326,9 +352,10 @@ install: all
 			echo "apparmor_parser -r $(APPARMOR_DIR)/nsrun"; apparmor_parser -r $(APPARMOR_DIR)/nsrun || exit 1; fi; \
 	fi
 
-# make install into a staging directory: the binaries and both kinds of profile, the
-# AppArmor one with the installed path put in (this host need not have AppArmor)
-check-install: all
+# make install into a staging directory: the binaries and the AppArmor profile with
+# the installed path put in (this host need not have AppArmor); then the installed
+# nsrun copied alone into an empty directory runs with its built-in seccomp profile
+check-install: all test-image
 	@echo "== make install DESTDIR=... (with and without the AppArmor profile)"
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(MAKE) -s install DESTDIR=$$d/aa PREFIX=/opt/nsrun APPARMOR=yes >/dev/null && \
@@ -337,8 +364,19 @@ check-install: all
 	grep -qx 'profile nsrun /opt/nsrun/bin/nsrun flags=(unconfined) {' $$p && grep -qx '  userns,' $$p && \
 	grep -qx 'abi <abi/4.0>,' $$p && ! grep -q '@NSRUN_BIN@' $$p && \
 	test "$$(stat -c %a $$p)" = 644 && test ! -e $$d/no$(APPARMOR_DIR)/nsrun && \
-	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor" || \
-	{ echo "not ok: make install's AppArmor profile"; exit 1; }
+	m=$$d/no/opt/nsrun/share/man/man1/nsrun.1 && grep -q 'memory' $$m && grep -qx '.SH "EXIT STATUS"' $$m && \
+	echo "ok: the AppArmor profile names /opt/nsrun/bin/nsrun; none without AppArmor; the man page is installed" || \
+	{ echo "not ok: make install's AppArmor profile"; exit 1; }; \
+	$$d/no/opt/nsrun/bin/nsrun-image --help >/dev/null && \
+	echo "ok: the installed nsrun-image finds its sandbox library" || \
+	{ echo "not ok: the installed nsrun-image (lib/nsrun/nsrun-image-confine.sh)"; exit 1; }; \
+	mkdir $$d/alone && cp $$d/no/opt/nsrun/bin/nsrun $$d/alone/ && chmod -R a+rX $$d && cd $$d/alone && \
+	env -i PATH=/usr/bin:/bin NSRUN_IMAGES=$(TEST_IMAGES) XDG_CACHE_HOME=$$d/cache ./nsrun --debug \
+		--image python -- python3 -c 'print("alone ok")' >$$d/out 2>$$d/err && grep -qx 'alone ok' $$d/out && \
+	grep -q '^nsrun: debug: seccomp profile built-in default (compiled into nsrun)$$' $$d/err && \
+	env -i PATH=/usr/bin:/bin ./nsrun check >$$d/check && grep -q '^seccomp profile: ok (built-in default' $$d/check && \
+	echo "ok: the installed nsrun copied alone, no source tree nor NSRUN_SECCOMP_PROFILES: runs, check ok" || \
+	{ echo "not ok: the installed nsrun alone:"; cat $$d/err $$d/check; exit 1; }
 
 clean:
 	rm -rf build build-asan build-fuzz build-dyn

@@ -23,6 +23,7 @@ KEPT = {
     "## Optimisations tried": "(notes kept across runs: edit them in bench/RESULTS.md)",
     "## Reliability (make soak)": "recorded by make soak",
     "## Services (Redis start-up)": "recorded by the Redis start-up bench",
+    "## Memory limit without a cgroup (bench/memwatch.sh)": "recorded by bench/memwatch.sh",
 }
 README_BEGIN = "<!-- bench-table:begin (written by make bench) -->"
 README_END = "<!-- bench-table:end -->"

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,6 +33,8 @@
 #include "pasta.h"
 #include "error.h"
 #include "ns.h"
+#include "seccomp.h"
+#include "sync.h"
 #include "sys.h"
 #include "tier.h"
 
@@ -178,7 +181,7 @@ static void probe_namespaces(int out_fd, void *p)
 			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
 				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
 			if (ns_kinds[i].flag == CLONE_NEWNET)
-				ns_loopback_up(&r->use[i]);
+				ns_loopback_up(NULL, &r->use[i]);
 		}
 		/* as uid 0 with every capability here, each level maps 0 to 0 */
 		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
@@ -240,6 +243,92 @@ static bool check_namespaces(struct check_list *l)
 			 : "let the outer sandbox allow it (seccomp or LSM policy)");
 	}
 	return true;
+}
+
+/* ---- the start of a container, step for step as run.c and container.c do it ---- */
+
+/* The container's side: wait for the id maps, become 0, set the hostname, bring
+ * lo up; the answer (EXEC_OK with the socket lo came up through, or the ERROR)
+ * goes back over the same sync channel.  Never returns. */
+static void __attribute__((noreturn)) start_child(int sync_fd)
+{
+	struct nsrun_error e = { .stage = STAGE_CONTAINER };
+	struct sync_msg msg;
+	const char *via = NULL;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* sync: ID_MAPS_WRITTEN */
+	if (sync_expect(sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, &e) < 0)
+		_exit(1);
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		error_set(&e, errno, "become root of the user namespace");
+	else if (sethostname("nsrun", 5) < 0)
+		error_set(&e, errno, "set the hostname \"nsrun\"");
+	else
+		ns_loopback_up(&via, &e);
+	/* sync: EXEC_OK (as the answer of the probe: the name of the socket lo came up
+	 * through, a static string, is valid in both copies of the program, as sync.h's hint) */
+	if (e.msg[0])
+		sync_send_error(sync_fd, SYNC_ERROR, &e);
+	else
+		sync_send(sync_fd, SYNC_EXEC_OK, (int64_t)(intptr_t)via, &e);
+	_exit(0);
+}
+
+/* What a run does up to its mounts: a socketpair for the sync channel, clone
+ * with every namespace of a run, the id maps written by this process through
+ * the same path (ns_write_id_maps: as root 0 -> 65534), ID_MAPS_WRITTEN by
+ * write(2), the answer read back.  Proxies (unshare in a child that maps
+ * itself) miss what differs: the /proc of another pid namespace, a root
+ * caller's map, an outer filter's denied calls. */
+static void check_start(struct check_list *l)
+{
+	struct nsrun_error err = { 0 };
+	struct sync_msg msg;
+	uid_t uid;
+	gid_t gid;
+	bool in_cgroup;
+	int sv[2], status;
+	char detail[200];
+	pid_t child;
+
+	ns_host_ids(&uid, &gid);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the "
+				"container");
+		if (errno == EPERM || errno == EACCES)
+			err.hint = sync_socketpair_denied_hint;
+		add_error(l, "container start", true, &err, NULL);
+		return;
+	}
+	child = ns_clone(ns_clone_flags(), -1, &in_cgroup, &err);
+	if (child == 0) {
+		close(sv[0]);
+		start_child(sv[1]);
+	}
+	close(sv[1]);
+	if (child > 0 && ns_write_id_maps(child, uid, gid, &err) == 0 &&
+	    sync_send(sv[0], SYNC_ID_MAPS_WRITTEN, 0, &err) == 0 &&
+	    sync_expect(sv[0], SYNC_EXEC_OK, &msg, &err) == 0)
+		memset(&err, 0, sizeof(err));
+	close(sv[0]);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (err.msg[0]) {
+		diag_refine(&err, PROC);
+		if (!err.hint)
+			err.hint = "no fix inside this sandbox: what refuses the call named is the outer sandbox's "
+				   "(its seccomp filter or security module); run nsrun outside it";
+		add_error(l, "container start", true, &err, NULL);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "clone with a run's namespaces, id maps 0 -> %u written by nsrun, sync "
+		 "by write/read, hostname, lo up through %s", (unsigned)uid,
+		 msg.value ? (const char *)(intptr_t)msg.value : "?");
+	add_error(l, "container start", true, &err, detail);
 }
 
 /* ---- mounts: a fresh /proc, the /dev nodes, pivot_root ---- */
@@ -364,7 +453,7 @@ static void check_cgroup(struct check_list *l)
 	struct nsrun_error err = { 0 };
 	struct cgroup_run cg;
 	struct check_item *it;
-	static const char fallback[] = "limits fall back to rlimits (memory, pids); --cpus is not enforced";
+	static const char fallback[] = "--memory is measured by nsrun (a cgroup v1 group as root on a hybrid host), --pids-limit falls back to RLIMIT_NPROC; --cpus is not enforced";
 
 	if (config_init(&cfg, &err) < 0) {
 		add_error(l, "cgroup v2", false, &err, NULL);
@@ -387,7 +476,7 @@ static void check_cgroup(struct check_list *l)
 		if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
 				 "cgroups here");
-			snprintf(it->fix, sizeof(it->fix), "none needed: --memory falls back to RLIMIT_DATA");
+			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use (a cgroup v1 group as root on a hybrid host)");
 		}
 		it = add(l, "cgroup pids", false, cg.pids);
 		if (!cg.pids) {
@@ -446,6 +535,53 @@ static void check_seccomp(struct check_list *l)
 	if (in_child(probe_seccomp, &e, sizeof(e), &err) < 0)
 		e = err;
 	add_error(l, "seccomp", true, &e, detail);
+}
+
+/* The run's profile, compiled as a run compiles it and loaded in a child with
+ * no_new_privs, as the payload loads it. */
+struct profile_report {
+	struct nsrun_error e;
+};
+
+static void probe_profile(int out_fd, void *p)
+{
+	struct profile_report *r = p;
+	struct nsrun_seccomp *f = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (seccomp_prepare("default", seccomp_profiles_dir(), 0, NULL, NULL, &f, &r->e) == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			error_set(&r->e, errno, "set no_new_privs");
+		else if (seccomp_apply(f, &r->e) < 0)
+			r->e.hint = "the kernel needs CONFIG_SECCOMP_FILTER, and an outer sandbox must allow seccomp(2)";
+	}
+	/* from here on only write and exit_group: both allowed by the profile */
+	write_all(out_fd, r, sizeof(*r));
+	seccomp_free(f);
+}
+
+static void check_profile(struct check_list *l)
+{
+	struct profile_report r;
+	struct nsrun_error err = { 0 };
+	struct nsrun_seccomp *f = NULL;
+	char detail[SECCOMP_SOURCE_MAX + 64];
+
+	/* compiled here for the source and the size; loaded in the child */
+	if (seccomp_prepare("default", seccomp_profiles_dir(), 0, NULL, NULL, &f, &err) < 0) {
+		if (!err.hint)
+			err.hint = seccomp_profiles_dir() ? "point NSRUN_SECCOMP_PROFILES at a directory with default.json, "
+				   "or unset it to use the profile built into nsrun" :
+				   "mend or remove the profile file named (without it nsrun uses its built-in copy)";
+		add_error(l, "seccomp profile", true, &err, NULL);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "%s, %u BPF instructions, loads here", seccomp_stats(f)->source,
+		 seccomp_stats(f)->n_insns);
+	seccomp_free(f);
+	if (in_child(probe_profile, &r, sizeof(r), &err) < 0)
+		r.e = err;
+	add_error(l, "seccomp profile", true, &r.e, detail);
 }
 
 static void check_landlock(struct check_list *l)
@@ -615,6 +751,16 @@ static int print_json(const struct check_list *l, bool ok, enum nsrun_isolation 
 	return rc;
 }
 
+/* The one verdict, from the lines: CHECK_FULL when every feature a default run
+ * needs is there, else CHECK_NONE.  (check_tier then looks for a lower tier.) */
+static int check_verdict(const struct check_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->items[i].needed && !l->items[i].ok)
+			return CHECK_NONE;
+	return CHECK_FULL;
+}
+
 /* ---- the verdict: which isolation tier a default run gets (tier.h) ---- */
 
 /* Full when every needed feature is there; else the highest lower tier whose
@@ -655,9 +801,9 @@ int check_main(int argc, char **argv, FILE *out)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
 	struct check_list l = { .n = 0 };
-	bool json = false, ok = true;
+	bool json = false, ok;
 	enum nsrun_isolation tier;
-	int c;
+	int c, status;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -672,18 +818,24 @@ int check_main(int argc, char **argv, FILE *out)
 		return 125;
 	}
 	fflush(out);    /* the probes fork: nothing buffered may be written twice */
-	if (check_namespaces(&l))
+	if (check_namespaces(&l)) {
+		check_start(&l);
 		check_mounts(&l);
-	else
+	} else {
 		check_mounts_skipped(&l);
+	}
 	check_cgroup(&l);
 	check_seccomp(&l);
+	check_profile(&l);
 	check_landlock(&l);
 	check_pasta(&l);
 	check_newuidmap(&l);
-	for (size_t i = 0; i < l.n; i++)
-		ok &= l.items[i].ok || !l.items[i].needed;
+	status = check_verdict(&l);
+	ok = status == CHECK_FULL;
+	/* the tier a default run would get: the verdict's line (tier.h) */
 	tier = check_tier(&l, ok);
+	if (!ok)
+		status = tier == NSRUN_ISOLATION_AUTO ? CHECK_NONE : CHECK_LOWER;
 	if (json) {
 		if (print_json(&l, ok, tier, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "nsrun: write the check document: %s\n", strerror(errno));
@@ -692,5 +844,5 @@ int check_main(int argc, char **argv, FILE *out)
 	} else {
 		print_text(&l, out);
 	}
-	return tier == NSRUN_ISOLATION_FULL ? 0 : tier == NSRUN_ISOLATION_AUTO ? 2 : 1;
+	return status;
 }

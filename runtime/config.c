@@ -1,4 +1,5 @@
 /* config.c - defaults, typed option parsers and validation of struct nsrun_config. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -100,15 +101,13 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 			return error_set(err, 0, "--volume: \"%s\": unknown mode \"%s\" (use ro or rw)", spec,
 					 mode);
 	}
-	if (copy[0] != '/') {
-		host = realpath(copy, NULL);
-		if (!host)
-			return error_set(err, errno, "--volume: \"%s\"", copy);
-	} else {
-		host = strdup(copy);
-		if (!host)
-			return error_set(err, ENOMEM, "--volume");
-	}
+	/* the caller's own symlinks are followed here, once, before any payload runs (as
+	 * docker does); from then on the source is the object this resolved to, opened
+	 * without following links and checked by device and inode (mount.c), so a
+	 * payload cannot swap it */
+	host = realpath(copy, NULL);
+	if (!host)
+		return error_set(err, errno, "--volume: \"%s\"", copy);
 	dest_norm = config_container_path("--volume", dest, err);
 	if (!dest_norm)
 		return -1;
@@ -148,6 +147,66 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 		gid = uid;
 	cfg->process.uid = (uid_t)uid;
 	cfg->process.gid = (gid_t)gid;
+	return 0;
+}
+
+/* A name for /etc/hosts (hosts(5)): 1 to 253 letters, digits, '.', '-' and '_'
+ * (docker's service names have '_'), not starting with '-' or '.'; nothing that
+ * could end the line or start a comment in the file. */
+static bool is_host_name(const char *s, size_t n)
+{
+	if (n == 0 || n > NSRUN_HOST_NAME_MAX || s[0] == '-' || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_", s[i]) || !s[i])
+			return false;
+	return true;
+}
+
+int config_add_host(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	struct nsrun_add_host h = { .name = "" };
+	struct nsrun_add_host *v;
+	const char *sep = strchr(spec, '=');
+	const char *ip;
+	size_t ip_len;
+	unsigned char addr[16];
+
+	/* docker: NAME=IP, else the first ':' ends NAME (an IPv6 IP has more) */
+	if (!sep)
+		sep = strchr(spec, ':');
+	if (!sep || sep == spec)
+		return error_set(err, 0, "--add-host: \"%s\": expected NAME:IP", spec);
+	if (!is_host_name(spec, (size_t)(sep - spec)))
+		return error_set(err, 0, "--add-host: \"%s\": the name must be 1 to %d letters, digits, '.', '-' "
+				 "and '_', not starting with '-' or '.'", spec, NSRUN_HOST_NAME_MAX);
+	ip = sep + 1;
+	ip_len = strlen(ip);
+	if (strcmp(ip, "host-gateway") == 0) {
+		error_set(err, 0, "--add-host: \"%s\": host-gateway: nsrun gives the container no address of the "
+			  "host (--network none has only loopback; with pasta the host's loopback stays out of reach)", spec);
+		err->hint = "name the address to reach instead, for example --add-host NAME:192.0.2.10 with --network pasta";
+		return -1;
+	}
+	if (ip_len > 2 && ip[0] == '[' && ip[ip_len - 1] == ']') {
+		ip++;
+		ip_len -= 2;
+	}
+	if (ip_len >= sizeof(h.ip))
+		return error_set(err, 0, "--add-host: \"%s\": \"%s\" is not a numeric IP address", spec, sep + 1);
+	memcpy(h.ip, ip, ip_len);
+	h.ip[ip_len] = '\0';
+	if (inet_pton(AF_INET, h.ip, addr) != 1 && inet_pton(AF_INET6, h.ip, addr) != 1)
+		return error_set(err, 0, "--add-host: \"%s\": \"%s\" is not a numeric IP address", spec, sep + 1);
+	memcpy(h.name, spec, (size_t)(sep - spec));
+	h.name[sep - spec] = '\0';
+	if (cfg->n_add_hosts >= NSRUN_MAX_ADD_HOSTS)
+		return error_set(err, 0, "--add-host: at most %d", NSRUN_MAX_ADD_HOSTS);
+	v = realloc(cfg->add_hosts, (cfg->n_add_hosts + 1) * sizeof(*v));
+	if (!v)
+		return error_set(err, ENOMEM, "--add-host");
+	cfg->add_hosts = v;
+	v[cfg->n_add_hosts++] = h;
 	return 0;
 }
 
@@ -193,6 +252,9 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 		if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
 			return error_set(err, 0, "isolation %s: volumes (-v) and --tmpfs need mount(2), which "
 					 "this tier does without", t);
+		if (cfg->n_add_hosts > 0)
+			return error_set(err, 0, "isolation %s: --add-host needs nsrun's own /etc/hosts, a "
+					 "mount, which this tier does without", t);
 		if (!cfg->security.landlock)
 			return error_set(err, 0, "isolation %s: the file system is kept read-only by Landlock: "
 					 "it cannot go with --security-opt landlock=unconfined", t);
@@ -233,6 +295,7 @@ void config_free(struct nsrun_config *cfg)
 		free(cfg->tmpfs[i].destination);
 	free(cfg->tmpfs);
 	free(cfg->publish);
+	free(cfg->add_hosts);
 	free(cfg->service.name);
 	free(cfg->security.seccomp);
 	free(cfg->cgroup_parent);

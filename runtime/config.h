@@ -27,6 +27,8 @@
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
 #define NSRUN_MAX_PUBLISH 32            /* -p (result.h's ports[] has as many) */
 #define NSRUN_MAX_TMPFS 16              /* --tmpfs */
+#define NSRUN_MAX_ADD_HOSTS 64          /* --add-host */
+#define NSRUN_HOST_NAME_MAX 253         /* a DNS name in text form (RFC 1035) */
 #define NSRUN_DEFAULT_READY_TIMEOUT_US (60ULL * 1000000)
 
 enum nsrun_network {
@@ -75,6 +77,12 @@ struct nsrun_tmpfs {
 	unsigned mode;                  /* default 01777 */
 };
 
+/* --add-host NAME:IP: one more line of the container's /etc/hosts. */
+struct nsrun_add_host {
+	char name[NSRUN_HOST_NAME_MAX + 1];     /* letters, digits, '.', '-', '_' (checked: it is written to a file) */
+	char ip[46];                    /* numeric IPv4 or IPv6 address (inet_pton(3)), no brackets */
+};
+
 struct nsrun_config {
 	enum nsrun_mode mode;
 	struct nsrun_process {
@@ -120,6 +128,8 @@ struct nsrun_config {
 	size_t n_publish;
 	struct nsrun_tmpfs *tmpfs;      /* --tmpfs, in order */
 	size_t n_tmpfs;
+	struct nsrun_add_host *add_hosts;       /* --add-host, in order (etc_files.h writes them) */
+	size_t n_add_hosts;
 	struct nsrun_service {
 		bool detach;            /* -d: nsrun goes on as the monitor, in its own session */
 		char *name;             /* --name; NULL: one is made up for -d */
@@ -155,6 +165,11 @@ int config_add_tmpfs(struct nsrun_config *cfg, const char *spec, struct nsrun_er
 /* Parses "-p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]" (an IPv6 HOST_IP in brackets)
  * and appends it.  Returns 0 or -1 with err. */
 int config_add_publish(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "--add-host NAME:IP" (also NAME=IP; an IPv6 IP plain or in brackets, as
+ * docker takes it) and appends it.  "host-gateway" is refused: nsrun gives the
+ * container no address of the host.  Returns 0 or -1 with err. */
+int config_add_host(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* The cross-field checks of -p, --tmpfs, -d, --name and --wait-port (config_service.c);
  * called by config_validate.  Returns 0 or -1 with err. */

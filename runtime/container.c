@@ -71,7 +71,7 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	err->stage = STAGE_CONTAINER;
 	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
 		return error_set(err, errno, "set the hostname \"%s\"", a->cfg->hostname);
-	if (ns_loopback_up(err) < 0)
+	if (ns_loopback_up(NULL, err) < 0)
 		return -1;
 	/* the payload has our host uid when the caller is unprivileged: keep it from
 	 * ptracing (or reading the memory of) the one process that holds the mounts */
@@ -189,7 +189,7 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			struct sync_msg msg;
 			/* sync: KILL_ALL (timeout, output limit); anything else: the supervisor is gone */
-			if (sync_recv(a->sync_fd, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
+			if (sync_recv(a->sync_fd, false, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
 				kill_and_reap_all(a);
 				_exit(0);
 			}

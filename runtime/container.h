@@ -24,7 +24,7 @@ struct container_args {
 	const struct mount_sources *sources;
 	const struct nsrun_seccomp *seccomp;
 	int sync_fd;            /* the container's end of the sync socket */
-	int close_fds[6];       /* supervisor-only fds to close at once (-1: unused) */
+	int close_fds[9];       /* supervisor-only fds to close at once (-1: unused) */
 	int stdio[3];           /* the payload's fds 0, 1, 2 (-1: nsrun's own) */
 	const int *forward_signals;     /* signals to forward to the payload, 0-terminated */
 	struct timing *timing;          /* shared phase stamps, or NULL */

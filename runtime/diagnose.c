@@ -306,12 +306,19 @@ void diag_refine(struct nsrun_error *err, const char *proc)
 		return;
 	} else if (h.seccomp_mode == 2 && err->stage != STAGE_ID_MAPS) {
 		/* with every capability in its own namespaces, only an LSM or a filter says EPERM */
+		bool lo = strncmp(err->msg, "no socket to bring lo up", 24) == 0;
 		snprintf(what, sizeof(what), "%s", err->msg);
 		error_set(err, err->errnum, "%s: denied by the %d seccomp filter(s) this process runs under "
 			  "(an outer sandbox's)", what, h.seccomp_filters > 0 ? h.seccomp_filters : 1);
-		err->hint = "let the outer sandbox allow it: container engines' default seccomp profiles allow "
-			    "some calls only with CAP_SYS_ADMIN (Podman's sethostname; Docker's mount and unshare "
-			    "too): --cap-add SYS_ADMIN (in rootless Podman a capability of its user namespace "
-			    "only) or --security-opt seccomp=unconfined";
+		/* nsrun tried every socket lo can be brought up through (ns.c): a filter that
+		 * leaves none (not even an AF_UNIX socketpair) is an agent sandbox's, not an engine's */
+		err->hint = lo ? "no fix inside this sandbox: its seccomp filter leaves no socket of any family "
+				 "(an agent sandbox's network filter must allow at least socketpair(AF_UNIX, "
+				 "SOCK_STREAM), which Claude Code's and Codex's do); or run nsrun outside it"
+			       : "let the outer sandbox allow it: container engines' default seccomp profiles allow "
+				 "some calls only with CAP_SYS_ADMIN (Podman's sethostname; Docker's mount and unshare "
+				 "too): --cap-add SYS_ADMIN (in rootless Podman a capability of its user namespace "
+				 "only) or --security-opt seccomp=unconfined; an agent sandbox's filter: its own "
+				 "settings, or run nsrun outside it";
 	}
 }

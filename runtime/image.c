@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "image.h"
 #include "sys.h"
+#include "util.h"
 
 #define IMAGE_JSON_MAX (1 << 20)
 
@@ -110,7 +111,12 @@ int image_merge_json(struct nsrun_config *cfg, const char *file, const char *tex
 	const char *wd_path[] = { "workdir", NULL };
 	yajl_val wd;
 	int rc = -1;
+	size_t len = strlen(text), off;
 
+	/* before yajl: its tree parser recurses once per level (a deep file is a crash) */
+	if ((off = json_scan_depth(text, len, JSON_MAX_DEPTH)) < len)
+		return error_set(err, 0, "image.json \"%s\": nested deeper than %d levels at offset %zu",
+				 file, JSON_MAX_DEPTH, off);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!root) {
 		char *nl = strchr(ebuf, '\n');

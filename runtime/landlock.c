@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,14 +71,22 @@ static uint64_t fs_rights(int abi)
 	return r;
 }
 
+/* The rights that apply to a file that is not a directory: the kernel refuses a
+ * rule on one that names others (EINVAL, landlock_append_fs_rule(), ACCESS_FILE). */
+#define LL_FS_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+
 static int add_path(int ruleset, const char *path, uint64_t access, struct nsrun_error *err)
 {
 	struct ll_path_beneath_attr pb = { .allowed_access = access };
 	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	struct stat st;
 
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 :
 		       error_set(err, errno, "landlock: open \"%s\"", path);
+	/* a volume may be a single file (-v HOST_FILE:CONTAINER_FILE:rw) */
+	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		pb.allowed_access &= LL_FS_FILE_RIGHTS;
 	pb.parent_fd = fd;
 	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
 		return error_set(err, errno, "landlock: add a rule for \"%s\"", path);

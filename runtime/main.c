@@ -15,6 +15,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "config.h"
+#include "hostfile.h"
 #include "image.h"
 #include "mount_plan.h"
 #include "result.h"
@@ -35,7 +36,7 @@ enum {
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
-	OPT_STOP_TIMEOUT,
+	OPT_STOP_TIMEOUT, OPT_ADD_HOST,
 };
 
 static const struct option options[] = {
@@ -47,6 +48,7 @@ static const struct option options[] = {
 	{ "volume", required_argument, NULL, 'v' },
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
+	{ "add-host", required_argument, NULL, OPT_ADD_HOST },
 	{ "user", required_argument, NULL, 'u' },
 	{ "network", required_argument, NULL, OPT_NETWORK },
 	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
@@ -102,6 +104,7 @@ static const char usage_text[] =
 	"  -v, --volume HOST:CONTAINER[:ro|rw]  bind a host path, read-only unless rw\n"
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
 	"  --hostname NAME           hostname inside (default nsrun)\n"
+	"  --add-host NAME:IP        one more line of the container's /etc/hosts (repeatable)\n"
 	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
 	"  --network none|pasta      none: no network but loopback (default); pasta: also eth0, a way\n"
 	"                            out as the caller through pasta(1), not to the host's loopback\n"
@@ -132,7 +135,8 @@ static const char usage_text[] =
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
 	"  --capture                 capture stdout and stderr (bounded), print them after the run\n"
-	"  --output-limit BYTES      bytes kept of each captured stream (default 1m, at most 1g; 0 keeps none)\n"
+	"  --output-limit BYTES      bytes kept of each captured stream, and of a -d service's log\n"
+	"                            (default 1m, at most 1g; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
@@ -271,6 +275,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 			return error_set(err, 0, "--hostname: \"%s\": must be 1 to 64 letters, digits, '.' and '-' "
 					 "(RFC 1123)", arg);
 		return set_str(&cfg->hostname, arg, "--hostname", err);
+	case OPT_ADD_HOST:
+		return config_add_host(cfg, arg, err);
 	case OPT_NETWORK:
 		if (strcmp(arg, "none") == 0)
 			cfg->network = NSRUN_NETWORK_NONE;
@@ -547,20 +553,35 @@ static void ensure_std_fds(void)
 	}
 }
 
-/* Opens the --json destination before the run. */
-static int open_json(const struct nsrun_config *cfg, FILE **out, struct nsrun_error *err)
+/* Before the run: where the --json document goes ("-": stdout, *to_stdout set);
+ * checked and resolved now (hostfile.h).  Returns 0 or -1 with err. */
+static int prepare_json(const struct nsrun_config *cfg, struct host_out *h, bool *to_stdout, struct nsrun_error *err)
 {
-	*out = NULL;
-	if (!cfg->output.json_path)
+	*to_stdout = cfg->output.json_path && strcmp(cfg->output.json_path, "-") == 0;
+	if (!cfg->output.json_path || *to_stdout)
 		return 0;
-	if (strcmp(cfg->output.json_path, "-") == 0) {
-		*out = stdout;
+	return host_out_prepare(cfg->output.json_path, "--json", cfg, false, h, err);
+}
+
+/* Writes the document of r where prepare_json said.  Returns 0 or -1 with err. */
+static int write_json(const struct nsrun_result *r, const struct nsrun_config *cfg, struct host_out *h,
+		      bool to_stdout, struct nsrun_error *err)
+{
+	FILE *f;
+
+	if (to_stdout) {
+		if (result_write_json(r, cfg, stdout) < 0 || fflush(stdout) != 0)
+			return error_set(err, errno, "write the --json result");
 		return 0;
 	}
-	*out = fopen(cfg->output.json_path, "we");
-	if (!*out)
-		return error_set(err, errno, "--json \"%s\"", cfg->output.json_path);
-	return 0;
+	if (!(f = host_out_begin(h, err)))
+		return -1;
+	if (result_write_json(r, cfg, f) < 0) {
+		int e = errno;
+		fclose(f);
+		return error_set(err, e, "write the --json result");
+	}
+	return host_out_commit(h, f, err);
 }
 
 /* A harness asked for JSON: it gets a document for nsrun's own failure too
@@ -569,18 +590,18 @@ static void json_error(const struct nsrun_config *cfg, const struct nsrun_error 
 {
 	struct nsrun_result r;
 	struct nsrun_error ignored = { 0 };
-	FILE *json = NULL;
+	struct host_out h = { .dir_fd = -1, .fd = -1 };
+	bool to_stdout = false;
 
-	if (!cfg->output.json_path || open_json(cfg, &json, &ignored) < 0)
+	if (!cfg->output.json_path || prepare_json(cfg, &h, &to_stdout, &ignored) < 0) {
+		host_out_free(&h);
 		return;
+	}
 	memset(&r, 0, sizeof(r));
 	r.status = NSRUN_STATUS_ERROR;
 	r.error = *err;
-	result_write_json(&r, cfg, json);
-	if (json != stdout)
-		fclose(json);
-	else
-		fflush(stdout);
+	write_json(&r, cfg, &h, to_stdout, &ignored);
+	host_out_free(&h);
 }
 
 /* --capture without --json: the kept output after the run, then a note per stream
@@ -607,7 +628,8 @@ static int print_captured(const struct nsrun_result *r)
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
-	FILE *json = NULL;
+	struct host_out json = { .dir_fd = -1, .fd = -1 };
+	bool json_stdout = false;
 	struct nsrun_result result;
 	struct nsrun_error err = { 0 };
 	struct timing *timing = timing_new();
@@ -675,7 +697,8 @@ int main(int argc, char **argv)
 		return code;
 	}
 	/* rejected before anything starts: a --json file we cannot write */
-	if (open_json(&cfg, &json, &err) < 0) {
+	if (prepare_json(&cfg, &json, &json_stdout, &err) < 0) {
+		host_out_free(&json);
 		config_free(&cfg);
 		timing_free(timing);
 		return fail(&err);
@@ -698,16 +721,11 @@ int main(int argc, char **argv)
 	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
-	if (json) {
-		int bad = result_write_json(&result, &cfg, json) < 0;
-		if (json == stdout)
-			bad |= fflush(stdout) != 0;
-		else
-			bad |= fclose(json) != 0;
-		if (bad) {
-			fprintf(stderr, "nsrun: write the --json result: %s\n", strerror(errno));
-			code = 125;
-		}
+	if (cfg.output.json_path) {
+		/* after the container is gone: nothing of it can touch the document now */
+		if (write_json(&result, &cfg, &json, json_stdout, &err) < 0)
+			code = fail(&err);
+		host_out_free(&json);
 	} else if (cfg.output.capture && print_captured(&result) < 0) {
 		fprintf(stderr, "nsrun: write the captured output: %s\n", strerror(errno));
 		code = 125;

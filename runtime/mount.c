@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "diagnose.h"
+#include "etc_files.h"
 #include "mount.h"
 #include "sys.h"
 
@@ -162,7 +163,8 @@ static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir,
 
 	if (!op->in_image || op->kind == MOP_ROOTFS)
 		return 0;
-	fd = open_in_root(rootfs_fd, op->target, O_PATH);
+	/* nsrun's /etc files replace a symlink of the image, never follow it */
+	fd = open_in_root(rootfs_fd, op->target, O_PATH | (op->kind == MOP_ETC_FILE ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		if (errno == ENOENT && op->create != CREATE_NONE) {
 			plan->needs_overlay = true;
@@ -172,6 +174,10 @@ static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir,
 	}
 	if (fstat(fd, &st) < 0)
 		return error_set(err, errno, "mount point \"%s\" in the image", op->target);
+	if (op->kind == MOP_ETC_FILE && S_ISLNK(st.st_mode)) {
+		plan->needs_overlay = true;
+		return 0;
+	}
 	if (want_dir != !!S_ISDIR(st.st_mode))
 		return error_set(err, want_dir ? ENOTDIR : EISDIR, "mount point \"%s\" in the image",
 				 op->target);
@@ -204,7 +210,7 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 		return error_set(err, errno, "rootfs \"%s\"", cfg->rootfs);
 	for (size_t i = 0; i < plan->n; i++) {
 		struct mount_op *op = &plan->ops[i];
-		bool want_dir = op->kind != MOP_BIND || out->mounts[op->source_index].is_dir;
+		bool want_dir = op->kind == MOP_BIND ? out->mounts[op->source_index].is_dir : op->kind != MOP_ETC_FILE;
 		/* a mount point that may be made takes the type of its source */
 		if (op->kind == MOP_BIND && op->create != CREATE_NONE)
 			op->create = want_dir ? CREATE_DIR : CREATE_FILE;
@@ -479,6 +485,40 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 }
 
+/* nsrun's /etc/hosts or /etc/hostname (etc_files.h): written into the staging
+ * tmpfs, which only this namespace sees, and bound read-only onto the image's
+ * regular file or the one the plan made.  The payload cannot lift the flag: the
+ * mount belongs to a user namespace it has no capability in (mount_namespaces(7)). */
+static int mount_etc_file(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg, bool overlay,
+			  struct nsrun_error *err)
+{
+	char name[32], src[64];
+	_cleanup_close_ int staging = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int target = -1;
+	struct stat st;
+
+	snprintf(name, sizeof(name), "etc-%s", strrchr(op->target, '/') + 1);
+	if (staging < 0)
+		return error_set(err, errno, "open %s", STAGING);
+	if (etc_file_write(cfg, op->target, staging, name, err) < 0)
+		return -1;
+	target = open_in_root(root_fd, op->target, O_PATH | O_NOFOLLOW);
+	if (target < 0 && errno == ENOENT && op->create != CREATE_NONE && (!op->in_image || overlay)) {
+		if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+			return -1;
+		target = open_in_root(root_fd, op->target, O_PATH | O_NOFOLLOW);
+	}
+	if (target < 0 || fstat(target, &st) < 0)
+		return error_set(err, errno, "mount point \"%s\"", op->target);
+	if (!S_ISREG(st.st_mode))
+		return error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "mount point \"%s\": not a regular file",
+				 op->target);
+	snprintf(src, sizeof(src), STAGING "/%s", name);
+	if (mount_on_fd(src, target, "none", MS_BIND, NULL, op->target, err) < 0)
+		return -1;
+	return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC | attrs_of(0), err);
+}
+
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
 		    const struct mount_plan *plan, const struct source_trees *trees, struct nsrun_error *err)
 {
@@ -491,6 +531,8 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 		return build_dev(root_fd, op, cfg, err);
 	case MOP_REMOUNT_RO:
 		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
+	case MOP_ETC_FILE:
+		return mount_etc_file(root_fd, op, cfg, plan->needs_overlay, err);
 	case MOP_MASK_FILE:
 	case MOP_MASK_DIR:
 	case MOP_READONLY:
@@ -543,10 +585,11 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 }
 
 /* The canonical path inside lower_fd's tree of the longest existing prefix of
- * path (symlinks of the image resolved inside it), and the rest of path.
+ * path (symlinks of the image resolved inside it, but for the last component
+ * with nofollow_last), and the rest of path.
  * Returns 0 or -1 with err. */
-static int split_existing(int lower_fd, const char *path, char *canon, size_t clen, const char **rest,
-			  struct nsrun_error *err)
+static int split_existing(int lower_fd, const char *path, bool nofollow_last, char *canon, size_t clen,
+			  const char **rest, struct nsrun_error *err)
 {
 	char prefix[PATH_MAX], link[64], real[PATH_MAX];
 	const char *p = path, *done = path;
@@ -560,7 +603,7 @@ static int split_existing(int lower_fd, const char *path, char *canon, size_t cl
 		if (!*seg)
 			break;
 		snprintf(prefix, sizeof(prefix), "%.*s", (int)(end - path), path);
-		int f = open_in_root(lower_fd, prefix, O_PATH);
+		int f = open_in_root(lower_fd, prefix, O_PATH | (nofollow_last && !*end ? O_NOFOLLOW : 0));
 		if (f < 0)
 			break;
 		if (fd >= 0)
@@ -588,15 +631,16 @@ static int split_existing(int lower_fd, const char *path, char *canon, size_t cl
 /* Makes the mount point of path in the overlay's upper layer (our tmpfs), before
  * the overlay is mounted: the directories of the image above it are owned by ids
  * that are not mapped here, so it could not be made through the overlay.  The
- * upper copies of existing directories keep the image's modes. */
+ * upper copies of existing directories keep the image's modes.  With shadow_link
+ * a symlink of the image at path is hidden by the new file, not followed. */
 static int populate_upper(int lower_fd, int upper_fd, const char *path, enum mount_create create,
-			  struct nsrun_error *err)
+			  bool shadow_link, struct nsrun_error *err)
 {
 	char canon[PATH_MAX], full[PATH_MAX];
 	const char *rest;
 	size_t base;
 
-	if (split_existing(lower_fd, path, canon, sizeof(canon), &rest, err) < 0)
+	if (split_existing(lower_fd, path, shadow_link, canon, sizeof(canon), &rest, err) < 0)
 		return -1;
 	snprintf(full, sizeof(full), "%s%s", strcmp(canon, "/") ? canon : "", rest);
 	base = strlen(strcmp(canon, "/") ? canon : "");
@@ -645,10 +689,13 @@ static int mount_overlay_root(const struct mount_plan *plan, int tree, bool lega
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
 		_cleanup_close_ int fd = -1;
+		bool etc = op->kind == MOP_ETC_FILE;
+		struct stat st;
 		if (!op->in_image || op->create == CREATE_NONE || op->kind == MOP_ROOTFS)
 			continue;
-		fd = open_in_root(lower, op->target, O_PATH);
-		if (fd < 0 && populate_upper(lower, upper, op->target, op->create, err) < 0)
+		fd = open_in_root(lower, op->target, O_PATH | (etc ? O_NOFOLLOW : 0));
+		if ((fd < 0 || (etc && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))) &&
+		    populate_upper(lower, upper, op->target, op->create, etc, err) < 0)
 			return -1;
 	}
 	if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,

@@ -17,6 +17,9 @@ static const char *const proc_readonly[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 };
 
+/* written by nsrun for every container (etc_files.h), as Docker does */
+static const char *const etc_files[] = { "/etc/hosts", "/etc/hostname" };
+
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static struct mount_op *push(struct mount_plan *plan, size_t *cap, enum mount_op_kind kind,
@@ -163,6 +166,17 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 	}
 	free(order);
 	order = NULL;
+	for (size_t i = 0; i < N_ELEMS(etc_files); i++) {
+		bool given = false;
+		/* a volume at the file or above it is the caller's own /etc: docker leaves it too */
+		for (size_t j = 0; j < cfg->n_mounts; j++)
+			given |= is_under(etc_files[i], cfg->mounts[j].destination);
+		if (given)
+			continue;
+		if (!(op = push(plan, &cap, MOP_ETC_FILE, etc_files[i], MS_BIND | MS_RDONLY | fsflags | MS_NOEXEC)))
+			goto oom;
+		place(plan, op, CREATE_FILE);
+	}
 	if (cfg->process.cwd && !has_target(plan, cfg->process.cwd)) {
 		if (!(op = push(plan, &cap, MOP_WORKDIR, cfg->process.cwd, 0)))
 			goto oom;
@@ -194,6 +208,7 @@ const char *mount_op_kind_name(enum mount_op_kind kind)
 	case MOP_BIND: return "bind";
 	case MOP_WORKDIR: return "workdir";
 	case MOP_REMOUNT_RO: return "remount-ro";
+	case MOP_ETC_FILE: return "etc-file";
 	}
 	return "unknown";
 }

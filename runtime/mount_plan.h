@@ -4,7 +4,8 @@
  *
  * Order (why): the rootfs first and read-only before anything writable is stacked
  * on it, so a recursive read-only flag cannot catch /tmp; /proc, its masks, /dev,
- * /tmp, /work, then volumes parents-first; read-only remounts of the tmpfs mounts
+ * /tmp, /work, then volumes parents-first, then nsrun's /etc/hosts and /etc/hostname
+ * (unless a volume gives them: at their path or above); read-only remounts of the tmpfs mounts
  * that hold mount points last; pivot_root after all of them, because the sources
  * are only reachable through the old root.
  */
@@ -28,6 +29,7 @@ enum mount_op_kind {
 	MOP_BIND,       /* volume or FILE: source_index into cfg->mounts */
 	MOP_WORKDIR,    /* the working directory: made (in an overlay or a tmpfs) when missing, as docker does */
 	MOP_REMOUNT_RO, /* make the mount at target read-only (after its mount points were made) */
+	MOP_ETC_FILE,   /* /etc/hosts or /etc/hostname written by nsrun (etc_files.h), bound read-only */
 };
 
 enum mount_create {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -58,22 +59,87 @@ pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *er
 	return (pid_t)pid;
 }
 
-int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err)
+long ns_fdinfo_pid(const char *fdinfo)
 {
-	char path[64], map[64];
+	const char *line = strstr(fdinfo, "Pid:");
+	char *end;
+	long pid;
 
-	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
-	if (write_file(path, "deny") < 0 && errno != ENOENT)
-		return error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
-	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_gid);
-	if (write_file(path, map) < 0)
-		return error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
-	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_uid);
-	if (write_file(path, map) < 0)
+	/* "Pid:" at the start of a line (not the "NSpid:" line) */
+	while (line && line != fdinfo && line[-1] != '\n')
+		line = strstr(line + 4, "Pid:");
+	if (!line)
+		return -1;
+	pid = strtol(line + 4, &end, 10);
+	return end == line + 4 || pid <= 0 ? -1 : pid;
+}
+
+/* The number of pid in the pid namespace of the /proc mounted here: it is the
+ * one /proc/N names.  A pidfd's fdinfo prints Pid in that namespace (kernel/pid.c
+ * pidfd_show_fdinfo, Linux 5.3), whichever ours is: under `bwrap --unshare-pid`
+ * without --proc, /proc is the host's and our child's number there is not the
+ * one clone returned.  Returns the number, or -1 with errno: ESRCH when pid has
+ * none there (the /proc is of a pid namespace that does not contain ours). */
+static long proc_pid_of(pid_t pid)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	long n;
+
+	if (pidfd < 0) {
+		/* no pidfd (before 5.3, or a filter): the numbers agree if /proc is ours */
+		char self[32];
+		ssize_t len = readlink("/proc/self", self, sizeof(self) - 1);
+		if (len > 0) {
+			self[len] = '\0';
+			if (atol(self) == getpid())
+				return pid;
+		}
+		errno = ESRCH;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if (read_file(path, 4096, &text, NULL) < 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	n = ns_fdinfo_pid(text);
+	if (n < 0)
+		errno = ESRCH;
+	return n;
+}
+
+/* Writes s to /proc/N/name; the error names the file. */
+static int write_map(long n, const char *name, const char *s, bool optional, struct nsrun_error *err)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", n, name);
+	if (write_file(path, s) < 0 && !(optional && errno == ENOENT))
 		return error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
 	return 0;
+}
+
+int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err)
+{
+	char map[64];
+	long n = proc_pid_of(pid);
+
+	if (n < 0) {
+		error_set_stage(err, STAGE_ID_MAPS, errno, "write the id maps of the container (pid %d): the /proc "
+				"mounted here is of a pid namespace in which nsrun's processes have no number",
+				(int)pid);
+		err->hint = "mount a /proc of nsrun's own pid namespace there (bubblewrap: --proc /proc)";
+		return -1;
+	}
+	if (write_map(n, "setgroups", "deny", true, err) < 0)
+		return -1;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_gid);
+	if (write_map(n, "gid_map", map, false, err) < 0)
+		return -1;
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)host_uid);
+	return write_map(n, "uid_map", map, false, err);
 }
 
 int ns_enter_payload_userns(uid_t uid, gid_t gid, struct nsrun_error *err)
@@ -106,13 +172,61 @@ int ns_become(uid_t uid, gid_t gid, struct nsrun_error *err)
 	return 0;
 }
 
-int ns_loopback_up(struct nsrun_error *err)
-{
-	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct ifreq ifr;
+/* The sockets lo can be brought up through, in order: any socket of this network
+ * namespace takes the interface ioctls (net/socket.c sock_ioctl falls back to
+ * dev_ioctl for every family).  Outer filters leave different ones: Claude Code's
+ * sandbox-runtime denies socket(AF_UNIX) but not a stream socketpair; Codex's
+ * linux-sandbox denies every family but AF_UNIX. */
+enum lo_socket { LO_UNIX_DGRAM, LO_UNIX_PAIR, LO_NETLINK, LO_INET, LO_INET6, LO__COUNT };
 
+static const char *const lo_socket_names[LO__COUNT] = {
+	"socket(AF_UNIX)", "socketpair(AF_UNIX)", "socket(AF_NETLINK)", "socket(AF_INET)", "socket(AF_INET6)",
+};
+
+static int lo_socket_open(enum lo_socket kind)
+{
+	int sv[2];
+
+	switch (kind) {
+	case LO_UNIX_DGRAM:
+		return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	case LO_UNIX_PAIR:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return -1;
+		close(sv[1]);
+		return sv[0];
+	case LO_NETLINK:
+		return socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	case LO_INET:
+		return socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	case LO_INET6:
+		return socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	case LO__COUNT:
+		break;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int ns_loopback_up(const char **via, struct nsrun_error *err)
+{
+	char tried[LO__COUNT * 48] = "";
+	_cleanup_close_ int fd = -1;
+	struct ifreq ifr;
+	int k, last = 0;
+
+	for (k = 0; k < LO__COUNT; k++) {
+		size_t n = strlen(tried);
+		fd = lo_socket_open((enum lo_socket)k);
+		if (fd >= 0)
+			break;
+		last = errno;
+		snprintf(tried + n, sizeof(tried) - n, "%s%s: %s", n ? ", " : "", lo_socket_names[k], strerror(errno));
+	}
 	if (fd < 0)
-		return error_set(err, errno, "socket for bringing lo up");
+		return error_set(err, last, "no socket to bring lo up through (%s)", tried);
+	if (via)
+		*via = lo_socket_names[k];
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
@@ -121,4 +235,30 @@ int ns_loopback_up(struct nsrun_error *err)
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
 		return error_set(err, errno, "bring lo up");
 	return 0;
+}
+
+/* True if id is mapped in this process's user namespace (user_namespaces(7)). */
+static bool id_is_mapped(const char *map_file, unsigned id)
+{
+	FILE *f = fopen(map_file, "re");
+	unsigned inside, outside, count;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+		found = id >= inside && id - inside < count;
+	fclose(f);
+	return found;
+}
+
+void ns_host_ids(uid_t *uid, gid_t *gid)
+{
+	*uid = geteuid();
+	*gid = getegid();
+	if (*uid == 0 && id_is_mapped("/proc/self/uid_map", NS_OVERFLOW_ID) &&
+	    id_is_mapped("/proc/self/gid_map", NS_OVERFLOW_ID)) {
+		*uid = NS_OVERFLOW_ID;
+		*gid = NS_OVERFLOW_ID;
+	}
 }

@@ -22,10 +22,21 @@ int ns_clone_flags(void);
  * say why a user namespace cannot be made: diag_userns in diagnose.h names the cause and the fix). */
 pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *err);
 
-/* Supervisor: writes "deny" to /proc/PID/setgroups, then gid_map and uid_map that
+/* Supervisor: writes "deny" to /proc/N/setgroups, then gid_map and uid_map that
  * map container id 0 to host_uid/host_gid (a single id: no newuidmap needed).
- * Returns 0 or -1 with err (errno of write(2)). */
+ * N is pid's number in the pid namespace of the /proc mounted here, read from a
+ * pidfd's fdinfo, so the maps are found whichever pid namespace /proc belongs to
+ * (bubblewrap --unshare-pid without --proc).  This process opens and writes the
+ * files, as the kernel wants for a map of another id (kernel/user_namespace.c
+ * new_idmap_permitted: CAP_SETUID over the parent namespace for opener and
+ * writer: a root caller's 0 -> 65534).  Returns 0 or -1 with err (errno of
+ * open(2)/write(2); ESRCH when pid has no number in that /proc). */
 int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err);
+
+/* The "Pid:" field of a /proc/PID/fdinfo text of a pidfd (proc(5)): a number > 0,
+ * or -1 when there is none or it is 0 (the process has no number in that /proc's
+ * pid namespace).  Pure, for unit tests. */
+long ns_fdinfo_pid(const char *fdinfo);
 
 /* Payload: unshare(CLONE_NEWUSER) and map uid/gid of the new namespace to this
  * process's ids (0 in the container's namespace).  The caller then drops the
@@ -38,8 +49,19 @@ int ns_enter_payload_userns(uid_t uid, gid_t gid, struct nsrun_error *err);
  * another uid clears the permitted and effective capabilities. Returns 0 or -1. */
 int ns_become(uid_t uid, gid_t gid, struct nsrun_error *err);
 
-/* Brings lo up with ioctl(SIOCSIFFLAGS) on an AF_UNIX socket (netdevice(7)), so an
- * outer filter that denies netlink or AF_INET does not matter.  Returns 0 or -1. */
-int ns_loopback_up(struct nsrun_error *err);
+/* Brings lo up with ioctl(SIOCSIFFLAGS) (netdevice(7)) on the first socket an
+ * outer filter lets this process make in its network namespace: socket(AF_UNIX),
+ * else a socketpair(AF_UNIX, SOCK_STREAM), else AF_NETLINK, AF_INET, AF_INET6.
+ * Returns 0 or -1 with err (when no socket can be made, the message lists each
+ * call and its errno).  *via (if via is not NULL) gets the call that made the
+ * socket, for `nsrun check`. */
+int ns_loopback_up(const char **via, struct nsrun_error *err);
+
+#define NS_OVERFLOW_ID 65534    /* what a root caller's container maps to: never host root */
+
+/* The host ids container 0 maps to: the caller's own, except for root, whose
+ * container maps to 65534 (nothing inside is ever host root) where that id is
+ * mapped in our user namespace. */
+void ns_host_ids(uid_t *uid, gid_t *gid);
 
 #endif

@@ -62,8 +62,13 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 		snprintf(buf, len, "killed: the output passed --output-limit");
 		break;
 	case NSRUN_STATUS_OOM_KILLED:
-		snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
-			 (unsigned long long)(r->memory_limit_bytes >> 20));
+		if (r->memory_peak_bytes)
+			snprintf(buf, len, "killed: out of memory (limit %llu MiB, peak %llu MiB)",
+				 (unsigned long long)(r->memory_limit_bytes >> 20),
+				 (unsigned long long)(r->memory_peak_bytes >> 20));
+		else
+			snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
+				 (unsigned long long)(r->memory_limit_bytes >> 20));
 		break;
 	case NSRUN_STATUS_EXEC_FAILED:
 	case NSRUN_STATUS_ERROR:
@@ -181,6 +186,11 @@ _Static_assert(sizeof(((struct nsrun_result *)0)->ports) / sizeof(struct result_
 
 #define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
+struct json_out {
+	FILE *f;
+	bool failed;
+};
+
 static int gen_stream(yajl_gen g, const char *name, const struct result_stream *st)
 {
 	char key[32];
@@ -237,11 +247,19 @@ static const char *json_status(const struct nsrun_result *r)
 	return r->status == NSRUN_STATUS_EXEC_FAILED ? "exited" : result_status_name(r->status);
 }
 
+/* yajl's print callback: the document goes to the FILE as it is generated */
+static void json_print(void *ctx, const char *s, size_t len)
+{
+	struct json_out *o = ctx;
+
+	if (!o->failed && len && fwrite(s, 1, len, o->f) != len)
+		o->failed = true;
+}
+
 int result_write_json(const struct nsrun_result *r, const struct nsrun_config *cfg, FILE *out)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
-	const unsigned char *buf;
-	size_t len;
+	struct json_out o = { .f = out };
 	char line[512];
 	int rc = 0;
 
@@ -250,6 +268,10 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		return -1;
 	}
 	yajl_gen_config(g, yajl_gen_beautify, 0);
+	/* straight to the file, not into one buffer: yajl writes a control byte of the
+	 * output as "\u00XX", so a buffered document of 2 x 64 MiB of control bytes
+	 * took about 1 GB (issue 17); now nsrun holds the kept output and one clean copy */
+	yajl_gen_config(g, yajl_gen_print_callback, json_print, &o);
 	yajl_gen_map_open(g);
 	GEN_STR(g, "schema");
 	yajl_gen_integer(g, NSRUN_JSON_SCHEMA);
@@ -332,7 +354,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
 	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,
-		  r->enforced.memory_cgroup ? "cgroup" : "rlimit");
+		  r->enforced.memory ? r->enforced.memory : "rlimit");
 	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, r->enforced.pids_cgroup ? "cgroup" : "rlimit");
 	GEN_STR(g, "cpus");
 	yajl_gen_map_open(g);
@@ -351,8 +373,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	gen_limit(g, "output_bytes", cfg->output.capture, cfg->output.limit_bytes, "supervisor");
 	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	if (fwrite(buf, 1, len, out) != len || fputc('\n', out) == EOF)
+	if (o.failed || fputc('\n', out) == EOF)
 		rc = -1;
 	yajl_gen_free(g);
 	return rc;

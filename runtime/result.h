@@ -49,11 +49,13 @@ struct nsrun_result {
 	uint64_t cpu_user_us;   /* of every process of the container (getrusage(2) of its init) */
 	uint64_t cpu_system_us;
 	uint64_t max_rss_kib;   /* the largest resident set of any of them */
-	uint64_t memory_peak_bytes;     /* the cgroup's memory.peak, 0: unknown (no cgroup, older kernel) */
+	uint64_t memory_peak_bytes;     /* the cgroup's memory.peak (v1: max_usage_in_bytes), or the largest
+					 * sample of the supervisor's measure; 0: unknown */
 	uint64_t pids_peak;             /* the cgroup's pids.peak, 0: unknown */
 	uint64_t memory_limit_bytes;    /* OOM_KILLED: the limit, for the message */
 	struct result_enforced {
-		bool memory_cgroup;     /* memory.max, else RLIMIT_DATA */
+		const char *memory;     /* "cgroup" (memory.max), "cgroup-v1" (memory.limit_in_bytes),
+					 * "supervisor" (memwatch.h), "rlimit" (RLIMIT_DATA); NULL: no limit */
 		bool pids_cgroup;       /* pids.max, else RLIMIT_NPROC */
 		bool cpu_cgroup;        /* cpu.max, else not enforced */
 	} enforced;

@@ -34,6 +34,7 @@
 
 #include "container.h"
 #include "diagnose.h"
+#include "hostfile.h"
 #include "ns.h"
 #include "run.h"
 #include "landlock.h"
@@ -42,8 +43,6 @@
 #include "sys.h"
 #include "tier.h"
 #include "timing.h"
-
-#define OVERFLOW_ID 65534       /* what a root caller's container maps to: never host root */
 
 static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0 };
 
@@ -81,6 +80,41 @@ static const char *why_no_controller(struct cgroup_run *cg, const char *controll
 	return cg->why_not;
 }
 
+/* --memory where the run's cgroup has no memory controller: a cgroup v1 group
+ * where one may be had (root on a hybrid host), else the supervisor's measure of
+ * real use (memwatch.h) with no per-process limit (so address-space reservations
+ * work), else RLIMIT_DATA where the kernel lets nothing be measured. */
+static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
+{
+	const struct nsrun_limits *l = &cfg->limits;
+
+	run->memory_how = NULL;
+	if (!l->memory_bytes)
+		return 0;
+	if (run->cg.memory) {
+		run->memory_how = "cgroup";
+	} else {
+		if (cgroup_v1_prepare(cfg, &run->cg1, err) < 0)
+			return -1;
+		if (run->cg1.path) {
+			run->memory_how = "cgroup-v1";
+			memwatch_init(&run->mw, l->memory_bytes, &run->cg1, NULL, false);
+		} else if (memwatch_can_measure()) {
+			run->memory_how = "supervisor";
+			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED ||
+				      cfg->isolation == NSRUN_ISOLATION_MINIMAL);
+		} else {
+			run->memory_how = "rlimit";
+		}
+	}
+	if (strcmp(run->memory_how, "rlimit") != 0)
+		run->rlimits.memory_bytes = 0;
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: --memory enforced by %s%s%s\n", run->memory_how,
+			run->cg1.path ? " " : "", run->cg1.path ? run->cg1.path : "");
+	return 0;
+}
+
 /* P4: the run's cgroup, and what is left to rlimits.  A limit no cgroup can take
  * falls back to an rlimit (memory, pids) or is not enforced (cpus): a warning, an
  * error with --strict (B25: limits are never silently absent). */
@@ -94,8 +128,8 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		fprintf(stderr, "nsrun: debug: cgroup %s%s%s\n", run->cg.path ? run->cg.path : "none",
 			run->cg.why_not[0] ? ": " : "", run->cg.why_not);
 	run->rlimits = *l;
-	if (run->cg.memory)
-		run->rlimits.memory_bytes = 0;
+	if (run_prepare_memory(cfg, run, err) < 0)
+		return -1;
 	if (run->cg.pids)
 		run->rlimits.pids = 0;
 	/* minimal: no user namespace, so RLIMIT_NPROC would count every process of the
@@ -103,7 +137,7 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL)
 		run->rlimits.pids = 0;
 	if (cfg->security.strict) {
-		const char *which = l->memory_bytes && !run->cg.memory ? "memory" :
+		const char *which = l->memory_bytes && !run->cg.memory && !run->cg1.path ? "memory" :
 				    l->pids && !run->cg.pids ? "pids" :
 				    l->cpus_milli && !run->cg.cpu ? "cpu" : NULL;
 		if (which)
@@ -140,6 +174,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 					 run->landlock_abi);
 		/* never silent: one line, the tier, why not full, what it lacks */
 		tier_warn(cfg, stderr);
+		/* nsrun's /etc/hosts and /etc/hostname are mounts (etc_files.h) */
+		fprintf(stderr, "nsrun: warning: isolation %s: no /etc/hosts or /etc/hostname of nsrun's: the "
+			"image's own are used (without one, localhost may not resolve)\n", t);
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
@@ -152,15 +189,27 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			    (cfg->security.allow_nested ? NSRUN_SECCOMP_ALLOW_NESTED : 0), warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
+	if (cfg->debug)
+		fprintf(stderr, "nsrun: debug: seccomp profile %s\n",
+			run->seccomp ? seccomp_stats(run->seccomp)->source : "unconfined");
 	timing_mark(run->timing, TP_SECCOMP);
-	if (cfg->output.stdin_path || cfg->output.json_path) {
-		const char *in = cfg->output.stdin_path ? cfg->output.stdin_path : "/dev/null";
-		run->stdin_fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (cfg->output.stdin_path) {
+		/* no symlink a payload could have planted, no directory (hostfile.h) */
+		run->stdin_fd = host_in_open(cfg->output.stdin_path, "--stdin", err);
 		if (run->stdin_fd < 0)
-			return error_set(err, errno, "--stdin \"%s\"", in);
+			return -1;
+	} else if (cfg->output.json_path) {
+		run->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (run->stdin_fd < 0)
+			return error_set(err, errno, "open /dev/null");
 	}
 	if (cfg->output.capture && (capture_open(&run->out, cfg->output.limit_bytes, err) < 0 ||
 				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
+		return -1;
+	/* the payload never gets the caller's stdio as it is (relay.h); a service's
+	 * log is bounded by --output-limit */
+	if (relay_prepare(&run->relay, run->stdin_fd >= 0 ? run->stdin_fd : STDIN_FILENO, cfg->output.capture,
+			  cfg->tty, cfg->service.detach ? cfg->output.limit_bytes : UINT64_MAX, err) < 0)
 		return -1;
 	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;
@@ -178,34 +227,6 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	return 0;
 }
 
-/* True if id is mapped in this process's user namespace (user_namespaces(7)). */
-static bool id_is_mapped(const char *map_file, unsigned id)
-{
-	FILE *f = fopen(map_file, "re");
-	unsigned inside, outside, count;
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
-		found = id >= inside && id - inside < count;
-	fclose(f);
-	return found;
-}
-
-/* The host ids container 0 maps to: the caller's own, except for root, whose
- * container maps to 65534 (nothing inside is ever host root) where that id exists. */
-static void host_ids(uid_t *uid, gid_t *gid)
-{
-	*uid = geteuid();
-	*gid = getegid();
-	if (*uid == 0 && id_is_mapped("/proc/self/uid_map", OVERFLOW_ID) &&
-	    id_is_mapped("/proc/self/gid_map", OVERFLOW_ID)) {
-		*uid = OVERFLOW_ID;
-		*gid = OVERFLOW_ID;
-	}
-}
-
 /* P5-P8: socket and signals, clone, id maps, go. */
 static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
 {
@@ -216,12 +237,16 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	bool in_cgroup = false;
 	int unmapped = 0;
 
-	host_ids(&host_uid, &host_gid);
+	ns_host_ids(&host_uid, &host_gid);
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
 	 * filters let socketpair make only stream sockets); messages have a fixed size */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return error_set(err, errno, "socketpair");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set(err, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the container");
+		if (errno == EPERM || errno == EACCES)
+			err->hint = sync_socketpair_denied_hint;
+		return -1;
+	}
 	run->sync_fd = sv[0];
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -261,8 +286,11 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			close(run->ready_fd);
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
-			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd, -1, -1 },
-			.stdio = { run->stdin_fd, run->out.write_fd, run->err.write_fd },
+			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd,
+							 run->relay.own[0], run->relay.own[1], run->relay.own[2], -1, -1 },
+			.stdio = { run->relay.payload[0],
+				   cfg->output.capture ? run->out.write_fd : run->relay.payload[1],
+				   cfg->output.capture ? run->err.write_fd : run->relay.payload[2] },
 			.timing = run->timing,
 			.rlimits = &run->rlimits,
 			.forward_signals = forward_signals,
@@ -282,10 +310,13 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (run->err.write_fd >= 0)
 		close(run->err.write_fd);
 	run->out.write_fd = run->err.write_fd = -1;
+	relay_close_payload_ends(&run->relay);
 	/* the trees were copied into the child with its fd table: ours can go */
 	mount_sources_close(&run->sources);
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
 	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
+		return -1;
+	if (cgroup_v1_enter(&run->cg1, run->child, err) < 0)
 		return -1;
 	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
 	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
@@ -331,6 +362,7 @@ static void kill_child(struct nsrun_run *run)
 		kill(run->child, SIGKILL);
 }
 
+#define FLUSH_GRACE_US 1000000 /* past --timeout, for the payload's last output to reach a slow reader */
 #define STOP_GRACE_US 500000    /* for pid 1 to kill and reap the rest, so their usage counts */
 
 /* Ends the container: pid 1 is asked to kill and reap everything (its rusage then
@@ -385,25 +417,6 @@ static void tty_restore(struct nsrun_run *run)
 	run->sigpipe_saved = false;
 }
 
-/* -t: what the payload wrote to its terminal, to our stdout; EIO or EOF when every
- * holder of the slave is gone (pty(7)): the pty is closed.  A stdout that cannot
- * take it any more is given up, the pty still drained. */
-static void tty_from_pty(struct nsrun_run *run, bool *stdout_ok)
-{
-	char buf[16384];
-	ssize_t n = read(run->pty_fd, buf, sizeof(buf));
-
-	if (n > 0) {
-		if (*stdout_ok && write_all(STDOUT_FILENO, buf, (size_t)n) < 0)
-			*stdout_ok = false;
-		return;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close(run->pty_fd);
-	run->pty_fd = -1;
-}
-
 /* -t: our stdin to the pty, as much as it takes now; the rest waits (POLLOUT).  At
  * the end of a stdin that is not a terminal the pty gets its EOF character (^D). */
 static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
@@ -432,10 +445,11 @@ static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
 }
 
 /* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
-static int handle_message(struct nsrun_run *run, struct nsrun_result *result, struct nsrun_error *err)
+static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *result, struct nsrun_error *err)
 {
 	struct sync_msg msg;
-	int r = sync_recv(run->sync_fd, &msg, err);
+	/* only -t passes an fd (the pty): the rest is read(2), which no outer filter denies */
+	int r = sync_recv(run->sync_fd, tty, &msg, err);
 
 	if (r < 0)
 		return -1;
@@ -443,6 +457,8 @@ static int handle_message(struct nsrun_run *run, struct nsrun_result *result, st
 		return error_set_stage(err, STAGE_SUPERVISE, 0, "the container's init exited unexpectedly");
 	switch (msg.type) {
 	case SYNC_EXEC_OK: /* sync: EXEC_OK */
+		/* the payload runs in the container's root now: its memory can be measured */
+		memwatch_arm(&run->mw, run->child, monotonic_us());
 		if (run->ready_fd >= 0) {
 			if (write(run->ready_fd, "R", 1) < 0) {
 				/* the waiting nsrun -d is gone: nothing to tell */
@@ -455,7 +471,16 @@ static int handle_message(struct nsrun_run *run, struct nsrun_result *result, st
 		if (msg.value < 0 || run->pty_fd >= 0)
 			return error_set_stage(err, STAGE_SUPERVISE, EPROTO, "PTY without a terminal from the container");
 		run->pty_fd = (int)msg.value;
-		return tty_start(run, err);
+		if (tty_start(run, err) < 0)
+			return -1;
+		/* what the payload writes to its terminal goes to our stdout through the
+		 * relay, which never blocks the loop on a stalled reader (issue 17) */
+		{
+			int out = fcntl(run->pty_fd, F_DUPFD_CLOEXEC, 3);
+			if (out < 0)
+				return error_set_stage(err, STAGE_SUPERVISE, errno, "--tty: dup the pty");
+			return relay_add_pty_output(&run->relay, out, err);
+		}
 	case SYNC_PAYLOAD_EXITED: /* sync: PAYLOAD_EXITED */
 		result_from_status(result, (int)msg.value);
 		return 1;
@@ -495,24 +520,38 @@ static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct c
 static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result,
 			 struct nsrun_error *err)
 {
-	bool decided = false, stdout_ok = true;
+	bool decided = false;
 
 	err->stage = STAGE_SUPERVISE;
 	run->stdin_open = cfg->tty;
 	for (;;) {
-		struct pollfd pfd[6] = {
+		struct pollfd pfd[6 + RELAY_POLLFDS] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
 			{ .fd = run->err.read_fd, .events = POLLIN },
-			{ .fd = run->pty_fd, .events = POLLIN | (run->pty_in_len ? POLLOUT : 0) },
+			{ .fd = run->pty_in_len ? run->pty_fd : -1, .events = POLLOUT },
 			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len ? STDIN_FILENO : -1,
 			  .events = POLLIN },
 		};
 		int timeout_ms = -1;
 
-		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0)
+		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0 &&
+		    !relay_busy(&run->relay))
 			return 0;
+		relay_poll(&run->relay, pfd + 6, &timeout_ms);
+		if (decided && run->deadline_us && relay_busy(&run->relay)) {
+			/* a reader that takes nothing may keep nsrun no longer than --timeout allows */
+			uint64_t now = monotonic_us(), end = add_us(run->deadline_us, FLUSH_GRACE_US);
+			if (now >= end) {
+				relay_abandon(&run->relay);
+				if (run->pty_fd >= 0)
+					close(run->pty_fd);
+				run->pty_fd = -1;
+				continue;
+			}
+			timeout_ms = ms_until(end, now, timeout_ms);
+		}
 		if (decided && run->kill_deadline_us) {
 			uint64_t now = monotonic_us();
 			if (now >= run->kill_deadline_us) {
@@ -547,7 +586,20 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			}
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
-		if (poll(pfd, 6, timeout_ms) < 0) {
+		if (run->mw.next_us && !decided) {
+			int r = memwatch_poll(&run->mw, monotonic_us(), err);
+			if (r < 0)
+				return -1; /* the limit cannot be kept: the run ends as nsrun's error */
+			if (r > 0) {
+				stop_container(run);
+				result->status = NSRUN_STATUS_OOM_KILLED;
+				result->memory_limit_bytes = cfg->limits.memory_bytes;
+				decided = true;
+				continue;
+			}
+			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
+		}
+		if (poll(pfd, 6 + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -576,12 +628,17 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			return -1;
 		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
 			return -1;
-		if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
-			tty_from_pty(run, &stdout_ok);
+		relay_handle(&run->relay, pfd + 6);
+		if (run->pty_fd >= 0 && run->relay.s[1].buf && run->relay.s[1].src < 0) {
+			/* every holder of the pty's slave is gone (pty(7): EIO), or our stdout
+			 * is: the pty is closed (its session gets SIGHUP) */
+			close(run->pty_fd);
+			run->pty_fd = -1;
+		}
 		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
 			tty_to_pty(run, pfd[5].revents != 0);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int r = handle_message(run, result, err);
+			int r = handle_message(run, cfg->tty, result, err);
 			if (r < 0)
 				return -1;
 			if (r > 0) {
@@ -630,7 +687,7 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 {
 	struct cgroup_stats st;
 
-	result->enforced.memory_cgroup = run->cg.memory;
+	result->enforced.memory = run->memory_how;
 	result->enforced.pids_cgroup = run->cg.pids;
 	result->enforced.cpu_cgroup = run->cg.cpu;
 	if (!run->cg.path)
@@ -649,6 +706,27 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 		result->status = NSRUN_STATUS_OOM_KILLED;
 		result->memory_limit_bytes = cfg->limits.memory_bytes;
 	}
+}
+
+/* --memory without a v2 cgroup: the v1 group's peak and OOM kills (one killed
+ * process is an out-of-memory end of the whole run, which the supervisor made
+ * sure of), or the peak of the supervisor's samples. */
+static void run_collect_memory(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result)
+{
+	if (run->cg1.path) {
+		result->memory_peak_bytes = cgroup_v1_peak_bytes(&run->cg1);
+		if (cgroup_v1_oom_kills(&run->cg1) && result->status != NSRUN_STATUS_TIMED_OUT) {
+			result->status = NSRUN_STATUS_OOM_KILLED;
+			result->memory_limit_bytes = cfg->limits.memory_bytes;
+		}
+	} else if (run->mw.samples) {
+		result->memory_peak_bytes = run->mw.peak_bytes;
+	}
+	if (cfg->debug && run->mw.samples)
+		fprintf(stderr, "nsrun: debug: --memory: %llu samples (%llu of them by page tables), %llu us in all, "
+			"peak %llu bytes\n", (unsigned long long)run->mw.samples,
+			(unsigned long long)run->mw.precise_samples, (unsigned long long)run->mw.cost_us,
+			(unsigned long long)run->mw.peak_bytes);
 }
 
 static void steal_stream(struct capture_stream *st, struct result_stream *out, bool captured)
@@ -692,6 +770,7 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->pty_fd >= 0)
 		close(run->pty_fd);
 	run->pty_fd = -1;
+	relay_close(&run->relay); /* before tty_restore: it restores SIGPIPE last */
 	tty_restore(run);
 	if (run->mask_saved)
 		sigprocmask(SIG_SETMASK, &run->saved_mask, NULL);
@@ -699,6 +778,8 @@ static void run_teardown(struct nsrun_run *run)
 	capture_close(&run->out);
 	capture_close(&run->err);
 	cgroup_destroy(&run->cg);
+	memwatch_close(&run->mw);
+	cgroup_v1_destroy(&run->cg1);
 	if (run->stdin_fd >= 0)
 		close(run->stdin_fd);
 	run->stdin_fd = -1;
@@ -720,7 +801,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .cg = { .dir_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
+				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };
@@ -747,6 +828,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	}
 	run_collect(&run, result);
 	run_collect_cgroup(cfg, &run, result);
+	run_collect_memory(cfg, &run, result);
 	for (size_t i = 0; pub->opened && i < cfg->n_publish && i < sizeof(result->ports) / sizeof(result->ports[0]); i++) {
 		snprintf(result->ports[i].host_ip, sizeof(result->ports[i].host_ip), "%s", cfg->publish[i].host_ip);
 		result->ports[i].host_port = pub->host_port[i];

@@ -10,11 +10,14 @@
 
 #include "capture.h"
 #include "cgroup.h"
+#include "cgroup_v1.h"
 #include "config.h"
 #include "mount.h"
 #include "mount_plan.h"
+#include "memwatch.h"
 #include "pasta.h"
 #include "publish.h"
+#include "relay.h"
 #include "result.h"
 
 struct nsrun_seccomp;
@@ -39,6 +42,9 @@ struct nsrun_run {
 	struct timing *timing;          /* shared with init and the payload, or NULL */
 	struct cgroup_run cg;           /* the run's cgroup, if there is one */
 	struct nsrun_limits rlimits;    /* the limits left to rlimits (those no cgroup took) */
+	struct cgroup_v1 cg1;           /* --memory in a cgroup v1 group, where v2 has no memory controller */
+	struct memwatch mw;             /* --memory measured by the supervisor, or cg1's OOM kills watched */
+	const char *memory_how;         /* how --memory is enforced (result_enforced.memory), NULL: no limit */
 	uint64_t kill_deadline_us;      /* after KILL_ALL: when pid 1 is SIGKILLed, 0 = none */
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
 	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
@@ -55,6 +61,7 @@ struct nsrun_run {
 	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
 	bool sigpipe_saved;
 	bool subreaper;                 /* minimal: PR_SET_CHILD_SUBREAPER is ours until teardown */
+	struct stdio_relay relay;       /* the payload's stdio to and from the caller's (relay.h) */
 };
 
 /* Runs cfg (validated) to completion and fills *result; stamps the phases in

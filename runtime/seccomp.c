@@ -13,6 +13,8 @@
 #include "seccomp.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>     /* libseccomp's; ours is "seccomp.h" */
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "seccomp_builtin.h"
 #include "seccomp_cache.h"
 #include "seccomp_profile.h"
 #include "sha256.h"
@@ -93,32 +96,30 @@ static uint32_t scmp_action(enum seccomp_profile_action a, unsigned errno_ret)
 	return SCMP_ACT_KILL_PROCESS;
 }
 
-/* SPEC -> path of the profile file (allocated). */
-static int resolve_spec(const char *spec, const char *profiles_dir, char **path,
-                        struct nsrun_error *err)
+#ifndef NSRUN_INSTALLED_PROFILES
+#define NSRUN_INSTALLED_PROFILES "/usr/local/share/nsrun/seccomp-profiles"
+#endif
+
+/* SPEC -> its bytes (allocated) and where they came from (a file, or the
+ * built-in copy: seccomp_builtin.h), for messages and --debug. */
+static int read_spec(const char *spec, const char *profiles_dir, char *source, size_t source_len,
+                     char **bytes, size_t *len, struct nsrun_error *err)
 {
 	size_t n = strlen(spec);
 
 	if (n == 0)
 		return error_set_stage(err, STAGE_CONFIG, 0, "empty seccomp profile name");
 	if (strchr(spec, '/') || (n > 5 && strcmp(spec + n - 5, ".json") == 0)) {
-		*path = strdup(spec);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (!isalnum((unsigned char)spec[i]) && !strchr("._-", spec[i]))
-				return error_set_stage(err, STAGE_CONFIG, 0,
-				                       "invalid seccomp profile name \"%s\"", spec);
-		if (spec[0] == '.' || spec[0] == '-')
-			return error_set_stage(err, STAGE_CONFIG, 0, "invalid seccomp profile name \"%s\"", spec);
-		if (!profiles_dir)
-			return error_set_stage(err, STAGE_CONFIG, 0,
-			                       "seccomp profile \"%s\": no profile directory to look in", spec);
-		if (asprintf(path, "%s/%s.json", profiles_dir, spec) < 0)
-			*path = NULL;
+		snprintf(source, source_len, "%s", spec);
+		return seccomp_profile_read_file(spec, bytes, len, err);
 	}
-	if (!*path)
-		return error_set_stage(err, STAGE_CONFIG, ENOMEM, "seccomp profile \"%s\"", spec);
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)spec[i]) && !strchr("._-", spec[i]))
+			return error_set_stage(err, STAGE_CONFIG, 0, "invalid seccomp profile name \"%s\"", spec);
+	if (spec[0] == '.' || spec[0] == '-')
+		return error_set_stage(err, STAGE_CONFIG, 0, "invalid seccomp profile name \"%s\"", spec);
+	return seccomp_builtin_load(spec, profiles_dir, NSRUN_INSTALLED_PROFILES, bytes, len, source, source_len,
+	                            err);
 }
 
 static int host_info_get(struct host_info *hi, struct nsrun_error *err)
@@ -546,8 +547,9 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
                     void (*warn)(void *ctx, const char *line), void *ctx,
                     struct nsrun_seccomp **out, struct nsrun_error *err)
 {
-	_cleanup_free_ char *path = NULL, *bytes = NULL;
+	_cleanup_free_ char *bytes = NULL;
 	_cleanup_free_ struct nsrun_seccomp *f = NULL;
+	char path[SECCOMP_SOURCE_MAX];
 	struct seccomp_cache_entry e = { 0 };
 	uint8_t key[SHA256_DIGEST_LEN];
 	struct host_info hi;
@@ -557,8 +559,8 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	*out = NULL;
 	if (strcmp(spec, "unconfined") == 0)
 		return 0;
-	if (resolve_spec(spec, profiles_dir, &path, err) < 0 ||
-	    seccomp_profile_read_file(path, &bytes, &len, err) < 0 || host_info_get(&hi, err) < 0)
+	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, &len, err) < 0 ||
+	    host_info_get(&hi, err) < 0)
 		return -1;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -573,6 +575,7 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 		if (use_cache)
 			f->stats.cache_written = seccomp_cache_store(key, &e);
 	}
+	snprintf(f->stats.source, sizeof(f->stats.source), "%s", path);
 	f->stats.n_insns = e.n_insns;
 	f->stats.n_skipped_safe = e.n_skipped_safe;
 	f->stats.n_holes = e.n_holes;
@@ -629,8 +632,9 @@ static void describe_header(FILE *out, const char *path, const struct seccomp_pr
 
 int seccomp_describe(const char *spec, const char *profiles_dir, FILE *out, struct nsrun_error *err)
 {
-	_cleanup_free_ char *path = NULL, *bytes = NULL;
+	_cleanup_free_ char *bytes = NULL;
 	_cleanup_free_ struct sock_filter *insns = NULL;
+	char path[SECCOMP_SOURCE_MAX];
 	_cleanup_profile_ struct seccomp_profile *p = NULL;
 	_cleanup_scmp_ scmp_filter_ctx ctx = NULL;
 	struct build b = { .describe = out };
@@ -643,8 +647,8 @@ int seccomp_describe(const char *spec, const char *profiles_dir, FILE *out, stru
 		fprintf(out, "profile: unconfined (no seccomp filter: every system call is allowed)\n");
 		return 0;
 	}
-	if (resolve_spec(spec, profiles_dir, &path, err) < 0 ||
-	    seccomp_profile_read_file(path, &bytes, &len, err) < 0 || host_info_get(&hi, err) < 0 ||
+	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, &len, err) < 0 ||
+	    host_info_get(&hi, err) < 0 ||
 	    seccomp_profile_parse_buffer(path, bytes, len, &p, err) < 0)
 		return -1;
 	describe_header(out, path, p);
@@ -666,8 +670,5 @@ const char *seccomp_profiles_dir(void)
 {
 	const char *env = getenv("NSRUN_SECCOMP_PROFILES");
 
-#ifndef NSRUN_PROFILES_DIR
-#define NSRUN_PROFILES_DIR "/usr/local/share/nsrun/seccomp-profiles"
-#endif
-	return env && *env ? env : NSRUN_PROFILES_DIR;
+	return env && *env ? env : NULL;
 }

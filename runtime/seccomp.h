@@ -17,6 +17,8 @@
 /* Opaque: a compiled classic BPF program ready to load. */
 struct nsrun_seccomp;
 
+#define SECCOMP_SOURCE_MAX 256        /* where a profile came from, for messages */
+
 /* What seccomp_prepare() did, for tests, --debug and `nsrun check`. */
 struct nsrun_seccomp_stats {
 	bool cache_hit;         /* the program was read from the cache */
@@ -25,14 +27,18 @@ struct nsrun_seccomp_stats {
 	unsigned n_warnings;    /* warning lines passed to warn() */
 	unsigned n_skipped_safe;        /* unknown names skipped where the call stays denied */
 	unsigned n_holes;       /* unknown names in deny rules of a default-allow profile */
+	char source[SECCOMP_SOURCE_MAX]; /* the file read, or "built-in NAME (compiled into nsrun)" */
 };
 
 #define NSRUN_SECCOMP_STRICT 1u       /* unenforceable deny rules are errors */
 #define NSRUN_SECCOMP_ALLOW_NESTED 2u /* --allow-nested: what an inner nsrun needs */
 
 /* Compiles a profile, in the parent, before clone.
- *   spec: "unconfined"; a profile NAME (file NAME.json in profiles_dir; letters,
- *         digits, '.', '_', '-'); or a PATH (contains '/' or ends in ".json").
+ *   spec: "unconfined"; a profile NAME (letters, digits, '.', '_', '-'): the file
+ *         NAME.json in profiles_dir when it is not NULL (NSRUN_SECCOMP_PROFILES),
+ *         else in the installed directory ($(PREFIX)/share/nsrun/seccomp-profiles)
+ *         if it is there, else the copy built into nsrun (seccomp_builtin.h); or a
+ *         PATH (contains '/' or ends in ".json").
  *   flags: NSRUN_SECCOMP_STRICT: an unknown syscall name in a deny rule of a
  *         default-allow profile (a rule that cannot be enforced: the call stays
  *         allowed) is an error instead of a warning.  NSRUN_SECCOMP_ALLOW_NESTED:
@@ -61,8 +67,8 @@ int seccomp_apply(const struct nsrun_seccomp *f, struct nsrun_error *err);
 /* Frees f; NULL is a no-op. */
 void seccomp_free(struct nsrun_seccomp *f);
 
-/* Where profile NAMEs are looked up: $NSRUN_SECCOMP_PROFILES if set, else the
- * directory compiled in (NSRUN_PROFILES_DIR). Never NULL. */
+/* The directory that overrides where profile NAMEs are found:
+ * $NSRUN_SECCOMP_PROFILES, or NULL when it is unset or empty. */
 const char *seccomp_profiles_dir(void);
 
 /* The statistics of the seccomp_prepare() that made f (f not NULL). */

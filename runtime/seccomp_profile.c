@@ -17,6 +17,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
+#include "util.h"
 
 #define JPATH_MAX 96
 
@@ -516,36 +517,6 @@ static int parse_top(const struct pctx *c, yajl_val root, struct seccomp_profile
 	return parse_rules(c, obj_get(root, "syscalls"), p);
 }
 
-/* Rejects nesting deeper than SECCOMP_PROFILE_MAX_DEPTH before yajl sees the
- * text: yajl_tree_free() recurses once per level. Returns the offending offset
- * or len when the text is acceptable. */
-static size_t scan_depth(const char *buf, size_t len)
-{
-	bool in_str = false, esc = false;
-	int depth = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		char ch = buf[i];
-
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (ch == '\\')
-				esc = true;
-			else if (ch == '"')
-				in_str = false;
-		} else if (ch == '"') {
-			in_str = true;
-		} else if (ch == '[' || ch == '{') {
-			if (++depth > SECCOMP_PROFILE_MAX_DEPTH)
-				return i;
-		} else if (ch == ']' || ch == '}') {
-			depth--;
-		}
-	}
-	return len;
-}
-
 /* yajl's message is several lines (message, the text near the error, a caret);
  * keep "<message> near '<text>'" on one line. */
 static void yajl_error_line(const char *ebuf, char *out, size_t outlen)
@@ -583,7 +554,7 @@ int seccomp_profile_parse_buffer(const char *name, const char *buf, size_t len,
 	if (memchr(buf, '\0', len))
 		return perr(&c, NULL, "invalid JSON: NUL byte at offset %zu",
 		            (size_t)((const char *)memchr(buf, '\0', len) - buf));
-	if ((off = scan_depth(buf, len)) < len)
+	if ((off = json_scan_depth(buf, len, SECCOMP_PROFILE_MAX_DEPTH)) < len)
 		return perr(&c, NULL, "invalid JSON: nested deeper than %d levels at offset %zu",
 		            SECCOMP_PROFILE_MAX_DEPTH, off);
 	text = strndup(buf, len);

@@ -11,12 +11,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #include "cleanup.h"
+#include "hostfile.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
@@ -141,28 +143,37 @@ static int wait_ready(int fd, uint64_t timeout_us)
 }
 
 /* The started service on stdout: its name and ports, or with --json its state
- * document (to stdout for "-", else to that file).  Returns 0 or -1 (errno). */
-static int print_started(const struct nsrun_config *cfg, const struct service_state *st, const char *dir)
+ * document (to stdout for "-", else to the file prepared in *h).  Returns 0 or -1
+ * with err. */
+static int print_started(const struct nsrun_config *cfg, const struct service_state *st, const char *dir,
+			 struct host_out *h, struct nsrun_error *err)
 {
 	if (cfg->output.json_path) {
 		bool to_stdout = strcmp(cfg->output.json_path, "-") == 0;
-		FILE *out = to_stdout ? stdout : fopen(cfg->output.json_path, "we");
-		yajl_gen g = yajl_gen_alloc(NULL);
+		FILE *out = to_stdout ? stdout : host_out_begin(h, err);
+		yajl_gen g = NULL;
 		const unsigned char *buf;
 		size_t len;
 		int rc = 0;
-		if (!g || !out) {
-			if (g)
-				yajl_gen_free(g);
+		if (!out)
 			return -1;
+		g = yajl_gen_alloc(NULL);
+		if (!g) {
+			if (!to_stdout)
+				fclose(out);
+			return error_set(err, ENOMEM, "--json");
 		}
 		state_gen(g, st, dir);
 		yajl_gen_get_buf(g, &buf, &len);
 		if (fwrite(buf, 1, len, out) != len || fputc('\n', out) == EOF)
-			rc = -1;
+			rc = error_set(err, errno, "write the --json document");
 		yajl_gen_free(g);
-		if (!to_stdout && fclose(out) != 0)
-			rc = -1;
+		if (!to_stdout) {
+			if (rc < 0)
+				fclose(out);
+			else
+				rc = host_out_commit(h, out, err);
+		}
 		return rc;
 	}
 	printf("%s\n", st->name);
@@ -198,6 +209,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	int ready[2] = { -1, -1 };
 	int r, status = -1;
 	pid_t monitor;
+	struct host_out json = { .dir_fd = -1, .fd = -1 };
 
 	publish_init(&pub);
 	if (cfg->service.name) {
@@ -214,6 +226,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		snprintf(name, sizeof(name), "nsrun-%08x", rnd);
 	}
 	err.stage = STAGE_PREPARE;
+	/* before the service starts; one that could write the file is refused (hostfile.h) */
+	if (cfg->output.json_path && strcmp(cfg->output.json_path, "-") != 0 &&
+	    host_out_prepare(cfg->output.json_path, "--json", cfg, true, &json, &err) < 0)
+		goto fail;
 	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0)
 		goto fail;
 	clean_if_stale(root_fd, name);
@@ -239,6 +255,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	if (monitor == 0) {
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		close(ready[0]);
+		host_out_free(&json);
 		return monitor_main(cfg, timing, &pub, dir_fd, log_fd, ready[1], &st);
 	}
 	close(ready[1]);
@@ -249,12 +266,16 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	close(ready[0]);
 	if (r == 1) {
 		st.pid = monitor;
-		if (print_started(cfg, &st, dir) < 0 || fflush(stdout) != 0) {
+		if (print_started(cfg, &st, dir, &json, &err) < 0 || (fflush(stdout) != 0 &&
+									error_set(&err, errno, "write to stdout"))) {
 			/* it runs, but the caller cannot learn of it: do not leave it behind */
-			fprintf(stderr, "nsrun: write where service \"%s\" runs: %s\n", name, strerror(errno));
+			error_prefix(&err, "service \"%s\" was stopped", name);
+			error_print(&err, stderr);
 			kill(monitor, SIGTERM);
+			host_out_free(&json);
 			return 125;
 		}
+		host_out_free(&json);
 		return 0;
 	}
 	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started;
@@ -280,6 +301,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	state_print_log_tail(dir_fd, stderr, LOG_TAIL_LINES);
 	state_remove_dir(root_fd, name);
 	error_print(&err, stderr);
+	host_out_free(&json);
 	return 125;
 fail_remove:
 	publish_close(&pub);
@@ -290,6 +312,7 @@ fail_remove:
 	state_remove_dir(root_fd, name);
 fail:
 	error_print(&err, stderr);
+	host_out_free(&json);
 	return 125;
 }
 
@@ -440,6 +463,13 @@ static int cmd_logs(int argc, char **argv)
 			return fail_msg("read the log of \"%s\"", name);
 		if (!follow)
 			return 0;
+		/* a log at its --output-limit starts again (relay.h): so does the reader */
+		{
+			struct stat st;
+			off_t at = lseek(fd, 0, SEEK_CUR);
+			if (fstat(fd, &st) == 0 && at > st.st_size)
+				lseek(fd, 0, SEEK_SET);
+		}
 		/* the end for now: go on while the service lives, then one last read */
 		if (!state_is_alive(dir_fd)) {
 			while ((n = read(fd, buf, sizeof(buf))) > 0)

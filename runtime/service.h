@@ -3,7 +3,7 @@
  * No daemon: the nsrun that starts a service forks its monitor, which runs the
  * container exactly as a foreground run does (nsrun_run_service), in its own
  * session with its stdio on the service's log.  Each service has a directory
- * ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun/NAME/ (0700, owned by the caller,
+ * $XDG_RUNTIME_DIR/nsrun/NAME/ or ${XDG_STATE_HOME:-$HOME/.local/state}/nsrun-services/NAME/ (0700, owned by the caller,
  * never through a symlink) holding
  *   lock        flock(2)ed by the monitor and the container's init as long as
  *               either lives: a free lock means the service is gone, whatever

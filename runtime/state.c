@@ -11,6 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
+#include "util.h"
 #include "state.h"
 #include "sys.h"
 
@@ -56,32 +57,87 @@ static int open_private_dir(int parent_fd, const char *dir, const char *shown, s
 	return fd;
 }
 
-/* The fd of ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun, made when missing; its path in path. */
-int state_open_root(char *path, size_t len, struct nsrun_error *err)
+/* Opens (made 0700 if missing) dir under parent_fd, following a symlink there (the
+ * caller's own: it must be ours), refusing another owner or write access for group
+ * and others.  Returns the fd or -1 with err. */
+static int open_own_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdirat(parent_fd, dir, 0700) < 0 && errno != EEXIST)
+		return error_set(err, errno, "create %s", shown);
+	fd = openat(parent_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set(err, errno, "open %s", shown);
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return error_set(err, 0, "%s is not yours alone (owner %u, mode %04o, uid %u)", shown,
+				 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+	}
+	return fd;
+}
+
+/* The base directory of the state, never one another user can make first: the
+ * session's XDG_RUNTIME_DIR, else ${XDG_STATE_HOME:-$HOME/.local/state} in a HOME
+ * of our own (a name in /tmp can be taken by anyone, and would then deny this user
+ * every service: issue 17).  Its path in shown.  Returns the fd or -1 with err. */
+static int open_state_base(char *shown, size_t len, const char **sub, struct nsrun_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	_cleanup_close_ int base = -1;
-	char shown[PATH_MAX];
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	_cleanup_close_ int home_fd = -1, local_fd = -1;
+	struct stat st;
+	int fd;
 
 	if (xdg && xdg[0] == '/') {
-		base = open(xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (base < 0)
+		*sub = "nsrun";
+		fd = open(xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
 			return error_set(err, errno, "open XDG_RUNTIME_DIR \"%s\"", xdg);
-		snprintf(shown, sizeof(shown), "%s", xdg);
-	} else {
-		_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		char name[32];
-		if (tmp < 0)
-			return error_set(err, errno, "open /tmp");
-		snprintf(name, sizeof(name), "nsrun-%u", (unsigned)geteuid());
-		snprintf(shown, sizeof(shown), "/tmp/%s", name);
-		base = open_private_dir(tmp, name, shown, err);
-		if (base < 0)
-			return -1;
+		snprintf(shown, len, "%s", xdg);
+		return fd;
 	}
-	if ((size_t)snprintf(path, len, "%s/nsrun", shown) >= len)
+	*sub = "nsrun-services";
+	if (state && state[0] == '/') {
+		snprintf(shown, len, "XDG_STATE_HOME \"%s\"", state);
+		return open_own_dir(AT_FDCWD, state, shown, err);
+	}
+	if (!home || home[0] != '/')
+		return error_set(err, 0, "no private directory for the services' state: XDG_RUNTIME_DIR and HOME are "
+				 "unset (set XDG_RUNTIME_DIR to a directory only you can write)");
+	home_fd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (home_fd < 0)
+		return error_set(err, errno, "open HOME \"%s\" for the services' state (or set XDG_RUNTIME_DIR)", home);
+	if (fstat(home_fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))
+		return error_set(err, 0, "no private directory for the services' state: XDG_RUNTIME_DIR is unset and "
+				 "HOME \"%s\" is not yours alone (set XDG_RUNTIME_DIR to a directory only you can write)",
+				 home);
+	snprintf(shown, len, "%s/.local", home);
+	local_fd = open_own_dir(home_fd, ".local", shown, err);
+	if (local_fd < 0)
+		return -1;
+	snprintf(shown, len, "%s/.local/state", home);
+	return open_own_dir(local_fd, "state", shown, err);
+}
+
+/* The fd of the state root (see state.h), made when missing; its path in path. */
+int state_open_root(char *path, size_t len, struct nsrun_error *err)
+{
+	_cleanup_close_ int base = -1;
+	char shown[PATH_MAX];
+	const char *sub = NULL;
+	const char *xdg_state = getenv("XDG_STATE_HOME");
+
+	base = open_state_base(shown, sizeof(shown), &sub, err);
+	if (base < 0)
+		return -1;
+	if (xdg_state && xdg_state[0] == '/' && strcmp(sub, "nsrun") != 0)
+		snprintf(shown, sizeof(shown), "%s", xdg_state);
+	if ((size_t)snprintf(path, len, "%s/%s", shown, sub) >= len)
 		return error_set(err, ENAMETOOLONG, "the state directory under %s", shown);
-	return open_private_dir(base, "nsrun", path, err);
+	return open_private_dir(base, sub, path, err);
 }
 
 static void gen_kv_str(yajl_gen g, const char *k, const char *v)
@@ -181,6 +237,10 @@ int state_read(int dir_fd, struct service_state *st)
 	if (n < 0)
 		return -1;
 	text[n] = '\0';
+	if (json_scan_depth(text, (size_t)n, JSON_MAX_DEPTH) < (size_t)n) {
+		errno = EINVAL;
+		return -1;
+	}
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!root) {
 		errno = EINVAL;

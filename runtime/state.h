@@ -1,5 +1,7 @@
 /* state.h - the state of services on disk (see service.h for the layout):
- * ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun/NAME/{state.json,log,lock}. */
+ * $XDG_RUNTIME_DIR/nsrun/NAME/{state.json,log,lock}, or without XDG_RUNTIME_DIR
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/nsrun-services/NAME/...: never a name in
+ * /tmp, which another user could make first. */
 #ifndef NSRUN_STATE_H
 #define NSRUN_STATE_H
 
@@ -33,10 +35,11 @@ struct service_state {
 /* True if name is a valid service name: docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64. */
 bool service_name_valid(const char *name);
 
-/* Opens ${XDG_RUNTIME_DIR:-/tmp/nsrun-$UID}/nsrun, making what is missing 0700, and
- * refusing a symlink, another owner or access for group or others at /tmp/nsrun-$UID
- * and nsrun (XDG_RUNTIME_DIR itself is the session's).  Its path goes to path.
- * Returns the fd, or -1 with err. */
+/* Opens $XDG_RUNTIME_DIR/nsrun, else ${XDG_STATE_HOME:-$HOME/.local/state}/nsrun-services
+ * (HOME must be the caller's and not writable by others), making what is missing
+ * 0700, refusing a symlink, another owner or access for group or others at the
+ * last level.  Its path goes to path.  Returns the fd, or -1 with err (errnum 0 when
+ * no private place exists: the message says to set XDG_RUNTIME_DIR). */
 int state_open_root(char *path, size_t len, struct nsrun_error *err);
 
 /* Makes NAME's directory under root_fd: built under a temporary name (lock taken,

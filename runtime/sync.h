@@ -1,7 +1,9 @@
 /* sync.h - the supervisor <-> container protocol over an AF_UNIX stream socketpair.
  *
- * Fixed-size messages (struct sync_msg), read whole with MSG_WAITALL; a stream
- * socket because an outer sandbox's filter may allow no other type.  Both sides mark each exchange with the same comment
+ * Fixed-size messages (struct sync_msg) with write(2) and read(2): a stream
+ * socket because an outer sandbox's filter may allow no other type, and plain
+ * write/read because filters deny send/recv calls (Codex's linux-sandbox denies
+ * sendto); only -t passes an fd, with sendmsg/recvmsg.  Both sides mark each exchange with the same comment
  * (`sync: ID_MAPS_WRITTEN`) so a reader can pair them.  Order of a run:
  *   parent -> pid 1   ID_MAPS_WRITTEN      uid_map/gid_map are written
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
@@ -16,6 +18,7 @@
 #ifndef NSRUN_SYNC_H
 #define NSRUN_SYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -49,18 +52,25 @@ struct sync_msg {
 /* Name of a message type for errors ("ID_MAPS_WRITTEN"). */
 const char *sync_type_name(uint32_t type);
 
-/* Sends a message of type with value. Returns 0 or -1 with err (errno of send(2)). */
+/* Sends a message of type with value. Returns 0 or -1 with err (errno of write(2)). */
 int sync_send(int fd, enum sync_type type, int64_t value, struct nsrun_error *err);
 
 /* Sends *e as a message of type (SYNC_ERROR or SYNC_EXEC_FAILED).
- * Returns 0 or -1 (errno of send(2)). */
+ * Returns 0 or -1 (errno of write(2)). */
 int sync_send_error(int fd, enum sync_type type, const struct nsrun_error *e);
 
 /* Copies the error carried by msg into *err. Returns -1. */
 int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err);
 
-/* Receives one message into *msg.  Returns 1, 0 on EOF, -1 with err. */
-int sync_recv(int fd, struct sync_msg *msg, struct nsrun_error *err);
+/* Receives one message into *msg: with read(2), or with with_fd (the sender may
+ * attach an fd: -t) recvmsg(2).  Returns 1, 0 on EOF, -1 with err. */
+int sync_recv(int fd, bool with_fd, struct sync_msg *msg, struct nsrun_error *err);
+
+/* The hint when an outer filter denies the sync channel's socketpair. */
+extern const char sync_socketpair_denied_hint[];
+
+/* The hint when an outer filter denies sendmsg/recvmsg, which only -t needs. */
+extern const char sync_fd_denied_hint[];
 
 /* Sends a message of type with passfd attached (SCM_RIGHTS, unix(7)).  Returns 0 or
  * -1 with err.  The receiver's sync_recv puts the new fd (close-on-exec) in

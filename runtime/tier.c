@@ -171,7 +171,7 @@ static void full_inside(struct nsrun_error *e)
 		diag_refine(e, PROC);
 		return;
 	}
-	if (ns_loopback_up(e) < 0)
+	if (ns_loopback_up(NULL, e) < 0)
 		return;
 	/* the payload's own user namespace, as exec.c makes it (dumpable again first) */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0)
@@ -191,7 +191,7 @@ static void reduced_inside(struct nsrun_error *e)
 		diag_refine(e, PROC);
 		return;
 	}
-	if (ns_loopback_up(e) < 0)
+	if (ns_loopback_up(NULL, e) < 0)
 		return;
 	/* mapped, the payload makes its own user namespace, as exec.c does */
 	if (mapped && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||

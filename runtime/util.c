@@ -179,3 +179,30 @@ bool is_env_assignment(const char *s)
 	}
 	return *p == '=';
 }
+
+size_t json_scan_depth(const char *buf, size_t len, int max_depth)
+{
+	bool in_str = false, esc = false;
+	int depth = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = buf[i];
+
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (ch == '\\')
+				esc = true;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+		} else if (ch == '[' || ch == '{') {
+			if (++depth > max_depth)
+				return i;
+		} else if (ch == ']' || ch == '}') {
+			depth--;
+		}
+	}
+	return len;
+}

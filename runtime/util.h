@@ -41,4 +41,15 @@ void format_seconds(uint64_t us, char *buf, size_t len);
 /* True if s is a syntactically valid environment assignment KEY=VALUE. */
 bool is_env_assignment(const char *s);
 
+/* Deepest array/object nesting nsrun accepts in any JSON it parses (image.json,
+ * seccomp profiles, service state): yajl's tree parser recurses once per level
+ * and a document nested ~400,000 deep overflows the stack. */
+#define JSON_MAX_DEPTH 32
+
+/* Scans len bytes of JSON text for [ and { outside strings.  Returns the offset
+ * of the first bracket deeper than max_depth, or len if there is none.  Runs
+ * before the parser (yajl has no depth limit of its own), so it need not judge
+ * validity: unbalanced or broken text is left to yajl's error. */
+size_t json_scan_depth(const char *buf, size_t len, int max_depth);
+
 #endif

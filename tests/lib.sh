@@ -282,6 +282,49 @@ wait_for_output() {
 # probe output helpers
 probe_errno() { sed -n 's/^[a-z0-9-]*: denied \([A-Z0-9]*\).*/\1/p' <<<"$1" | head -1; }
 
+# The last run's outcome as one line: the probe's result line, or how it died
+# ("killed by signal 31 (...)"): a filter that kills (SIGSYS) prints nothing.
+probe_outcome() {
+	if [ "$RC" -ge 128 ] && [ "$RC" -lt 160 ]; then
+		echo "killed by signal $((RC - 128)) ${OUT:+($(head -1 <<<"$OUT"))}"
+	else
+		head -1 <<<"$OUT"
+	fi
+}
+
+# foreign_abi_verdict PROBE UNCONFINED DEFAULT — is a call through a foreign ABI (int 0x80:
+# the i386 table) denied by the default profile?  UNCONFINED and DEFAULT are probe_outcome
+# lines of the same probe with seccomp=unconfined and with the default profile.  What the
+# kernel does decides which answer is right, so both kinds of kernel are judged here (and
+# unit-tested on canned outcomes in integration/00-test-lib.t):
+#   IA-32 emulation on: unconfined the call works, so the control holds; the profile names
+#     only x86_64, so the filter kills (SIGSYS, signal 31) or answers EPERM;
+#   emulation off (CONFIG_IA32_EMULATION=n, ia32_emulation=0, or a hypervisor that does not
+#     deliver int 0x80): the kernel refuses before the filter sees the call; no control is
+#     possible, the default run must end as the unconfined one does, and never work.
+# Prints "ok: why" or "not ok: why"; returns 0 for ok.
+foreign_abi_verdict() {
+	local p=$1 unc=$2 def=$3
+	if [[ $unc == "$p: ok"* ]]; then
+		if [[ $def == "killed by signal 31"* || $def == "$p: denied EPERM"* ]]; then
+			echo "ok: emulated ABI works unconfined ($unc); the filter denies it ($def)"
+			return 0
+		fi
+		echo "not ok: emulated ABI works unconfined ($unc), but the default profile gave '$def' (want SIGSYS or EPERM)"
+		return 1
+	fi
+	if [[ $def == "$p: ok"* ]]; then
+		echo "not ok: the call works under the default profile ($def) but not unconfined ($unc)"
+		return 1
+	fi
+	if [ "$unc" != "$def" ]; then
+		echo "not ok: the kernel refuses the ABI (unconfined: '$unc'), so the default run must end the same, not '$def'"
+		return 1
+	fi
+	echo "ok: the kernel itself refuses the ABI, with or without the filter ($def)"
+	return 0
+}
+
 # ---------------------------------------------------------------- preconditions
 
 require_nsrun() {

@@ -31,8 +31,9 @@ got $num" "$RC $OUT"
 done
 
 # payload without a handler: SIGTERM to nsrun -> payload dies of SIGTERM -> 143
-start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" --timeout 30 -- /mnt/nsrun-probe sleep 30
-sleep 1
+# (the payload says when it runs: a fixed sleep could end before a slow start-up did)
+start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" --timeout 30 -- sh -c 'echo ready; exec /mnt/nsrun-probe sleep 30'
+wait_for_output '^ready' 15 || diag "the payload never said ready: $(cat "$TESTTMP/.bgerr")"
 kill -TERM "$NSRUN_PID"
 wait_nsrun
 assert_eq "SIGTERM to nsrun, payload without handler -> 143" 143 "$RC"
@@ -84,8 +85,12 @@ assert_match "  ... with its message" '^nsrun: --stop-timeout: "-1"' "$ERR"
 
 # SIGKILL of nsrun kills the container
 start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" --timeout 60 -- sh -c "/mnt/nsrun-probe setsid-sleep 50.0093; exec /mnt/nsrun-probe sleep 50.0093"
-sleep 1.5
-found=$(pgrep -u "$(id -u)" -f "nsrun-probe sleep 50\.0093" || true)
+found=""
+for _ in $(seq 300); do
+	found=$(pgrep -u "$(id -u)" -f "nsrun-probe sleep 50\.0093" || true)
+	[ -n "$found" ] && break
+	sleep 0.05
+done
 if [ -n "$found" ]; then ok "control: container processes visible on the host before the kill"; else not_ok "control: container processes visible on the host before the kill"; fi
 kill -KILL "$NSRUN_PID"
 wait_nsrun

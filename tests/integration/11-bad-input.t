@@ -108,6 +108,18 @@ bad "-w relative" 125 'nsrun: --workdir: "rel"' -- "$N" "${IMG[@]}" -w rel -- tr
 bad "-w with .." 125 'nsrun: --workdir: "/a/../b"' -- "$N" "${IMG[@]}" -w /a/../b -- true
 bad "--hostname empty" 125 'nsrun: --hostname: "": must be 1 to 64' -- "$N" "${IMG[@]}" --hostname '' -- true
 bad "--hostname of 65 characters" 125 "nsrun: --hostname: \"$LONGNAME\": must be 1 to 64" -- "$N" "${IMG[@]}" --hostname "$LONGNAME" -- true
+bad "--add-host without an address" 125 'nsrun: --add-host: "db": expected NAME:IP' -- "$N" "${IMG[@]}" --add-host db -- true
+bad "--add-host without a name" 125 'nsrun: --add-host: ":10.0.0.1": expected NAME:IP' -- "$N" "${IMG[@]}" --add-host :10.0.0.1 -- true
+bad "--add-host with a name, not an address" 125 'nsrun: --add-host: "db:example.org": "example.org" is not a numeric IP address' -- "$N" "${IMG[@]}" --add-host db:example.org -- true
+bad "--add-host with a bad IPv4 address" 125 'nsrun: --add-host: "db:10.0.0.256": "10.0.0.256" is not a numeric IP address' -- "$N" "${IMG[@]}" --add-host db:10.0.0.256 -- true
+bad "--add-host with an unclosed bracket" 125 'nsrun: --add-host: "db:[::1": "[::1" is not a numeric IP address' -- "$N" "${IMG[@]}" --add-host 'db:[::1' -- true
+bad "--add-host with a newline in the name" 125 'nsrun: --add-host: "db' -- "$N" "${IMG[@]}" --add-host $'db\n10.9.9.9 evil:10.0.0.1' -- true
+bad "--add-host with a space in the name" 125 'nsrun: --add-host: "d b:10.0.0.1": the name must be' -- "$N" "${IMG[@]}" --add-host 'd b:10.0.0.1' -- true
+bad "--add-host with a name starting with -" 125 'nsrun: --add-host: "-db:10.0.0.1": the name must be' -- "$N" "${IMG[@]}" --add-host -db:10.0.0.1 -- true
+bad "--add-host host-gateway (no address of the host)" 125 'nsrun: --add-host: "db:host-gateway": host-gateway: nsrun gives the container no address of the host' -- "$N" "${IMG[@]}" --add-host db:host-gateway -- true
+bad "--add-host with --isolation chroot" 125 'nsrun: --isolation chroot: --add-host needs' -- "$N" "${IMG[@]}" --isolation chroot --add-host db:10.0.0.1 - </dev/null
+mkdir -p "$T/hostsdir/etc/hosts"; chmod -R a+rX "$T/hostsdir"
+bad "an image whose /etc/hosts is a directory" 125 'nsrun: mount point "/etc/hosts" in the image: Is a directory' -- "$N" --rootfs "$T/hostsdir" -- /bin/true
 bad "--image empty" 125 'nsrun: --image: "": not a valid image name' -- "$N" --image '' -- true
 bad "--image not UTF-8" 125 $'nsrun: --image: "\xff\xfe": not a valid image name' -- "$N" --image $'\xff\xfe' -- true
 bad "--image a path out of the store" 125 'nsrun: --image: "../python": not a valid image name' -- "$N" --image ../python -- true

@@ -3,7 +3,8 @@
 # has every controller). Where the caller has a cgroup2 tree it may write (root
 # here), each run gets a cgroup of its own, is placed in it from its first
 # instruction, is killed through it and leaves nothing; where it has none (the
-# unprivileged user here), the limits fall back to rlimits and say so; --strict
+# unprivileged user here), pids falls back to an rlimit, memory to a cgroup v1 group
+# (root on a hybrid host) or the supervisor's measure, and --json says which; --strict
 # refuses a limit no cgroup can enforce, with the reason.
 . "$(dirname "$0")/../lib.sh"
 require_all
@@ -19,22 +20,36 @@ parent="$CG${own%/}"
 writable=0
 [ -w "$parent" ] && [ -w "$parent/cgroup.subtree_control" ] && writable=1
 [ "$(id -u)" = 0 ] && writable=1
-runs() { find "$CG" -maxdepth 3 -type d -name 'nsrun-[0-9]*' 2>/dev/null | sort; }
-before=$(runs)
+OURS=""
 
+memory_v1=0
 run_nsrun --json - --image python --memory 64m --pids-limit 64 -- true
 memory_how=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["limits"]["memory_bytes"]["enforced"], d["limits"]["pids"]["enforced"])' <<<"$OUT")
 controllers=$(cat "$parent/cgroup.controllers" 2>/dev/null)
 if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
 	assert_eq "memory and pids enforced by the cgroup (controllers delegated here)" "cgroup cgroup" "$memory_how"
 else
-	assert_eq "no memory controller here ($controllers): memory and pids enforced by rlimits, never 'cgroup'" \
-		"rlimit rlimit" "$memory_how"
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts)
+	v1own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)/\3/p' /proc/self/cgroup)
+	if [ -n "$v1" ] && [ -n "$v1own" ] && [ -w "$v1${v1own%/}" ]; then
+		memory_v1=1
+		assert_eq "no v2 memory controller here ($controllers): memory by the writable cgroup v1 group, pids by an rlimit" \
+			"cgroup-v1 rlimit" "$memory_how"
+	else
+		assert_eq "no memory controller here ($controllers): memory measured by the supervisor, pids by an rlimit, never 'cgroup'" \
+			"supervisor rlimit" "$memory_how"
+	fi
 fi
 
 run_nsrun --strict --image python --memory 64m -- true
 if [[ " $controllers " == *" memory "* ]] && [ "$writable" = 1 ]; then
 	assert_eq "--strict runs where a cgroup enforces the limits" 0 "$RC"
+elif [ "$memory_v1" = 1 ]; then
+	assert_eq "--strict refuses a limit no cgroup can enforce (125)" 125 "$RC"
+	assert_nsrun_error "--strict: one nsrun: line"
+	assert_match "--strict: names the limit (pids: memory has its v1 group) and why" '^nsrun: --pids-limit cannot be enforced by a cgroup here \(--strict\): .*(not delegated|controller)' "$ERR"
+	run_nsrun --strict --image python --memory 64m --pids-limit 0 -- true
+	assert_eq "--strict runs with a memory limit held by a cgroup v1 group" 0 "$RC"
 else
 	assert_eq "--strict refuses a limit no cgroup can enforce (125)" 125 "$RC"
 	assert_nsrun_error "--strict: one nsrun: line"
@@ -54,12 +69,23 @@ fi
 if [ "$writable" = 1 ]; then
 	# placement: the container is in a cgroup of its own from the start, under ours
 	start_nsrun --debug --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe sleep 30
-	sleep 1
-	cgpath=$(sed -n 's/^nsrun: debug: cgroup \(\/[^:]*\).*/\1/p' "$TESTTMP/.bgerr" | head -1)
+	# the payload is running once the probe is in the run's cgroup (polled: no fixed
+	# sleep that a slow machine could outlast); the probe is found in that cgroup, not
+	# by name on the host, where another run may have one too
+	cgpath="" sleeper=""
+	for _ in $(seq 200); do
+		[ -n "$cgpath" ] || cgpath=$(sed -n 's/^nsrun: debug: cgroup \(\/[^:]*\).*/\1/p' "$TESTTMP/.bgerr" | head -1)
+		if [ -n "$cgpath" ]; then
+			for p in $(cat "$cgpath/cgroup.procs" 2>/dev/null); do
+				[ "$(cat "/proc/$p/comm" 2>/dev/null)" = nsrun-probe ] && sleeper=$p
+			done
+		fi
+		[ -n "$sleeper" ] && break
+		sleep 0.05
+	done
 	check "the run's cgroup exists while it runs ($cgpath)" test -d "$cgpath"
 	members=$(cat "$cgpath/cgroup.procs" 2>/dev/null | wc -l)
 	if [ "$members" -ge 2 ]; then ok "init and the payload are in it ($members processes)"; else not_ok "init and the payload are in it" "cgroup.procs: $members"; fi
-	sleeper=$(pgrep -x nsrun-probe | head -1)
 	assert_match "the payload's cgroup, seen from the host, is the run's" "^0::${cgpath#"$CG"}\$" "$(grep '^0::' "/proc/$sleeper/cgroup" 2>/dev/null)"
 	kill -TERM "$NSRUN_PID"
 	wait_nsrun
@@ -72,21 +98,29 @@ if [ "$writable" = 1 ]; then
 	# a timed-out container that forked and setsid'd: every process dies with the cgroup
 	run_nsrun --image python --timeout 1 -v "$PROBE_DIR:/mnt:ro" -- sh -c '/mnt/nsrun-probe setsid-sleep 20 & exec sleep 30'
 	assert_eq "timeout with a setsid'd grandchild: 124" 124 "$RC"
-	sleep 0.3
+	for _ in $(seq 100); do pgrep -f 'nsrun-probe setsid-sleep 20' >/dev/null || break; sleep 0.05; done
 	assert_eq "  ... nothing of it left" "" "$(pgrep -f 'nsrun-probe setsid-sleep 20' || true)"
 
 	# a SIGKILLed supervisor leaves its cgroup; the next run removes it
-	start_nsrun --image python -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe sleep 30
-	sleep 1
+	start_nsrun --debug --image python -- sh -c 'echo ready; exec sleep 30'
+	wait_for_output '^ready' 15 || diag "the payload never said ready: $(cat "$TESTTMP/.bgerr")"
+	OURS=$(sed -n 's/^nsrun: debug: cgroup \(\/[^:]*\).*/\1/p' "$TESTTMP/.bgerr" | head -1)
 	kill -KILL "$NSRUN_PID"
 	wait_nsrun
-	sleep 0.5
 	run_nsrun --image python -- true
 	assert_eq "the run after a SIGKILLed nsrun works" 0 "$RC"
 fi
 
-for _ in $(seq 1 20); do run_nsrun --image python --timeout 5 -- true; done
-assert_eq "no nsrun cgroup left after the runs" "$before" "$(runs)"
+# this test's own cgroups, by the paths its runs name (--debug): another program's runs
+# may come and go meanwhile
+for _ in $(seq 1 20); do
+	run_nsrun --debug --image python --timeout 5 -- true
+	OURS+=" $(sed -n 's/^nsrun: debug: cgroup \(\/[^:]*\).*/\1/p' <<<"$ERR" | head -1)"
+done
+left=""
+for d in ${OURS:-}; do [ -e "$d" ] && left+=" $d"; done
+assert_eq "no nsrun cgroup of this test left after the runs (nor a SIGKILLed run's)" "" "$left"
+[ "$writable" = 0 ] || [ "$(wc -w <<<"${OURS:-}")" -ge 20 ] || not_ok "the runs named their cgroups" "OURS=${OURS:-}"
 if [ "$writable" = 0 ]; then
 	diag "uid $(id -u) has no writable cgroup ($parent): the fallback was tested; placement is tested as root and in tests/vm"
 fi

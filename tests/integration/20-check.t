@@ -1,13 +1,13 @@
 #!/bin/bash
 # nsrun check: one line per feature, ok or missing with the cause and the fix; exit 0
-# when a default run works, 1 when it cannot; --json says the same as a document.
+# when a default run works, 2 when no run can; --json says the same as a document.
 . "$(dirname "$0")/../lib.sh"
 require_all
 
 run_nsrun check
 assert_eq "nsrun check: exit 0 where runs work" 0 "$RC"
 for f in "user namespace" "mount namespace" "pid namespace" "net namespace" "ipc namespace" \
-	"uts namespace" "fresh /proc" "/dev nodes" pivot_root; do
+	"uts namespace" "container start" "fresh /proc" "/dev nodes" pivot_root "seccomp profile"; do
 	assert_match "$f: ok" "(^|
 )$f: ok" "$OUT"
 done
@@ -60,6 +60,18 @@ assert_eq "check leaves no cgroup behind" "" \
 	"$(find /sys/fs/cgroup -maxdepth 4 -type d -name "nsrun-$pid-*" 2>/dev/null)"
 assert_eq "  ... no mount (its probes mount in namespaces of their own)" "" "$(_new_lines "$mounts" "$(_snap_mounts)")"
 assert_eq "  ... and no process" "" "$(pgrep -s 0 -f "$NSRUN check" || true)"
+
+# the run's own seccomp profile: check compiles and loads it; one that cannot be
+# read is a missing line and exit 2, as the run then fails (never "ok")
+assert_match "check compiles and loads the run's seccomp profile" '(^|
+)seccomp profile: ok \(.*[0-9]+ BPF instructions, loads here\)' "$text"
+NSRUN_SECCOMP_PROFILES=$TESTTMP/no-profiles run_nsrun check
+assert_eq "NSRUN_SECCOMP_PROFILES without default.json: check exits 2" 2 "$RC"
+cause=$(sed -n 's/^seccomp profile: missing: \(.*\); fix: .*/\1/p' <<<"$OUT")
+assert_match "  ... naming the variable and the file" \
+	"^NSRUN_SECCOMP_PROFILES: open seccomp profile \"$TESTTMP/no-profiles/default.json\"" "$cause"
+NSRUN_SECCOMP_PROFILES=$TESTTMP/no-profiles run_nsrun --image python -- true
+assert_eq "  ... and a run there fails with that cause" "125 nsrun: $cause" "$RC $(head -n 1 <<<"$ERR")"
 
 # where user namespaces are refused, the run and check name the same cause and fix
 if command -v unshare >/dev/null && unshare -Ur true 2>/dev/null; then

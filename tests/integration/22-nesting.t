@@ -69,6 +69,10 @@ OUTER=(--image python -v "$(dirname "$NSRUN"):/opt/nsrun:ro" -v "$LIBS:/opt/nsru
 INNER=(/opt/nsrun/nsrun --rootfs /images/python)
 run_nsrun --allow-nested "${OUTER[@]}" -- "${INNER[@]}" -- python3 -c "$SNIPPET"
 assert_eq "nsrun in nsrun --allow-nested: the python snippet runs" "py 65534 nsrun" "$OUT"
+run_nsrun --allow-nested "${OUTER[@]}" --hostname outer -- "${INNER[@]}" --hostname inner --add-host db:10.0.0.7 -- \
+	sh -c 'getent hosts inner db localhost | tr -s " " | tr "\n" "|"; cat /etc/hostname'
+assert_eq "  ... the inner run has its own /etc/hosts and /etc/hostname (over the outer's)" \
+	"127.0.1.1 inner|10.0.0.7 db|::1 localhost ip6-localhost ip6-loopback|inner" "$OUT"
 nested_probe() { run_nsrun --allow-nested "${OUTER[@]}" -- "${INNER[@]}" -v /mnt:/mnt:ro -- /mnt/nsrun-probe "${@:2}"; }
 RUNNER=nested_probe assert_default_props "nested"
 nested_probe -- read /proc/1/environ

@@ -774,6 +774,109 @@ static int c_memhog(int argc, char **argv)
 	return ok("%ld MiB", got);
 }
 
+/* Touches len bytes at p, one write per page. */
+static void touch_pages(char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = (char)i | 1;
+}
+
+/* Writes mib MiB of non-zero bytes to fd, 1 MiB at a time; -1 with errno. */
+static int fill_fd(int fd, long mib)
+{
+	static char chunk[1 << 20];
+	memset(chunk, 'm', sizeof(chunk));
+	for (long i = 0; i < mib; i++)
+		for (size_t off = 0; off < sizeof(chunk);) {
+			ssize_t n = write(fd, chunk + off, sizeof(chunk) - off);
+			if (n < 0)
+				return -1;
+			off += (size_t)n;
+		}
+	return 0;
+}
+
+/* memhog-via KIND MIB [HOLD_S]: use MIB MiB of memory in one way and hold it HOLD_S
+ * seconds (default 1): malloc (private anonymous), memfd (memfd_create + write, not
+ * mapped), shm (a file in /dev/shm), shared (MAP_SHARED|MAP_ANONYMOUS), procs:N (N
+ * processes of MIB MiB each, all alive at once) */
+static int c_memhog_via(int argc, char **argv)
+{
+	long mib, procs = 0;
+	double hold = 1;
+	if ((argc != 3 && argc != 4) || parse_long(argv[2], &mib) < 0 || mib < 0 ||
+	    (argc == 4 && parse_double(argv[3], &hold) < 0))
+		return usage("memhog-via malloc|memfd|shm|shared|procs:N MIB [HOLD_S]");
+	const char *kind = argv[1];
+	size_t len = (size_t)mib << 20;
+	if (strcmp(kind, "malloc") == 0) {
+		char *p = malloc(len);
+		if (!p)
+			return denied(ENOMEM, "malloc %ld MiB", mib);
+		touch_pages(p, len);
+	} else if (strcmp(kind, "memfd") == 0) {
+		int fd = (int)syscall(SYS_memfd_create, "hog", 0);
+		if (fd < 0)
+			return denied(errno, "memfd_create");
+		if (fill_fd(fd, mib) < 0)
+			return denied(errno, "write to the memfd");
+	} else if (strcmp(kind, "shm") == 0) {
+		int fd = open("/dev/shm/hog", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return denied(errno, "open /dev/shm/hog");
+		if (fill_fd(fd, mib) < 0)
+			return denied(errno, "write to /dev/shm/hog");
+	} else if (strcmp(kind, "shared") == 0) {
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return denied(errno, "mmap MAP_SHARED|MAP_ANONYMOUS %ld MiB", mib);
+		touch_pages(p, len);
+	} else if (strncmp(kind, "procs:", 6) == 0 && parse_long(kind + 6, &procs) == 0 && procs > 0) {
+		int ready[2];
+		if (pipe(ready) < 0)
+			return denied(errno, "pipe");
+		for (long i = 0; i < procs; i++) {
+			pid_t pid = fork();
+			if (pid < 0)
+				return denied(errno, "fork after %ld processes", i);
+			if (pid == 0) {
+				char *p = malloc(len);
+				if (!p)
+					_exit(1);
+				touch_pages(p, len);
+				if (write(ready[1], "r", 1) != 1)
+					_exit(1);
+				pause();
+				_exit(0);
+			}
+		}
+		for (long i = 0; i < procs; i++) {
+			char c;
+			if (read(ready[0], &c, 1) != 1)
+				return denied(EIO, "only %ld of %ld processes got their memory", i, procs);
+		}
+	} else {
+		return usage("memhog-via malloc|memfd|shm|shared|procs:N MIB [HOLD_S]");
+	}
+	struct timespec ts = { (time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9) };
+	nanosleep(&ts, NULL);
+	return ok("%s %ld MiB", kind, mib);
+}
+
+/* reserve GIB: a MAP_PRIVATE|MAP_NORESERVE reservation of GIB GiB, one page touched
+ * (what sanitizers, garbage collectors and allocators do) */
+static int c_reserve(int argc, char **argv)
+{
+	long gib;
+	if (argc != 2 || parse_long(argv[1], &gib) < 0 || gib <= 0)
+		return usage("reserve GIB");
+	char *p = mmap(NULL, (size_t)gib << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return denied(errno, "mmap %ld GiB MAP_NORESERVE", gib);
+	p[4096] = 1;
+	return ok("reserved %ld GiB, touched one page", gib);
+}
+
 static int c_fds(int argc, char **argv)
 {
 	(void)argc; (void)argv;
@@ -920,6 +1023,27 @@ static int c_spin(int argc, char **argv)
 		for (int i = 0; i < 100000; i++)
 			x++;
 	return ok("spun");
+}
+
+/* burn MS: use MS milliseconds of this process's CPU time (CLOCK_PROCESS_CPUTIME_ID, so
+ * a loaded machine only makes it take longer), say so, then wait forever: a test gets
+ * a known amount of CPU time whatever the machine's speed or load */
+static int c_burn(int argc, char **argv)
+{
+	double ms;
+	if (argc != 2 || parse_double(argv[1], &ms) < 0)
+		return usage("burn MS");
+	struct timespec ts;
+	volatile unsigned long x = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x++;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6 < ms);
+	printf("burnt %s\n", argv[1]);
+	fflush(stdout);
+	for (;;)
+		pause();
 }
 
 static int c_exit(int argc, char **argv)
@@ -1139,12 +1263,15 @@ static const struct sub subs[] = {
 	{ "setuid0", c_setuid0, "" },
 	{ "forkbomb", c_forkbomb, "SECONDS [MAX]" },
 	{ "memhog", c_memhog, "MIB" },
+	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|shared|procs:N MIB [HOLD_S]" },
+	{ "reserve", c_reserve, "GIB: MAP_NORESERVE, one page touched" },
 	{ "fds", c_fds, "list open fds" },
 	{ "env", c_env, "print environ" },
 	{ "pids", c_pids, "list /proc pids with comm" },
 	{ "setsid-sleep", c_setsid_sleep, "SECONDS [MARKER]" },
 	{ "sleep", c_sleep, "SECONDS" },
 	{ "spin", c_spin, "[SECONDS]" },
+	{ "burn", c_burn, "MS (of CPU time, then wait forever)" },
 	{ "exit", c_exit, "N" },
 	{ "kill-self", c_kill_self, "SIGNUM" },
 	{ "hostname", c_hostname, "" },

@@ -178,6 +178,44 @@ static void cli_tests(struct tap *t)
 	config_free(&cfg);
 }
 
+/* JSON nesting: the cap counts brackets outside strings only; an image.json
+ * nested 400,000 deep (which crashed yajl's recursive parser) is one message */
+static void image_json_depth_tests(struct tap *t)
+{
+	const size_t deep = 400000;
+	char ok[2 * JSON_MAX_DEPTH + 1], over[2 * JSON_MAX_DEPTH + 3];
+	const char *quoted = "{\"env\": [\"A=[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"]}";
+	char *text = malloc(deep + 32);
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+
+	memset(ok, '[', JSON_MAX_DEPTH);
+	memset(ok + JSON_MAX_DEPTH, ']', JSON_MAX_DEPTH);
+	ok[2 * JSON_MAX_DEPTH] = '\0';
+	tap_int(t, "json depth: JSON_MAX_DEPTH levels pass", (long long)strlen(ok),
+		(long long)json_scan_depth(ok, strlen(ok), JSON_MAX_DEPTH));
+	memset(over, '{', JSON_MAX_DEPTH + 1);
+	memset(over + JSON_MAX_DEPTH + 1, '}', JSON_MAX_DEPTH + 1);
+	over[2 * JSON_MAX_DEPTH + 2] = '\0';
+	tap_int(t, "json depth: one more level stops at its bracket", JSON_MAX_DEPTH,
+		(long long)json_scan_depth(over, strlen(over), JSON_MAX_DEPTH));
+	tap_int(t, "json depth: brackets inside strings do not count", (long long)strlen(quoted),
+		(long long)json_scan_depth(quoted, strlen(quoted), JSON_MAX_DEPTH));
+	if (!text)
+		return;
+	memcpy(text, "{\"env\": ", 8);
+	memset(text + 8, '[', deep);
+	text[8 + deep] = '\0';
+	config_init(&cfg, &err);
+	cfg.mode = NSRUN_MODE_FILE;
+	cfg.image = strdup("fuzz");
+	tap_ok(t, image_merge_json(&cfg, "image.json", text, &err) < 0, "image.json nested 400,000 deep rejected");
+	tap_str(t, "  with its message", "image.json \"image.json\": nested deeper than 32 levels at offset 39",
+		err.msg);
+	config_free(&cfg);
+	free(text);
+}
+
 /* image.json of the wrong types (fuzz_image_json's corpus) */
 static void image_json_tests(struct tap *t)
 {
@@ -205,6 +243,7 @@ static void image_json_tests(struct tap *t)
 		tap_str(t, "  with its message", bad[i].msg, err.msg);
 		config_free(&cfg);
 	}
+	image_json_depth_tests(t);
 }
 
 int main(void)

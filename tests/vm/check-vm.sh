@@ -41,7 +41,8 @@ set +e
 rc=$?
 set -e
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/console.log" | tail -1 || true)
-echo "== VM tier: ${summary:-no summary from the guest} (status $rc)"
+accel=$(sed -n 's/^run-vm: ran with //p' "$work/console.log" | tail -1)
+echo "== VM tier: ${summary:-no summary from the guest} (status $rc; ${accel:-no accelerator started})"
 if [ "$rc" != 0 ]; then
 	keep=${TMPDIR:-/tmp}/nsrun-vm-console.log
 	cp "$work/console.log" "$keep" && echo "check-vm: console log kept in $keep" >&2

@@ -14,9 +14,17 @@
 #   -q          quiet: do not stream the console; it is printed if the run fails
 #   GUEST-ARG   arguments of the guest's test script (one word each, no spaces)
 #
-# Acceleration: KVM when /dev/kvm is usable, else TCG with CPU model
-# ${NSRUN_VM_CPU:-max,-cx16} (hiding CMPXCHG16B keeps newer Debian kernels from
-# crashing under bookworm's QEMU 7.2 TCG).
+# Acceleration, best first, each tried only when the one before could not start the
+# guest (QEMU exited at once, with an error, before the guest booted):
+#   1. KVM with CPU model host, where /dev/kvm is usable;
+#   2. KVM with host,-arch-capabilities: a nested hypervisor that refuses the
+#      IA32_ARCH_CAPABILITIES MSR makes QEMU abort at once on 1 ("failed to set MSR
+#      0x10a", kvm_buf_set_msrs assertion);
+#   3. TCG with CPU model ${NSRUN_VM_CPU:-max,-cx16} (hiding CMPXCHG16B keeps newer
+#      Debian kernels from crashing under bookworm's QEMU 7.2 TCG).
+# The line "run-vm: accelerator ACCEL, CPU MODEL" says which one ran, and why an
+# earlier one was passed over.  NSRUN_VM_ACCEL=tcg starts with TCG; NSRUN_VM_QEMU and
+# NSRUN_VM_KVM_DEV name another QEMU and KVM device (the tests' stand-ins).
 # Exit status: the guest's NSRUN-VM-STATUS; 124 time limit hit; 125 the guest never
 # reported a status (boot failure, kernel panic, /init died); 2 usage or set-up error.
 # The last lines on stderr give the boot time (QEMU start to /init running) and the
@@ -52,41 +60,68 @@ for a in "$@"; do
 	append="$append nsrunvm.arg=$a"
 done
 
-qemu=$(command -v qemu-system-x86_64 || true)
+qemu=${NSRUN_VM_QEMU:-$(command -v qemu-system-x86_64 || true)}
 [ -n "$qemu" ] || { echo "run-vm: qemu-system-x86_64 is missing (apt-get install --no-install-recommends qemu-system-x86)" >&2; exit 2; }
 [ -n "$kernel" ] || kernel=$("$here/fetch-deb.sh" kernel) || exit 2
 [ -r "$kernel" ] || { echo "run-vm: kernel $kernel: not readable" >&2; exit 2; }
 
-accel=(-accel tcg -cpu "${NSRUN_VM_CPU:-max,-cx16}")
-if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then accel=(-accel kvm -cpu host); fi
+# "ACCEL CPU-MODEL" pairs, best first (see the comment at the top)
+kvm_dev=${NSRUN_VM_KVM_DEV:-/dev/kvm}
+accels=()
+if [ "${NSRUN_VM_ACCEL:-}" != tcg ] && [ -r "$kvm_dev" ] && [ -w "$kvm_dev" ]; then
+	accels+=("kvm host" "kvm host,-arch-capabilities")
+fi
+accels+=("tcg ${NSRUN_VM_CPU:-max,-cx16}")
 
 keep_log=1
 if [ -z "$log" ]; then log=$(mktemp "${TMPDIR:-/tmp}/nsrun-vm-log.XXXXXX"); keep_log=0; fi
-: >"$log"
 
 cmdline="console=ttyS0 quiet loglevel=4 panic=-1 cgroup_no_v1=all$append"
-echo "run-vm: kernel $(basename "$kernel"), ${accel[1]}, ${mem} MiB, $cpus CPUs, limit ${tmo}s" >&2
 
-t0=$EPOCHREALTIME
-boot_at=""
-set +e
-# -no-reboot turns a guest reboot or panic into QEMU exiting
-timeout -k 5 "$tmo" "$qemu" "${accel[@]}" -m "$mem" -smp "$cpus" \
-	-nodefaults -no-user-config -display none -no-reboot \
-	-serial stdio -monitor none \
-	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" </dev/null 2>&1 |
-	{
-		while IFS= read -r line; do
-			line=${line%$'\r'}
-			printf '%s\n' "$line" >>"$log"
-			[ "$quiet" = 1 ] || printf '%s\n' "$line"
-			case $line in *NSRUN-VM-BOOTED*) [ -n "$boot_at" ] || { boot_at=$EPOCHREALTIME; echo "$boot_at" >"$log.booted"; } ;; esac
-		done
-	}
-qrc=${PIPESTATUS[0]}
-set -e
+# boot ACCEL CPU: one QEMU run; sets qrc (QEMU's status) and boot_at (empty if /init
+# never said NSRUN-VM-BOOTED); the console goes to $log
+boot() {
+	: >"$log"
+	rm -f "$log.booted"
+	boot_at=""
+	set +e
+	# -no-reboot turns a guest reboot or panic into QEMU exiting
+	timeout -k 5 "$tmo" "$qemu" -accel "$1" -cpu "$2" -m "$mem" -smp "$cpus" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-serial stdio -monitor none \
+		-kernel "$kernel" -initrd "$initrd" -append "$cmdline" </dev/null 2>&1 |
+		{
+			while IFS= read -r line; do
+				line=${line%$'\r'}
+				printf '%s\n' "$line" >>"$log"
+				[ "$quiet" = 1 ] || printf '%s\n' "$line"
+				case $line in *NSRUN-VM-BOOTED*) [ -f "$log.booted" ] || echo "$EPOCHREALTIME" >"$log.booted" ;; esac
+			done
+		}
+	qrc=${PIPESTATUS[0]}
+	set -e
+	[ ! -f "$log.booted" ] || { boot_at=$(cat "$log.booted"); rm -f "$log.booted"; }
+}
+
+passed_over=""
+for ((i = 0; i < ${#accels[@]}; i++)); do
+	read -r acc cpu <<<"${accels[i]}"
+	echo "run-vm: kernel $(basename "$kernel"), accelerator $acc, CPU $cpu, ${mem} MiB, $cpus CPUs, limit ${tmo}s${passed_over:+ ($passed_over)}" >&2
+	t0=$EPOCHREALTIME
+	boot "$acc" "$cpu"
+	# QEMU could not start the guest with this accelerator: it failed, not by the time
+	# limit, before /init ran; a guest that booted and failed is the result, not this
+	if [ "$qrc" != 0 ] && [ "$qrc" != 124 ] && [ "$qrc" != 137 ] && [ -z "$boot_at" ] && \
+		[ $((i + 1)) -lt ${#accels[@]} ]; then
+		why=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1 | cut -c 1-200)
+		passed_over="$acc -cpu $cpu could not start the guest: QEMU exit $qrc${why:+: $why}"
+		echo "run-vm: $passed_over; trying the next accelerator" >&2
+		continue
+	fi
+	break
+done
+echo "run-vm: ran with accelerator $acc, CPU $cpu" | tee -a "$log" >&2
 t1=$EPOCHREALTIME
-[ ! -f "$log.booted" ] || { boot_at=$(cat "$log.booted"); rm -f "$log.booted"; }
 
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 total=$(secs "$t0" "$t1")

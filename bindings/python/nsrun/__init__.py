@@ -226,6 +226,22 @@ def _seconds(name: str, v: float | None) -> str:
     return repr(float(v))
 
 
+def _add_host_args(add_hosts: Mapping[str, str] | Sequence[str] | None) -> list[str]:
+    """``--add-host`` options: a mapping name -> IP address, or "NAME:IP" strings (docker's
+    ``extra_hosts`` in either form); nsrun checks them (a bad one is an NsrunError)."""
+    if add_hosts is None:
+        return []
+    if isinstance(add_hosts, (str, bytes)):
+        raise TypeError("add_hosts must be a mapping name -> IP or a sequence of 'NAME:IP', not a string")
+    items = [f"{k}:{v}" for k, v in add_hosts.items()] if isinstance(add_hosts, Mapping) else list(add_hosts)
+    out: list[str] = []
+    for spec in items:
+        if not isinstance(spec, str) or "\0" in spec:
+            raise ValueError(f"invalid add_hosts entry: {spec!r}")
+        out += ["--add-host", spec]
+    return out
+
+
 def run(
     code: str | None = None,
     *,
@@ -241,6 +257,7 @@ def run(
     stdin: bytes | str | None = None,
     output_limit: int = 1 << 20,
     seccomp: str = "default",
+    add_hosts: Mapping[str, str] | Sequence[str] | None = None,
     isolation: str | None = None,
 ) -> Result:
     """Run a program in an nsrun container and return its :class:`Result`.
@@ -265,6 +282,9 @@ def run(
         output_limit: bytes kept of each of stdout and stderr (nsrun keeps reading and
             discarding past it, so the payload never blocks); must be at least 1.
         seccomp: "default", "strict", "unconfined" or a profile path.
+        add_hosts: more lines of the container's /etc/hosts (``--add-host``): a mapping
+            name -> IP address, or "NAME:IP" strings.  Every container has localhost
+            (127.0.0.1 and ::1) and its hostname there.
         isolation: the tier, "full", "reduced" or "minimal" (``--isolation``); None: the
             highest that works (``Result.isolation`` says which). Below full there is no
             mount: ``code`` then goes to the interpreter on its standard input, so
@@ -315,6 +335,7 @@ def run(
         if not k or "=" in k or "\0" in k or "\0" in str(v):
             raise ValueError(f"invalid environment variable name or value: {k!r}")
         argv += ["--env", f"{k}={v}"]
+    argv += _add_host_args(add_hosts)
 
     # A private directory: mkdtemp makes it 0700, so no other host user can reach the code
     # or stdin inside it. The code file itself is 0644 because nsrun bind-mounts the file
@@ -364,14 +385,28 @@ def _execute(argv: list[str], timeout: float | None) -> Result:
     try:
         doc = json.loads(p.stdout)
     except ValueError:
-        msg = stderr.strip().splitlines()[0] if stderr.strip() else f"exit status {p.returncode}"
+        msg = nsrun_cause(stderr) or f"exit status {p.returncode}"
         raise NsrunError(f"nsrun wrote no result document: {msg}", stderr=stderr) from None
     if not isinstance(doc, dict):
         raise NsrunError("nsrun's result is not a JSON object", stderr=stderr)
     result = Result.from_json(doc)
     if result.status == "error":
-        raise NsrunError(result.error or "nsrun failed", result=result, stderr=stderr)
+        raise NsrunError(nsrun_cause(stderr, result.error) or "nsrun failed", result=result, stderr=stderr)
     return result
+
+
+_NOT_CAUSE = ("warning: ", "debug: ", "hint: ", "published ", "the service's last log lines")
+
+
+def nsrun_cause(stderr: str, cause: str | None = None) -> str:
+    """nsrun's own reason for a failure, for an exception's message: the first of its
+    ``nsrun: <what failed>: <why>`` lines (or ``cause``, the result document's
+    ``error``, which is that line), then its ``hint:`` if it printed one.  "" when
+    nsrun said nothing."""
+    lines = [ln[len("nsrun: "):] for ln in stderr.splitlines() if ln.startswith("nsrun: ")]
+    cause = cause or next((ln for ln in lines if not ln.startswith(_NOT_CAUSE)), "")
+    hint = next((ln[len("hint: "):] for ln in lines if ln.startswith("hint: ")), "")
+    return f"{cause} (hint: {hint})" if cause and hint else cause
 
 
 def _text(b: bytes | str | None) -> str:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from . import NsrunError, find_nsrun
+from . import NsrunError, _add_host_args, find_nsrun, nsrun_cause
 
 __all__ = ["Service", "service", "service_fixture", "redis", "postgres"]
 
@@ -87,6 +87,7 @@ def service(
     memory: int | str | None = None,
     pids_limit: int | None = None,
     network: str = "none",
+    add_hosts: Mapping[str, str] | Sequence[str] | None = None,
     options: Sequence[str] = (),
 ) -> Iterator[Service]:
     """Start ``command`` in ``image`` as a service and yield it once ``port`` accepts.
@@ -104,6 +105,7 @@ def service(
         memory, pids_limit: as for ``run()`` (default: nsrun's).
         network: "none" (default: nothing but the published ports) or "pasta" (a way
             out for the server; pasta then forwards the published ports).
+        add_hosts: more lines of its /etc/hosts, as for ``run()``.
         options: more nsrun options, as given on the command line.
 
     Raises:
@@ -130,6 +132,7 @@ def service(
             raise ValueError(f"invalid environment variable name or value: {k!r}")
         argv += ["--env", f"{k}={v}"]
     argv += _tmpfs_args(tmpfs)
+    argv += _add_host_args(add_hosts)
     argv += list(options)
     argv += ["--", *[str(a) for a in command]]
     # stop finds the service where start put it, even if XDG_RUNTIME_DIR changes meanwhile
@@ -142,8 +145,12 @@ def service(
     except OSError as e:
         raise NsrunError(f"cannot execute {binary}: {e.strerror}") from e
     if p.returncode != 0:
-        lines = [ln for ln in p.stderr.splitlines() if ln.startswith("nsrun: ") and "last log lines" not in ln]
-        msg = lines[-1][len("nsrun: "):] if lines else f"exit status {p.returncode}"
+        # nsrun's cause line first (what failed and why, and its hint), then its verdict
+        # on the service when that is another line ("ended before it was ready")
+        lines = [ln[len("nsrun: "):] for ln in p.stderr.splitlines() if ln.startswith("nsrun: ")]
+        cause = nsrun_cause(p.stderr)
+        last = lines[-1] if lines else ""
+        msg = (f"{cause}; {last}" if last and not cause.startswith(last) else cause) or f"exit status {p.returncode}"
         raise NsrunError(f"service {image!r} did not start: {msg}", stderr=p.stderr)
     try:
         doc = json.loads(p.stdout)

@@ -215,3 +215,48 @@ def test_code_file_deleted_on_nsrun_error(monkeypatch: pytest.MonkeyPatch) -> No
 def test_result_from_json_rejects_other_schema() -> None:
     with pytest.raises(NsrunError, match="schema"):
         Result.from_json({"schema": 2})
+
+
+def test_nsrun_error_carries_the_cause_and_hint(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                 nsrun_ready: str) -> None:
+    # nsrun where user namespaces are refused (max_user_namespaces 0 in a namespace of
+    # our own): the exception pytest shows says why, with nsrun's fix
+    wrapper = tmp_path / "nsrun"
+    wrapper.write_text("#!/bin/sh\nexec unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && "
+                       f"exec \"$@\"' sh {nsrun_ready} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("NSRUN", str(wrapper))
+    with pytest.raises(NsrunError) as e:
+        nsrun.run("print(1)")
+    assert str(e.value).startswith("cannot create a user namespace: user.max_user_namespaces is 0")
+    assert "(hint: allow them" in str(e.value)
+    assert e.value.result is not None and e.value.result.exit_code == 125
+
+
+def test_nsrun_cause_picks_the_cause_line() -> None:
+    err = ("nsrun: warning: --cpus is not enforced: no cgroup\n"
+           "nsrun: write /proc/3/setgroups: Permission denied\n"
+           "nsrun: hint: mount a /proc of nsrun's own pid namespace there\n")
+    assert nsrun.nsrun_cause(err) == ("write /proc/3/setgroups: Permission denied "
+                                      "(hint: mount a /proc of nsrun's own pid namespace there)")
+    assert nsrun.nsrun_cause("python: traceback\n") == ""
+    assert nsrun.nsrun_cause("nsrun: hint: h\n", "from the document") == "from the document (hint: h)"
+def test_localhost_hostname_and_add_hosts_resolve() -> None:
+    code = ("import socket\n"
+            "print(sorted({a[4][0] for a in socket.getaddrinfo('localhost', 80, type=socket.SOCK_STREAM)}))\n"
+            "print(socket.gethostbyname(socket.gethostname()), socket.gethostbyname('db'), "
+            "socket.getaddrinfo('v6', 80)[0][4][0])")
+    r = nsrun.run(code, add_hosts={"db": "10.0.0.5", "v6": "2001:db8::1"})
+    assert r.ok, r.stderr
+    assert r.stdout == "['127.0.0.1', '::1']\n127.0.1.1 10.0.0.5 2001:db8::1\n"
+    r = nsrun.run("import socket; print(socket.gethostbyname('db'))", add_hosts=["db:10.0.0.6"])
+    assert r.stdout == "10.0.0.6\n"
+
+
+def test_bad_add_hosts() -> None:
+    with pytest.raises(TypeError):
+        nsrun.run("pass", add_hosts="db:10.0.0.1")
+    with pytest.raises(NsrunError, match="--add-host"):
+        nsrun.run("pass", add_hosts={"db": "host-gateway"})
+    with pytest.raises(NsrunError, match="not a numeric IP address"):
+        nsrun.run("pass", add_hosts=["db:example.org"])

@@ -118,6 +118,12 @@ def test_stopped_on_exit_nothing_left() -> None:
     assert not (Path(os.environ["XDG_RUNTIME_DIR"]) / "nsrun" / s.name).exists()
 
 
+def test_add_hosts_in_the_service() -> None:
+    cmd = ["sh", "-c", "getent hosts db; exec redis-server --save '' --appendonly no --dir /tmp"]
+    with nsrun.service(IMAGE, cmd, port=6379, add_hosts={"db": "10.0.0.9"}) as s:
+        assert s.logs().split()[:2] == ["10.0.0.9", "db"]
+
+
 def _pasta_procs() -> list[str]:
     p = subprocess.run(["pgrep", "-u", str(os.getuid()), "-f", "^pasta "], capture_output=True, text=True)
     return p.stdout.split()
@@ -229,3 +235,13 @@ def test_redis_and_postgres_inside_bwrap(tmp_path: Path) -> None:
             shutil.rmtree(stage, ignore_errors=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.strip() == "agent ok"
+
+
+def test_a_service_that_cannot_start_says_why(tmp_path: Path) -> None:
+    # the first nsrun line (what failed and why) is in the message, not only the verdict
+    missing = tmp_path / "no-such-volume"
+    with pytest.raises(nsrun.NsrunError) as e:
+        with nsrun.service(IMAGE, ["sleep", "30"], port=7000, ready_timeout=5,
+                           options=["-v", f"{missing}:/data"]):
+            pass
+    assert f'volume "{missing}": No such file or directory' in str(e.value)

@@ -1,0 +1,423 @@
+/* memwatch.c - see memwatch.h */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "memwatch.h"
+#include "sys.h"
+
+#define MIN_INTERVAL_US 5000
+#define MAX_INTERVAL_US 100000
+#define ASSUMED_RATE_BYTES_PER_S (4ULL << 30)   /* a fast allocator touching fresh pages */
+#define MAX_COSTLY_INTERVAL_US 1000000
+#define COST_FACTOR 10                          /* interval >= 10 x the last sample's time */
+#define MAX_SEEN 4096                           /* inodes counted once per sample */
+
+struct seen {
+	dev_t dev[MAX_SEEN];
+	ino_t ino[MAX_SEEN];
+	size_t n;
+};
+
+/* True if (dev, ino) was counted already in this sample; remembers it otherwise.
+ * Past MAX_SEEN everything counts again: an over-estimate. */
+static bool seen_before(struct seen *s, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->dev[i] == dev && s->ino[i] == ino)
+			return true;
+	if (s->n < MAX_SEEN) {
+		s->dev[s->n] = dev;
+		s->ino[s->n] = ino;
+		s->n++;
+	}
+	return false;
+}
+
+bool memwatch_can_measure(void)
+{
+	return access("/proc/self/smaps_rollup", R_OK) == 0;
+}
+
+void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgroup_v1 *cg1,
+		   const struct mount_plan *plan, bool host_scan)
+{
+	memset(mw, 0, sizeof(*mw));
+	mw->limit_bytes = limit_bytes;
+	mw->cg1 = cg1;
+	mw->plan = plan;
+	mw->host_scan = host_scan;
+	mw->root_fd = mw->proc_fd = -1;
+}
+
+void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
+{
+	if (!mw->limit_bytes || mw->next_us)
+		return;
+	mw->init = init;
+	mw->next_us = now_us ? now_us : 1;
+}
+
+int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms)
+{
+	uint64_t ms;
+
+	if (!mw->next_us)
+		return limit_ms;
+	ms = mw->next_us > now_us ? (mw->next_us - now_us + 999) / 1000 : 0;
+	return limit_ms >= 0 && (uint64_t)limit_ms < ms ? limit_ms : (int)ms;
+}
+
+void memwatch_close(struct memwatch *mw)
+{
+	if (mw->root_fd >= 0)
+		close(mw->root_fd);
+	if (mw->proc_fd >= 0)
+		close(mw->proc_fd);
+	mw->root_fd = mw->proc_fd = -1;
+}
+
+static bool is_pid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* The parent pid in /proc/PID/stat (proc(5): the field after the ")" of comm and
+ * the state), or -1. */
+static pid_t parent_of(int proc_fd, const char *pid)
+{
+	char path[64], buf[512];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/stat", pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || strlen(p) < 4)
+		return -1;
+	return (pid_t)strtol(p + 4, NULL, 10);
+}
+
+/* The pids of the host's /proc that descend from init (init included), into a
+ * malloc'd array; -1 with errno. */
+static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ pid_t *pid = NULL;
+	_cleanup_free_ pid_t *ppid = NULL;
+	_cleanup_free_ bool *in = NULL;
+	size_t n = 0, cap = 0, found = 1;
+	struct dirent *de;
+	int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (!is_pid_name(de->d_name))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			pid_t *a = realloc(pid, c * sizeof(*a)), *b;
+			if (!a)
+				return -1;
+			pid = a;
+			b = realloc(ppid, c * sizeof(*b));
+			if (!b)
+				return -1;
+			ppid = b;
+			cap = c;
+		}
+		pid[n] = (pid_t)strtol(de->d_name, NULL, 10);
+		ppid[n] = parent_of(proc_fd, de->d_name);
+		n++;
+	}
+	in = calloc(n ? n : 1, sizeof(*in));
+	*out = calloc(n + 1, sizeof(**out));
+	if (!in || !*out) {
+		free(*out);
+		return -1;
+	}
+	(*out)[0] = init;
+	/* each pass adds the children of what is in; a tree of depth k takes k passes */
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t i = 0; i < n; i++) {
+			if (in[i] || pid[i] == init)
+				continue;
+			for (size_t j = 0; j < found; j++)
+				if (ppid[i] == (*out)[j]) {
+					in[i] = grew = true;
+					(*out)[found++] = pid[i];
+					break;
+				}
+		}
+	}
+	return (ssize_t)found;
+}
+
+/* The pids of the container's /proc (every process of its pid namespace). */
+static ssize_t container_pids(int proc_fd, pid_t **out)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (!is_pid_name(de->d_name))
+			continue;
+		if (n == cap) {
+			pid_t *a = realloc(*out, (cap = cap ? cap * 2 : 64) * sizeof(*a));
+			if (!a) {
+				free(*out);
+				*out = NULL;
+				return -1;
+			}
+			*out = a;
+		}
+		(*out)[n++] = (pid_t)strtol(de->d_name, NULL, 10);
+	}
+	return (ssize_t)n;
+}
+
+/* The process's memory in bytes: with precise, the Pss of /proc/PID/smaps_rollup
+ * (a walk of its page tables); else the resident pages of /proc/PID/statm (the mm's
+ * counters, O(1)), which count shared pages in full and so are never less.  0 for
+ * a process that is gone or a zombie.  Returns 0 or -1 with errno. */
+static int process_bytes(int proc_fd, pid_t pid, bool precise, uint64_t *bytes)
+{
+	char path[64], buf[2048];
+	_cleanup_close_ int fd = -1;
+	unsigned long long size, resident;
+	ssize_t n;
+	const char *p;
+
+	*bytes = 0;
+	snprintf(path, sizeof(path), precise ? "%d/smaps_rollup" : "%d/statm", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ESRCH ? 0 : -1;
+	buf[n] = '\0';
+	if (!precise) {
+		if (sscanf(buf, "%llu %llu", &size, &resident) == 2)
+			*bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		return 0;
+	}
+	p = strstr(buf, "\nPss:");
+	if (p)
+		*bytes = strtoull(p + 5, NULL, 10) * 1024;
+	return 0;
+}
+
+/* The allocated bytes of the memfds pid holds open, each inode once. */
+static uint64_t memfd_bytes(int proc_fd, pid_t pid, struct seen *seen)
+{
+	char path[64];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	uint64_t sum = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		char link[64];
+		struct stat st;
+		ssize_t n;
+		if (!is_pid_name(de->d_name))
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n < 7 || memcmp(link, "/memfd:", 7) != 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && !seen_before(seen, st.st_dev, st.st_ino))
+			sum += (uint64_t)st.st_blocks * 512;
+	}
+	return sum;
+}
+
+/* Used bytes of the tmpfs at path in the container, once per file system. */
+static uint64_t tmpfs_bytes(int root_fd, const char *path, struct seen *seen)
+{
+	_cleanup_close_ int fd = open_in_root(root_fd, path, O_PATH | O_DIRECTORY);
+	struct statfs sfs;
+	struct stat st;
+
+	if (fd < 0 || fstatfs(fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC || fstat(fd, &st) < 0 ||
+	    seen_before(seen, st.st_dev, 0))
+		return 0;
+	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
+}
+
+/* Opens the container's root (that of a child of init: init itself is not dumpable,
+ * and its memory map belongs to the host's user namespace, so an unprivileged
+ * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
+ * child is there yet, -1 with errno. */
+static int open_container(struct memwatch *mw)
+{
+	_cleanup_close_ int host_proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ pid_t *pids = NULL;
+	ssize_t n;
+
+	if (host_proc < 0)
+		return -1;
+	n = host_descendants(host_proc, mw->init, &pids);
+	if (n < 0)
+		return -1;
+	for (ssize_t i = 1; i < n && mw->root_fd < 0; i++) {
+		char path[64];
+		if (parent_of(host_proc, (snprintf(path, sizeof(path), "%d", (int)pids[i]), path)) != mw->init)
+			continue;
+		snprintf(path, sizeof(path), "%d/root", (int)pids[i]);
+		mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
+			return -1;
+	}
+	if (mw->root_fd < 0)
+		return 1;
+	if (mw->host_scan) {
+		mw->proc_fd = host_proc;
+		host_proc = -1;
+		return 0;
+	}
+	mw->proc_fd = open_in_root(mw->root_fd, "/proc", O_RDONLY | O_DIRECTORY);
+	if (mw->proc_fd >= 0) {
+		struct statfs sfs;
+		if (fstatfs(mw->proc_fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+			return 0;
+		errno = ENOTSUP;
+	}
+	return -1;
+}
+
+/* One sample: the container's use in bytes, by resident set sizes (cheap); when
+ * that sum passes the limit, again by proportional set sizes, which count a page
+ * shared by n processes of the container (after fork(2)) once.  Returns 0 or -1
+ * with errno. */
+static int measure(struct memwatch *mw, uint64_t *total)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	_cleanup_free_ struct seen *seen = calloc(1, sizeof(*seen));
+	uint64_t shared = 0;
+	ssize_t n;
+
+	*total = 0;
+	if (!seen)
+		return -1;
+	n = mw->host_scan ? host_descendants(mw->proc_fd, mw->init, &pids) : container_pids(mw->proc_fd, &pids);
+	if (n < 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		shared += memfd_bytes(mw->proc_fd, pids[i], seen);
+	if (!mw->host_scan) {
+		shared += tmpfs_bytes(mw->root_fd, "/dev/shm", seen);
+		for (size_t i = 0; mw->plan && i < mw->plan->n; i++)
+			if (mw->plan->ops[i].kind == MOP_TMPFS)
+				shared += tmpfs_bytes(mw->root_fd, mw->plan->ops[i].target, seen);
+	}
+	for (int precise = 0; precise < 2; precise++) {
+		*total = shared;
+		for (ssize_t i = 0; i < n; i++) {
+			uint64_t b;
+			/* the init (pid 1 inside, or init in the host's list) is nsrun's own and not
+			 * readable by an unprivileged caller (see open_container): its few pages are not counted */
+			bool is_init = mw->host_scan ? pids[i] == mw->init : pids[i] == 1;
+			if (process_bytes(mw->proc_fd, pids[i], precise, &b) < 0) {
+				if (is_init)
+					continue;
+				return -1;
+			}
+			*total += b;
+		}
+		if (*total <= mw->limit_bytes)
+			break;
+		if (!precise)
+			mw->precise_samples++;
+	}
+	return 0;
+}
+
+int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
+{
+	uint64_t total = 0, headroom, wait_us, cost_us, rate;
+	int r;
+
+	if (!mw->next_us || now_us < mw->next_us)
+		return 0;
+	if (mw->cg1) {
+		mw->next_us = now_us + MAX_INTERVAL_US;
+		return cgroup_v1_oom_kills(mw->cg1) > 0;
+	}
+	if (mw->root_fd < 0) {
+		r = open_container(mw);
+		if (r < 0)
+			return error_set(err, errno, "--memory: open the container's /proc to measure its memory");
+		if (r > 0) {
+			mw->next_us = now_us + MIN_INTERVAL_US;
+			return 0;
+		}
+	}
+	if (measure(mw, &total) < 0)
+		return error_set(err, errno, "--memory: measure the container's memory");
+	cost_us = monotonic_us() - now_us;
+	mw->samples++;
+	mw->cost_us += cost_us;
+	if (total > mw->peak_bytes)
+		mw->peak_bytes = total;
+	if (total > mw->limit_bytes)
+		return 1;
+	/* the rate the use grows at: twice the last one seen, at least the assumed one */
+	rate = ASSUMED_RATE_BYTES_PER_S / 1000000;
+	if (mw->last_sample_us && now_us > mw->last_sample_us && total > mw->last_bytes &&
+	    2 * (total - mw->last_bytes) / (now_us - mw->last_sample_us) > rate)
+		rate = 2 * (total - mw->last_bytes) / (now_us - mw->last_sample_us);
+	mw->last_bytes = total;
+	mw->last_sample_us = now_us;
+	headroom = mw->limit_bytes - total;
+	wait_us = headroom / rate;
+	if (wait_us < MIN_INTERVAL_US)
+		wait_us = MIN_INTERVAL_US;
+	if (wait_us > MAX_INTERVAL_US)
+		wait_us = MAX_INTERVAL_US;
+	/* about a tenth of a CPU at most: many processes, or page tables read, space the
+	 * samples, up to a second apart */
+	if (wait_us < COST_FACTOR * cost_us)
+		wait_us = COST_FACTOR * cost_us < MAX_COSTLY_INTERVAL_US ? COST_FACTOR * cost_us : MAX_COSTLY_INTERVAL_US;
+	mw->next_us = now_us + wait_us;
+	return 0;
+}

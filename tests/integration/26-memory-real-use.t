@@ -1,0 +1,153 @@
+#!/bin/bash
+# --memory counts what the payload really uses and breaks no legitimate program
+# (issues 22, 24 and 17 kind 5).  Where no cgroup v2 memory controller is the run's,
+# the limit is a cgroup v1 group (root on a hybrid host) or the supervisor's measure
+# of real use (memwatch.h); never RLIMIT_DATA, which refused address-space
+# reservations and missed shared memory and the sum over processes.
+#   - programs that reserve far more than they use run under the default --memory:
+#     a 4 GiB MAP_NORESERVE reservation, an AddressSanitizer binary, a JVM, a Go
+#     program, numpy on threaded OpenBLAS (it hung under RLIMIT_DATA); each control
+#     shows the same program failing under RLIMIT_DATA on the host;
+#   - 1 GiB used through malloc, a memfd, /dev/shm, MAP_SHARED memory and 128
+#     processes of 16 MiB is ended under --memory 256m as out of memory (137,
+#     "oom_killed", the peak); control: 64 MiB the same way runs.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+# ---------------------------------------------------------------- which mechanism here
+expected_how() {
+	local cg own parent controllers v1 v1own
+	cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	parent="$cg${own%/}"
+	controllers=$(cat "$parent/cgroup.controllers" 2>/dev/null)
+	if [ -n "$cg" ] && [[ " $controllers " == *" memory "* ]] &&
+		{ [ "$(id -u)" = 0 ] || { [ -w "$parent" ] && [ -w "$parent/cgroup.subtree_control" ]; }; }; then
+		echo cgroup
+		return
+	fi
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts)
+	v1own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)/\3/p' /proc/self/cgroup)
+	if [ -n "$v1" ] && [ -n "$v1own" ] && [ -w "$v1${v1own%/}" ]; then
+		V1_GROUP="$v1${v1own%/}"
+		echo cgroup-v1
+		return
+	fi
+	echo supervisor
+}
+V1_GROUP=
+HOW=$(expected_how)
+[ "$HOW" = cgroup-v1 ] && V1_GROUP=$(expected_how >/dev/null; awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { print $2; exit }' /proc/self/mounts)$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)/\3/p' /proc/self/cgroup)
+diag "--memory is enforced here by: $HOW${V1_GROUP:+ ($V1_GROUP)}"
+
+DOC="$TESTTMP/result.json"
+# fields of the last --json document: status exit_code enforced peak error
+fields() {
+	python3 - "$DOC" <<'PY' 2>/dev/null || echo "no-document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["status"], d["exit_code"], d["limits"]["memory_bytes"]["enforced"], d["memory_peak_bytes"], d["error"])
+PY
+}
+v1_runs() { [ -n "$V1_GROUP" ] && find "$V1_GROUP" -maxdepth 1 -type d -name 'nsrun-[0-9]*' 2>/dev/null | sort; }
+v1_before=$(v1_runs)
+
+# ---------------------------------------------------------------- reservations run
+run_probe -- reserve 4
+assert_eq "a 4 GiB MAP_NORESERVE reservation, one page touched, runs under the default --memory" \
+	"0|reserve: ok reserved 4 GiB, touched one page" "$RC|$OUT"
+run_cmd prlimit --data=$((512 << 20)) "$PROBE" reserve 4
+assert_match "  control: under RLIMIT_DATA 512m (what --memory was) the same reservation fails" \
+	'^reserve: denied ENOMEM' "$OUT"
+
+# an AddressSanitizer program, built here (it reserves terabytes of shadow memory)
+cat >"$TESTTMP/asan.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	size_t n = 16 << 20;
+	char *p = malloc(n);
+	memset(p, 1, n);
+	volatile char *q = p;
+	if (argc > 1)
+		q[n + 8] = 1; /* "overflow": ASan must catch it */
+	printf("asan: ok %d\n", p[n - 1]);
+	free(p);
+	return 0;
+}
+C
+if ! gcc -fsanitize=address -static-libasan -O1 -g -o "$TESTTMP/asan" "$TESTTMP/asan.c" 2>"$TESTTMP/gcc.err"; then
+	skip "gcc -fsanitize=address failed (Debian: build-essential): $(head -c 300 "$TESTTMP/gcc.err")" "ASan program"
+else
+	chmod 755 "$TESTTMP/asan"
+	# LeakSanitizer stops the world with ptrace, which the default profile denies
+	run_nsrun --image python -e ASAN_OPTIONS=detect_leaks=0 -v "$TESTTMP/asan:/asan:ro" -- /asan
+	assert_eq "an ASan-built program runs under the default --memory" "0|asan: ok 1" "$RC|$OUT"
+	run_nsrun --image python -e ASAN_OPTIONS=detect_leaks=0 -v "$TESTTMP/asan:/asan:ro" -- /asan overflow
+	assert_match "  ... and ASan works there: it catches a heap overflow" 'heap-buffer-overflow' "$ERR"
+	run_cmd env ASAN_OPTIONS=detect_leaks=0 prlimit --data=$((512 << 20)) "$TESTTMP/asan"
+	assert_ne "  control: under RLIMIT_DATA 512m (what --memory was) it cannot start" "0|asan: ok 1" "$RC|$OUT"
+fi
+
+# programs of the compat image (make compat-image)
+run_nsrun images
+if ! grep -Eq '(^|[[:space:]])compat([[:space:]]|$)' <<<"$OUT"; then
+	skip "image 'compat' not installed (make compat-image)" "a JVM, a Go program and numpy with threaded OpenBLAS"
+else
+	# 300 MiB of heap really used (pre-touched) beside the JVM's reservations
+	run_nsrun --image compat --timeout 60 -- java -XX:+AlwaysPreTouch -Xms300m -XshowSettings:vm -version
+	assert_eq "a JVM (OpenJDK 17) with 300 MiB of heap in use runs under the default --memory" 0 "$RC"
+	assert_match "  ... its heap reservation is sized by the machine, not the limit" 'Max\. Heap Size' "$ERR"
+	run_nsrun --image compat --timeout 60 -- java -XX:+AlwaysPreTouch -Xms700m -version
+	assert_eq "  control: with 700 MiB of heap in use it is ended as out of memory (137)" 137 "$RC"
+	assert_match "  ... and says so" '^nsrun: killed: out of memory \(limit 512 MiB' "$ERR"
+
+	want=$(seq 1 300000 | grep -c 29999)
+	run_nsrun --image compat --timeout 60 -- sh -c 'seq 1 300000 | fzf --exact --filter 29999 | wc -l'
+	assert_eq "a Go program (fzf over 300000 lines) runs under the default --memory" "0|$want" "$RC|$OUT"
+
+	# issue 24: threaded OpenBLAS reserved ~740 MB and span until the timeout under RLIMIT_DATA
+	run_nsrun --image compat --timeout 60 -- python3 -c '
+import os, numpy as np
+a = np.random.rand(1500, 1500)
+b = a @ a
+blas = sorted({l.split()[-1] for l in open("/proc/self/maps") if "blas" in l})
+print(b.shape, len(os.listdir("/proc/self/task")) > 1, any("pthread" in p for p in blas))'
+	assert_eq "numpy on threaded OpenBLAS: a 1500x1500 matrix product completes under the default limits" \
+		"0|(1500, 1500) True True" "$RC|$OUT"
+	check "  ... well before the timeout (${ELAPSED}s)" elapsed_lt 30
+fi
+
+# ---------------------------------------------------------------- real use is counted
+PEAK_MAX=$((1 << 30))
+for kind in malloc memfd shm shared procs:128; do
+	mib=1024 small=64 extra=()
+	case $kind in
+	shm) extra=(--tmpfs-size 2g) ;;          # /dev/shm is as large as /tmp: the memory limit must be what stops it
+	procs:*) mib=16 small=1 extra=(--pids-limit 256) ;;
+	esac
+	rm -f "$DOC"
+	run_probe --json "$DOC" --memory 256m --timeout 30 "${extra[@]}" -- memhog-via "$kind" "$mib"
+	read -r status code how peak error <<<"$(fields)"
+	assert_eq "$kind, $mib MiB$([ "$mib" = 16 ] && echo ' each') under --memory 256m: ended as out of memory (137)" \
+		"oom_killed|137|$HOW" "$status|$code|$how"
+	assert_match "  ... reported with the limit and the peak" '^killed: out of memory \(limit 256 MiB, peak [0-9]+ MiB\)' "$error"
+	check "  ... the peak ($peak) is past the limit, and not far past" \
+		test "${peak:-0}" -ge $((256 << 20)) -a "${peak:-0}" -le "$PEAK_MAX"
+	run_probe --memory 256m --timeout 30 "${extra[@]}" -- memhog-via "$kind" "$small" 0.2
+	assert_eq "  control: $small MiB$([ "$small" = 1 ] && echo ' each') the same way runs" \
+		"0|memhog-via: ok $kind $small MiB" "$RC|$OUT"
+done
+
+# pages shared after fork count once: 32 children of a 100 MiB process fit in 256m
+run_probe --memory 256m --timeout 30 -- memhog-via forked:32 100 0.5
+assert_eq "32 children sharing their parent's 100 MiB fit in --memory 256m (shared pages count once)" \
+	"0|memhog-via: ok forked:32 100 MiB" "$RC|$OUT"
+
+if [ -n "$V1_GROUP" ]; then
+	assert_eq "no run's cgroup v1 group is left in $V1_GROUP" "$v1_before" "$(v1_runs)"
+fi
+
+done_testing

@@ -1,0 +1,170 @@
+#!/bin/bash
+# Importing a hostile image is as contained as running one (issue 23, kinds 1,
+# 2 and 4, and the checks of what the runtime would refuse). Each image is
+# built here (image/mkimage.py: OCI layouts, oci-archives, docker-archives
+# written with python's tarfile) around a harmless static program, the probe,
+# at /bin/hello: every refusal or stripping has its control, the same image's
+# harmless part imported and run by nsrun.
+#   1  archives: a symlink member to a victim directory and files written
+#      through it, "../" names, a blob that is a symlink: nothing outside the
+#      store changes, nothing lands in /var/tmp, a linked blob is refused
+#   2  privileged metadata: security.capability / trusted.* xattrs, set-id
+#      files and directories are gone after a root (and a user) import;
+#      user.* xattrs stay
+#   4  FIFOs, world- or group-writable and sticky directories are gone
+#   +  an Env entry with NUL, of 200 KiB, or with a terminal escape is dropped
+#      with a cleaned warning; a WorkingDir with ".." fails the import; an
+#      image.json nested 400,000 deep is one error line from nsrun; a local
+#      source's digest is the manifest that was unpacked.
+# Needs: skopeo umoci jq bwrap bsdtar python3 (Debian: skopeo umoci jq
+# bubblewrap libarchive-tools python3). Missing tools are a failure.
+# shellcheck disable=SC2016
+. "$(dirname "$0")/../lib.sh"
+
+TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
+MK=$TESTS_DIR/security/image/mkimage.py
+require_nsrun
+require_probe
+missing=()
+for t in skopeo umoci jq bwrap bsdtar python3 getfattr setfattr; do
+	command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "1..1"
+	echo "not ok 1 - $TEST_NAME needs: ${missing[*]} (Debian: apt-get install skopeo umoci jq bubblewrap libarchive-tools attr python3)"
+	exit 1
+fi
+
+T=$TESTTMP
+STORE=$T/store
+VICTIM=$T/victim
+export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
+unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$VICTIM/sub" && chmod 700 "$XDG_RUNTIME_DIR"
+echo victim >"$VICTIM/file"
+victim_state() { find "$VICTIM" -printf '%p %M %s\n' | sort; cat "$VICTIM/file"; }
+vartmp_mine() { find /var/tmp -maxdepth 1 -mindepth 1 -user "$(id -u)" -newer "$T/start" -print 2>/dev/null; }
+touch "$T/start"
+BEFORE=$(victim_state)
+
+mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
+# imported NAME — the image's /bin/hello runs under nsrun (the control)
+runs() {
+	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
+	[ "$RC" = 0 ]
+}
+no_leftovers() { ! compgen -G "$STORE/.$1.tmp.*" >/dev/null; }
+
+# ---------------------------------------------------------------- 1: archives
+
+for fmt in oci-archive docker-archive; do
+	mk "$fmt" "$T/link-$fmt.tar" archive-link "$VICTIM"
+	run_cmd "$TOOL" import --quiet --interpreter /bin/hello "$fmt:$T/link-$fmt.tar" "link-$fmt" --store "$STORE"
+	assert_eq "$fmt with a symlink member to the host and files through it: imported, links ignored" "0 " "$RC $ERR"
+	check "... its harmless part runs" runs "link-$fmt"
+	assert_eq "... nothing outside the store changed" "$BEFORE" "$(victim_state)"
+	assert_eq "... nothing written through the link exists anywhere" "" \
+		"$(find "$T" /tmp -maxdepth 3 -name 'pwned*' -print 2>/dev/null)"
+done
+mk oci-archive "$T/link-blob.tar" link-blob "$VICTIM/file"
+run_cmd "$TOOL" import --interpreter /bin/hello "$T/link-blob.tar" link-blob --store "$STORE"
+assert_eq "an oci-archive whose blob is a symlink is refused" 1 "$RC"
+assert_match "... naming the member" "blobs/sha256/0{64}.*type l.*refused" "$ERR"
+check "... leaving nothing" eval '[ ! -e "$STORE/link-blob" ] && no_leftovers link-blob'
+assert_eq "no import left anything of this user in /var/tmp" "" "$(vartmp_mine)"
+
+# ---------------------------------------------------------------- 2: privileged metadata
+
+mk oci "$T/priv" privileged
+# the probe is real: the layer carries the attributes, which a plain tar keeps
+mkdir "$T/plain"
+blob=$(find "$T/priv/blobs/sha256" -size +100k | head -1)
+bsdtar -x --xattrs -f "$blob" -C "$T/plain" 2>/dev/null
+if [ "$(id -u)" = 0 ]; then
+	assert_match "control: bsdtar as root restores the file capability" 'security\.capability' \
+		"$(getfattr -h -d -m - "$T/plain/bin/capped" 2>/dev/null)"
+else
+	assert_match "control: the layer carries a file capability" 'security\.capability' \
+		"$(bsdtar -t -v --xattrs -f "$blob" 2>/dev/null; python3 -c 'import sys, tarfile; t = tarfile.open(sys.argv[1]); print(t.getmember("bin/capped").pax_headers)' "$blob")"
+fi
+run_cmd "$TOOL" import --quiet --interpreter /bin/hello "oci:$T/priv:test" priv --store "$STORE"
+assert_eq "an image with file capabilities, trusted.* xattrs and set-id files imports" "0 " "$RC $ERR"
+R=$STORE/priv/rootfs
+assert_eq "... no xattr but user.* is left on any file" "" \
+	"$(cd "$R" && find . -xdev ! -type l -exec getfattr -h --absolute-names -d -m - {} + 2>/dev/null | grep -E '^(security|trusted|system)\.')"
+assert_eq "... no set-id file or directory" "" "$(find "$R" -xdev -perm /6000 -print)"
+if [ "$(id -u)" = 0 ]; then
+	assert_eq "... everything is root's" "" "$(find "$R" -xdev ! -user 0 -print | head -3)"
+fi
+check "... its harmless part runs" runs priv
+NSRUN_IMAGES=$STORE run_nsrun --image priv -- /bin/capped status
+assert_match "... and the stripped file runs in a container" 'CapEff:[[:space:]]*0{16}' "$OUT"
+# the attack: another host user runs the stored file to gain its capabilities
+if [ "$(id -u)" = 0 ]; then
+	other=nsrun-i23-$$
+	if useradd --system --no-create-home --shell /usr/sbin/nologin "$other" 2>"$T/useradd.err"; then
+		at_exit "userdel '$other'"
+		chmod 755 "$T/plain" "$T/plain/bin"
+		run_cmd runuser -u "$other" -- "$T/plain/bin/capped" status
+		assert_match "control: $other running a file with the capability gets it" 'CapPrm:[[:space:]]*0*82' "$OUT"
+		run_cmd runuser -u "$other" -- "$STORE/priv/rootfs/bin/capped" status
+		assert_match "$other running the imported file gets no capability" 'CapPrm:[[:space:]]*0{16}' "$OUT"
+	else
+		not_ok "a second user to run the imported file: useradd $other" "$(cat "$T/useradd.err")"
+	fi
+fi
+
+# ---------------------------------------------------------------- 4: shared objects
+
+for fmt in oci oci-archive docker-archive; do
+	src=$T/shared-$fmt
+	[ "$fmt" = oci ] || src=$src.tar
+	mk "$fmt" "$src" shared
+	run_cmd "$TOOL" import --quiet --interpreter /bin/hello "$fmt:$src" "shared-$fmt" --store "$STORE"
+	assert_eq "$fmt with a FIFO, 0777 and 1777 directories, a 0664 file imports" "0 " "$RC $ERR"
+	R=$STORE/shared-$fmt/rootfs
+	assert_eq "... no FIFO, socket or device, nothing group/other-writable or sticky" "" \
+		"$(find "$R" -xdev \( -type p -o -type s -o -type b -o -type c -o \( ! -type l -perm /1022 \) \) -print)"
+	check "... the directories and the file are still there" test -d "$R/open" -a -d "$R/var/tmp" -a -f "$R/group-writable"
+	check "... its harmless part runs" runs "shared-$fmt"
+done
+assert_eq "the store itself: nothing group/other-writable" "" \
+	"$(find "$STORE" -xdev ! -type l -perm /022 -print | head -3)"
+
+# ---------------------------------------------------------------- what the runtime refuses
+
+mk oci "$T/env" env
+run_cmd "$TOOL" import --interpreter /bin/hello "oci:$T/env:test" env --store "$STORE"
+assert_eq "Env with NUL, 200 KiB and escape entries: imported" 0 "$RC"
+assert_eq "... keeping the good entries only" '["PATH=/bin","GOOD=1"]' "$(jq -c .env "$STORE/env/image.json")"
+assert_eq "... with three warnings" 3 "$(grep -c 'warning: ignoring the image.s environment entry' <<<"$ERR")"
+assert_not_match "... and no raw control character in the messages" $'\x1b' "$ERR"
+check "... and nsrun runs it" runs env
+
+mk oci "$T/wd" workdir-dotdot
+run_cmd "$TOOL" import "oci:$T/wd:test" wd --store "$STORE"
+assert_eq "a WorkingDir with \"..\" fails the import" 1 "$RC"
+assert_match "... saying nsrun would refuse it" 'WorkingDir "/\.\./etc" holds "\.\.": nsrun would refuse it' "$ERR"
+check "... leaving nothing" eval '[ ! -e "$STORE/wd" ] && no_leftovers wd'
+
+mk docker-archive "$T/esc.tar" escape-name
+run_cmd "$TOOL" import "docker-archive:$T/esc.tar" esc --store "$STORE"
+assert_eq "a docker-archive naming a layer with terminal escapes fails" 1 "$RC"
+assert_not_match "... and no escape reaches the terminal" $'[\x01-\x08\x0b-\x1f\x7f]' "$ERR"
+
+# the digest of a local source is the manifest that was unpacked
+mk oci "$T/plainimg" plain
+run_cmd "$TOOL" import --quiet --interpreter /bin/hello "oci:$T/plainimg:test" plainimg --store "$STORE"
+want=$(jq -r '.manifests[0].digest' "$T/plainimg/index.json")
+assert_eq "a local source's recorded digest is its unpacked manifest" "$want $want" \
+	"$(jq -r '"\(.source.digest) \(.source.manifest)"' "$STORE/plainimg/image.json")"
+
+# nsrun itself: a deeply nested image.json is one error, not a crash
+cp -a "$STORE/plainimg" "$STORE/deep"
+python3 -c 'import sys; sys.stdout.write("{\"env\": " + "[" * 400000 + "]" * 400000 + "}")' >"$STORE/deep/image.json"
+NSRUN_IMAGES=$STORE run_nsrun --image deep -- /bin/hello
+assert_eq "nsrun with an image.json nested 400,000 deep exits 125" 125 "$RC"
+assert_match "... with one line naming the depth" '^nsrun: image.json ".*": nested deeper than 32 levels' "$ERR"
+
+assert_eq "at the end, nothing outside the store changed" "$BEFORE" "$(victim_state)"
+done_testing

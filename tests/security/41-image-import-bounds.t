@@ -1,0 +1,160 @@
+#!/bin/bash
+# Importing an image is bounded (issue 23, kind 5): bytes (a gzip layer and a
+# gzipped docker-archive that expand past --max-size), files (--max-files),
+# the interpreter lookup (an Env PATH of 3000 entries), time (--timeout) and
+# registries that stall (a loopback test registry that never answers a
+# manifest, or never finishes a blob: --network-timeout). Each refusal is one
+# line naming the bound and the option that raises it, and leaves no image,
+# no temporary directory and no process; each has its control, the same image
+# imported and run with the bound raised. Also: two imports of one name at
+# once both succeed (the name lock is taken before any temporary directory).
+# Needs: skopeo umoci jq bwrap bsdtar python3. Missing tools are a failure.
+# shellcheck disable=SC2016
+. "$(dirname "$0")/../lib.sh"
+
+TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
+MK=$TESTS_DIR/security/image/mkimage.py
+require_nsrun
+require_probe
+missing=()
+for t in skopeo umoci jq bwrap bsdtar python3 gzip; do
+	command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "1..1"
+	echo "not ok 1 - $TEST_NAME needs: ${missing[*]} (Debian: apt-get install skopeo umoci jq bubblewrap libarchive-tools python3)"
+	exit 1
+fi
+
+T=$TESTTMP
+STORE=$T/store
+export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
+unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
+runs() {
+	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
+	[ "$RC" = 0 ]
+}
+# nothing of NAME: no image, no temp dir, no sandbox process left
+nothing_left() {
+	[ ! -e "$STORE/$1" ] && ! compgen -G "$STORE/.$1.tmp.*" >/dev/null &&
+		! pgrep -f "\.$1\.tmp\." >/dev/null
+}
+IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
+
+# ---------------------------------------------------------------- bytes
+
+SIZE_MB=40 mk oci "$T/big" big
+run_cmd "${IMPORT[@]}" --max-size 8m "oci:$T/big:test" big --store "$STORE"
+assert_eq "a 40 MiB file from a small gzip layer, --max-size 8m: fails" 1 "$RC"
+assert_match "... with one line naming the bound" \
+	'^nsrun-image: import "big": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left big
+run_cmd "${IMPORT[@]}" --max-size 64m "oci:$T/big:test" big --store "$STORE"
+assert_eq "control: with --max-size 64m it imports" "0 " "$RC $ERR"
+check "... and runs" runs big
+
+SIZE_MB=40 RAW_LAYER=1 mk docker-archive "$T/bigd.tar" big
+gzip -9 "$T/bigd.tar"
+run_cmd "${IMPORT[@]}" --max-size 8m "$T/bigd.tar.gz" bigd --store "$STORE"
+assert_eq "a gzipped docker-archive of $(($(stat -c %s "$T/bigd.tar.gz") / 1024)) KiB expanding to 40 MiB, --max-size 8m: fails" 1 "$RC"
+assert_match "... naming the bound" 'larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left bigd
+run_cmd "${IMPORT[@]}" --max-size 200m "$T/bigd.tar.gz" bigd --store "$STORE"
+assert_eq "control: with --max-size 200m it imports" "0 " "$RC $ERR"
+check "... and runs" runs bigd
+
+# ---------------------------------------------------------------- files
+
+N_FILES=3000 mk oci "$T/many" many
+run_cmd "${IMPORT[@]}" --max-files 1000 "oci:$T/many:test" many --store "$STORE"
+assert_eq "3000 files, --max-files 1000: fails" 1 "$RC"
+assert_match "... with one line naming the bound" \
+	'^nsrun-image: import "many": the image has more than 1000 files \(--max-files N raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left many
+run_cmd "${IMPORT[@]}" --max-files 5000 "oci:$T/many:test" many --store "$STORE"
+assert_eq "control: with --max-files 5000 it imports" "0 " "$RC $ERR"
+check "... and runs" runs many
+
+# ---------------------------------------------------------------- the interpreter lookup
+
+mk oci "$T/longpath" longpath
+SECONDS=0
+run_cmd "$TOOL" import --quiet "oci:$T/longpath:test" longpath --store "$STORE"
+took=$SECONDS
+assert_eq "an Env PATH of 3000 entries: the import ends" 0 "$RC"
+check "... in a bounded time (${took}s < 60s)" test "$took" -lt 60
+assert_match "... saying no interpreter was found" 'no interpreter' "$ERR"
+check "... and the image runs" runs longpath
+
+# ---------------------------------------------------------------- registries that stall
+
+mk oci "$T/reg" plain
+for stall in manifest blob; do
+	port=$(free_port)
+	rm -f "$T/stalled"
+	python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" "$stall" "$T/stalled" >"$T/registry.log" 2>&1 &
+	reg=$!
+	at_exit "kill $reg 2>/dev/null"
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
+		sleep 0.1
+	done
+	SECONDS=0
+	run_cmd timeout 60 "$TOOL" pull --quiet --interpreter /bin/hello --tls-verify=false --network-timeout 3 \
+		"docker://127.0.0.1:$port/test/img:1" "st-$stall" --store "$STORE"
+	took=$SECONDS
+	assert_eq "a registry that stalls on the $stall: pull fails (not killed by the guard)" 1 "$RC"
+	check "... and it did stall there" test -e "$T/stalled"
+	check "... within its time-out (${took}s < 20s)" test "$took" -lt 20
+	assert_match "... with one line naming --network-timeout" \
+		"^nsrun-image: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
+	check "... leaving nothing" nothing_left "st-$stall"
+	kill "$reg" 2>/dev/null
+	wait "$reg" 2>/dev/null
+done
+port=$(free_port)
+python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" none "$T/stalled" >"$T/registry.log" 2>&1 &
+reg=$!
+at_exit "kill $reg 2>/dev/null"
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
+	sleep 0.1
+done
+run_cmd "$TOOL" pull --quiet --interpreter /bin/hello --tls-verify=false --network-timeout 3 \
+	"docker://127.0.0.1:$port/test/img:1" st-none --store "$STORE"
+assert_eq "control: the same registry without a stall serves the pull" "0 " "$RC $ERR"
+check "... and the image runs" runs st-none
+
+# the whole import's time: --timeout, on a registry stalling longer than that
+port=$(free_port)
+python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" blob "$T/stalled" >"$T/registry.log" 2>&1 &
+reg2=$!
+at_exit "kill $reg2 2>/dev/null"
+for _ in $(seq 50); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
+	sleep 0.1
+done
+run_cmd timeout 60 "$TOOL" pull --quiet --tls-verify=false --timeout 3 \
+	"docker://127.0.0.1:$port/test/img:1" st-time --store "$STORE"
+assert_match "--timeout 3 on a stalled pull: one line naming --timeout" \
+	'^nsrun-image: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left st-time
+
+# ---------------------------------------------------------------- one name at once
+
+"${IMPORT[@]}" --force "oci:$T/reg:test" same --store "$STORE" >"$T/a.out" 2>&1 &
+a=$!
+"${IMPORT[@]}" --force "oci:$T/reg:test" same --store "$STORE" >"$T/b.out" 2>&1 &
+b=$!
+wait "$a"
+ra=$?
+wait "$b"
+rb=$?
+assert_eq "two imports of one name at once both succeed" "0 0" "$ra $rb"
+check "... the image runs" runs same
+check "... nothing is left beside it" eval '! compgen -G "$STORE/.same.tmp.*" >/dev/null && ! compgen -G "$STORE/.same.old.*" >/dev/null'
+
+done_testing

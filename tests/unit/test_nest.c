@@ -1,0 +1,141 @@
+/* Unit tests of what lets a copied nsrun start inside other sandboxes: the
+ * built-in seccomp profiles and the order a profile NAME is looked up in
+ * (seccomp_builtin.c), and the pid number read from a pidfd's fdinfo (ns.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns.h"
+#include "seccomp_builtin.h"
+#include "tap.h"
+
+/* The source tree's copy, read as the test runs from the tree's root (make check-unit). */
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		*len = (size_t)n;
+		buf[n] = '\0';
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void builtin_profiles(struct tap *t)
+{
+	const char *names[] = { "default", "strict" };
+
+	for (size_t i = 0; i < 2; i++) {
+		char path[64], desc[128];
+		const char *bytes;
+		size_t len = 0, flen = 0;
+		char *file;
+
+		snprintf(path, sizeof(path), "seccomp-profiles/%s.json", names[i]);
+		file = read_all(path, &flen);
+		snprintf(desc, sizeof(desc), "built-in %s is byte for byte %s", names[i], path);
+		tap_ok(t, seccomp_builtin_find(names[i], &bytes, &len) == 0 && file && len == flen &&
+		       memcmp(bytes, file, len) == 0, desc);
+		free(file);
+	}
+	{
+		const char *bytes;
+		size_t len;
+		tap_ok(t, seccomp_builtin_find("podman", &bytes, &len) < 0, "no built-in profile of another name");
+	}
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror(path);
+		exit(2);
+	}
+}
+
+static void lookup_order(struct tap *t)
+{
+	char dir[] = "/tmp/nsrun-test-nest.XXXXXX", installed[128], over[128], path[200];
+	char source[256];
+	struct nsrun_error err = { 0 };
+	char *bytes = NULL;
+	size_t len = 0;
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	snprintf(installed, sizeof(installed), "%s/installed", dir);
+	snprintf(over, sizeof(over), "%s/override", dir);
+	mkdir(installed, 0755);
+	mkdir(over, 0755);
+
+	tap_ok(t, seccomp_builtin_load("default", NULL, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	       strstr(bytes, "\"defaultAction\"") != NULL, "nothing installed, no override: the built-in copy");
+	tap_str(t, "... and it says so", "built-in default (compiled into nsrun)", source);
+	free(bytes);
+
+	snprintf(path, sizeof(path), "%s/default.json", installed);
+	write_text(path, "{\"installed\": 1}");
+	tap_ok(t, seccomp_builtin_load("default", "", installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	       strcmp(bytes, "{\"installed\": 1}") == 0, "an installed default.json overrides the built-in one");
+	tap_str(t, "... and names its file", path, source);
+	free(bytes);
+	tap_ok(t, seccomp_builtin_load("strict", NULL, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	       strncmp(source, "built-in strict", 15) == 0, "a profile the installed directory lacks: built in");
+	free(bytes);
+
+	snprintf(path, sizeof(path), "%s/default.json", over);
+	write_text(path, "{\"override\": 1}");
+	tap_ok(t, seccomp_builtin_load("default", over, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	       strcmp(bytes, "{\"override\": 1}") == 0, "NSRUN_SECCOMP_PROFILES overrides both");
+	free(bytes);
+	bytes = NULL;
+	tap_ok(t, seccomp_builtin_load("strict", over, installed, &bytes, &len, source, sizeof(source), &err) < 0 &&
+	       err.errnum == ENOENT && strstr(err.msg, "NSRUN_SECCOMP_PROFILES") && !bytes,
+	       "a profile NSRUN_SECCOMP_PROFILES lacks is an error naming it, not a quiet fallback");
+	tap_ok(t, seccomp_builtin_load("nosuch", NULL, installed, &bytes, &len, source, sizeof(source), &err) < 0 &&
+	       err.errnum == ENOENT && strstr(err.msg, "default, strict"), "an unknown name lists the built-in ones");
+
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/default.json", installed);
+	unlink(path);
+	rmdir(over);
+	rmdir(installed);
+	rmdir(dir);
+}
+
+static void fdinfo_pid(struct tap *t)
+{
+	tap_int(t, "Pid of a pidfd's fdinfo", 4242,
+		ns_fdinfo_pid("pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nPid:\t4242\nNSpid:\t4242\t3\n"));
+	tap_int(t, "the NSpid line alone is not Pid", -1, ns_fdinfo_pid("pos:\t0\nNSpid:\t77\t3\n"));
+	tap_int(t, "NSpid before Pid", 12, ns_fdinfo_pid("NSpid:\t99\nPid:\t12\n"));
+	tap_int(t, "0: no number in that /proc's pid namespace", -1, ns_fdinfo_pid("pos:\t0\nPid:\t0\nNSpid:\t0\n"));
+	tap_int(t, "-1: the process is gone", -1, ns_fdinfo_pid("Pid:\t-1\n"));
+	tap_int(t, "no Pid line (a kernel before 5.3)", -1, ns_fdinfo_pid("pos:\t0\nflags:\t02\n"));
+}
+
+int main(void)
+{
+	struct tap t = { 0 };
+
+	builtin_profiles(&t);
+	lookup_order(&t);
+	fdinfo_pid(&t);
+	return tap_done(&t);
+}
