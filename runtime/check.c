@@ -780,6 +780,14 @@ static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 	it = add(l, "isolation", false, false);
 	snprintf(it->fix, sizeof(it->fix), "those of the missing lines above for full isolation; "
 		 "a lower tier is refused by --strict");
+	/* every tier loads the run's seccomp profile */
+	for (size_t i = 0; i + 1 < l->n; i++) {
+		if (!l->items[i].ok && l->items[i].needed && strncmp(l->items[i].name, "seccomp", 7) == 0) {
+			snprintf(it->detail, sizeof(it->detail), "no run works here: every tier needs the %s line "
+				 "above", l->items[i].name);
+			return NSRUN_ISOLATION_AUTO;
+		}
+	}
 	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why_reduced) == 0) {
 		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the reduced tier (no mount "
 			 "namespace: no /proc, /dev, tmpfs or volumes; README, \"Isolation tiers\")");

@@ -174,9 +174,6 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 					 run->landlock_abi);
 		/* never silent: one line, the tier, why not full, what it lacks */
 		tier_warn(cfg, stderr);
-		/* nsrun's /etc/hosts and /etc/hostname are mounts (etc_files.h) */
-		fprintf(stderr, "nsrun: warning: isolation %s: no /etc/hosts or /etc/hostname of nsrun's: the "
-			"image's own are used (without one, localhost may not resolve)\n", t);
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;

@@ -82,12 +82,14 @@ const char *tier_lacks(enum nsrun_isolation t, bool root)
 {
 	switch (t) {
 	case NSRUN_ISOLATION_REDUCED:
-		return "no mount namespace of its own: no fresh /proc, no /dev, no tmpfs /tmp, no volumes; the "
-		       "image read-only by Landlock, not by a mount; where the outer sandbox refuses the id maps "
-		       "the user namespace stays unmapped";
+		return "no mount namespace of its own: no fresh /proc, no /dev, no tmpfs /tmp, no volumes, no "
+		       "/etc/hosts or /etc/hostname of nsrun's (the image's own: without one, localhost may not "
+		       "resolve); the image read-only by Landlock, not by a mount; where the outer sandbox refuses "
+		       "the id maps the user namespace stays unmapped";
 	case NSRUN_ISOLATION_MINIMAL:
 		return root ? "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
-			      "seccomp), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev; "
+			      "seccomp), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev, no "
+			      "/etc/hosts of nsrun's; "
 			      "a process that outlives nsrun is not killed with it"
 			    : "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
 			      "seccomp), ipc and hostname; the payload runs as you, on this sandbox's own file "
