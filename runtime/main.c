@@ -634,7 +634,7 @@ int main(int argc, char **argv)
 	struct nsrun_error err = { 0 };
 	struct timing *timing = timing_new();
 	const char *debug_env = getenv("NSRUN_DEBUG");
-	bool show_timing, auto_tier;
+	bool show_timing;
 	int code;
 
 	timing_start(timing);
@@ -666,11 +666,10 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return 0;
 	}
-	/* --strict refuses anything below full: no need to look for a lower tier.  A
-	 * foreground run tries full for real and falls back only when that fails
-	 * (below); a service probes first (tier_choose), its monitor has no retry */
-	auto_tier = code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && !cfg.security.strict;
-	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && (cfg.security.strict || !cfg.service.detach))
+	/* --strict refuses anything below full: no need to look for a lower tier.
+	 * Otherwise tier_choose tries full in a probe first: a failed real run could
+	 * not be retried, its stdin is already relayed */
+	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && cfg.security.strict)
 		cfg.isolation = NSRUN_ISOLATION_FULL;
 	if (code < 0 || tier_choose(&cfg, &err) < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
@@ -705,19 +704,6 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout);
 	nsrun_run(&cfg, &result, timing);
-	/* no --isolation, and the outer sandbox refused what full needs: the highest
-	 * lower tier that works, announced by run.c's warning */
-	if (auto_tier && result.status == NSRUN_STATUS_ERROR && tier_full_refused(&result.error) &&
-	    tier_lower(&cfg, &result.error, &err) == 0) {
-		result_free(&result);
-		if (config_validate(&cfg, &err) < 0) {
-			memset(&result, 0, sizeof(result));
-			result.status = NSRUN_STATUS_ERROR;
-			result.error = err;
-		} else {
-			nsrun_run(&cfg, &result, timing);
-		}
-	}
 	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);

@@ -355,9 +355,9 @@ int tier_choose(struct nsrun_config *cfg, struct nsrun_error *err)
 		return 0;
 	t = tier_select(why, sizeof(why), &none);
 	if (t == NSRUN_ISOLATION_AUTO) {
-		error_set_stage(err, STAGE_CLONE, 0, "no isolation tier works here (%s)", why);
-		err->hint = "nsrun check names each cause; start nsrun outside this sandbox";
-		return -1;
+		/* none works: the full run then fails with its own exact cause and fix */
+		cfg->isolation = NSRUN_ISOLATION_FULL;
+		return 0;
 	}
 	cfg->isolation = t;
 	if (t != NSRUN_ISOLATION_FULL && !(cfg->isolation_why = strdup(why)))
@@ -451,47 +451,4 @@ void tier_kill_descendants(void)
 			return;
 		usleep(1000);
 	}
-}
-
-bool tier_full_refused(const struct nsrun_error *e)
-{
-	switch (e->stage) {
-	case STAGE_CLONE:
-	case STAGE_ID_MAPS:
-	case STAGE_MOUNT:
-	case STAGE_CONTAINER:
-		break;
-	default:
-		return false;
-	}
-	return e->errnum == EPERM || e->errnum == EACCES || e->errnum == ENOSPC || e->errnum == EUSERS ||
-	       e->errnum == ENOSYS || e->errnum == EINVAL || e->errnum == EAFNOSUPPORT;
-}
-
-int tier_lower(struct nsrun_config *cfg, const struct nsrun_error *full, struct nsrun_error *err)
-{
-	static const enum nsrun_isolation lower[] = { NSRUN_ISOLATION_REDUCED, NSRUN_ISOLATION_MINIMAL };
-	char why[1024], line[sizeof(full->msg) + 64];
-	size_t used;
-
-	error_format(full, line, sizeof(line));
-	used = (size_t)snprintf(why, sizeof(why), "full: %s", line);
-	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++) {
-		struct nsrun_error e;
-
-		if (tier_probe(lower[i], &e) == 0) {
-			cfg->isolation = lower[i];
-			free(cfg->isolation_why);
-			if (!(cfg->isolation_why = strdup(why)))
-				return error_set(err, ENOMEM, "isolation");
-			return 0;
-		}
-		if (strcmp(e.msg, full->msg) == 0 && e.errnum == full->errnum)
-			snprintf(line, sizeof(line), "the same");
-		else
-			error_format(&e, line, sizeof(line));
-		if (used < sizeof(why))
-			used += (size_t)snprintf(why + used, sizeof(why) - used, "; %s: %s", tier_name(lower[i]), line);
-	}
-	return -1;
 }

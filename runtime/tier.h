@@ -42,20 +42,10 @@ int tier_probe(enum nsrun_isolation t, struct nsrun_error *why);
  * when none works (*none then holds the last cause). */
 enum nsrun_isolation tier_select(char *why_not, size_t len, struct nsrun_error *none);
 
-/* For a service (-d; a foreground run tries full itself and then tier_lower): with
- * no --isolation, cfg->isolation becomes tier_select's choice and
- * cfg->isolation_why its reason.  Returns 0, or -1 with err when no tier works. */
+/* For a run: with no --isolation, cfg->isolation becomes tier_select's choice and
+ * cfg->isolation_why its reason; full when none works (the run then fails with
+ * full's exact cause).  Returns 0, or -1 with err (ENOMEM). */
 int tier_choose(struct nsrun_config *cfg, struct nsrun_error *err);
-
-/* Whether a full run's error e (nothing of the payload ran) is the environment
- * refusing what the full tier needs (a namespace, the id maps, a mount, the
- * hostname, lo: EPERM, EACCES, ENOSPC, ...), so a lower tier may do. */
-bool tier_full_refused(const struct nsrun_error *e);
-
-/* After a full run failed with full (tier_full_refused): cfg->isolation becomes
- * the highest lower tier whose probe works, cfg->isolation_why full's cause.
- * Returns 0, or -1 when none works (err untouched: full's error stands). */
-int tier_lower(struct nsrun_config *cfg, const struct nsrun_error *full, struct nsrun_error *err);
 
 /* Whether we are root whose uid 0 is also uid 0 of the parent user namespace
  * (host root, as far as one level shows), read from /proc/self/uid_map.  The
