@@ -12,6 +12,34 @@
 #include "hostfile.h"
 #include "sys.h"
 
+/* Root follows no symlink it does not own on the way to dir (a payload's links on
+ * the host are 65534's: root's container maps to it): a link planted in a rw volume
+ * must not turn `--json vol/out/r.json` into a file in /etc/sudoers.d.  Another
+ * caller's own links are followed: a payload's links are that caller's too, and
+ * lead nowhere the caller could not write anyway.  Returns 0 or -1 with err. */
+static int check_dir_links(const char *dir, const char *what, const char *path, struct nsrun_error *err)
+{
+	_cleanup_free_ char *prefix = strdup(dir);
+	struct stat st;
+
+	if (!prefix)
+		return error_set(err, ENOMEM, "%s", what);
+	if (geteuid() != 0)
+		return 0;
+	for (char *p = prefix + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != 0)
+			return error_set(err, ELOOP, "%s \"%s\": \"%s\" is a symlink that root does not own, not "
+					 "followed by root (a payload may have made it)", what, path, prefix);
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}
+
 /* Opens the directory part of path (following the caller's links) and sets *name
  * to a malloc'd last component.  Returns the fd or -1 with err. */
 static int open_parent(const char *path, const char *what, char **name, struct nsrun_error *err)
@@ -33,6 +61,8 @@ static int open_parent(const char *path, const char *what, char **name, struct n
 	}
 	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
 		return error_set(err, EISDIR, "%s \"%s\"", what, path);
+	if (check_dir_links(dir, what, path, err) < 0)
+		return -1;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, errno, "%s \"%s\"", what, path);

@@ -5,7 +5,8 @@
  * not read into it, or overwrite one with the document; a document in a rw volume
  * can be replaced while the run goes on.  So (issue 17, kind 1):
  * - the directory part of the path is the caller's, resolved once before the
- *   payload starts and held as an fd;
+ *   payload starts and held as an fd (root follows no link on the way that root
+ *   does not own);
  * - a symlink as the last component is refused unless root owns it (no payload can
  *   make a root-owned link: a root caller's container is uid 65534 on the host), so
  *   /dev/stdout and /dev/fd/N still work;

@@ -18,7 +18,7 @@
 
 #define MIN_INTERVAL_US 5000
 #define MAX_INTERVAL_US 100000
-#define ASSUMED_RATE_BYTES_PER_S (4ULL << 30)   /* a fast allocator touching fresh pages */
+#define ASSUMED_RATE_BYTES_PER_S (8ULL << 30)   /* a fast writer of fresh pages (tmpfs, memfd) */
 #define MAX_COSTLY_INTERVAL_US 1000000
 #define COST_FACTOR 10                          /* interval >= 10 x the last sample's time */
 #define MAX_SEEN 4096                           /* inodes counted once per sample */
@@ -65,6 +65,7 @@ void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
 	if (!mw->limit_bytes || mw->next_us)
 		return;
 	mw->init = init;
+	mw->interval_us = MIN_INTERVAL_US / 2;
 	mw->next_us = now_us ? now_us : 1;
 }
 
@@ -414,10 +415,15 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 		wait_us = MIN_INTERVAL_US;
 	if (wait_us > MAX_INTERVAL_US)
 		wait_us = MAX_INTERVAL_US;
+	/* from 5 ms after the exec, at most twice the last interval: a payload that writes
+	 * from its first instruction is seen early, and its rate with it */
+	if (wait_us > 2 * mw->interval_us)
+		wait_us = 2 * mw->interval_us;
 	/* about a tenth of a CPU at most: many processes, or page tables read, space the
 	 * samples, up to a second apart */
 	if (wait_us < COST_FACTOR * cost_us)
 		wait_us = COST_FACTOR * cost_us < MAX_COSTLY_INTERVAL_US ? COST_FACTOR * cost_us : MAX_COSTLY_INTERVAL_US;
+	mw->interval_us = wait_us;
 	mw->next_us = now_us + wait_us;
 	return 0;
 }

@@ -20,8 +20,9 @@
  * (page tables, socket and pipe buffers) and System V segments no process maps.
  *
  * Samples come more often as the use nears the limit: the time to the next one is
- * the headroom at twice the growth rate of the last two samples (at least 4 GiB/s),
- * between 5 ms and 100 ms, and at least ten
+ * the headroom at twice the growth rate of the last two samples (at least 8 GiB/s),
+ * between 5 ms and 100 ms, at most twice the last interval (5 ms after the exec,
+ * 10, 20, ...: a payload that writes from its start is seen early), and at least ten
  * times what the last sample took (up to 1 s), so the measure costs about a tenth
  * of a CPU at most.  With the limit in a
  * cgroup v1 group instead (cgroup_v1.h), a sample only reads the group's OOM-kill
@@ -50,6 +51,7 @@ struct memwatch {
 	uint64_t peak_bytes;            /* the largest sample */
 	uint64_t last_bytes;            /* the last sample, and when it was taken */
 	uint64_t last_sample_us;
+	uint64_t interval_us;           /* from the last sample to the next */
 	uint64_t samples;               /* how many, and their cost: for --debug and bench/RESULTS.md */
 	uint64_t precise_samples;       /* of them, those that also read the page tables */
 	uint64_t cost_us;

@@ -354,7 +354,8 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
 	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,
-		  r->enforced.memory ? r->enforced.memory : "rlimit");
+		  /* a run that failed before its limits were set up: what a run gets where no cgroup is had */
+		  r->enforced.memory ? r->enforced.memory : "supervisor");
 	gen_limit(g, "pids", cfg->limits.pids, cfg->limits.pids, r->enforced.pids_cgroup ? "cgroup" : "rlimit");
 	GEN_STR(g, "cpus");
 	yajl_gen_map_open(g);

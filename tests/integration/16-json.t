@@ -242,7 +242,7 @@ expect "timeout (sleeping, output kept)" '{"status": "timed_out", "exit_code": 1
 
 # ---------------------------------------------------------------- memory limit
 # 256 MiB really used (written, not only reserved) under 64m: the container is ended
-json_run --image python --memory 64m -- python3 -c 'b = b"x" * (256 << 20); print("allocated")'
+json_run --image python --memory 64m -- python3 -c 'import time; b = b"x" * (256 << 20); time.sleep(1); print("allocated")'
 assert_eq "memory limit: 256 MiB used under --memory 64m ends the run (137)" 137 "$RC"
 expect "memory limit (out of memory)" '{"status": "oom_killed", "exit_code": 137, "signal": "SIGKILL", "oom_killed": True,
 	"error": Re("^killed: out of memory \\(limit 64 MiB(, peak [0-9]+ MiB)?\\)$"), "max_rss_kib": Between(1, 1 << 20),

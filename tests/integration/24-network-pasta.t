@@ -109,8 +109,8 @@ assert_eq "  ... nothing on stderr" "" "$ERR"
 assert_no_leaks "--network pasta"
 # /etc/hosts names the container's address (eth0's, as pasta copied it from the host)
 run_nsrun --image python --network pasta --hostname box -- sh -c \
-	'python3 -c "import socket; print(socket.gethostbyname(\"box\"))"; getent hosts localhost'
-assert_eq "  ... /etc/hosts: the hostname is the container's eth0 address first" "203.0.113.10" "$(sed -n 1p <<<"$OUT")"
+	'python3 -c "import socket; print(socket.gethostbyaddr(\"203.0.113.10\")[0], \"203.0.113.10\" in {a[4][0] for a in socket.getaddrinfo(\"box\", 80)})"; getent hosts localhost'
+assert_eq "  ... /etc/hosts: the container's eth0 address is the hostname's (both ways)" "box True" "$(sed -n 1p <<<"$OUT")"
 assert_match "  ... and localhost is loopback" '^(::1|127\.0\.0\.1) +localhost' "$(sed -n 2p <<<"$OUT")"
 run_nsrun --image python --network pasta --json - -- true
 assert_eq "  ... --json says network pasta" pasta "$(jq -r .network <<<"$OUT")"

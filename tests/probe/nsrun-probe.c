@@ -799,14 +799,15 @@ static int fill_fd(int fd, long mib)
 /* memhog-via KIND MIB [HOLD_S]: use MIB MiB of memory in one way and hold it HOLD_S
  * seconds (default 1): malloc (private anonymous), memfd (memfd_create + write, not
  * mapped), shm (a file in /dev/shm), shared (MAP_SHARED|MAP_ANONYMOUS), procs:N (N
- * processes of MIB MiB each, all alive at once) */
+ * processes of MIB MiB each, all alive at once), forked:N (MIB MiB in one process,
+ * then N children sharing its pages) */
 static int c_memhog_via(int argc, char **argv)
 {
 	long mib, procs = 0;
 	double hold = 1;
 	if ((argc != 3 && argc != 4) || parse_long(argv[2], &mib) < 0 || mib < 0 ||
 	    (argc == 4 && parse_double(argv[3], &hold) < 0))
-		return usage("memhog-via malloc|memfd|shm|shared|procs:N MIB [HOLD_S]");
+		return usage("memhog-via malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]");
 	const char *kind = argv[1];
 	size_t len = (size_t)mib << 20;
 	if (strcmp(kind, "malloc") == 0) {
@@ -855,8 +856,23 @@ static int c_memhog_via(int argc, char **argv)
 			if (read(ready[0], &c, 1) != 1)
 				return denied(EIO, "only %ld of %ld processes got their memory", i, procs);
 		}
+	} else if (strncmp(kind, "forked:", 7) == 0 && parse_long(kind + 7, &procs) == 0 && procs > 0) {
+		/* one process of MIB MiB, then N children that share its pages (copy on write) */
+		char *p = malloc(len);
+		if (!p)
+			return denied(ENOMEM, "malloc %ld MiB", mib);
+		touch_pages(p, len);
+		for (long i = 0; i < procs; i++) {
+			pid_t pid = fork();
+			if (pid < 0)
+				return denied(errno, "fork after %ld processes", i);
+			if (pid == 0) {
+				pause();
+				_exit(0);
+			}
+		}
 	} else {
-		return usage("memhog-via malloc|memfd|shm|shared|procs:N MIB [HOLD_S]");
+		return usage("memhog-via malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]");
 	}
 	struct timespec ts = { (time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9) };
 	nanosleep(&ts, NULL);
@@ -1263,7 +1279,7 @@ static const struct sub subs[] = {
 	{ "setuid0", c_setuid0, "" },
 	{ "forkbomb", c_forkbomb, "SECONDS [MAX]" },
 	{ "memhog", c_memhog, "MIB" },
-	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|shared|procs:N MIB [HOLD_S]" },
+	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]" },
 	{ "reserve", c_reserve, "GIB: MAP_NORESERVE, one page touched" },
 	{ "fds", c_fds, "list open fds" },
 	{ "env", c_env, "print environ" },

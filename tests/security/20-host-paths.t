@@ -64,6 +64,26 @@ check "  ... nsrun's document is where it opened the directory" grep -q '"status
 run_nsrun --image python -v "$VOL:/data:rw" --json "$VOL/sub.old/r2.json" -- true
 assert_eq "control: --json into a volume's directory left alone works" 0 "$RC"
 
+# ---- a planted symlink as a directory of the --json path
+mkdir -m 700 "$TESTTMP/private"
+run_nsrun --image python -v "$VOL:/data:rw" -- ln -s "$TESTTMP/private" /data/outdir
+assert_eq "a payload plants a directory link in its volume" 0 "$RC"
+run_nsrun --image python --json "$VOL/outdir/r.json" -- true
+if [ "$(id -u)" = 0 ]; then
+	assert_eq "as root, --json through a directory link root does not own is refused (125)" 125 "$RC"
+	assert_match "  ... naming the link" 'outdir" is a symlink that root does not own' "$ERR"
+	check "  ... nothing was written where it leads" test ! -e "$TESTTMP/private/r.json"
+	mkdir -m 755 "$TESTTMP/rootdir"; ln -s "$TESTTMP/rootdir" "$TESTTMP/rootlink"
+	run_nsrun --image python --json "$TESTTMP/rootlink/r.json" -- true
+	assert_eq "control: as root, through a link of root's own it works" 0 "$RC"
+	check "  ... the document is where the link leads" test -s "$TESTTMP/rootdir/r.json"
+else
+	# the payload's links are the caller's own here, and lead nowhere the caller
+	# could not write: followed (docs/threat-model.md)
+	assert_eq "unprivileged, a directory link of the caller's uid is followed" 0 "$RC"
+	check "  ... the document is where it leads" test -s "$TESTTMP/private/r.json"
+fi
+
 # ---- -d --json into a rw volume of the service
 export XDG_RUNTIME_DIR="$TESTTMP/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"

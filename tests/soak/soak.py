@@ -42,7 +42,7 @@ KINDS = [
     ("forkbomb", ["--pids-limit", "8", "--timeout", "10"], ["/mnt/nsrun-probe", "forkbomb", "3", "5000"],
      None, {1}),
     # memory hog: ended as out of memory (137) by the cgroup or by the supervisor's measure
-    ("memhog", ["--memory", "32m"], ["/mnt/nsrun-probe", "memhog", "256"], None, {137}),
+    ("memhog", ["--memory", "32m"], ["/mnt/nsrun-probe", "memhog-via", "malloc", "256"], None, {137}),
     # output flood: 10 MB through a 64 KiB capture, kept draining
     ("flood", ["--capture", "--output-limit", "64k"], ["sh", "-c", "head -c 10000000 /dev/zero"], None, {0}),
     ("killed", [], ["/mnt/nsrun-probe", "kill-self", "9"], None, {137}),
