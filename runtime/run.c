@@ -99,10 +99,11 @@ static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *
 		if (run->cg1.path) {
 			run->memory_how = "cgroup-v1";
 			memwatch_init(&run->mw, l->memory_bytes, &run->cg1, NULL, false);
-		} else if (memwatch_can_measure()) {
+		} else if (memwatch_can_measure() && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
+			/* (minimal: no container root to measure through, e.g. in rootless podman:
+			 * the limit stays an rlimit, and --json says so) */
 			run->memory_how = "supervisor";
-			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED ||
-				      cfg->isolation == NSRUN_ISOLATION_MINIMAL);
+			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED);
 		} else {
 			run->memory_how = "rlimit";
 		}
