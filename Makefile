@@ -61,7 +61,7 @@ PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
-	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common \
+	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
@@ -72,7 +72,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 	service-image-store compat-image compat-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
-all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox
+all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $(BUILD)/sandboxes/landlock-sandbox $(BUILD)/sandboxes/seccomp-bpf
 
 # the man page, made from --help and --version (so it says what the binary does) and
 # docs/nsrun.h2m (description, environment, exit status)
@@ -107,6 +107,18 @@ $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj
 $(BUILD)/agent-sandbox: tests/sandboxes/agent-sandbox.c | $(BUILD)/obj
 	@echo '  CC      $@ (static)'
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -static -o $@ $< -lseccomp
+
+# the agent sandboxes of 26-agent-sandboxes-tiers.t: Codex's Landlock ruleset, and a
+# profile compiler for bwrap --seccomp (nsrun's own profile code)
+$(BUILD)/sandboxes/landlock-sandbox: tests/sandboxes/landlock-sandbox.c
+	@mkdir -p $(@D)
+	@echo '  CC      $@'
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra $(if $(WERROR),-Werror) -o $@ $<
+
+$(BUILD)/sandboxes/seccomp-bpf: tests/sandboxes/seccomp-bpf.c $(BUILD)/libnsrun.a
+	@mkdir -p $(@D)
+	@echo '  CC      $@'
+	@$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libnsrun.a $(PKG_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnsrun.a $(BUILD)/obj/cli-only.o | $(BUILD)/tests
 	@echo '  CC      $@'
@@ -219,7 +231,7 @@ check-rootless: all test-image service-image compat-image test-user
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
 		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
-	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && cp -r $(BUILD)/sandboxes $$stage/build/ && \
 	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \

@@ -36,6 +36,7 @@
 #include "seccomp.h"
 #include "sync.h"
 #include "sys.h"
+#include "tier.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -704,7 +705,7 @@ static void print_text(const struct check_list *l, FILE *out)
 
 #define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
-static int print_json(const struct check_list *l, bool ok, FILE *out)
+static int print_json(const struct check_list *l, bool ok, enum nsrun_isolation tier, FILE *out)
 {
 	yajl_gen g = yajl_gen_alloc(NULL);
 	const unsigned char *buf;
@@ -716,6 +717,11 @@ static int print_json(const struct check_list *l, bool ok, FILE *out)
 	yajl_gen_map_open(g);
 	GEN_STR(g, "ok");
 	yajl_gen_bool(g, ok);
+	GEN_STR(g, "isolation");
+	if (tier == NSRUN_ISOLATION_AUTO)
+		yajl_gen_null(g);
+	else
+		GEN_STR(g, tier_name(tier));
 	GEN_STR(g, "checks");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < l->n; i++) {
@@ -746,8 +752,7 @@ static int print_json(const struct check_list *l, bool ok, FILE *out)
 }
 
 /* The one verdict, from the lines: CHECK_FULL when every feature a default run
- * needs is there, else CHECK_NONE.  (The reduced and minimal tiers answer
- * CHECK_LOWER here, from the lines their own needs give.) */
+ * needs is there, else CHECK_NONE.  (check_tier then looks for a lower tier.) */
 static int check_verdict(const struct check_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -756,11 +761,56 @@ static int check_verdict(const struct check_list *l)
 	return CHECK_FULL;
 }
 
+/* ---- the verdict: which isolation tier a default run gets (tier.h) ---- */
+
+/* Full when every needed feature is there; else the highest lower tier whose
+ * probe works; NSRUN_ISOLATION_AUTO when none does.  Adds the verdict as the item
+ * "isolation" (not needed: the exit status carries it). */
+static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
+{
+	struct nsrun_error why_reduced, why_minimal;
+	char reduced[120], minimal[120];
+	struct check_item *it;
+
+	if (full_ok) {
+		it = add(l, "isolation", false, true);
+		snprintf(it->detail, sizeof(it->detail), "full: a default run gets every property");
+		return NSRUN_ISOLATION_FULL;
+	}
+	it = add(l, "isolation", false, false);
+	snprintf(it->fix, sizeof(it->fix), "those of the missing lines above for full isolation; "
+		 "a lower tier is refused by --strict");
+	/* every tier loads the run's seccomp profile */
+	for (size_t i = 0; i + 1 < l->n; i++) {
+		if (!l->items[i].ok && l->items[i].needed && strncmp(l->items[i].name, "seccomp", 7) == 0) {
+			snprintf(it->detail, sizeof(it->detail), "no run works here: every tier needs the %s line "
+				 "above", l->items[i].name);
+			return NSRUN_ISOLATION_AUTO;
+		}
+	}
+	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why_reduced) == 0) {
+		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the reduced tier (no mount "
+			 "namespace: no /proc, /dev, tmpfs or volumes; README, \"Isolation tiers\")");
+		return NSRUN_ISOLATION_REDUCED;
+	}
+	if (tier_probe(NSRUN_ISOLATION_MINIMAL, &why_minimal) == 0) {
+		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the minimal tier (no namespace "
+			 "at all; README, \"Isolation tiers\")");
+		return NSRUN_ISOLATION_MINIMAL;
+	}
+	error_format(&why_reduced, reduced, sizeof(reduced));
+	error_format(&why_minimal, minimal, sizeof(minimal));
+	snprintf(it->detail, sizeof(it->detail), "no run works here: not full, nor reduced (%s), nor minimal (%s)",
+		 reduced, minimal);
+	return NSRUN_ISOLATION_AUTO;
+}
+
 int check_main(int argc, char **argv, FILE *out)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
 	struct check_list l = { .n = 0 };
 	bool json = false, ok;
+	enum nsrun_isolation tier;
 	int c, status;
 
 	optind = 1;
@@ -790,8 +840,12 @@ int check_main(int argc, char **argv, FILE *out)
 	check_newuidmap(&l);
 	status = check_verdict(&l);
 	ok = status == CHECK_FULL;
+	/* the tier a default run would get: the verdict's line (tier.h) */
+	tier = check_tier(&l, ok);
+	if (!ok)
+		status = tier == NSRUN_ISOLATION_AUTO ? CHECK_NONE : CHECK_LOWER;
 	if (json) {
-		if (print_json(&l, ok, out) < 0 || fflush(out) != 0) {
+		if (print_json(&l, ok, tier, out) < 0 || fflush(out) != 0) {
 			fprintf(stderr, "nsrun: write the check document: %s\n", strerror(errno));
 			return 125;
 		}

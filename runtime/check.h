@@ -13,11 +13,13 @@
 /* `nsrun check [--json]` (argv[0] is "check").  Probes the host, leaving nothing
  * behind (children in new namespaces that exit at once, a cgroup made and
  * removed), and prints "FEATURE: ok (DETAIL)" or "FEATURE: missing: CAUSE; fix: FIX"
- * lines to out, or with --json one document {"ok", "checks": [{"name", "status",
- * "needed", "detail" | "cause", "fix"}]}.  Returns the exit status: CHECK_FULL
- * (0) when a default run would work in full isolation (every needed feature is
- * there: the probes do what a run does), CHECK_NONE (2) when it would not, 125
- * for a usage error or a failed write. */
+ * lines to out, the last one "isolation: ..." (tier.h), or with --json one document
+ * {"ok", "isolation", "checks": [{"name", "status", "needed", "detail" | "cause",
+ * "fix"}]}.  Returns the exit status: CHECK_FULL (0) when a default run would
+ * work in full isolation (every needed feature is there: the probes do what a
+ * run does), CHECK_LOWER (1) when only a lower tier would (reduced or minimal,
+ * named), CHECK_NONE (2) when no run would, 125 for a usage error or a failed
+ * write. */
 int check_main(int argc, char **argv, FILE *out);
 
 enum check_status {

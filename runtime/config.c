@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "config.h"
+#include "tier.h"
 
 int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 {
@@ -236,28 +238,40 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, 0, "--volume: at most %d volumes", NSRUN_MAX_MOUNTS - 1);
 	if (cfg->limits.tmpfs_bytes == 0)
 		return error_set(err, 0, "--tmpfs-size: must be more than 0");
-	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
-		/* every one of these needs mount(2), which is what this mode does without */
+	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		const char *t = tier_name(cfg->isolation);
+		/* every one of these needs mount(2), id maps or a namespace, which these tiers do without */
 		if (cfg->mode == NSRUN_MODE_FILE) {
-			error_set(err, 0, "--isolation chroot: FILE mode needs a mount for the file");
-			err->hint = "give the program on standard input: nsrun --isolation chroot --image NAME - < FILE";
+			error_set(err, 0, "isolation %s: FILE mode needs a mount for the file", t);
+			err->hint = "give the program on standard input: nsrun --image NAME - < FILE";
 			return -1;
 		}
 		if (cfg->tty)
-			return error_set(err, 0, "--isolation chroot: -t needs the container's own /dev/pts, which this "
-					 "mode does without");
+			return error_set(err, 0, "isolation %s: -t needs the container's own /dev/pts, which this "
+					 "tier does without", t);
 		if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
-			return error_set(err, 0, "--isolation chroot: volumes (-v) and --tmpfs need mount(2), which "
-					 "this mode does without");
+			return error_set(err, 0, "isolation %s: volumes (-v) and --tmpfs need mount(2), which "
+					 "this tier does without", t);
 		if (cfg->n_add_hosts > 0)
-			return error_set(err, 0, "--isolation chroot: --add-host needs nsrun's own /etc/hosts, a "
-					 "mount, which this mode does without");
+			return error_set(err, 0, "isolation %s: --add-host needs nsrun's own /etc/hosts, a "
+					 "mount, which this tier does without", t);
 		if (!cfg->security.landlock)
-			return error_set(err, 0, "--isolation chroot: the image is kept read-only by Landlock: "
-					 "it cannot go with --security-opt landlock=unconfined");
-		if (cfg->security.strict)
-			return error_set(err, 0, "--isolation chroot is weaker than the default isolation "
-					 "(no /proc, /dev or tmpfs): it cannot go with --strict");
+			return error_set(err, 0, "isolation %s: the file system is kept read-only by Landlock: "
+					 "it cannot go with --security-opt landlock=unconfined", t);
+		if (cfg->process.uid != NSRUN_DEFAULT_UID || cfg->process.gid != NSRUN_DEFAULT_UID)
+			return error_set(err, 0, "isolation %s: -u needs an id map, which this tier does without: "
+					 "the payload is 65534 (nobody)", t);
+		if (cfg->network == NSRUN_NETWORK_PASTA)
+			return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
+		if (cfg->security.allow_nested)
+			return error_set(err, 0, "isolation %s: --allow-nested needs the full tier", t);
+		if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && cfg->n_publish)
+			return error_set(err, 0, "isolation minimal: -p needs a network namespace of the run's own");
+		if (cfg->security.strict) {
+			error_set(err, 0, "isolation %s is weaker than full: --strict refuses it", t);
+			err->hint = tier_lacks(cfg->isolation, geteuid() == 0);
+			return -1;
+		}
 	}
 	return config_validate_service(cfg, err);
 }
@@ -288,5 +302,6 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->output.json_path);
 	free(cfg->output.stdin_path);
 	free(cfg->hostname);
+	free(cfg->isolation_why);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -36,11 +36,16 @@ enum nsrun_network {
 	NSRUN_NETWORK_PASTA,            /* lo and eth0, a tap of pasta(1): a way out as the caller (pasta.h) */
 };
 
-/* How the container's file system view is made (--isolation). */
+/* The isolation tier of a run (--isolation; tier.h says what each one holds). */
 enum nsrun_isolation {
-	NSRUN_ISOLATION_DEFAULT = 0,    /* a mount namespace: pivot_root, /proc, /dev, tmpfs, volumes */
-	NSRUN_ISOLATION_CHROOT,         /* no mount(2) at all (a Landlock-restricted parent): chroot into
-	                                 * the image, kept read-only by Landlock; no /proc, /dev, tmpfs */
+	NSRUN_ISOLATION_AUTO = 0,       /* no --isolation: the highest tier that works here (tier_choose) */
+	NSRUN_ISOLATION_FULL,           /* user, mount, pid, net, ipc, uts namespaces: pivot_root, /proc,
+	                                 * /dev, tmpfs, volumes */
+	NSRUN_ISOLATION_REDUCED,        /* no mount(2), no id map (a Landlock-restricted parent): an
+	                                 * unmapped user namespace, pid/net/ipc/uts namespaces, chroot
+	                                 * into the image, kept read-only by Landlock */
+	NSRUN_ISOLATION_MINIMAL,        /* no user namespace at all: seccomp without network sockets,
+	                                 * Landlock, rlimits; as root also chroot and uid 65534 */
 };
 
 /* What the payload is: FILE run by the interpreter, a program on stdin, or a command. */
@@ -137,6 +142,8 @@ struct nsrun_config {
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	enum nsrun_isolation isolation;
+	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did
+					 * not work; NULL when --isolation named the tier */
 	char *hostname;
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "ns.h"
 #include "publish.h"
 #include "sync.h"
+#include "landlock.h"
+#include "tier.h"
 #include "timing.h"
 #include "ucounts.h"
 
@@ -63,7 +66,8 @@ static int hide_cmdline(struct nsrun_error *err)
 	return 0;
 }
 
-static int container_setup(const struct container_args *a, struct nsrun_error *err)
+/* *unmapped: reduced, and the supervisor could not write the id maps */
+static int container_setup(const struct container_args *a, bool *unmapped, struct nsrun_error *err)
 {
 	struct sync_msg msg;
 
@@ -72,8 +76,25 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	/* sync: ID_MAPS_WRITTEN */
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
-	/* a map does not change our ids, it translates them: move onto the mapped 0 */
-	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+	*unmapped = msg.value == SYNC_UNMAPPED;
+	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		/* no namespace: orphans of the payload come to us, and (ABI 6) a signal
+		 * domain of our own makes kill(-1) reach only our descendants */
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+			return error_set_stage(err, STAGE_CONTAINER, errno, "become a subreaper");
+		if (a->landlock_abi >= 6 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			return error_set_stage(err, STAGE_CONTAINER, errno, "set no_new_privs on init");
+		if (a->landlock_abi >= 6 && landlock_scope_signals(a->landlock_abi, err) < 0)
+			return -1;
+		/* init stays dumpable: the supervisor's memory watch reads its /proc/PID/root;
+		 * the payload cannot ptrace it (seccomp, and Landlock's domain hierarchy) */
+		timing_mark(a->timing, TP_INIT_GO);
+		timing_mark(a->timing, TP_INIT_READY);
+		return 0;
+	}
+	/* a map does not change our ids, it translates them: move onto the mapped 0;
+	 * unmapped (reduced): we stay nobody with every capability of the namespace */
+	if (!*unmapped && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
 		return error_set_stage(err, STAGE_CONTAINER, errno, "become root of the user namespace");
 	timing_mark(a->timing, TP_INIT_GO);
 	/* before the mounts: /proc is still the one the supervisor checked */
@@ -82,8 +103,8 @@ static int container_setup(const struct container_args *a, struct nsrun_error *e
 	/* credential changes clear the parent-death signal: set it again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
-	/* --isolation chroot: no mount at all; the payload chroots itself (exec.c) */
-	if (a->cfg->isolation != NSRUN_ISOLATION_CHROOT) {
+	/* reduced: no mount at all; the payload chroots itself (exec.c) */
+	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED) {
 		if (mount_build_root(a->cfg, a->plan, a->sources, a->timing, err) < 0)
 			return -1;
 	}
@@ -172,8 +193,16 @@ static int reap(pid_t payload, int *status)
 /* Kills every other process of the pid namespace and reaps them, so their CPU time
  * and memory are counted in our rusage: when init just exits, the kernel reaps them
  * itself with SIGCHLD ignored (zap_pid_ns_processes) and their usage is lost. */
-static void kill_and_reap_all(void)
+static void kill_and_reap_all(const struct container_args *a)
 {
+	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		/* no pid namespace: kill(-1) would reach every process of ours on the
+		 * host, unless the signal domain above confines it */
+		if (a->landlock_abi >= 6)
+			kill(-1, SIGKILL);
+		tier_kill_descendants();
+		return;
+	}
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
 		;
@@ -201,7 +230,7 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 			struct sync_msg msg;
 			/* sync: KILL_ALL (timeout, output limit); anything else: the supervisor is gone */
 			if (sync_recv(a->sync_fd, false, &msg, &err) > 0 && msg.type == SYNC_KILL_ALL) {
-				kill_and_reap_all();
+				kill_and_reap_all(a);
 				_exit(0);
 			}
 			_exit(1);
@@ -216,7 +245,7 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 			}
 			if (reap(payload, &status)) {
 				/* whatever the payload left behind dies with it */
-				kill_and_reap_all();
+				kill_and_reap_all(a);
 				/* sync: PAYLOAD_EXITED */
 				if (sync_send(a->sync_fd, SYNC_PAYLOAD_EXITED, status, &err) < 0)
 					_exit(1);
@@ -233,12 +262,13 @@ void container_main(const struct container_args *a)
 	int stdio[3] = { a->stdio[0], a->stdio[1], a->stdio[2] };
 	sigset_t set;
 	pid_t payload;
+	bool unmapped = false;
 	int sfd;
 
 	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
 		if (a->close_fds[i] >= 0)
 			close(a->close_fds[i]);
-	if (hide_cmdline(&err) < 0 || container_setup(a, &err) < 0)
+	if (hide_cmdline(&err) < 0 || container_setup(a, &unmapped, &err) < 0)
 		die_with_error(a->sync_fd, &err);
 	if (a->cfg->tty) {
 		int slave = open_pty(a, &err);
@@ -271,7 +301,7 @@ void container_main(const struct container_args *a)
 		close(a->sync_fd);
 		if (a->publish_fd >= 0)
 			close(a->publish_fd);
-		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, stdio, a->timing, report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, unmapped, stdio, a->timing, report[1]);
 	}
 	close(report[1]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and

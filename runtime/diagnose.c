@@ -274,8 +274,9 @@ int diag_mount_refused(struct nsrun_error *err, const char *proc)
 	else
 		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox (a "
 			  "security module) refuses mount(2)");
-	err->hint = "run the reduced mode, which needs no mount: --isolation chroot (no /proc, /dev, tmpfs "
-		    "or volumes; the image read-only by Landlock), or start nsrun outside that sandbox";
+	err->hint = "without --isolation nsrun takes the reduced tier here, which needs no mount (no /proc, "
+		    "/dev, tmpfs or volumes; the image read-only by Landlock): --isolation reduced, or start nsrun "
+		    "outside that sandbox";
 	return -1;
 }
 

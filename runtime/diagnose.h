@@ -63,7 +63,7 @@ int diag_proc_mount(int errnum, const char *proc, struct nsrun_error *err);
  * or a seccomp filter of an outer sandbox refused it.  A Landlock domain refuses
  * every mount (Documentation/userspace-api/landlock.rst, "Filesystem topology
  * modification"), which agent sandboxes built on Landlock apply; the hint is the
- * reduced mode, --isolation chroot.  Reads PROC/self/status.  Returns -1. */
+ * reduced tier (tier.h).  Reads PROC/self/status.  Returns -1. */
 int diag_mount_refused(struct nsrun_error *err, const char *proc);
 
 /* A run's error, made precise where a diagnosis knows more: EPERM while building

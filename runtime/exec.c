@@ -1,5 +1,6 @@
 /* exec.c - see exec.h */
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "ns.h"
 #include "seccomp.h"
 #include "sys.h"
+#include "tier.h"
 #include "timing.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -74,8 +76,8 @@ static size_t exec_candidates(const char *cmd, const char *path_env, char out[][
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, const int stdio[3], struct timing *timing,
-		  int report_fd)
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
+		  struct timing *timing, int report_fd)
 {
 	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -107,17 +109,36 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		error_set(&err, errno, "--tty: make the pty the controlling terminal");
 		fail(report_fd, &err, 125);
 	}
-	if (ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
-		fail(report_fd, &err, 125);
-	/* --isolation chroot: here, as root of our own user namespace, because the
-	 * kernel refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
-	if (cfg->isolation == NSRUN_ISOLATION_CHROOT && (chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {
-		error_set(&err, errno, "chroot into \"%s\"", cfg->rootfs);
-		fail(report_fd, &err, 125);
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		/* no namespace: as root, chroot and become 65534 on the host; unprivileged
+		 * the payload stays the caller, on the outer file system (Landlock below) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+			error_set(&err, errno, "set the parent-death signal");
+			fail(report_fd, &err, 125);
+		}
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {
+			error_set(&err, errno, "isolation minimal: chroot into \"%s\"", cfg->rootfs);
+			fail(report_fd, &err, 125);
+		}
+		if (geteuid() == 0 && (caps_drop_bounding(&err) < 0 || ns_become(proc->uid, proc->gid, &err) < 0))
+			fail(report_fd, &err, 125);
+		if (limits_apply_rlimits(rlimits, &err) < 0)
+			fail(report_fd, &err, 125);
+	} else {
+		/* unmapped (reduced): so is any namespace below it: we are nobody already */
+		if (!unmapped && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
+			fail(report_fd, &err, 125);
+		/* reduced: here, as root of our own user namespace, because the kernel
+		 * refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
+		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && (chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {
+			error_set(&err, errno, "chroot into \"%s\"", cfg->rootfs);
+			fail(report_fd, &err, 125);
+		}
+		if (caps_drop_bounding(&err) < 0 ||
+		    (!unmapped && ns_become(proc->uid, proc->gid, &err) < 0) ||
+		    limits_apply_rlimits(rlimits, &err) < 0)
+			fail(report_fd, &err, 125);
 	}
-	if (caps_drop_bounding(&err) < 0 ||
-	    ns_become(proc->uid, proc->gid, &err) < 0 || limits_apply_rlimits(rlimits, &err) < 0)
-		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_IDS);
 	if (chdir(proc->cwd) < 0) {
 		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
@@ -130,6 +151,9 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 	timing_mark(timing, TP_PAYLOAD_PRIVS);
 	/* after no_new_privs, which landlock_restrict_self(2) requires; before seccomp */
 	if (landlock_apply(cfg, landlock_abi, &err) < 0)
+		fail(report_fd, &err, 125);
+	/* minimal: no net namespace; before the profile, which may not allow seccomp(2) */
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && tier_load_no_net_filter(&err) < 0)
 		fail(report_fd, &err, 125);
 	/* last: after caps and no_new_privs, so the filter need not allow capset or prctl */
 	if (seccomp && seccomp_apply(seccomp, &err) < 0)

@@ -3,6 +3,8 @@
 #ifndef NSRUN_EXEC_H
 #define NSRUN_EXEC_H
 
+#include <stdbool.h>
+
 #include "config.h"
 #include "error.h"
 
@@ -12,8 +14,9 @@ struct timing;
 /* Never returns.  In order: default signal dispositions and mask, setsid (no
  * controlling terminal: TIOCSTI cannot reach the caller's terminal), stdio[i] (if
  * >= 0) on fd i (capture pipes, --stdin), its own user
- * namespace mapping cfg uid/gid to the container's 0, with --isolation chroot a
- * chroot(2) into cfg->rootfs, the rlimits (those no cgroup took), the bounding set
+ * namespace mapping cfg uid/gid to the container's 0 (not when unmapped: the
+ * reduced tier's namespace without id maps, where we are nobody already), in the
+ * reduced tier a chroot(2) into cfg->rootfs (minimal: tier.h), the rlimits (those no cgroup took), the bounding set
  * dropped,
  * uid/gid, rlimits, cwd, every fd but 0-2 marked close-on-exec, the capability sets
  * emptied and no_new_privs, the Landlock ruleset of ABI landlock_abi (0: none;
@@ -21,7 +24,8 @@ struct timing;
  * execve with a PATH search.  On failure writes the struct nsrun_error to report_fd
  * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up). */
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, const int stdio[3], struct timing *timing,
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
+		  struct timing *timing,
 		  int report_fd) __attribute__((noreturn));
 
 #endif

@@ -118,11 +118,20 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 		return error_set(err, errno, "landlock: create the ruleset (ABI %d)", abi);
 	/* read and execute everywhere; device nodes (a read-only tmpfs holds them) stay
 	 * usable; /proc's own permissions and masks decide what is written there */
-	if (add_path(ruleset, "/", read, err) < 0 ||
-	    add_path(ruleset, "/dev", read | LL_FS_WRITE_FILE | (all & (LL_FS_IOCTL_DEV | LL_FS_TRUNCATE)), err) < 0 ||
-	    add_path(ruleset, "/proc", read | LL_FS_WRITE_FILE, err) < 0)
+	if (add_path(ruleset, "/", read, err) < 0)
 		return -1;
-	if (cfg->isolation != NSRUN_ISOLATION_CHROOT) {
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		/* the outer /dev and /proc: only the harmless nodes are writable */
+		static const char *const nodes[] = { "/dev/null", "/dev/zero", "/dev/full" };
+		for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+			if (add_path(ruleset, nodes[i], LL_FS_READ_FILE | LL_FS_WRITE_FILE, err) < 0)
+				return -1;
+	} else if (add_path(ruleset, "/dev", read | LL_FS_WRITE_FILE | (all & (LL_FS_IOCTL_DEV | LL_FS_TRUNCATE)),
+			    err) < 0 ||
+		   add_path(ruleset, "/proc", read | LL_FS_WRITE_FILE, err) < 0) {
+		return -1;
+	}
+	if (cfg->isolation == NSRUN_ISOLATION_FULL || cfg->isolation == NSRUN_ISOLATION_AUTO) {
 		/* our tmpfs mounts; in chroot mode /tmp is the image's and stays read-only */
 		if (add_path(ruleset, "/tmp", all, err) < 0 || add_path(ruleset, "/dev/shm", all, err) < 0)
 			return -1;
@@ -141,5 +150,20 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 	}
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
 		return error_set(err, errno, "landlock: enforce the ruleset");
+	return 0;
+}
+
+int landlock_scope_signals(int abi, struct nsrun_error *err)
+{
+	struct ll_ruleset_attr attr = { .scoped = LL_SCOPE_SIGNAL };
+	_cleanup_close_ int ruleset = -1;
+
+	if (abi < 6)
+		return error_set(err, ENOSYS, "landlock: signal scoping needs ABI 6, this kernel has %d", abi);
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (ruleset < 0)
+		return error_set(err, errno, "landlock: create a signal-scoped ruleset");
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		return error_set(err, errno, "landlock: enforce the signal-scoped ruleset");
 	return 0;
 }

@@ -36,4 +36,10 @@ int landlock_abi(void);
  * landlock_add_rule(2), landlock_restrict_self(2)). */
 int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *err);
 
+/* A domain that only scopes signals (ABI 6, LANDLOCK_SCOPE_SIGNAL): from then on
+ * this process and its descendants can signal only processes of this domain or
+ * of domains nested in it, so kill(-1, ...) reaches just the descendants.  Needs
+ * no_new_privs.  Returns 0, or -1 with err (ENOSYS below ABI 6).  landlock(7). */
+int landlock_scope_signals(int abi, struct nsrun_error *err);
+
 #endif

@@ -23,6 +23,7 @@
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
+#include "tier.h"
 #include "timing.h"
 
 #ifndef NSRUN_VERSION
@@ -126,8 +127,10 @@ static const char usage_text[] =
 	"  --security-opt landlock=default|strict|unconfined  Landlock ruleset where the kernel has it:\n"
 	"                            read-only but /tmp and rw volumes (default); strict: no TCP at\n"
 	"                            all, loopback included; unconfined: none\n"
-	"  --isolation chroot        reduced mode for a parent that forbids mount(2) (Landlock):\n"
-	"                            chroot into the image, no /proc, /dev, tmpfs or volumes\n"
+	"  --isolation full|reduced|minimal  the isolation tier (default: the highest that works\n"
+	"                            here, with a warning when below full; --strict: full only).\n"
+	"                            reduced (alias chroot): no mount (Landlock parents); minimal:\n"
+	"                            no user namespace (Docker's default seccomp profile)\n"
 	"  --allow-nested            the payload may create namespaces (to run nsrun inside nsrun)\n"
 	"  --strict                  weaker isolation than asked for is an error\n"
 	"  --json FILE               write the result as JSON to FILE (- for stdout); captures output\n"
@@ -289,13 +292,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		cfg->security.strict = true;
 		return 0;
 	case OPT_ISOLATION:
-		if (strcmp(arg, "chroot") == 0)
-			cfg->isolation = NSRUN_ISOLATION_CHROOT;
-		else if (strcmp(arg, "default") == 0)
-			cfg->isolation = NSRUN_ISOLATION_DEFAULT;
-		else
-			return error_set(err, 0, "--isolation: \"%s\": unknown (default or chroot)", arg);
-		return 0;
+		return tier_parse(arg, &cfg->isolation, err);
 	case OPT_ALLOW_NESTED:
 		cfg->security.allow_nested = true;
 		return 0;
@@ -495,7 +492,7 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	for (size_t i = 0; i < cfg->process.user_env.n; i++)
 		if (strv_setenv(&cfg->process.env, cfg->process.user_env.v[i]) < 0)
 			return error_set(err, ENOMEM, "environment");
-	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_DEFAULT &&
+	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_FULL &&
 	    add_resolv_conf(cfg, err) < 0)
 		return -1;
 	if (!cfg->process.cwd)
@@ -669,7 +666,12 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return 0;
 	}
-	if (code < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
+	/* --strict refuses anything below full: no need to look for a lower tier.
+	 * Otherwise tier_choose tries full in a probe first: a failed real run could
+	 * not be retried, its stdin is already relayed */
+	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && cfg.security.strict)
+		cfg.isolation = NSRUN_ISOLATION_FULL;
+	if (code < 0 || tier_choose(&cfg, &err) < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
 		json_error(&cfg, &err);
 		config_free(&cfg);
@@ -686,6 +688,8 @@ int main(int argc, char **argv)
 		if (!cfg.service.timeout_given)
 			cfg.limits.timeout_us = 0;
 		cfg.output.capture = false;
+		/* the monitor's own warning goes to the service's log: the caller sees it here */
+		tier_warn(&cfg, stderr);
 		code = service_detach(&cfg, timing);
 		timing_free(timing);
 		config_free(&cfg);

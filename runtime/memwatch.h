@@ -3,7 +3,7 @@
  *
  * A sample adds up, for every process of the container's pid namespace (read from
  * the container's own /proc, reached through a payload process's root; or, without
- * a /proc of its own (--isolation chroot), the descendants of the container's init
+ * a /proc of its own (the reduced and minimal tiers), the descendants of the container's init
  * found in the host's /proc):
  *   - its resident pages (/proc/PID/statm, the memory map's counters: cheap),
  *     anonymous, file and shared (memfd, MAP_SHARED, System V) pages that are

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "result.h"
+#include "tier.h"
 #include "util.h"
 
 #ifndef NSRUN_VERSION
@@ -350,6 +351,11 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		yajl_gen_null(g);
 	GEN_STR(g, "network");
 	GEN_STR(g, cfg->network == NSRUN_NETWORK_PASTA ? "pasta" : "none");
+	/* the tier the run got; absent when nsrun failed before choosing one */
+	if (cfg->isolation != NSRUN_ISOLATION_AUTO) {
+		GEN_STR(g, "isolation");
+		GEN_STR(g, tier_name(cfg->isolation));
+	}
 	if (r->n_ports) {
 		GEN_STR(g, "ports");
 		yajl_gen_array_open(g);

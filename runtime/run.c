@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -41,6 +42,7 @@
 #include "seccomp.h"
 #include "sync.h"
 #include "sys.h"
+#include "tier.h"
 #include "timing.h"
 #include "ucounts.h"
 
@@ -99,9 +101,11 @@ static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *
 		if (run->cg1.path) {
 			run->memory_how = "cgroup-v1";
 			memwatch_init(&run->mw, l->memory_bytes, &run->cg1, NULL, false);
-		} else if (memwatch_can_measure()) {
+		} else if (memwatch_can_measure() && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
+			/* (minimal: no container root to measure through, e.g. in rootless podman:
+			 * the limit stays an rlimit, and --json says so) */
 			run->memory_how = "supervisor";
-			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_CHROOT);
+			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED);
 		} else {
 			run->memory_how = "rlimit";
 		}
@@ -130,6 +134,10 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	if (run_prepare_memory(cfg, run, err) < 0)
 		return -1;
 	if (run->cg.pids)
+		run->rlimits.pids = 0;
+	/* minimal: no user namespace, so RLIMIT_NPROC would count every process of the
+	 * caller's uid on the host, not the run's (the tier's warning says so) */
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL)
 		run->rlimits.pids = 0;
 	if (cfg->security.strict) {
 		const char *which = l->memory_bytes && !run->cg.memory && !run->cg1.path ? "memory" :
@@ -171,15 +179,16 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 	/* no rw volume may reach what later runs trust (issue 17, kind 3) */
 	if (protected_check_volumes(cfg, seccomp_profiles_dir(), err) < 0)
 		return -1;
-	if (cfg->isolation == NSRUN_ISOLATION_CHROOT) {
-		if (!run->landlock_abi)
-			return error_set(err, ENOSYS, "--isolation chroot: the image is kept read-only by Landlock, "
-					 "which this kernel does not have");
-		fprintf(stderr, "nsrun: warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs /tmp; "
-			"the image is read-only by Landlock (ABI %d), not by a mount\n", run->landlock_abi);
-		/* nsrun's /etc/hosts and /etc/hostname are mounts (etc_files.h) */
-		fprintf(stderr, "nsrun: warning: --isolation chroot: no /etc/hosts or /etc/hostname of nsrun's: the "
-			"image's own are used (without one, localhost may not resolve)\n");
+	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
+		const char *t = tier_name(cfg->isolation);
+		if (cfg->isolation == NSRUN_ISOLATION_MINIMAL ? !privileged && run->landlock_abi < 6 : run->landlock_abi < 1)
+			return error_set(err, ENOSYS, "isolation %s: the file system is kept read-only%s by Landlock%s, "
+					 "which this kernel does not have (ABI %d)", t,
+					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " and signals in" : "",
+					 cfg->isolation == NSRUN_ISOLATION_MINIMAL ? " ABI 6 (Linux 6.12)" : "",
+					 run->landlock_abi);
+		/* never silent: one line, the tier, why not full, what it lacks */
+		tier_warn(cfg, stderr);
 	} else {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
@@ -238,6 +247,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	uid_t host_uid;
 	gid_t host_gid;
 	bool in_cgroup = false;
+	int unmapped = 0;
 
 	ns_host_ids(&host_uid, &host_gid);
 
@@ -270,7 +280,14 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		close(sv[1]);
 		return error_set(err, errno, "signalfd");
 	}
-	run->child = ns_clone(ns_clone_flags(), run->cg.dir_fd, &in_cgroup, err);
+	/* minimal: no namespace; we adopt what outlives init, to kill it at the end */
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "become a subreaper");
+	}
+	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
+	run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
+			      &in_cgroup, err);
 	if (run->child < 0) {
 		close(sv[1]);
 		return -1;
@@ -314,8 +331,19 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	if (cgroup_v1_enter(&run->cg1, run->child, err) < 0)
 		return -1;
-	if (ns_write_id_maps(run->child, host_uid, host_gid, err) < 0)
-		return -1;
+	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
+	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
+	if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
+		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
+			return -1;
+		if (tier_host_root()) {
+			error_prefix(err, "isolation reduced as root needs the id maps (unmapped, the payload would "
+				     "keep host uid 0)");
+			err->hint = "--isolation minimal: chroot into the image as uid 65534";
+			return -1;
+		}
+		unmapped = SYNC_UNMAPPED;
+	}
 	timing_mark(run->timing, TP_ID_MAPS);
 	/* before init goes on: the payload must find eth0 configured.  pasta joins the
 	 * user namespace, so it comes after the id maps. */
@@ -323,7 +351,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	    pasta_start(cfg, run->pub, run->child, run->deadline_us, &run->pasta, err) < 0)
 		return -1;
 	/* sync: ID_MAPS_WRITTEN */
-	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, 0, err) < 0)
+	if (sync_send(run->sync_fd, SYNC_ID_MAPS_WRITTEN, unmapped, err) < 0)
 		return -1;
 	/* with pasta, pasta forwards the loopback ports; the forwarder serves the rest
 	 * and probes --wait-port */
@@ -739,6 +767,12 @@ static void run_teardown(struct nsrun_run *run)
 		while (waitpid(run->child, &status, 0) < 0 && errno == EINTR)
 			;
 		run->child_reaped = true;
+	}
+	if (run->subreaper) {
+		/* minimal: whatever of the payload outlived init (no pid namespace kills it) */
+		tier_kill_descendants();
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+		run->subreaper = false;
 	}
 	pasta_stop(&run->pasta);
 	publish_close(run->pub);

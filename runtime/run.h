@@ -62,6 +62,7 @@ struct nsrun_run {
 	bool termios_saved;
 	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */
 	bool sigpipe_saved;
+	bool subreaper;                 /* minimal: PR_SET_CHILD_SUBREAPER is ours until teardown */
 	struct stdio_relay relay;       /* the payload's stdio to and from the caller's (relay.h) */
 };
 

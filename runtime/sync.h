@@ -33,6 +33,10 @@ enum sync_type {
 	SYNC_PTY,               /* pid 1 -> parent, before EXEC_OK: the pty master (SCM_RIGHTS) */
 };
 
+/* The value of ID_MAPS_WRITTEN when the reduced tier runs without id maps (the
+ * outer sandbox refused them): pid 1 and the payload stay nobody. */
+#define SYNC_UNMAPPED 1
+
 struct sync_msg {
 	uint32_t type;          /* enum sync_type */
 	int32_t errnum;

@@ -117,7 +117,7 @@ bad "--add-host with a newline in the name" 125 'nsrun: --add-host: "db' -- "$N"
 bad "--add-host with a space in the name" 125 'nsrun: --add-host: "d b:10.0.0.1": the name must be' -- "$N" "${IMG[@]}" --add-host 'd b:10.0.0.1' -- true
 bad "--add-host with a name starting with -" 125 'nsrun: --add-host: "-db:10.0.0.1": the name must be' -- "$N" "${IMG[@]}" --add-host -db:10.0.0.1 -- true
 bad "--add-host host-gateway (no address of the host)" 125 'nsrun: --add-host: "db:host-gateway": host-gateway: nsrun gives the container no address of the host' -- "$N" "${IMG[@]}" --add-host db:host-gateway -- true
-bad "--add-host with --isolation chroot" 125 'nsrun: --isolation chroot: --add-host needs' -- "$N" "${IMG[@]}" --isolation chroot --add-host db:10.0.0.1 - </dev/null
+bad "--add-host with --isolation chroot" 125 'nsrun: isolation reduced: --add-host needs' -- "$N" "${IMG[@]}" --isolation chroot --add-host db:10.0.0.1 - </dev/null
 mkdir -p "$T/hostsdir/etc/hosts"; chmod -R a+rX "$T/hostsdir"
 bad "an image whose /etc/hosts is a directory" 125 'nsrun: mount point "/etc/hosts" in the image: Is a directory' -- "$N" --rootfs "$T/hostsdir" -- /bin/true
 bad "--image empty" 125 'nsrun: --image: "": not a valid image name' -- "$N" --image '' -- true

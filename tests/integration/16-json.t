@@ -98,6 +98,8 @@ base = {
     "image": "python",
     # --network none; ports only with -p (22-publish-tmpfs.t checks those)
     "network": "none", "ports": Absent,
+    # the tier the run got: full on this machine (25-tiers.t checks the others)
+    "isolation": "full",
     "limits": {
         "memory_bytes": {"value": 512 << 20, "enforced": MEMORY_HOW},
         "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
@@ -396,6 +398,7 @@ assert_eq "missing image: error is the message nsrun printed" "nsrun: $msg" "$(h
 json_run --image python --memory lots -- true
 assert_eq "malformed option after --json: rc 125" 125 "$RC"
 expect "malformed option after --json: status error" '{"status": "error", "exit_code": 125, "error": Re("--memory"),
+	"isolation": Absent,
 	"wall_time_ms": Between(0, ELAPSED_MS + 50), "max_rss_kib": Between(0, 0),
 	"cpu_user_ms": Between(0, 0), "cpu_system_ms": Between(0, 0),
 	"stdout": None, "stdout_bytes": 0, "stderr": None, "stderr_bytes": 0,

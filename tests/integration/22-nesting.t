@@ -1,6 +1,6 @@
 #!/bin/bash
 # nsrun inside the sandboxes agents already run in: bubblewrap, nsrun itself
-# (--allow-nested), a Landlock domain (--isolation chroot), a seccomp filter that
+# (--allow-nested), a Landlock domain (the reduced tier), a seccomp filter that
 # allows only AF_UNIX sockets, and a /proc with masked paths.  Each run either has
 # every property of a default run or fails with the cause named.
 . "$(dirname "$0")/../lib.sh"
@@ -89,23 +89,27 @@ assert_eq "--allow-nested: still only pids 1 and 2" "1 2 " \
 run_probe --allow-nested -- ptrace-attach child
 assert_match "--allow-nested: ptrace still denied" '^ptrace-attach: denied' "$OUT"
 
-run_nsrun "${OUTER[@]}" -- "${INNER[@]}" -- true
-assert_eq "nsrun in nsrun without --allow-nested: refused (125)" 125 "$RC"
+run_nsrun "${OUTER[@]}" -- /opt/nsrun/nsrun --isolation full --rootfs /images/python -- true
+assert_eq "nsrun in nsrun without --allow-nested: full isolation refused (125)" 125 "$RC"
 assert_match "  ... the cause is named: the outer seccomp filter" 'seccomp filter' "$ERR"
 
 # ------------------------------------------------ inside a Landlock domain
 run_cmd "$PROBE" landlock-exec "$PROBE" mount-tmpfs "$TESTTMP"
 assert_match "control: the probe's Landlock domain refuses mounts (outside nsrun too)" \
 	'^mount-tmpfs: denied (EPERM|EACCES)' "$OUT"
-run_cmd "$PROBE" landlock-exec "$NSRUN" --image python -- true
-assert_eq "in a Landlock domain: the default run fails (125)" 125 "$RC"
+run_cmd "$PROBE" landlock-exec "$NSRUN" --isolation full --image python -- true
+assert_eq "in a Landlock domain: a full run fails (125)" 125 "$RC"
 assert_match "  ... naming Landlock" 'Landlock ruleset' "$(head -1 <<<"$ERR")"
-assert_match "  ... and the reduced mode as the fix" 'hint: .*--isolation chroot' "$ERR"
+assert_match "  ... and the reduced tier as the fix" 'hint: .*--isolation reduced' "$ERR"
 assert_nsrun_error "  ... one error line and a hint"
 
+run_cmd "$PROBE" landlock-exec "$NSRUN" --image python - <<<"$SNIPPET"
+assert_eq "in a Landlock domain, a default run takes the reduced tier: the snippet runs" "py 65534 nsrun" "$OUT"
+assert_match "  ... and says so, and what it lacks" \
+	'^nsrun: warning: isolation reduced \(full: cannot mount.*Landlock.*\): no mount namespace of its own: no fresh /proc, no /dev, no tmpfs' "$ERR"
 run_cmd "$PROBE" landlock-exec "$NSRUN" --isolation chroot --image python - <<<"$SNIPPET"
-assert_eq "in a Landlock domain, --isolation chroot: the snippet runs" "py 65534 nsrun" "$OUT"
-assert_match "  ... and says what it lacks" 'warning: --isolation chroot: no fresh /proc, no /dev, no tmpfs' "$ERR"
+assert_eq "--isolation chroot (the old name of reduced): the snippet runs" "py 65534 nsrun" "$OUT"
+assert_match "  ... and says what it lacks" '^nsrun: warning: isolation reduced: no mount namespace of its own' "$ERR"
 
 # a rootfs of our own with the probe in it (chroot mode has no volumes), owned by the
 # caller: only Landlock keeps the payload (the caller's uid on the host) from writing it
@@ -161,21 +165,26 @@ assert_match "  ... and the fix" 'hint: .*bwrap: --dev /dev' "$ERR"
 # a user and mount namespace of the test's own, with a tmpfs over /proc/acpi
 MASKED=(unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
 run_cmd "${MASKED[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
-assert_eq "masked /proc: refused (125), never a run without /proc" 125 "$RC"
+assert_eq "masked /proc: a default run takes the reduced tier" "0 py 65534 nsrun" "$RC $OUT"
+assert_match "  ... and its warning names the masked /proc" \
+	'^nsrun: warning: isolation reduced \(full: mount a fresh /proc: the outer /proc has paths mounted over' "$ERR"
+run_cmd "${MASKED[@]}" "$NSRUN" --isolation full --image python - <<<"$SNIPPET"
+assert_eq "masked /proc, --isolation full: refused (125), never a full run without /proc" 125 "$RC"
 assert_match "  ... naming the /proc mount and its cause" "^nsrun: mount a fresh /proc: the outer /proc has paths mounted over \(/proc/(acpi|kcore)\)" "$ERR"
 assert_match "  ... and the fix" 'hint: run the outer container with an unmasked /proc' "$ERR"
 assert_nsrun_error "  ... one error line and a hint"
 # B20 as reported: bubblewrap binding /dev/null over /proc/cmdline
 run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
-	--dev-bind /dev/null /proc/cmdline --tmpfs /tmp "${KEEP[@]}" -- "$NSRUN" --image python - <<<"$SNIPPET"
-assert_eq "B20: bwrap with /proc/cmdline masked: refused (125)" 125 "$RC"
+	--dev-bind /dev/null /proc/cmdline --tmpfs /tmp "${KEEP[@]}" -- "$NSRUN" --isolation full --image python - <<<"$SNIPPET"
+assert_eq "B20: bwrap with /proc/cmdline masked, --isolation full: refused (125)" 125 "$RC"
 assert_match "  ... naming /proc" "mount a fresh /proc: the outer /proc has paths mounted over" "$ERR"
 # B21: an outer container whose filter allows namespaces but whose /proc is masked
-run_nsrun --security-opt seccomp=unconfined --security-opt landlock=unconfined "${OUTER[@]}" -- "${INNER[@]}" -- true
-assert_eq "B21: inside a seccomp-unconfined container with masked /proc: refused (125)" 125 "$RC"
+run_nsrun --security-opt seccomp=unconfined --security-opt landlock=unconfined "${OUTER[@]}" -- \
+	/opt/nsrun/nsrun --isolation full --rootfs /images/python -- true
+assert_eq "B21: inside a seccomp-unconfined container with masked /proc, --isolation full: refused (125)" 125 "$RC"
 assert_match "  ... naming /proc" "mount a fresh /proc: the outer /proc has paths mounted over" "$ERR"
-run_nsrun "${OUTER[@]}" -- "${INNER[@]}" -- true
-assert_match "B21: inside a default container: refused naming seccomp" 'seccomp filter' "$ERR"
+run_nsrun "${OUTER[@]}" -- /opt/nsrun/nsrun --isolation full --rootfs /images/python -- true
+assert_match "B21: inside a default container, --isolation full: refused naming seccomp" 'seccomp filter' "$ERR"
 if elapsed_lt 2; then ok "  ... in under 2 s ($ELAPSED s)"; else not_ok "  ... in under 2 s" "took $ELAPSED s"; fi
 
 done_testing

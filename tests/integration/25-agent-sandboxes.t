@@ -56,8 +56,9 @@ root=false
 [ "$(id -u)" = 0 ] && root=true
 
 # cell NAME EXPECT SANDBOX... -- : nsrun check and a run inside SANDBOX (a command
-# prefix); EXPECT is "full" (both work: check 0, uid 65534) or "proc" (both fail
-# naming the masked /proc).  Check's verdict must be the run's either way.
+# prefix); EXPECT is "full" (both work: check 0, uid 65534) or "proc" (the masked
+# /proc rules out full: check 1 naming it and the reduced tier, a run takes that
+# tier).  Check's verdict must be the run's either way.
 cell() {
 	local name=$1 expect=$2
 	shift 2
@@ -70,13 +71,21 @@ cell() {
 )container start: ok \(' "$check_out"
 		assert_eq "  ... and a run there works, as uid 65534" "0 65534" "$RC $OUT"
 	else
-		assert_eq "$name: nsrun check exits 2 (no run works)" 2 "$check_rc"
-		assert_match "  ... naming the covered /proc" '(^|
-)fresh /proc: missing: mount a fresh /proc: the outer /proc has paths mounted over' "$check_out"
-		assert_eq "  ... and a run fails (125)" 125 "$RC"
+		# full isolation is impossible there; a default run takes the reduced tier
+		# (README, "Isolation tiers"; 26-agent-sandboxes-tiers.t)
+		assert_eq "$name: nsrun check exits 1 (only a lower tier works)" 1 "$check_rc"
+		assert_match "  ... naming the covered /proc, and the reduced tier" '(^|
+)fresh /proc: missing: mount a fresh /proc: the outer /proc has paths mounted over.*
+isolation: missing: not full; a run takes the reduced tier' "$check_out"
+		assert_eq "  ... and a run works there in the reduced tier" "0 65534" "$RC $OUT"
+		assert_match "  ... its warning naming the same cause" \
+			'^nsrun: warning: isolation reduced \(full: mount a fresh /proc: the outer /proc has paths mounted over' "$ERR"
+		run_cmd "$@" "${env[@]}" "$NS" --isolation full --image python -- python3 -c "$SNIPPET"
+		assert_eq "  ... --isolation full fails (125)" 125 "$RC"
 		assert_match "  ... with the same cause" '^nsrun: mount a fresh /proc: the outer /proc has paths mounted over' "$ERR"
+		RC=0
 	fi
-	assert_eq "  ... check's verdict is the run's" "$([ "$check_rc" = 0 ] && echo works || echo fails)" \
+	assert_eq "  ... check's verdict is the run's" "$([ "$check_rc" != 2 ] && echo works || echo fails)" \
 		"$([ "$RC" = 0 ] && echo works || echo fails)"
 	LAST_CHECK=$check_out
 }

@@ -109,8 +109,8 @@ assert_match "--debug: the plan has nsrun's /etc/hosts and /etc/hostname, read-o
 	'etc-file /etc/hosts - ro mkfile.*etc-file /etc/hostname - ro mkfile' "$(tr '\n' ' ' <<<"$ERR")"
 run_cmd sh -c "echo 'print(open(\"/etc/hostname\").read().strip())' | '$NSRUN' --isolation chroot --image python -"
 if [ "$RC" = 0 ]; then
-	assert_match "--isolation chroot: a warning that the image's own /etc/hosts is used" \
-		'nsrun: warning: --isolation chroot: no /etc/hosts or /etc/hostname of nsrun' "$ERR"
+	assert_match "--isolation chroot (the reduced tier): its warning says the image's own /etc/hosts is used" \
+		'nsrun: warning: isolation reduced: .*no /etc/hosts or /etc/hostname of nsrun' "$ERR"
 	assert_eq "  ... the image's /etc/hostname is what the payload sees" "$(cat "$ROOTFS/etc/hostname")" "$OUT"
 else
 	# the mode needs Landlock; the reason is nsrun's one line

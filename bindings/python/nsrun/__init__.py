@@ -82,6 +82,8 @@ class Result:
         None without such a cgroup.
     image: the image name (None with a rootfs); limits: each :class:`Limit` by name
         (memory_bytes, pids, cpus, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
+    isolation: the tier the run got ("full", "reduced", "minimal"; README, "Isolation
+        tiers"), None from an nsrun without tiers or when nsrun failed first.
     raw: the whole document as parsed, for fields newer than this client.
     """
 
@@ -110,6 +112,7 @@ class Result:
     memory_peak_bytes: int | None = None
     pids_peak: int | None = None
     cpu_time_scope: str | None = None
+    isolation: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -164,6 +167,7 @@ class Result:
                 memory_peak_bytes=doc.get("memory_peak_bytes"),
                 pids_peak=doc.get("pids_peak"),
                 cpu_time_scope=doc.get("cpu_time_scope"),
+                isolation=doc.get("isolation"),
                 raw=dict(doc),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -258,6 +262,7 @@ def run(
     output_limit: int = 1 << 20,
     seccomp: str = "default",
     add_hosts: Mapping[str, str] | Sequence[str] | None = None,
+    isolation: str | None = None,
 ) -> Result:
     """Run a program in an nsrun container and return its :class:`Result`.
 
@@ -284,6 +289,10 @@ def run(
         add_hosts: more lines of the container's /etc/hosts (``--add-host``): a mapping
             name -> IP address, or "NAME:IP" strings.  Every container has localhost
             (127.0.0.1 and ::1) and its hostname there.
+        isolation: the tier, "full", "reduced" or "minimal" (``--isolation``); None: the
+            highest that works (``Result.isolation`` says which). Below full there is no
+            mount: ``code`` then goes to the interpreter on its standard input, so
+            ``file`` and ``stdin`` cannot be given.
 
     Returns:
         The result; the payload's failures (exit status, signal, timeout, output limit)
@@ -304,6 +313,10 @@ def run(
     if isinstance(args, (str, bytes)):
         raise TypeError("args must be a sequence of strings, not a string")
 
+    below_full = isolation in ("reduced", "minimal", "chroot")
+    if below_full and (file is not None or stdin is not None):
+        raise ValueError(f"isolation={isolation!r}: no mount, so give code, without stdin")
+
     binary = find_nsrun()
     argv = [
         binary,
@@ -316,6 +329,8 @@ def run(
         "--output-limit", str(output_limit),
         "--security-opt", f"seccomp={seccomp}",
     ]
+    if isolation is not None:
+        argv += ["--isolation", isolation]
     if cpus is not None:
         if not _supports(binary, "--cpus"):
             raise NsrunError(f"cpus={cpus!r}: this nsrun ({binary}) has no --cpus option yet (see nsrun --help)")
@@ -350,7 +365,11 @@ def run(
             with os.fdopen(sfd, "wb") as f:
                 f.write(data)
             argv += ["--stdin", spath]
-        argv.append(os.path.abspath(path))  # never taken for an option, even if it starts with "-"
+        if below_full:
+            # no mount for the file: the interpreter reads the program on its stdin
+            argv += ["--stdin", path, "-"]
+        else:
+            argv.append(os.path.abspath(path))  # never taken for an option, even if it starts with "-"
         argv += [str(a) for a in args]
         return _execute(argv, timeout)
     finally:

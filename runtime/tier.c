@@ -1,0 +1,454 @@
+/* tier.c - see tier.h */
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <seccomp.h>    /* libseccomp's (runtime/ is an -iquote directory) */
+
+#include "diagnose.h"
+#include "landlock.h"
+#include "ns.h"
+#include "sys.h"
+#include "tier.h"
+
+#define PROC "/proc"
+
+const char *tier_name(enum nsrun_isolation t)
+{
+	switch (t) {
+	case NSRUN_ISOLATION_FULL:
+		return "full";
+	case NSRUN_ISOLATION_REDUCED:
+		return "reduced";
+	case NSRUN_ISOLATION_MINIMAL:
+		return "minimal";
+	default:
+		return "auto";
+	}
+}
+
+int tier_parse(const char *s, enum nsrun_isolation *t, struct nsrun_error *err)
+{
+	if (strcmp(s, "full") == 0 || strcmp(s, "default") == 0)
+		*t = NSRUN_ISOLATION_FULL;
+	else if (strcmp(s, "reduced") == 0 || strcmp(s, "chroot") == 0)
+		*t = NSRUN_ISOLATION_REDUCED;
+	else if (strcmp(s, "minimal") == 0)
+		*t = NSRUN_ISOLATION_MINIMAL;
+	else
+		return error_set_stage(err, STAGE_CONFIG, 0, "--isolation: \"%s\": unknown (full, reduced or minimal)", s);
+	return 0;
+}
+
+void tier_warn(const struct nsrun_config *cfg, FILE *out)
+{
+	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL)
+		return;
+	fprintf(out, "nsrun: warning: isolation %s%s%s%s: %s (--strict refuses it)\n", tier_name(cfg->isolation),
+		cfg->isolation_why ? " (" : "", cfg->isolation_why ? cfg->isolation_why : "",
+		cfg->isolation_why ? ")" : "", tier_lacks(cfg->isolation, geteuid() == 0));
+}
+
+bool tier_host_root(void)
+{
+	unsigned inside, outside, count;
+	bool root = false;
+	FILE *f;
+
+	if (geteuid() != 0)
+		return false;
+	f = fopen(PROC "/self/uid_map", "re");
+	if (!f)
+		return true;    /* cannot tell: assume the worst */
+	while (!root && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+		root = inside == 0 && outside == 0;
+	fclose(f);
+	return root;
+}
+
+const char *tier_lacks(enum nsrun_isolation t, bool root)
+{
+	switch (t) {
+	case NSRUN_ISOLATION_REDUCED:
+		return "no mount namespace of its own: no fresh /proc, no /dev, no tmpfs /tmp, no volumes, no "
+		       "/etc/hosts or /etc/hostname of nsrun's (the image's own: without one, localhost may not "
+		       "resolve); the image read-only by Landlock, not by a mount; where the outer sandbox refuses "
+		       "the id maps the user namespace stays unmapped";
+	case NSRUN_ISOLATION_MINIMAL:
+		return root ? "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
+			      "seccomp), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev, no "
+			      "/etc/hosts of nsrun's; "
+			      "a process that outlives nsrun is not killed with it"
+			    : "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
+			      "seccomp), ipc and hostname; the payload runs as you, on this sandbox's own file "
+			      "system (read-only by Landlock), not in the image; --pids-limit is not enforced "
+			      "without a cgroup; a process that outlives nsrun is not killed with it";
+	default:
+		return "";
+	}
+}
+
+/* Runs fn in a child that reports a struct nsrun_error over a pipe.  Returns 0
+ * when the child reported no error, else -1 with *why. */
+static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
+{
+	struct nsrun_error e = { 0 };
+	int fds[2], status = 0;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_set(why, errno, "pipe for an isolation probe");
+	fflush(NULL);   /* nothing buffered may be written twice */
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return error_set(why, errno, "fork an isolation probe");
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		fn(&e);
+		write_all(fds[1], &e, sizeof(e));
+		_exit(0);
+	}
+	close(fds[1]);
+	got = read(fds[0], &e, sizeof(e));
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof(e)) {
+		if (WIFSIGNALED(status))
+			return error_set(why, 0, "the isolation probe was killed by signal %d (%s): an outer seccomp "
+					 "filter?", WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return error_set(why, 0, "the isolation probe exited (status %d) without a report", status);
+	}
+	e.msg[sizeof(e.msg) - 1] = '\0';
+	if (!e.msg[0])
+		return 0;
+	*why = e;
+	return -1;
+}
+
+/* pid 1 of the full probe, mapped: what container.c and mount.c do first. */
+static void full_inside(struct nsrun_error *e)
+{
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+		error_set_stage(e, STAGE_CONTAINER, errno, "become root of the user namespace");
+		return;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		if (errno == EPERM)
+			diag_mount_refused(e, PROC);
+		else
+			error_set(e, errno, "make mount propagation private");
+		e->stage = STAGE_MOUNT;
+		return;
+	}
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755") < 0) {
+		error_set_stage(e, STAGE_MOUNT, errno, "mount a tmpfs");
+		diag_refine(e, PROC);
+		return;
+	}
+	if (mkdir("/tmp/proc", 0755) < 0 ||
+	    mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		diag_proc_mount(errno, PROC, e);
+		return;
+	}
+	e->stage = STAGE_CONTAINER;
+	if (sethostname("nsrun", 5) < 0) {
+		error_set(e, errno, "set the hostname");
+		diag_refine(e, PROC);
+		return;
+	}
+	if (ns_loopback_up(NULL, e) < 0)
+		return;
+	/* the payload's own user namespace, as exec.c makes it (dumpable again first) */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0)
+		ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e);
+}
+
+/* reduced: unmapped, no mount; what container.c does there. */
+static void reduced_inside(struct nsrun_error *e)
+{
+	bool mapped;
+
+	e->stage = STAGE_CONTAINER;
+	/* mapped (where the maps could be written) or not, as container.c */
+	mapped = setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0;
+	if (sethostname("nsrun", 5) < 0) {
+		error_set(e, errno, "set the hostname");
+		diag_refine(e, PROC);
+		return;
+	}
+	if (ns_loopback_up(NULL, e) < 0)
+		return;
+	/* mapped, the payload makes its own user namespace, as exec.c does */
+	if (mapped && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||
+		       ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0)) {
+		if (!e->msg[0])
+			error_set(e, errno, "set dumpable");
+		return;
+	}
+	if (chroot("/") < 0) {
+		error_set(e, errno, "chroot in the user namespace");
+		return;
+	}
+}
+
+/* Clones the namespaces of tier t; with full, writes the id maps as run.c does
+ * (host ids: ours), then lets the child go and returns its report. */
+static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
+{
+	int go[2], rep[2];
+	bool in_cgroup;
+	pid_t pid;
+	char b = 'g';
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+		error_set(e, errno, "pipe for an isolation probe");
+		return;
+	}
+	pid = ns_clone(ns_clone_flags(), -1, &in_cgroup, e);
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		struct nsrun_error c = { 0 };
+		close(go[1]);
+		close(rep[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (read(go[0], &b, 1) != 1)
+			_exit(0);
+		if (t == NSRUN_ISOLATION_FULL)
+			full_inside(&c);
+		else
+			reduced_inside(&c);
+		write_all(rep[1], &c, sizeof(c));
+		_exit(0);
+	}
+	close(go[0]);
+	close(rep[1]);
+	/* reduced goes on unmapped, except as host root (it would keep uid 0) */
+	if (ns_write_id_maps(pid, geteuid(), getegid(), e) == 0 ||
+	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && (e->errnum == EACCES || e->errnum == EPERM))) {
+		memset(e, 0, sizeof(*e));
+		if (write(go[1], &b, 1) != 1 || read(rep[0], e, sizeof(*e)) != (ssize_t)sizeof(*e))
+			error_set_stage(e, STAGE_CONTAINER, 0, "the isolation probe's pid 1 died without a report "
+					"(an outer seccomp filter?)");
+	}
+	close(go[1]);
+	close(rep[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static void probe_full(struct nsrun_error *e)
+{
+	clone_probe(NSRUN_ISOLATION_FULL, e);
+}
+
+static void probe_reduced(struct nsrun_error *e)
+{
+	if (landlock_abi() <= 0) {
+		error_set(e, ENOSYS, "the image is kept read-only by Landlock, which is not available here");
+		return;
+	}
+	clone_probe(NSRUN_ISOLATION_REDUCED, e);
+}
+
+static void probe_minimal(struct nsrun_error *e)
+{
+	scmp_filter_ctx ctx;
+	int rc;
+
+	if (geteuid() == 0) {
+		/* what exec.c does: chroot, then uid and gid 65534 (unmapped here: EINVAL) */
+		if (chroot("/") < 0) {
+			error_set(e, errno, "chroot");
+			return;
+		}
+		if (setresgid(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID) < 0 ||
+		    setresuid(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID) < 0) {
+			error_set(e, errno, "become uid and gid %d", NSRUN_DEFAULT_UID);
+			return;
+		}
+	} else if (landlock_abi() < 6) {
+		error_set(e, ENOSYS, "without a namespace the payload would see this file system writable and "
+			  "could signal your processes: the minimal tier needs Landlock ABI 6 (Linux 6.12), this "
+			  "kernel has %d", landlock_abi());
+		return;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		error_set(e, errno, "set no_new_privs");
+		return;
+	}
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		error_set(e, ENOMEM, "seccomp_init");
+		return;
+	}
+	rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc < 0)
+		error_set(e, -rc, "load a seccomp filter");
+}
+
+int tier_probe(enum nsrun_isolation t, struct nsrun_error *why)
+{
+	memset(why, 0, sizeof(*why));
+	switch (t) {
+	case NSRUN_ISOLATION_FULL:
+		return in_child(probe_full, why);
+	case NSRUN_ISOLATION_REDUCED:
+		return in_child(probe_reduced, why);
+	case NSRUN_ISOLATION_MINIMAL:
+		return in_child(probe_minimal, why);
+	default:
+		return error_set(why, EINVAL, "no such isolation tier");
+	}
+}
+
+enum nsrun_isolation tier_select(char *why_not, size_t len, struct nsrun_error *none)
+{
+	static const enum nsrun_isolation order[] = { NSRUN_ISOLATION_FULL, NSRUN_ISOLATION_REDUCED,
+						      NSRUN_ISOLATION_MINIMAL };
+	struct nsrun_error why;
+	size_t used = 0;
+
+	if (why_not && len)
+		why_not[0] = '\0';
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		char line[sizeof(why.msg) + 64];
+
+		if (tier_probe(order[i], &why) == 0)
+			return order[i];
+		error_format(&why, line, sizeof(line));
+		if (why_not && used < len)
+			used += (size_t)snprintf(why_not + used, len - used, "%s%s: %s", used ? "; " : "",
+						 tier_name(order[i]), line);
+		if (none)
+			*none = why;
+	}
+	return NSRUN_ISOLATION_AUTO;
+}
+
+int tier_choose(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	char why[1024];
+	struct nsrun_error none = { 0 };
+	enum nsrun_isolation t;
+
+	if (cfg->isolation != NSRUN_ISOLATION_AUTO)
+		return 0;
+	t = tier_select(why, sizeof(why), &none);
+	if (t == NSRUN_ISOLATION_AUTO) {
+		/* none works: the full run then fails with its own exact cause and fix */
+		cfg->isolation = NSRUN_ISOLATION_FULL;
+		return 0;
+	}
+	cfg->isolation = t;
+	if (t != NSRUN_ISOLATION_FULL && !(cfg->isolation_why = strdup(why)))
+		return error_set(err, ENOMEM, "isolation");
+	return 0;
+}
+
+int tier_load_no_net_filter(struct nsrun_error *err)
+{
+	static const char *const io_uring[] = { "io_uring_setup", "io_uring_enter", "io_uring_register" };
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (!ctx)
+		return error_set_stage(err, STAGE_EXEC, ENOMEM, "seccomp_init");
+	/* no_new_privs is already set (exec.c); any other ABI (i386 socketcall) is killed */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc == 0 && seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_THREAD);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	/* io_uring can open sockets too (IORING_OP_SOCKET) */
+	for (size_t i = 0; rc == 0 && i < sizeof(io_uring) / sizeof(io_uring[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(io_uring[i]);
+		if (nr != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return error_set_stage(err, STAGE_EXEC, -rc, "isolation minimal: load the filter that refuses network "
+				       "sockets");
+	return 0;
+}
+
+/* SIGKILLs each process whose parent (field 4 of /proc/PID/stat) is self.
+ * Returns how many were found. */
+static unsigned kill_children(pid_t self)
+{
+	DIR *d = opendir(PROC);
+	struct dirent *de;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *p, state;
+		int ppid, fd;
+		ssize_t len;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), PROC "/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)self) {
+			kill((pid_t)atoi(de->d_name), SIGKILL);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+void tier_kill_descendants(void)
+{
+	pid_t self = getpid();
+	char link[32] = "";
+	/* a /proc of another pid namespace would name other processes by our pid */
+	bool own_proc = readlink(PROC "/self", link, sizeof(link) - 1) > 0 && atoi(link) == (int)self;
+
+	/* bounded: a /proc of another pid namespace shows none of them (then only
+	 * those already dead are reaped) */
+	for (int round = 0; round < 2000; round++) {
+		pid_t p;
+
+		if (own_proc)
+			kill_children(self);
+		while ((p = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+			;
+		if (p < 0 && errno == ECHILD)
+			return;
+		usleep(1000);
+	}
+}

@@ -1,0 +1,143 @@
+#!/bin/bash
+# nsrun inside replicas of agent sandboxes where full isolation is impossible: it
+# takes the highest tier the sandbox allows, says which (one warning line, --json),
+# and `nsrun check` run in the same place predicts it (exit 1 naming the tier).
+# Each sandbox is built here from its public source:
+#   (a) Codex's Linux sandbox Landlock ruleset: openai/codex,
+#       codex-rs/linux-sandbox/src/landlock.rs (read everywhere, write only the
+#       workspace, /tmp and /dev/null), replicated by tests/sandboxes/landlock-sandbox.c
+#   (b) a Docker-default-like sandbox: Docker's default seccomp profile (Debian's
+#       golang-github-docker-docker-dev, profiles/seccomp/default.json) compiled by
+#       nsrun's profile code (tests/sandboxes/seccomp-bpf.c) and loaded by
+#       `bwrap --seccomp` for a process without CAP_SYS_ADMIN, /proc masked
+#   (c) user.max_user_namespaces reached in a user namespace the test makes
+# (rootless podman, the fourth such place, is in 23-check-podman.t.)  Unprivileged
+# in each; run as root, (a) is also tried as root, the others as nobody (an agent).
+. "$(dirname "$0")/../lib.sh"
+require_all
+command -v bwrap >/dev/null || skip_all "bwrap not installed (Debian: bubblewrap)"
+
+ROOT=0; [ "$(id -u)" = 0 ] && ROOT=1
+AGENT=()
+[ $ROOT = 1 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+SNIPPET='import os; print("uid", os.getuid())'
+# what a sandbox's tmpfs on /tmp would hide (a checkout may live under /tmp)
+PROFILES=${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}
+EXAMPLES=$(cd "$TESTS_DIR/../examples" && pwd)
+BINDINGS=$(cd "$TESTS_DIR/../bindings/python" && pwd)
+mkdir -p "$TESTTMP/cache"
+CELLS=0
+chmod -R a+rX "$TESTTMP"
+chmod 1777 "$TESTTMP"
+
+# the helpers: built by make, else compiled here (landlock-sandbox needs only libc)
+helper() {
+	local name=$1 c
+	for c in "$TESTS_DIR/../build/sandboxes/$name" "$(dirname "$NSRUN")/sandboxes/$name"; do
+		[ -x "$c" ] && { echo "$c"; return 0; }
+	done
+	[ "$name" = landlock-sandbox ] || return 1
+	cc -std=gnu11 -O2 -o "$TESTTMP/$name" "$TESTS_DIR/sandboxes/$name.c" && echo "$TESTTMP/$name"
+}
+LANDLOCK=$(helper landlock-sandbox) || LANDLOCK=
+SECCOMP_BPF=$(helper seccomp-bpf) || SECCOMP_BPF=
+mkdir -p "$TESTTMP/bin"
+for h in "$LANDLOCK" "$SECCOMP_BPF"; do [ -n "$h" ] && cp "$h" "$TESTTMP/bin/"; done
+chmod -R a+rX "$TESTTMP/bin"
+LANDLOCK=${LANDLOCK:+$TESTTMP/bin/landlock-sandbox}
+
+# cell TIER DESC CMD... — in the sandbox CMD: check's status and verdict, then a run
+# of the snippet with --json: its tier and uid, its one warning line
+cell() {
+	local tier=$1 desc=$2 want_uid=$3
+	shift 3
+	run_cmd "$@" "$NSRUN" check
+	assert_eq "$desc: nsrun check exits 1 (only a lower tier works)" 1 "$RC"
+	assert_match "  ... and names the $tier tier" "(^|
+)isolation: missing: not full; a run takes the $tier tier" "$OUT"
+	run_cmd "$@" "$NSRUN" --json - --image python -- python3 -c "$SNIPPET"
+	assert_eq "  ... a run works there" 0 "$RC"
+	assert_match "  ... in the $tier tier (--json)" "\"isolation\":\"$tier\"" "$OUT"
+	assert_match "  ... printing its uid ($want_uid)" "\"stdout\":\"uid $want_uid\\\\n\"" "$OUT"
+	assert_match "  ... and one warning line says so, with why not full" \
+		"^nsrun: warning: isolation $tier \\(full: .*\\): .*\\(--strict refuses it\\)$" "$ERR"
+	assert_eq "  ... only that line" 1 "$(wc -l <<<"$ERR")"
+	run_cmd "$@" "$NSRUN" --strict --memory 0 --pids-limit 0 --image python -- python3 -c "$SNIPPET"
+	assert_eq "  ... --strict refuses to run there (125)" 125 "$RC"
+	# the probe battery, asserting what this tier promises (the rest is skipped, by name)
+	NSRUN_TEST_GUARD=300 run_cmd "$@" env NSRUN="$NSRUN" NSRUN_IMAGES="$NSRUN_IMAGES" NSRUN_ISOLATION="$tier" \
+		PYTHONPATH="$BINDINGS" XDG_CACHE_HOME="$TESTTMP/cache" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
+		--basetemp "$TESTTMP/pytest-$((++CELLS))" "$EXAMPLES/test_isolation.py"
+	assert_match "  ... examples/test_isolation.py passes for the $tier tier's properties" \
+		'(^|
+)[0-9]+ passed, [0-9]+ skipped in ' "$OUT"
+	assert_eq "  ... skipping only what the tier does not promise" "" \
+		"$(grep '^SKIPPED' <<<"$OUT" | grep -Ev ": (the $tier tier does not promise this|the minimal tier has no chroot unprivileged)\$" || true)"
+}
+
+# ---------------------------------------------------------------- (a) Codex's Landlock ruleset
+if [ -z "$LANDLOCK" ]; then
+	not_ok "tests/sandboxes/landlock-sandbox is built (make all) or can be compiled (cc)"
+else
+	CODEX=("$LANDLOCK" -w "$TESTTMP" -w /tmp --)
+	run_cmd "${CODEX[@]}" "$PROBE" write "$TESTTMP/x"
+	assert_match "control: Codex's ruleset lets the workspace be written" '^write: ok' "$OUT"
+	run_cmd "${CODEX[@]}" "$PROBE" write "$HOME/.nsrun-codex-x"
+	assert_match "control: ... and nothing outside it" '^write: denied EACCES' "$OUT"
+	run_cmd "${CODEX[@]}" "$PROBE" mount-tmpfs "$TESTTMP"
+	assert_match "control: ... and refuses every mount" '^mount-tmpfs: denied EPERM' "$OUT"
+	if [ $ROOT = 1 ]; then
+		# root cannot write the id maps there (Landlock denies writes to /proc), and an
+		# unmapped namespace would keep host uid 0: the minimal tier, chroot and 65534
+		cell minimal "Codex's Landlock ruleset, as root" 65534 "${CODEX[@]}"
+		cell reduced "Codex's Landlock ruleset, as nobody" 65534 "${AGENT[@]}" "${CODEX[@]}"
+	else
+		cell reduced "Codex's Landlock ruleset" 65534 "${CODEX[@]}"
+	fi
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" --image python -- python3 -c \
+		'import os; print(os.getpid(), os.uname().nodename)'
+	assert_eq "  ... the reduced tier has its own pid and uts namespaces" "2 nsrun" "$OUT"
+fi
+
+# ---------------------------------------------------------------- (b) Docker's default seccomp profile
+DOCKER_PROFILE=/usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
+if [ ! -f "$DOCKER_PROFILE" ]; then
+	not_ok "Docker's default seccomp profile is installed (make deps: golang-github-docker-docker-dev)"
+elif [ -z "$SECCOMP_BPF" ]; then
+	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
+else
+	run_cmd "$TESTTMP/bin/seccomp-bpf" "$DOCKER_PROFILE"
+	"$TESTTMP/bin/seccomp-bpf" "$DOCKER_PROFILE" >"$TESTTMP/docker.bpf"
+	chmod a+r "$TESTTMP/docker.bpf"
+	assert_eq "Docker's default profile compiles with nsrun's profile code" 0 "$RC"
+	# masked as Docker masks /proc (the files this kernel has)
+	MASK=()
+	for f in keys timer_list kcore sched_debug; do [ -e "/proc/$f" ] && MASK+=(--ro-bind /dev/null "/proc/$f"); done
+	DOCKER=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc
+		"${MASK[@]}" --tmpfs /tmp --bind "$TESTTMP" "$TESTTMP" --ro-bind "$(dirname "$NSRUN")" "$(dirname "$NSRUN")"
+		--ro-bind "$PROFILES" "$PROFILES" --ro-bind "$EXAMPLES" "$EXAMPLES" --ro-bind "$BINDINGS" "$BINDINGS"
+		--seccomp 9 --)
+	# shellcheck disable=SC2016
+	docker_sb=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/docker.bpf" "${DOCKER[@]}")
+	run_cmd "${docker_sb[@]}" unshare -U true
+	assert_ne "control: Docker's profile refuses a user namespace there" 0 "$RC"
+	run_cmd "${DOCKER[@]::${#DOCKER[@]}-3}" -- unshare -U true
+	assert_eq "control: the same bwrap without the profile allows one" 0 "$RC"
+	cell minimal "Docker's default seccomp profile, masked /proc" "$( [ $ROOT = 1 ] && echo 65534 || id -u)" "${docker_sb[@]}"
+	run_cmd "${docker_sb[@]}" "$NSRUN" --image python -- python3 -c \
+		'import socket; socket.socket(socket.AF_INET).connect(("127.0.0.1", 9))'
+	assert_match "  ... the minimal tier refuses network sockets" 'Address family not supported' "$ERR"
+fi
+
+# ---------------------------------------------------------------- (c) user.max_user_namespaces reached
+# a user namespace of the test's own whose limit is 1: the one below it (the agent's,
+# with a plain uid mapped) is the last that can be made there
+LIMITED=("${AGENT[@]+"${AGENT[@]}"}" unshare -Ur sh -c \
+	'echo 1 >/proc/sys/user/max_user_namespaces && exec unshare -U --map-user=65000 --map-group=65000 "$@"' sh)
+run_cmd "${LIMITED[@]}" unshare -U true
+assert_ne "control: no user namespace can be made there" 0 "$RC"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -Ur sh -c 'exec unshare -U --map-user=65000 --map-group=65000 "$@"' sh unshare -U true
+assert_eq "control: without the limit one can" 0 "$RC"
+cell minimal "user.max_user_namespaces reached" 65000 "${LIMITED[@]}"
+
+done_testing
