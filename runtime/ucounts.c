@@ -47,7 +47,7 @@ int ucounts_plan(struct ucounts_plan *p, struct nsrun_error *err)
 		if (strncmp(e->d_name, "max_", 4) != 0 || strlen(e->d_name) >= sizeof(l->name) ||
 		    read_long(dirfd(d), e->d_name, &v) < 0)
 			continue;
-		snprintf(l->name, sizeof(l->name), "%s", e->d_name);
+		memcpy(l->name, e->d_name, strlen(e->d_name) + 1); /* fits: checked above */
 		l->value = v / 2 > 0 ? v / 2 : (v > 0 ? 1 : 0);
 		p->n++;
 	}
