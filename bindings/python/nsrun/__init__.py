@@ -280,7 +280,7 @@ def run(
         pids_limit: processes of the container; None or 0 for none.
         cpus: CPU limit in CPUs, passed as ``--cpus`` (a cgroup limit; see ``limits["cpus"]``).
         network: "none" (loopback only) or "pasta" (also eth0: a way out through pasta,
-            not to the host's loopback; see the README's Network section).
+            not to the host's loopback; see docs/network.md).
         env: extra environment variables of the payload (names without "=").
         stdin: the payload's standard input (bytes, or str as UTF-8); None: empty.
         output_limit: bytes kept of each of stdout and stderr (nsrun keeps reading and
