@@ -165,6 +165,10 @@ smoke_limits() {
 make_rootfs() {
 	rm -rf "$ROOTFS"
 	mkdir -p "$ROOTFS/bin" "$ROOTFS/proc" "$ROOTFS/dev" "$ROOTFS/tmp" "$ROOTFS/work" "$ROOTFS/etc"
+	# every mount point nsrun uses, as an image has them (/etc/hosts and /etc/hostname
+	# are nsrun's own files): the guest kernel has no overlayfs module loaded
+	: >"$ROOTFS/etc/hosts"
+	: >"$ROOTFS/etc/hostname"
 	cp "$PROBE" "$ROOTFS/probe"
 	cp /bin/busybox "$ROOTFS/bin/busybox"
 	ln -s busybox "$ROOTFS/bin/sh"

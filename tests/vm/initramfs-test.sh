@@ -9,7 +9,11 @@ R=/initramfs-test-root
 echo "root-fstype $(stat -f -c %T /)"
 mount -t proc -o nosuid,nodev,noexec proc /proc || { echo "setup-failed proc"; exit 0; }
 mount -t devtmpfs -o nosuid devtmpfs /dev 2>/dev/null
-mkdir -p "$R/proc" "$R/dev" "$R/tmp"
+mkdir -p "$R/proc" "$R/dev" "$R/tmp" "$R/etc"
+# the mount points of nsrun's /etc/hosts and /etc/hostname, as an image has them: the
+# guest kernel loads no overlayfs module, and an image that lacks a mount point needs one
+: >"$R/etc/hosts"
+: >"$R/etc/hostname"
 cp "$HERE/nsrun-probe" "$R/probe"
 export NSRUN_SECCOMP_PROFILES="$HERE/seccomp-profiles"
 run() { # run KEY PROBE-ARGS...: one nsrun run, its output on one line after KEY
