@@ -17,6 +17,7 @@
 #include "sys.h"
 
 #define MIN_INTERVAL_US 5000
+#define NOT_FOUND_LIMIT_US 5000000 /* see memwatch_poll */
 #define MAX_INTERVAL_US 100000
 #define ASSUMED_RATE_BYTES_PER_S (8ULL << 30)   /* a fast writer of fresh pages (tmpfs, memfd) */
 #define MAX_COSTLY_INTERVAL_US 1000000
@@ -65,6 +66,7 @@ void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
 	if (!mw->limit_bytes || mw->next_us)
 		return;
 	mw->init = init;
+	mw->armed_us = now_us;
 	mw->interval_us = MIN_INTERVAL_US / 2;
 	mw->next_us = now_us ? now_us : 1;
 }
@@ -389,6 +391,12 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 		if (r < 0)
 			return error_set(err, errno, "--memory: open the container's /proc to measure its memory");
 		if (r > 0) {
+			/* the payload is init's child from its exec on: not finding it for
+			 * seconds means this /proc does not show the container, and a limit
+			 * that cannot be measured must not pass for one that holds */
+			if (now_us - mw->armed_us > NOT_FOUND_LIMIT_US)
+				return error_set(err, ESRCH, "--memory: the container's processes cannot be found "
+						 "in /proc to measure their memory");
 			mw->next_us = now_us + MIN_INTERVAL_US;
 			return 0;
 		}

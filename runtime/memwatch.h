@@ -44,7 +44,8 @@ struct memwatch {
 	const struct cgroup_v1 *cg1;    /* the limit is this group's: watch its OOM kills only */
 	const struct mount_plan *plan;  /* the tmpfs mounts to count (may be NULL) */
 	bool host_scan;                 /* no /proc of the container's own: walk the host's */
-	pid_t init;                     /* host pid of the container's init */
+	pid_t init;                     /* the container's init, as the host's /proc names it */
+	uint64_t armed_us;              /* when the payload's exec was reported */
 	int root_fd;                    /* a payload process's root (the container's), or -1 */
 	int proc_fd;                    /* the container's /proc, or the host's with host_scan, or -1 */
 	uint64_t next_us;               /* CLOCK_MONOTONIC of the next sample, 0: not armed */

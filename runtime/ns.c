@@ -80,7 +80,7 @@ long ns_fdinfo_pid(const char *fdinfo)
  * without --proc, /proc is the host's and our child's number there is not the
  * one clone returned.  Returns the number, or -1 with errno: ESRCH when pid has
  * none there (the /proc is of a pid namespace that does not contain ours). */
-static long proc_pid_of(pid_t pid)
+long ns_proc_pid(pid_t pid)
 {
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	_cleanup_free_ char *text = NULL;
@@ -124,7 +124,7 @@ static int write_map(long n, const char *name, const char *s, bool optional, str
 int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err)
 {
 	char map[64];
-	long n = proc_pid_of(pid);
+	long n = ns_proc_pid(pid);
 
 	if (n < 0) {
 		error_set_stage(err, STAGE_ID_MAPS, errno, "write the id maps of the container (pid %d): the /proc "

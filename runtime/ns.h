@@ -38,6 +38,12 @@ int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_err
  * pid namespace).  Pure, for unit tests. */
 long ns_fdinfo_pid(const char *fdinfo);
 
+/* The number of pid (ours, as clone(2) returned it) in the pid namespace of the
+ * /proc mounted here, which need not be ours (`bwrap --unshare-pid` without
+ * --proc): read from a pidfd's fdinfo (kernel/pid.c pidfd_show_fdinfo, Linux 5.3).
+ * Returns it, or -1 with errno ESRCH when this /proc cannot name pid. */
+long ns_proc_pid(pid_t pid);
+
 /* Payload: unshare(CLONE_NEWUSER) and map uid/gid of the new namespace to this
  * process's ids (0 in the container's namespace).  The caller then drops the
  * bounding set (while it still holds CAP_SETPCAP there) and becomes uid/gid with

@@ -471,7 +471,17 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 	switch (msg.type) {
 	case SYNC_EXEC_OK: /* sync: EXEC_OK */
 		/* the payload runs in the container's root now: its memory can be measured */
-		memwatch_arm(&run->mw, run->child, monotonic_us());
+		if (run->mw.limit_bytes && !run->mw.cg1) {
+			/* the supervisor finds the container through /proc, whose pid namespace
+			 * need not be ours (an outer bwrap --unshare-pid without --proc) */
+			long n = ns_proc_pid(run->child);
+			if (n < 0)
+				return error_set_stage(err, STAGE_SUPERVISE, errno, "--memory: the container's init "
+						       "has no number in this /proc: its memory cannot be measured");
+			memwatch_arm(&run->mw, (pid_t)n, monotonic_us());
+		} else {
+			memwatch_arm(&run->mw, run->child, monotonic_us());
+		}
 		if (run->ready_fd >= 0) {
 			if (write(run->ready_fd, "R", 1) < 0) {
 				/* the waiting nsrun -d is gone: nothing to tell */
