@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -156,6 +157,10 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	 * "none" for them */
 	if (ucounts_plan(&run->ucounts, err) < 0)
 		return -1;
+	/* below full the container's init may stay unmapped (nobody in its namespace, with
+	 * no right to these files): none set, and --json says "none", never a claim */
+	if (cfg->isolation != NSRUN_ISOLATION_FULL)
+		run->ucounts.settable = false;
 	if (cfg->debug && !run->ucounts.settable)
 		fprintf(stderr, "nsrun: debug: /proc/sys is read-only: no inotify, fanotify or namespace limits "
 			"of the container's own\n");
@@ -189,7 +194,17 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 					 run->landlock_abi);
 		/* never silent: one line, the tier, why not full, what it lacks */
 		tier_warn(cfg, stderr);
-	} else {
+	}
+	/* a shared lock on the image's tree for as long as the run lasts: nsrun-image
+	 * deletes a tree that pull --force or build --force replaced only once no run
+	 * holds one (flock(2)), because a run's overlay does not name the tree in any
+	 * mount table; advisory, so a tree we cannot lock still runs */
+	run->image_lock_fd = open(cfg->rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (run->image_lock_fd >= 0 && flock(run->image_lock_fd, LOCK_SH | LOCK_NB) < 0) {
+		close(run->image_lock_fd);
+		run->image_lock_fd = -1;
+	}
+	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
 		if (mount_prepare_sources(cfg, &run->plan, privileged, &run->sources, err) < 0)
@@ -789,6 +804,9 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
 	run->ready_fd = -1;
+	if (run->image_lock_fd >= 0)
+		close(run->image_lock_fd); /* and with it the image's lock */
+	run->image_lock_fd = -1;
 	if (run->sync_fd >= 0)
 		close(run->sync_fd);
 	if (run->signal_fd >= 0)
@@ -828,6 +846,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
+				 .image_lock_fd = -1,
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

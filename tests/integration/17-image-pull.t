@@ -183,11 +183,18 @@ assert_eq "pull without NAME is a usage error" 2 "$RC"
 
 # ---------------------------------------------------------------- replacing while in use
 
-NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=60 start_nsrun --image py-pulled -- python3 -c \
-	'import time; print("started", flush=True); time.sleep(4); import json, email.parser; print("late-import", json.dumps(1))'
+# the run imports its modules only once the pull has finished (a file in a volume
+# says so), whatever the machine's speed: the old tree must still be there then
+SIG=$TESTTMP/sig
+mkdir -p "$SIG" && chmod 777 "$SIG"
+NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=60 start_nsrun --image py-pulled -v "$SIG:/sig:ro" -- python3 -c \
+	'import os, time; print("started", flush=True)
+while not os.path.exists("/sig/pulled"): time.sleep(0.05)
+import json, email.parser; print("late-import", json.dumps(1))'
 if wait_for_output started 20; then
 	run_cmd "$TOOL" pull --quiet --force --tls-verify=false "docker://$REG/test/py:1" py-pulled --store "$STORE"
 	assert_eq "pull --force replaces the image while a run of it is in progress" "0 " "$RC $OUT"
+	: >"$SIG/pulled"
 	wait_nsrun
 	assert_eq "the run of the old image keeps working (late imports succeed)" "started
 late-import 1" "$OUT"
