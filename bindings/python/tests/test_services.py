@@ -244,4 +244,4 @@ def test_a_service_that_cannot_start_says_why(tmp_path: Path) -> None:
         with nsrun.service(IMAGE, ["sleep", "30"], port=7000, ready_timeout=5,
                            options=["-v", f"{missing}:/data"]):
             pass
-    assert f'volume "{missing}": No such file or directory' in str(e.value)
+    assert f'volume: "{missing}": No such file or directory' in str(e.value)
