@@ -210,6 +210,47 @@ int config_add_host(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 	return 0;
 }
 
+/* What the reduced and minimal tiers cannot give (they make no mount, no id map and,
+ * minimal, no namespace): an option that needs it is refused.  Returns 0 or -1
+ * with *err (errnum 0). */
+static int tier_options_check(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *t = tier_name(cfg->isolation);
+	/* every one of these needs mount(2), id maps or a namespace, which these tiers do without */
+	if (cfg->mode == NSRUN_MODE_FILE) {
+		error_set(err, 0, "isolation %s: FILE mode needs a mount for the file", t);
+		err->hint = "give the program on standard input: nsrun --image NAME - < FILE";
+		return -1;
+	}
+	if (cfg->tty)
+		return error_set(err, 0, "isolation %s: -t needs the container's own /dev/pts, which this "
+				 "tier does without", t);
+	if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
+		return error_set(err, 0, "isolation %s: volumes (-v) and --tmpfs need mount(2), which "
+				 "this tier does without", t);
+	if (cfg->n_add_hosts > 0)
+		return error_set(err, 0, "isolation %s: --add-host needs nsrun's own /etc/hosts, a "
+				 "mount, which this tier does without", t);
+	if (!cfg->security.landlock)
+		return error_set(err, 0, "isolation %s: the file system is kept read-only by Landlock: "
+				 "it cannot go with --security-opt landlock=unconfined", t);
+	if (cfg->process.uid != NSRUN_DEFAULT_UID || cfg->process.gid != NSRUN_DEFAULT_UID)
+		return error_set(err, 0, "isolation %s: -u needs an id map, which this tier does without: "
+				 "the payload is 65534 (nobody)", t);
+	if (cfg->network == NSRUN_NETWORK_PASTA)
+		return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
+	if (cfg->security.allow_nested)
+		return error_set(err, 0, "isolation %s: --allow-nested needs the full tier", t);
+	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && cfg->n_publish)
+		return error_set(err, 0, "isolation minimal: -p needs a network namespace of the run's own");
+	if (cfg->security.strict) {
+		error_set(err, 0, "isolation %s is weaker than full: --strict refuses it", t);
+		err->hint = tier_lacks(cfg->isolation, geteuid() == 0);
+		return -1;
+	}
+	return 0;
+}
+
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 {
 	if (cfg->tty && (cfg->output.capture || cfg->output.stdin_path))
@@ -239,37 +280,11 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->limits.tmpfs_bytes == 0)
 		return error_set(err, 0, "--tmpfs-size: must be more than 0");
 	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
-		const char *t = tier_name(cfg->isolation);
-		/* every one of these needs mount(2), id maps or a namespace, which these tiers do without */
-		if (cfg->mode == NSRUN_MODE_FILE) {
-			error_set(err, 0, "isolation %s: FILE mode needs a mount for the file", t);
-			err->hint = "give the program on standard input: nsrun --image NAME - < FILE";
-			return -1;
-		}
-		if (cfg->tty)
-			return error_set(err, 0, "isolation %s: -t needs the container's own /dev/pts, which this "
-					 "tier does without", t);
-		if (cfg->n_mounts > 0 || cfg->n_tmpfs > 0)
-			return error_set(err, 0, "isolation %s: volumes (-v) and --tmpfs need mount(2), which "
-					 "this tier does without", t);
-		if (cfg->n_add_hosts > 0)
-			return error_set(err, 0, "isolation %s: --add-host needs nsrun's own /etc/hosts, a "
-					 "mount, which this tier does without", t);
-		if (!cfg->security.landlock)
-			return error_set(err, 0, "isolation %s: the file system is kept read-only by Landlock: "
-					 "it cannot go with --security-opt landlock=unconfined", t);
-		if (cfg->process.uid != NSRUN_DEFAULT_UID || cfg->process.gid != NSRUN_DEFAULT_UID)
-			return error_set(err, 0, "isolation %s: -u needs an id map, which this tier does without: "
-					 "the payload is 65534 (nobody)", t);
-		if (cfg->network == NSRUN_NETWORK_PASTA)
-			return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
-		if (cfg->security.allow_nested)
-			return error_set(err, 0, "isolation %s: --allow-nested needs the full tier", t);
-		if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && cfg->n_publish)
-			return error_set(err, 0, "isolation minimal: -p needs a network namespace of the run's own");
-		if (cfg->security.strict) {
-			error_set(err, 0, "isolation %s is weaker than full: --strict refuses it", t);
-			err->hint = tier_lacks(cfg->isolation, geteuid() == 0);
+		if (tier_options_check(cfg, err) < 0) {
+			/* a tier chosen because full could not be had: say why it could not,
+			 * which is what the caller can change */
+			if (cfg->isolation_why && !err->hint)
+				err->hint = cfg->isolation_why;
 			return -1;
 		}
 	}
