@@ -112,7 +112,13 @@ shift 3
 while [ ! -e "$log/stop" ]; do
 	for d in "$@" "$store"/.[!.]* "$store"/*; do
 		[ -d "$d" ] || continue
-		ls -- "$d" >/dev/null 2>&1 && case $d in *.tmp.*) echo "listed $d" ;; esac
+		# a temporary tree is opened (0755) only once finished, just before
+		# its rename, and its image.json is written before that: a listing
+		# without image.json, of a tree still there, is one reached while
+		# still being made (a finished one may be renamed away between)
+		if ls -- "$d" >/dev/null 2>&1; then
+			case $d in *.tmp.*) [ -e "$d/image.json" ] || [ ! -e "$d" ] || echo "listed $d" ;; esac
+		fi
 		for e in "$d" "$d"/* "$d"/*/* "$d"/rootfs/*/* "$d"/work/rootfs/*/*; do
 			[ -e "$e" ] || [ -L "$e" ] || continue
 			if [ -d "$e" ] && ln -s "$victim" "$e/planted" 2>/dev/null; then
