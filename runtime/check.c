@@ -292,7 +292,10 @@ static void check_start(struct check_list *l)
 	char detail[200];
 	pid_t child;
 
-	ns_host_ids(&uid, &gid);
+	if (ns_host_ids(&uid, &gid, &err) < 0) {
+		add_error(l, "container start", true, &err, NULL);
+		return;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the "
 				"container");

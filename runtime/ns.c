@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -105,6 +107,59 @@ long ns_proc_pid(pid_t pid)
 		return -1;
 	}
 	n = ns_fdinfo_pid(text);
+	if (n < 0)
+		errno = ESRCH;
+	return n;
+}
+
+/* The k-th (from 0) number of the "NSpid:" line of a /proc/PID/status text, and
+ * through *levels how many it has; -1 when there is no such number. */
+static long nspid_at(const char *status, int k, int *levels)
+{
+	const char *p = strstr(status, "\nNSpid:");
+	long v = -1;
+	int i = 0;
+
+	if (levels)
+		*levels = 0;
+	if (!p)
+		return -1;
+	p += strlen("\nNSpid:");
+	for (;;) {
+		char *end;
+		long x;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		x = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (i == k)
+			v = x;
+		i++;
+		p = end;
+	}
+	if (levels)
+		*levels = i;
+	return v;
+}
+
+long ns_own_pid(long proc_pid)
+{
+	_cleanup_free_ char *self = NULL, *other = NULL;
+	char path[64];
+	int levels;
+	long n;
+
+	if (read_file("/proc/thread-self/status", 8192, &self, NULL) < 0)
+		return -1;
+	nspid_at(self, 0, &levels);
+	snprintf(path, sizeof(path), "/proc/%ld/status", proc_pid);
+	if (levels < 1 || read_file(path, 8192, &other, NULL) < 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	n = nspid_at(other, levels - 1, NULL);
 	if (n < 0)
 		errno = ESRCH;
 	return n;
@@ -252,7 +307,58 @@ static bool id_is_mapped(const char *map_file, unsigned id)
 	return found;
 }
 
-void ns_host_ids(uid_t *uid, gid_t *gid)
+/* True if the kernel exempts our real uid from RLIMIT_NPROC as it exempts only
+ * host root (kernel/fork.c copy_process: p->real_cred->user != INIT_USER, in a
+ * user namespace without capabilities in the initial one): a child sets the
+ * limit to 0 and forks once. */
+static bool nproc_exempt(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return true;    /* cannot tell: assume the worst */
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+		pid_t g;
+
+		if (setrlimit(RLIMIT_NPROC, &none) < 0)
+			_exit(2);
+		g = fork();
+		if (g == 0)
+			_exit(0);
+		_exit(g > 0 ? 1 : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return true;
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+bool ns_is_host_root(void)
+{
+	unsigned inside, outside, count, euid = (unsigned)geteuid();
+	bool zero = false, initial = false;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+
+	if (!f)
+		return euid == 0;       /* cannot tell: assume the worst for root */
+	while (!zero && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3) {
+		zero = euid >= inside && euid - inside < count && outside + (euid - inside) == 0;
+		initial = inside == 0 && outside == 0 && count == UINT32_MAX;
+	}
+	fclose(f);
+	if (!zero)
+		return false;
+	/* our uid is the parent namespace's 0: host root, or root of an intermediate
+	 * namespace (unprivileged bwrap maps 0 -> the caller, then UID -> 0 below it).
+	 * In the initial namespace nothing needs proving. */
+	if (initial)
+		return true;
+	return nproc_exempt();
+}
+
+int ns_host_ids(uid_t *uid, gid_t *gid, struct nsrun_error *err)
 {
 	*uid = geteuid();
 	*gid = getegid();
@@ -260,5 +366,14 @@ void ns_host_ids(uid_t *uid, gid_t *gid)
 	    id_is_mapped("/proc/self/gid_map", NS_OVERFLOW_ID)) {
 		*uid = NS_OVERFLOW_ID;
 		*gid = NS_OVERFLOW_ID;
+		return 0;
 	}
+	if (!ns_is_host_root())
+		return 0;
+	error_set(err, EPERM, "the payload's host uid: uid %u here is host root (this user namespace maps it to uid 0 "
+		  "outside%s): the payload would run as host root, which no limit here contains", (unsigned)*uid,
+		  *uid == 0 ? ", and 65534, what root's containers map to, is not mapped" : "");
+	err->hint = "run nsrun as an unprivileged user, or start the outer sandbox as one (runuser -u USER -- "
+		    "bwrap ...) or with uid 65534 mapped in it";
+	return -1;
 }

@@ -44,6 +44,12 @@ long ns_fdinfo_pid(const char *fdinfo);
  * Returns it, or -1 with errno ESRCH when this /proc cannot name pid. */
 long ns_proc_pid(pid_t pid);
 
+/* The reverse: the number in our pid namespace of the process that the /proc
+ * mounted here names proc_pid, from the "NSpid:" lines of its status and ours
+ * (proc(5)); it must be in our pid namespace or below.  Returns it, or -1 with
+ * errno (ESRCH: no such process, or not below ours). */
+long ns_own_pid(long proc_pid);
+
 /* Payload: unshare(CLONE_NEWUSER) and map uid/gid of the new namespace to this
  * process's ids (0 in the container's namespace).  The caller then drops the
  * bounding set (while it still holds CAP_SETPCAP there) and becomes uid/gid with
@@ -67,7 +73,20 @@ int ns_loopback_up(const char **via, struct nsrun_error *err);
 
 /* The host ids container 0 maps to: the caller's own, except for root, whose
  * container maps to 65534 (nothing inside is ever host root) where that id is
- * mapped in our user namespace. */
-void ns_host_ids(uid_t *uid, gid_t *gid);
+ * mapped in our user namespace.  Returns 0, or -1 with err (EPERM) where the
+ * caller's uid is the parent namespace's uid 0 and, for root, 65534 is not
+ * mapped (bwrap --unshare-user started by root maps only 0 -> 0): the container, and
+ * with it the payload, would be host root, which RLIMIT_NPROC does not count
+ * (fork(2)) and which owns root's files.  user_namespaces(7). */
+int ns_host_ids(uid_t *uid, gid_t *gid, struct nsrun_error *err);
+
+/* True if our effective uid is host root: root in the initial namespace, or any
+ * uid of a namespace that host root made mapping only itself, as bwrap
+ * --unshare-user [--uid N] run by root does.  Where our uid is the parent
+ * namespace's 0 but that parent is not the initial one (unprivileged bwrap maps
+ * UID -> 0 of an intermediate namespace of its own), a child proves it: only
+ * host root forks past RLIMIT_NPROC 0 without capabilities (kernel/fork.c).
+ * Unreadable uid_map: true for uid 0, assume the worst.  user_namespaces(7). */
+bool ns_is_host_root(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ns.h"
 #include "pasta.h"
 #include "sys.h"
 
@@ -117,7 +118,8 @@ static size_t my_children(pid_t *pids, size_t max)
 	ssize_t r;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	/* thread-self, not task/getpid(): /proc may be of another pid namespace */
+	snprintf(path, sizeof(path), "/proc/thread-self/children");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -130,7 +132,8 @@ static size_t my_children(pid_t *pids, size_t max)
 		long v = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		if (v > 0)
+		/* numbers of the /proc here, which may be of another pid namespace */
+		if (v > 0 && (v = ns_own_pid(v)) > 0)
 			pids[n++] = (pid_t)v;
 	}
 	return n;
@@ -297,11 +300,12 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 		"-u", "none", "-T", "none", "-U", "none", /* nothing forwarded but -p, nothing back to the host */
 	};
 	char *argv[MAX_ARGS];
-	char specs[NSRUN_MAX_PUBLISH][80], target[16];
+	char specs[NSRUN_MAX_PUBLISH][80], target[24];
 	size_t n = 0, n_specs = 0;
 	int sv[2];
 	uint64_t now = monotonic_us();
 	struct pasta_report rep;
+	long proc_pid;
 
 	if (!deadline_us || deadline_us > now + PASTA_START_US)
 		deadline_us = now + PASTA_START_US;
@@ -333,7 +337,12 @@ int pasta_start(const struct nsrun_config *cfg, struct publish_state *pub, pid_t
 		argv[n++] = "-t";
 		argv[n++] = "none";
 	}
-	snprintf(target, sizeof(target), "%d", (int)child);
+	/* pasta opens /proc/PID/ns/...: the child's number in the /proc mounted here,
+	 * which may be of another pid namespace than ours (bwrap without --proc) */
+	proc_pid = ns_proc_pid(child);
+	if (proc_pid < 0)
+		return error_set(err, errno, "--network pasta: find the container in /proc (of another pid namespace?)");
+	snprintf(target, sizeof(target), "%ld", proc_pid);
 	argv[n++] = target;
 	argv[n] = NULL;
 

@@ -264,7 +264,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	bool in_cgroup = false;
 	int unmapped = 0;
 
-	ns_host_ids(&host_uid, &host_gid);
+	if (ns_host_ids(&host_uid, &host_gid, err) < 0)
+		return -1;
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
 	 * filters let socketpair make only stream sockets); messages have a fixed size */

@@ -63,19 +63,7 @@ void tier_warn(const struct nsrun_config *cfg, FILE *out)
 
 bool tier_host_root(void)
 {
-	unsigned inside, outside, count;
-	bool root = false;
-	FILE *f;
-
-	if (geteuid() != 0)
-		return false;
-	f = fopen(PROC "/self/uid_map", "re");
-	if (!f)
-		return true;    /* cannot tell: assume the worst */
-	while (!root && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
-		root = inside == 0 && outside == 0;
-	fclose(f);
-	return root;
+	return ns_is_host_root();
 }
 
 const char *tier_lacks(enum nsrun_isolation t, bool root)
@@ -215,6 +203,8 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 	int go[2], rep[2];
 	bool in_cgroup;
 	pid_t pid;
+	uid_t uid;
+	gid_t gid;
 	char b = 'g';
 
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
@@ -240,8 +230,11 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 	}
 	close(go[0]);
 	close(rep[1]);
-	/* reduced goes on unmapped, except as host root (it would keep uid 0) */
-	if (ns_write_id_maps(pid, geteuid(), getegid(), e) == 0 ||
+	/* the ids a run maps to; reduced goes on unmapped, except as host root (it
+	 * would keep uid 0) */
+	if (ns_host_ids(&uid, &gid, e) < 0) {
+		/* nothing */
+	} else if (ns_write_id_maps(pid, uid, gid, e) == 0 ||
 	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && (e->errnum == EACCES || e->errnum == EPERM))) {
 		memset(e, 0, sizeof(*e));
 		if (write(go[1], &b, 1) != 1 || read(rep[0], e, sizeof(*e)) != (ssize_t)sizeof(*e))
@@ -272,8 +265,13 @@ static void probe_reduced(struct nsrun_error *e)
 static void probe_minimal(struct nsrun_error *e)
 {
 	scmp_filter_ctx ctx;
+	uid_t uid;
+	gid_t gid;
 	int rc;
 
+	/* no tier runs a payload that would be host root */
+	if (ns_host_ids(&uid, &gid, e) < 0)
+		return;
 	if (geteuid() == 0) {
 		/* what exec.c does: chroot, then uid and gid 65534 (unmapped here: EINVAL) */
 		if (chroot("/") < 0) {

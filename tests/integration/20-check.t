@@ -76,16 +76,20 @@ NSRUN_SECCOMP_PROFILES=$TESTTMP/no-profiles run_nsrun --image python -- true
 assert_eq "  ... and a run there fails with that cause" "125 nsrun: $cause" "$RC $(head -n 1 <<<"$ERR")"
 
 # where user namespaces are refused, the run and check name the same cause and fix
+# as root, the user namespaces below are made by nobody: root's own (unshare -r)
+# map only host root, where nsrun refuses to run at all (25-agent-sandboxes.t)
+AGENT=()
+[ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 if command -v unshare >/dev/null && unshare -Ur true 2>/dev/null; then
 	zero='echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
-	run_cmd unshare -Ur sh -c "$zero" sh "$NSRUN" check
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -Ur sh -c "$zero" sh "$NSRUN" check
 	# root of that namespace has only uid 0 mapped: not even the minimal tier (uid 65534) works
 	assert_eq "user.max_user_namespaces=0: check exits 2 (no tier works)" 2 "$RC"
 	assert_match "  ... names the cause and the fix" \
 		'(^|
 )user namespace: missing: cannot create a user namespace: user\.max_user_namespaces is 0.*; fix: .*sysctl -w user\.max_user_namespaces=' "$OUT"
 	cause=$(sed -n 's/^user namespace: missing: \(.*\); fix: .*/\1/p' <<<"$OUT")
-	run_cmd unshare -Ur sh -c "$zero" sh "$NSRUN" --image python -- python3 -c 'print(1)'
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -Ur sh -c "$zero" sh "$NSRUN" --image python -- python3 -c 'print(1)'
 	assert_eq "  ... and a run fails with 125" 125 "$RC"
 	assert_nsrun_error "  ... one error line and its hint"
 	assert_eq "  ... naming the same cause as check" "nsrun: $cause" "$(head -n 1 <<<"$ERR")"

@@ -11,6 +11,10 @@
 require_all
 
 SNIPPET='import sys; print("python", sys.version_info[0])'
+# as root, the user namespaces below are made by nobody: root's own (unshare -r, bwrap --unshare-user)
+# map only host root, where nsrun refuses to run at all (25-agent-sandboxes.t)
+AGENT=()
+[ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 # check_says_too DESC — $OUT of `nsrun check` in the same place: not 0 (1: only a
 # lower tier works, 2: none) and the line for FEATURE carries the first line of the
@@ -29,7 +33,7 @@ check_says_too() {
 if ! command -v bwrap >/dev/null; then
 	not_ok "bubblewrap is installed (make deps)"
 else
-	bw=(bwrap --unshare-user --disable-userns --die-with-parent --ro-bind / / --dev /dev --proc /proc)
+	bw=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --disable-userns --die-with-parent --ro-bind / / --dev /dev --proc /proc)
 	run_cmd "${bw[@]}" -- "$NSRUN" --isolation full --image python -- python3 -c "$SNIPPET"
 	assert_eq "in bwrap --disable-userns: the full run fails (125)" 125 "$RC"
 	assert_nsrun_error "  ... with one error line and a hint"
@@ -41,7 +45,8 @@ else
 	run_cmd "${bw[@]}" -- "$NSRUN" check
 	check_says_too "user namespace"
 	# control: the same bubblewrap without --disable-userns lets nsrun create its namespaces
-	run_cmd bwrap --unshare-user --die-with-parent --ro-bind / / --dev /dev --proc /proc -- "$NSRUN" check
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --die-with-parent --ro-bind / / --dev /dev --proc /proc -- \
+		"$NSRUN" check
 	assert_match "control: without --disable-userns, check finds user namespaces" \
 		'(^|
 )user namespace: ok' "$OUT"
@@ -90,6 +95,7 @@ assert_match "  ... and names the masked /proc of the outer run" \
 run_nsrun check
 levels=$(sed -n 's/^user namespace: ok (\([0-9]*\) more levels.*/\1/p' <<<"$OUT")
 deep=()
+[ ${#AGENT[@]} -gt 0 ] && deep=("${AGENT[@]}")
 for _ in $(seq $((${levels:-32} - 1))); do deep+=(unshare -r); done
 run_cmd "${deep[@]}" unshare -r "$NSRUN" --image python -- python3 -c "$SNIPPET"
 assert_eq "at the nesting limit: the run fails (125)" 125 "$RC"
@@ -111,7 +117,7 @@ if unshare -rm true 2>/dev/null; then
 	# shellcheck disable=SC2016
 	mask='for f in kcore keys timer_list sched_debug uptime; do [ -e /proc/$f ] && mount --bind /dev/null /proc/$f; done
 	for d in bus fs irq sys; do [ -d /proc/$d ] && mount -o bind,ro /proc/$d /proc/$d; done; exec "$@"'
-	run_cmd unshare -rm sh -c "$mask" sh "$NSRUN" --isolation full --image python -- python3 -c "$SNIPPET"
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -rm sh -c "$mask" sh "$NSRUN" --isolation full --image python -- python3 -c "$SNIPPET"
 	if [ "$RC" = 0 ]; then
 		not_ok "with a masked /proc the run fails unless a safe fallback exists (none yet)" "$(_ctx)"
 	else
@@ -122,10 +128,10 @@ if unshare -rm true 2>/dev/null; then
 		assert_match "  ... and the fix" '(^|
 )nsrun: hint: .*systempaths=unconfined' "$ERR"
 		RUN_ERR=$ERR
-		run_cmd unshare -rm sh -c "$mask" sh "$NSRUN" check
+		run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -rm sh -c "$mask" sh "$NSRUN" check
 		check_says_too "fresh /proc"
 	fi
-	run_cmd unshare -rm sh -c 'exec "$@"' sh "$NSRUN" check
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -rm sh -c 'exec "$@"' sh "$NSRUN" check
 	assert_match "control: the same namespace without the masks mounts a fresh /proc" \
 		'(^|
 )fresh /proc: ok' "$OUT"

@@ -36,8 +36,8 @@ assert_default_props() {
 }
 
 # ------------------------------------------------ inside bubblewrap (an agent sandbox)
-# as an unprivileged agent: root's bwrap over-mounts parts of its /proc (then nsrun
-# refuses, as with any masked /proc: tested below), so root tests as nobody
+# as an unprivileged agent: root's bwrap maps only host root, where nsrun refuses to
+# run (25-agent-sandboxes.t), so root tests as nobody
 AGENT=()
 [ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 # what the sandboxes' tmpfs on /tmp would hide: the test's files, nsrun and its profiles
@@ -163,7 +163,7 @@ assert_match "  ... and the fix" 'hint: .*bwrap: --dev /dev' "$ERR"
 
 # ------------------------------------------------ a /proc with masked paths (B20, B21)
 # a user and mount namespace of the test's own, with a tmpfs over /proc/acpi
-MASKED=(unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
+MASKED=("${AGENT[@]+"${AGENT[@]}"}" unshare -rm sh -c 'mount -t tmpfs none /proc/acpi 2>/dev/null || mount --bind /dev/null /proc/kcore; exec "$0" "$@"')
 run_cmd "${MASKED[@]}" "$NSRUN" --image python - <<<"$SNIPPET"
 assert_eq "masked /proc: a default run takes the reduced tier" "0 py 65534 nsrun" "$RC $OUT"
 assert_match "  ... and its warning names the masked /proc" \

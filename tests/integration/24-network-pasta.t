@@ -107,6 +107,31 @@ assert_not_match "  ... nor through the gateway address (--no-map-gw)" 'secret' 
 assert_eq "  ... /etc/resolv.conf is the host's" "$(cat /etc/resolv.conf)" "$(sed -n '5,$p' <<<"$OUT")"
 assert_eq "  ... nothing on stderr" "" "$ERR"
 assert_no_leaks "--network pasta"
+# in a sandbox whose /proc is of another pid namespace (bwrap --unshare-pid without
+# --proc: sandbox-runtime's nested mode), pasta is pointed at the container by its
+# number in that /proc.  As root, by nobody: root's bwrap maps only host root, where
+# nsrun refuses to run (25-agent-sandboxes.t)
+AGENT=()
+[ "$(id -u)" = 0 ] && AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+mkdir -p "$TESTTMP/cache-agent" && chmod 777 "$TESTTMP/cache-agent"
+if ! "${AGENT[@]+"${AGENT[@]}"}" sh -c 'exec 9<>/dev/net/tun' 2>/dev/null; then
+	skip "/dev/net/tun ($(stat -c %a /dev/net/tun)) cannot be opened by the sandbox's user: pasta needs it (Debian's udev makes it 0666)" \
+		"pasta in bwrap without --proc"
+else
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / \
+		--bind /proc /proc --dev /dev --dev-bind /dev/net/tun /dev/net/tun -- \
+		env NSRUN_IMAGES="$NSRUN_IMAGES" XDG_CACHE_HOME="$TESTTMP/cache-agent" "$NSRUN" --image python --network pasta -- \
+		sh -c "$IFACES; echo; python3 -c '$CLIENT' 198.51.100.7 $REMOTE_PORT"
+	assert_eq "in bwrap without --proc: --network pasta gives eth0 and reaches the remote host" \
+		"0 eth0 lo 198.51.100.7 remote-ok" "$RC $(tr -s ' \n' '  ' <<<"$OUT" | sed 's/ $//')"
+	# shellcheck disable=SC2016
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / \
+		--bind /proc /proc --dev /dev -- sh -c 'read -r pid rest </proc/self/stat; echo "$$ $pid"'
+	read -r own seen <<<"$OUT"
+	assert_ne "  control: there /proc/self names the shell by another number than its own ($OUT)" "$own" "$seen"
+	assert_eq "  ... no pasta left" "" "$(pasta_procs)"
+fi
+
 # /etc/hosts names the container's address (eth0's, as pasta copied it from the host)
 run_nsrun --image python --network pasta --hostname box -- sh -c \
 	'python3 -c "import socket; print(socket.gethostbyaddr(\"203.0.113.10\")[0], \"203.0.113.10\" in {a[4][0] for a in socket.getaddrinfo(\"box\", 80)})"; getent hosts localhost'

@@ -17,9 +17,10 @@
 #   e) nsrun inside nsrun (--allow-nested) with only the binary mounted
 # The filters are tests/sandboxes/agent-sandbox.c (built by make as build/agent-sandbox).
 # In each: `nsrun check`'s status, a run printing its uid, and check's verdict is the
-# run's.  Each cell reaches full isolation where the kernel allows it; as root, bwrap's
-# --proc covers /proc/sys, /proc/irq, ... (it covers what its sandbox could write), and
-# the kernel then refuses a fresh /proc in a user namespace: there both say so.
+# run's.  Each cell reaches full isolation where the kernel allows it.  Run as root,
+# the cells run as nobody, as an agent does: bwrap started by root maps only its uid 0,
+# to host root, and nsrun refuses to run there (the payload would be host root, which
+# RLIMIT_NPROC does not count): tested first, with its control.
 . "$(dirname "$0")/../lib.sh"
 require_all
 
@@ -29,10 +30,10 @@ SNIPPET='import os; print(os.getuid())'
 SRC=$(cd "$TESTS_DIR/.." && pwd)
 
 # the filters' helper: next to nsrun (make), else built here
-AGENT=${NSRUN_AGENT_SANDBOX:-$(dirname "$NSRUN")/agent-sandbox}
-if [ ! -x "$AGENT" ]; then
-	AGENT=$TESTTMP/agent-sandbox
-	cc -O2 -static -o "$AGENT" "$TESTS_DIR/sandboxes/agent-sandbox.c" -lseccomp 2>"$TESTTMP/cc.err" ||
+AGENT_SB=${NSRUN_AGENT_SANDBOX:-$(dirname "$NSRUN")/agent-sandbox}
+if [ ! -x "$AGENT_SB" ]; then
+	AGENT_SB=$TESTTMP/agent-sandbox
+	cc -O2 -static -o "$AGENT_SB" "$TESTS_DIR/sandboxes/agent-sandbox.c" -lseccomp 2>"$TESTTMP/cc.err" ||
 		skip_all "no build/agent-sandbox and it cannot be built: $(head -c 300 "$TESTTMP/cc.err")"
 fi
 
@@ -45,7 +46,7 @@ if ldd "$NSRUN" >/dev/null 2>&1; then
 		cp -L "$lib" "$alone/"
 	done
 fi
-cp "$AGENT" "$alone/agent-sandbox"
+cp "$AGENT_SB" "$alone/agent-sandbox"
 chmod -R a+rX "$alone"
 NS=$alone/nsrun
 # nothing of the build tree: the profiles come from the binary itself
@@ -53,81 +54,117 @@ env=(env -u NSRUN_SECCOMP_PROFILES NSRUN_IMAGES="$NSRUN_IMAGES")
 [ -n "${NSRUN_TEST_SANITIZER:-}" ] && env+=(ASAN_OPTIONS=detect_leaks=0)   # ptrace is denied in some
 
 root=false
-[ "$(id -u)" = 0 ] && root=true
+AGENT=()
+if [ "$(id -u)" = 0 ]; then
+	root=true
+	AGENT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+# what the cells write (the battery's temporary files, nsrun's cache), theirs
+SCRATCH=$TESTTMP/scratch
+mkdir -p "$SCRATCH/cache" "$SCRATCH/home"
+$root && chown -R 65534:65534 "$SCRATCH"
+env+=(XDG_CACHE_HOME="$SCRATCH/cache" HOME="$SCRATCH/home")
 
 # the probe battery (examples/test_isolation.py, with its client) copied out of the
-# tree, which cell a hides; it runs in the cells whose sandbox leaves the harness's own
-# side alone (its host-side fixtures serve TCP on loopback and write a home file):
-# c and d deny the harness itself those calls, and their runs' properties are checked
-# by the cells' own assertions
+# tree, which cell a hides; in a and b it runs inside the sandbox, in c and d (whose
+# filters deny the harness's own calls: its fixtures serve TCP on loopback) outside,
+# with each nsrun it starts inside
 BATTERY=$TESTTMP/battery
-mkdir -p "$BATTERY" "$TESTTMP/cache"
+mkdir -p "$BATTERY"
 cp "$SRC/examples/test_isolation.py" "$BATTERY/" && cp -r "$SRC/bindings/python/nsrun" "$BATTERY/"
 chmod -R a+rX "$BATTERY"
 CELLS=0
 # battery NAME SANDBOX... -- : the battery in SANDBOX (a bwrap command line ending in --),
 # with the test's scratch directory writable there; in full isolation every probe runs.
-# Unprivileged only: bwrap started by root maps its uid 0 to host root and nothing
-# else, and nsrun there maps the container to that uid 0 (65534 is not mapped): the
-# payload is host root without capabilities, which RLIMIT_NPROC does not count.
-# Refusing that case is the next fix (the lead's closing note); until then the
-# battery would fail there, as it should.
 battery() {
 	local name=$1
 	shift
-	$root && return 0
 	local sb=("$@")
-	NSRUN_TEST_GUARD=300 run_cmd "${sb[@]::${#sb[@]}-1}" --bind "$TESTTMP" "$TESTTMP" -- "${env[@]}" NSRUN="$NS" TMPDIR="$TESTTMP" \
-		PYTHONPATH="$BATTERY" XDG_CACHE_HOME="$TESTTMP/cache" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
-		--basetemp "$TESTTMP/pytest-$((++CELLS))" "$BATTERY/test_isolation.py"
+	NSRUN_TEST_GUARD=300 run_cmd "${sb[@]::${#sb[@]}-1}" --bind "$TESTTMP" "$TESTTMP" -- "${env[@]}" NSRUN="$NS" \
+		TMPDIR="$SCRATCH" PYTHONPATH="$BATTERY" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
+		--basetemp "$SCRATCH/pytest-$((++CELLS))" "$BATTERY/test_isolation.py"
 	assert_match "  ... examples/test_isolation.py passes there, every probe ($name)" '(^|
 )[0-9]+ passed in ' "$OUT"
 }
 
-# cell NAME EXPECT SANDBOX... -- : nsrun check and a run inside SANDBOX (a command
-# prefix); EXPECT is "full" (both work: check 0, uid 65534) or "proc" (the masked
-# /proc rules out full: check 1 naming it and the reduced tier, a run takes that
-# tier).  Check's verdict must be the run's either way.
-cell() {
-	local name=$1 expect=$2
+# battery_outside NAME DESELECT SANDBOX... : the battery with the harness outside SANDBOX (a
+# command prefix) and every nsrun it starts inside it, through a wrapper given as $NSRUN:
+# for the sandboxes whose filter denies the harness's own calls (its fixtures serve TCP on
+# the host's loopback), as an agent's harness calling nsrun in the agent's sandbox would.
+# DESELECT: a pytest -k expression of the probes left out there, or "" for none
+battery_outside() {
+	local name=$1 deselect=$2 wrapper=$SCRATCH/nsrun-in-$((CELLS + 1)) k=() want='[0-9]+ passed in '
 	shift 2
+	[ -n "$deselect" ] && k=(-k "not ($deselect)") && want='[0-9]+ passed, [0-9]+ deselected in '
+	shift ${#AGENT[@]}      # the harness is already the agent's user
+	{
+		echo '#!/bin/sh'
+		printf 'exec'
+		printf ' %q' "$@" "${env[@]}" "$NS"
+		printf ' "$@"\n'
+	} >"$wrapper"
+	chmod 755 "$wrapper"
+	NSRUN_TEST_GUARD=300 run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${env[@]}" NSRUN="$wrapper" TMPDIR="$SCRATCH" \
+		PYTHONPATH="$BATTERY" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs "${k[@]+"${k[@]}"}" \
+		--basetemp "$SCRATCH/pytest-$((++CELLS))" "$BATTERY/test_isolation.py"
+	assert_match "  ... examples/test_isolation.py passes through it${deselect:+ (but for: $deselect)} ($name)" \
+		"(^|
+)$want" "$OUT"
+}
+
+# cell NAME SANDBOX... -- : nsrun check and a run inside SANDBOX (a command prefix): both
+# work, check exits 0 and the run prints uid 65534; check's verdict is the run's.
+cell() {
+	local name=$1
+	shift
 	run_cmd "$@" "${env[@]}" "$NS" check
 	local check_rc=$RC check_out=$OUT
 	run_cmd "$@" "${env[@]}" "$NS" --image python -- python3 -c "$SNIPPET"
-	if [ "$expect" = full ]; then
-		assert_eq "$name: nsrun check exits 0 (a default run works, full isolation)" 0 "$check_rc"
-		assert_match "  ... its container start is a run's" '(^|
+	assert_eq "$name: nsrun check exits 0 (a default run works, full isolation)" 0 "$check_rc"
+	assert_match "  ... its container start is a run's" '(^|
 )container start: ok \(' "$check_out"
-		assert_eq "  ... and a run there works, as uid 65534" "0 65534" "$RC $OUT"
-	else
-		# full isolation is impossible there; a default run takes the reduced tier
-		# (README, "Isolation tiers"; 26-agent-sandboxes-tiers.t)
-		assert_eq "$name: nsrun check exits 1 (only a lower tier works)" 1 "$check_rc"
-		assert_match "  ... naming the covered /proc, and the reduced tier" '(^|
-)fresh /proc: missing: mount a fresh /proc: the outer /proc has paths mounted over.*
-isolation: missing: not full; a run takes the reduced tier' "$check_out"
-		assert_eq "  ... and a run works there in the reduced tier" "0 65534" "$RC $OUT"
-		assert_match "  ... its warning naming the same cause" \
-			'^nsrun: warning: isolation reduced \(full: mount a fresh /proc: the outer /proc has paths mounted over' "$ERR"
-		run_cmd "$@" "${env[@]}" "$NS" --isolation full --image python -- python3 -c "$SNIPPET"
-		assert_eq "  ... --isolation full fails (125)" 125 "$RC"
-		assert_match "  ... with the same cause" '^nsrun: mount a fresh /proc: the outer /proc has paths mounted over' "$ERR"
-		RC=0
-	fi
+	assert_eq "  ... and a run there works, as uid 65534" "0 65534" "$RC $OUT"
 	assert_eq "  ... check's verdict is the run's" "$([ "$check_rc" != 2 ] && echo works || echo fails)" \
 		"$([ "$RC" = 0 ] && echo works || echo fails)"
 	LAST_CHECK=$check_out
 }
+
+# ---- host root's bwrap: it maps only its uid 0, to host uid 0 (65534 is not mapped);
+# a container there would be host root: every tier refuses, and check says so
+if $root; then
+	bw_root=(bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --proc /proc --dev /dev --)
+	run_cmd "${bw_root[@]}" cat /proc/self/uid_map
+	assert_eq "control: root's bwrap maps only uid 0, to host uid 0" "0 0 1" "$(xargs <<<"$OUT")"
+	run_cmd "${bw_root[@]}" "${env[@]}" "$NS" --image python -- python3 -c "$SNIPPET"
+	assert_eq "in root's bwrap a run is refused (125) and nothing runs" "125 " "$RC $OUT"
+	assert_nsrun_error "  ... with one error line and a hint"
+	assert_match "  ... naming host root" "^nsrun: the payload's host uid: uid 0 here is host root" "$ERR"
+	assert_match "  ... and the fix" '(^|
+)nsrun: hint: run nsrun as an unprivileged user' "$ERR"
+	for t in reduced minimal; do
+		run_cmd "${bw_root[@]}" "${env[@]}" "$NS" --isolation "$t" --image python -- python3 -c "$SNIPPET"
+		assert_eq "  ... --isolation $t too (125, nothing runs)" "125 " "$RC $OUT"
+	done
+	run_cmd "${bw_root[@]}" "${env[@]}" "$NS" check
+	assert_eq "  ... and nsrun check exits 2 (nothing would run)" 2 "$RC"
+	assert_match "  ... naming the same cause" "(^|
+)container start: missing: the payload's host uid: uid 0 here is host root" "$OUT"
+	run_cmd bwrap --unshare-user --uid 1000 --gid 1000 --unshare-pid --die-with-parent --ro-bind / / --proc /proc \
+		--dev /dev -- "${env[@]}" "$NS" --image python -- python3 -c "$SNIPPET"
+	assert_eq "  ... as any uid of root's bwrap (--uid 1000): refused (125)" "125 " "$RC $OUT"
+	assert_match "  ... naming it" "^nsrun: the payload's host uid: uid 1000 here is host root" "$ERR"
+	run_cmd "${AGENT[@]}" "${bw_root[@]}" "${env[@]}" "$NS" --image python -- python3 -c "$SNIPPET"
+	assert_eq "control: the same bwrap started by an unprivileged user runs it, as uid 65534" "0 65534" "$RC $OUT"
+fi
 
 # ---- a) the source tree hidden: the binary alone, no profile directory
 hide=(--tmpfs "$SRC")
 for d in "$(dirname "$NSRUN")" "${NSRUN_SECCOMP_PROFILES:-}"; do
 	[ -n "$d" ] && [ -d "$d" ] && [[ $d != "$SRC" && $d != "$SRC"/* ]] && hide+=(--tmpfs "$d")
 done
-# (/proc bound as in b, which works as root too: bwrap's own --proc covers paths as root)
-bw_hidden=(bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --bind /proc /proc "${hide[@]}"
+bw_hidden=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --bind /proc /proc "${hide[@]}"
 	--dev /dev --)
-cell "source tree hidden" full "${bw_hidden[@]}"
+cell "source tree hidden" "${bw_hidden[@]}"
 battery "source tree hidden" "${bw_hidden[@]}"
 assert_match "  ... its profile is the built-in one" '(^|
 )seccomp profile: ok \(built-in default \(compiled into nsrun\)' "$LAST_CHECK"
@@ -144,8 +181,8 @@ assert_match "  ... and --debug says where the profile came from" \
 )nsrun: debug: seccomp profile built-in default \(compiled into nsrun\)' "$ERR"
 
 # ---- b) bwrap --unshare-pid without --proc: /proc of another pid namespace
-bw_noproc=(bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --bind /proc /proc --dev /dev --)
-cell "bwrap --unshare-pid without --proc" full "${bw_noproc[@]}"
+bw_noproc=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --bind /proc /proc --dev /dev --)
+cell "bwrap --unshare-pid without --proc" "${bw_noproc[@]}"
 battery "bwrap --unshare-pid without --proc" "${bw_noproc[@]}"
 # shellcheck disable=SC2016
 run_cmd "${bw_noproc[@]}" sh -c 'read -r pid rest </proc/self/stat; echo "$$ $pid"'
@@ -153,40 +190,33 @@ read -r own seen <<<"$OUT"
 assert_ne "control: there /proc/self names the shell by another number than its own ($OUT)" "$own" "$seen"
 
 # ---- c) Claude Code's sandbox
-$root && expect=proc || expect=full
-bw_claude=(bwrap --new-session --die-with-parent --unshare-user --unshare-net --ro-bind / / --dev /dev
+bw_claude=("${AGENT[@]+"${AGENT[@]}"}" bwrap --new-session --die-with-parent --unshare-user --unshare-net --ro-bind / / --dev /dev
 	--unshare-pid --proc /proc --)
-cell "Claude Code's sandbox (sandbox-runtime)" "$expect" "${bw_claude[@]}" "$AGENT" claude --
-$root || assert_match "  ... lo comes up through a socketpair" \
+cell "Claude Code's sandbox (sandbox-runtime)" "${bw_claude[@]}" "$AGENT_SB" claude --
+battery_outside "Claude Code's sandbox" "" "${bw_claude[@]}" "$AGENT_SB" claude --
+assert_match "  ... lo comes up through a socketpair" \
 	'(^|
 )container start: ok .*lo up through socketpair\(AF_UNIX\)' "$LAST_CHECK"
-# as root, bwrap's --proc covers /proc paths: sandbox-runtime's own mode for nested
-# sandboxes (enableWeakerNestedSandbox: --bind /proc /proc) lets the filter be shown there
-if $root; then
-	cell "  ... its nested mode (--bind /proc /proc), as root" full bwrap --new-session --die-with-parent \
-		--unshare-user --unshare-net --ro-bind / / --dev /dev --unshare-pid --bind /proc /proc -- \
-		"$AGENT" claude --
-fi
 pyprobe='import socket
 try:
     socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); print("unix allowed")
 except PermissionError: print("unix denied")
 a, b = socket.socketpair(); a.send(b"x"); print("pair", b.recv(1).decode())'
-run_cmd "${bw_claude[@]}" "$AGENT" claude -- /usr/bin/python3 -c "$pyprobe"
+run_cmd "${bw_claude[@]}" "$AGENT_SB" claude -- /usr/bin/python3 -c "$pyprobe"
 assert_eq "control: there socket(AF_UNIX) is denied, a stream socketpair allowed" "unix denied
 pair x" "$OUT"
-run_cmd "${bw_claude[@]}" "$AGENT" none -- /usr/bin/python3 -c "$pyprobe"
+run_cmd "${bw_claude[@]}" "$AGENT_SB" none -- /usr/bin/python3 -c "$pyprobe"
 assert_eq "  ... and without the filter allowed" "unix allowed
 pair x" "$OUT"
 
 # ---- d) Codex's linux-sandbox
-bw_codex=(bwrap --new-session --die-with-parent --unshare-user --ro-bind / / --dev /dev --unshare-pid
+bw_codex=("${AGENT[@]+"${AGENT[@]}"}" bwrap --new-session --die-with-parent --unshare-user --ro-bind / / --dev /dev --unshare-pid
 	--unshare-net --proc /proc --)
-cell "Codex's linux-sandbox network filter" "$expect" "${bw_codex[@]}" "$AGENT" codex --
-if $root; then
-	cell "  ... with --bind /proc /proc, as root" full bwrap --new-session --die-with-parent --unshare-user \
-		--ro-bind / / --dev /dev --unshare-pid --unshare-net --bind /proc /proc -- "$AGENT" codex --
-fi
+cell "Codex's linux-sandbox network filter" "${bw_codex[@]}" "$AGENT_SB" codex --
+# the payload inherits Codex's filter (seccomp(2): filters stay across execve), which denies
+# it every socket but AF_UNIX and send(2): the network probes cannot even make their
+# sockets there (the control below shows the denial), so they are left out
+battery_outside "Codex's linux-sandbox" network "${bw_codex[@]}" "$AGENT_SB" codex --
 pyprobe='import socket
 try:
     socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("inet allowed")
@@ -195,10 +225,10 @@ a, b = socket.socketpair()
 try:
     a.send(b"x"); print("send allowed")
 except PermissionError: print("send denied")'
-run_cmd "${bw_codex[@]}" "$AGENT" codex -- /usr/bin/python3 -c "$pyprobe"
+run_cmd "${bw_codex[@]}" "$AGENT_SB" codex -- /usr/bin/python3 -c "$pyprobe"
 assert_eq "control: there AF_INET sockets and send(2) are denied" "inet denied
 send denied" "$OUT"
-run_cmd "${bw_codex[@]}" "$AGENT" none -- /usr/bin/python3 -c "$pyprobe"
+run_cmd "${bw_codex[@]}" "$AGENT_SB" none -- /usr/bin/python3 -c "$pyprobe"
 assert_eq "  ... and without the filter allowed" "inet allowed
 send allowed" "$OUT"
 

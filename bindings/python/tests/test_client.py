@@ -234,8 +234,13 @@ def test_nsrun_error_carries_the_cause_and_hint(tmp_path, monkeypatch: pytest.Mo
     monkeypatch.setenv("NSRUN", str(wrapper))
     with pytest.raises(NsrunError) as e:
         nsrun.run("print(1)")
-    assert str(e.value).startswith("cannot create a user namespace: user.max_user_namespaces is 0")
-    assert "(hint: allow them" in str(e.value)
+    if os.geteuid() == 0:
+        # root's own namespace (unshare -r) maps only host root: nsrun refuses that first
+        assert str(e.value).startswith("the payload's host uid: uid 0 here is host root"), e.value
+        assert "(hint: run nsrun as an unprivileged user" in str(e.value)
+    else:
+        assert str(e.value).startswith("cannot create a user namespace: user.max_user_namespaces is 0")
+        assert "(hint: allow them" in str(e.value)
     assert e.value.result is not None and e.value.result.exit_code == 125
 
 
