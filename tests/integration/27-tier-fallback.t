@@ -51,7 +51,8 @@ assert_match "  ... after full's set-up failed before the payload started (--deb
 	'debug: full isolation failed before the payload started \(cannot mount.*\): probing the tiers' "$ERR"
 assert_eq "  ... one warning line" 1 "$(grep -c '^nsrun: warning:' <<<"$ERR")"
 assert_match "  ... naming the tier and why not full" \
-	'^nsrun: warning: isolation reduced \(full: cannot mount.*Landlock.*\): no mount namespace of its own' "$ERR"
+	'(^|
+)nsrun: warning: isolation reduced \(full: cannot mount.*Landlock.*\): no mount namespace of its own' "$ERR"
 run_cmd "${LANDLOCK[@]}" "$NSRUN" --json - --image python -- true
 assert_match "  ... --json says reduced" '"isolation":"reduced"' "$OUT"
 run_cmd "${LANDLOCK[@]}" "$NSRUN" --image python - < <(printf 'print("py", 6 * 7)\n')
@@ -68,7 +69,8 @@ run_cmd bash -c "$THEN_CAT" sh "${LANDLOCK[@]}" "$NSRUN" -v "$TESTTMP:/data:ro" 
 assert_eq "where full fails, -v (which reduced cannot give) is refused and stdin is left to the caller" \
 	$'rc=125\nleft for the caller' "$OUT"
 assert_match "  ... the refusal names the option" '^nsrun: isolation reduced: volumes \(-v\) and --tmpfs need mount' "$ERR"
-assert_match "  ... and full's failure as the reason" '^nsrun: hint: full: cannot mount.*Landlock' "$ERR"
+assert_match "  ... and full's failure as the reason" '(^|
+)nsrun: hint: full: cannot mount.*Landlock' "$ERR"
 assert_nsrun_error "  ... one error line and a hint"
 run_cmd bash -c "$THEN_CAT" sh "${LANDLOCK[@]}" "$NSRUN" --isolation full --image python -- python3 -c "$READ1" \
 	< <(printf 'left for the caller')
