@@ -40,6 +40,13 @@ run_nsrun --debug --image python -- /nonexistent
 assert_eq "a payload that cannot be executed is the payload's end (127), no fallback" 127 "$RC"
 assert_not_match "  ... no probe" 'probing the tiers' "$ERR"
 
+run_nsrun --debug --image python -w /etc/passwd -- true
+assert_eq "a set-up failure of the run's own (--workdir is a file in the image): 125" 125 "$RC"
+assert_match "  ... the probes ran after it (--debug)" 'probing the tiers' "$ERR"
+assert_match "  ... found full works: full's error stands" '(^|
+)nsrun: mount point "/etc/passwd" in the image: Not a directory$' "$ERR"
+assert_not_match "  ... no lower tier, no warning" 'warning' "$ERR"
+
 # ---------------------------------------------------------------- the fallback
 snapshot_host
 head -c 1000000 /dev/zero | tr '\0' x >"$TESTTMP/big"
