@@ -173,6 +173,9 @@ measure() {
 		if [ "$p" = true ]; then
 			CMDS+=("$nsrun --security-opt seccomp=unconfined --image $IMAGE -- /bin/true")
 			NAMES+=("nsrun (seccomp=unconfined)")
+			# no choice of tier at all: a default run must cost the same (issue 16)
+			CMDS+=("$nsrun --isolation full --image $IMAGE -- /bin/true")
+			NAMES+=("nsrun (--isolation full)")
 		fi
 		if peer_ok bwrap; then
 			CMDS+=("bwrap $bwrap_opts $bw_extra $inner"); NAMES+=("bwrap")

@@ -24,6 +24,7 @@ KEPT = {
     "## Reliability (make soak)": "recorded by make soak",
     "## Services (Redis start-up)": "recorded by the Redis start-up bench",
     "## Memory limit without a cgroup (bench/memwatch.sh)": "recorded by bench/memwatch.sh",
+    "## Choosing the isolation tier (bench/tier_start.py)": "recorded by bench/tier_start.py",
 }
 README_BEGIN = "<!-- bench-table:begin (written by make bench) -->"
 README_END = "<!-- bench-table:end -->"

@@ -144,6 +144,11 @@ struct nsrun_config {
 	enum nsrun_isolation isolation;
 	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did
 					 * not work; NULL when --isolation named the tier */
+	bool isolation_auto;            /* no --isolation (and no --strict): full is tried first, and a
+					 * set-up that fails before the payload starts falls back to the
+					 * tier tier_choose finds (main.c); no probe on a run's start-up */
+	bool isolation_retry;           /* this run is that fallback: what the failed full attempt
+					 * warned of (seccomp, --cpus) is not said twice */
 	char *hostname;
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */

@@ -625,6 +625,43 @@ static int print_captured(const struct nsrun_result *r)
 	return rc;
 }
 
+/* Runs cfg.  Without --isolation (cfg->isolation_auto) full is tried at once, with
+ * no probe before it; when its set-up fails before the payload started (nothing of
+ * it ran, none of stdin was read: result->before_payload), tier_choose's probes
+ * say whether full works here at all: if not, the run is made again in the highest
+ * tier that does, its warning and --json naming the cause, and an option that tier
+ * cannot give refused with that cause as the hint (config_validate); if full
+ * works (the failure is this run's own) or nothing does, full's error stands.  The
+ * probes cost only that failure's path.  Fills *result as nsrun_run does. */
+static void run_isolated(struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
+{
+	struct nsrun_error err = { 0 };
+
+	nsrun_run(cfg, result, timing);
+	if (!cfg->isolation_auto || result->status != NSRUN_STATUS_ERROR || !result->before_payload)
+		return;
+	if (cfg->debug) {
+		char line[512];
+		error_format(&result->error, line, sizeof(line));
+		fprintf(stderr, "nsrun: debug: full isolation failed before the payload started (%s): probing the "
+			"tiers\n", line);
+	}
+	cfg->isolation = NSRUN_ISOLATION_AUTO;
+	if (tier_choose(cfg, &err) < 0 || cfg->isolation == NSRUN_ISOLATION_FULL) {
+		cfg->isolation = NSRUN_ISOLATION_FULL;
+		return;
+	}
+	result_free(result);
+	if (config_validate(cfg, &err) < 0) {
+		memset(result, 0, sizeof(*result));
+		result->status = NSRUN_STATUS_ERROR;
+		result->error = err;
+		return;
+	}
+	cfg->isolation_retry = true;
+	nsrun_run(cfg, result, timing);
+}
+
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
@@ -666,11 +703,16 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return 0;
 	}
-	/* --strict refuses anything below full: no need to look for a lower tier.
-	 * Otherwise tier_choose tries full in a probe first: a failed real run could
-	 * not be retried, its stdin is already relayed */
+	/* --strict refuses anything below full: no need to look for a lower tier.  A
+	 * run in the foreground tries full at once (run_isolated); a service (-d) is
+	 * set up by its monitor, which the caller's warning comes before: it chooses
+	 * by tier_choose's probes first */
 	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && cfg.security.strict)
 		cfg.isolation = NSRUN_ISOLATION_FULL;
+	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && !cfg.service.detach) {
+		cfg.isolation = NSRUN_ISOLATION_FULL;
+		cfg.isolation_auto = true;
+	}
 	if (code < 0 || tier_choose(&cfg, &err) < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
 		json_error(&cfg, &err);
@@ -703,7 +745,7 @@ int main(int argc, char **argv)
 		return fail(&err);
 	}
 	fflush(stdout);
-	nsrun_run(&cfg, &result, timing);
+	run_isolated(&cfg, &result, timing);
 	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);

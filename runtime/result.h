@@ -68,6 +68,8 @@ struct nsrun_result {
 	struct result_stream out;       /* the payload's stdout, when captured */
 	struct result_stream err_out;   /* its stderr */
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */
+	bool before_payload;            /* ERROR before the payload exec'd: nothing of it ran and
+					 * none of stdin was read (a lower tier may be tried: main.c) */
 	size_t n_ports;                 /* -p: the host ports as bound (port 0 resolved), in order */
 	struct result_port {
 		char host_ip[46];

@@ -72,6 +72,12 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "nsrun: warning: %s\n", line);
 }
 
+static void warn_none(void *ctx, const char *line)
+{
+	(void)ctx;
+	(void)line;
+}
+
 /* Why the controller (memory, pids, cpu) is not the run's: no cgroup at all, or
  * the cgroup lacks it.  Returns a static or cg-owned string. */
 static const char *why_no_controller(struct cgroup_run *cg, const char *controller)
@@ -149,7 +155,7 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 					 strcmp(which, "pids") == 0 ? "pids-limit" : strcmp(which, "cpu") == 0 ? "cpus" : which,
 					 why_no_controller(&run->cg, which));
 	}
-	if (l->cpus_milli && !run->cg.cpu)
+	if (l->cpus_milli && !run->cg.cpu && !cfg->isolation_retry)
 		fprintf(stderr, "nsrun: warning: --cpus is not enforced: %s\n", why_no_controller(&run->cg, "cpu"));
 	/* per-user kernel counters (inotify, fanotify, namespaces): the container's own
 	 * limits, which no option asks for; where /proc/sys is read-only (nested in
@@ -211,9 +217,11 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 			return -1;
 	}
 	timing_mark(run->timing, TP_SOURCES);
+	/* a retry in a lower tier: the failed attempt said these already */
 	if (seccomp_prepare(cfg->security.seccomp, seccomp_profiles_dir(),
 			    (cfg->security.strict ? NSRUN_SECCOMP_STRICT : 0) |
-			    (cfg->security.allow_nested ? NSRUN_SECCOMP_ALLOW_NESTED : 0), warn_line, NULL,
+			    (cfg->security.allow_nested ? NSRUN_SECCOMP_ALLOW_NESTED : 0),
+			    cfg->isolation_retry ? warn_none : warn_line, NULL,
 			    &run->seccomp, err) < 0)
 		return -1;
 	if (cfg->debug)
@@ -486,6 +494,7 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 		return error_set_stage(err, STAGE_SUPERVISE, 0, "the container's init exited unexpectedly");
 	switch (msg.type) {
 	case SYNC_EXEC_OK: /* sync: EXEC_OK */
+		run->payload_started = true;
 		/* the payload runs in the container's root now: its memory can be measured */
 		if (run->mw.limit_bytes && !run->mw.cg1) {
 			/* the supervisor finds the container through /proc, whose pid namespace
@@ -570,7 +579,8 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			{ .fd = run->out.read_fd, .events = POLLIN },
 			{ .fd = run->err.read_fd, .events = POLLIN },
 			{ .fd = run->pty_in_len ? run->pty_fd : -1, .events = POLLOUT },
-			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len ? STDIN_FILENO : -1,
+			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len && run->payload_started ?
+				STDIN_FILENO : -1,
 			  .events = POLLIN },
 		};
 		int timeout_ms = -1;
@@ -579,6 +589,10 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 		    !relay_busy(&run->relay))
 			return 0;
 		relay_poll(&run->relay, pfd + 6, &timeout_ms);
+		/* no byte of stdin is taken before the payload exec'd: a set-up that fails
+		 * leaves all of it to a retry in a lower tier (main.c) or to the caller */
+		if (!run->payload_started)
+			pfd[6].fd = -1;
 		if (decided && run->deadline_us && relay_busy(&run->relay)) {
 			/* a reader that takes nothing may keep nsrun no longer than --timeout allows */
 			uint64_t now = monotonic_us(), end = add_us(run->deadline_us, FLUSH_GRACE_US);
@@ -871,6 +885,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 			/* the same cause and fix as `nsrun check` (EPERM under AppArmor, a masked /proc) */
 			diag_refine(&err, "/proc");
 			result->error = err;
+			result->before_payload = !run.payload_started;
 		}
 	}
 	run_collect(&run, result);

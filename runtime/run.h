@@ -57,6 +57,8 @@ struct nsrun_run {
 	int stop_signal;                /* the first such signal */
 	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
 	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
+	bool payload_started;           /* EXEC_OK came: only now is stdin read (a set-up that fails
+					 * before may be retried in a lower tier with all of it) */
 	char pty_in[4096];              /* -t: stdin bytes the pty has not taken yet */
 	size_t pty_in_len;
 	struct termios saved_termios;   /* -t: our terminal's mode before raw mode */

@@ -42,9 +42,11 @@ int tier_probe(enum nsrun_isolation t, struct nsrun_error *why);
  * when none works (*none then holds the last cause). */
 enum nsrun_isolation tier_select(char *why_not, size_t len, struct nsrun_error *none);
 
-/* For a run: with no --isolation, cfg->isolation becomes tier_select's choice and
+/* With no --isolation, cfg->isolation becomes tier_select's choice and
  * cfg->isolation_why its reason; full when none works (the run then fails with
- * full's exact cause).  Returns 0, or -1 with err (ENOMEM). */
+ * full's exact cause).  A service (-d) calls it before it starts; a run in the
+ * foreground only once full's set-up has failed (main.c run_isolated), so the
+ * probes cost no start-up where full works.  Returns 0, or -1 with err (ENOMEM). */
 int tier_choose(struct nsrun_config *cfg, struct nsrun_error *err);
 
 /* Whether we are root whose uid 0 is also uid 0 of the parent user namespace
