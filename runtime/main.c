@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "cmd_exec.h"
 #include "config.h"
 #include "hostfile.h"
 #include "image.h"
@@ -94,6 +95,8 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
+	"  nsrun exec [-e KEY=VAL] [-w DIR] [-u UID[:GID]] [-i] NAME -- CMD [ARG...]\n"
+	"                                                 run CMD in service NAME (nsrun exec --help)\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -644,6 +647,10 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
+		timing_free(timing);
+		return exec_main(argc, argv);
 	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {
