@@ -1,0 +1,158 @@
+#!/bin/bash
+# nsrun exec NAME -- CMD: a command joins a running service as its payload is: the
+# same pid, net, mount and uts namespaces, uid, no capabilities, no_new_privs, the
+# service's seccomp filter (a control service without one shows the probe works),
+# read-only root, rlimits and cgroup; docker exec's exit statuses; -e, -w, -u, -i;
+# bad input is one line and 125; an exec'd process dies when the service stops.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+_setup_probe || skip_all "no probe"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+MARK="exec-test-$$"
+PORT=$(free_port)
+SVC="x$$-svc"
+P=/mnt/nsrun-probe
+
+# the service: a marker in its own /tmp, then a web server on loopback
+at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill"
+run_nsrun -d --name "$SVC" --hostname "svc-$$" --cpu-time 100 -e "SVC_VAR=from-service" -e "NSRUN_SVC_MARK=$MARK" \
+	-w /tmp -v "$PROBE_DIR:/mnt:ro" --image python -- \
+	sh -c "echo mark-$$ > /tmp/marker && exec python3 -m http.server $PORT --bind 127.0.0.1"
+assert_eq "a service to exec into starts" 0 "$RC"
+
+# ex ARGS... — nsrun exec ARGS, sets OUT/ERR/RC
+ex() { run_nsrun exec "$@"; }
+
+ex "$SVC" -- $P status
+assert_eq "exec: exit 0" 0 "$RC"
+assert_match "  ... uid 65534, as the payload" $'Uid:\t65534\t65534\t65534\t65534' "$OUT"
+assert_match "  ... no capability in any set" $'CapEff:\t0000000000000000' "$OUT"
+assert_match "  ... no bounding set" $'CapBnd:\t0000000000000000' "$OUT"
+assert_match "  ... no_new_privs" $'NoNewPrivs:\t1' "$OUT"
+assert_match "  ... a seccomp filter" $'Seccomp:\t2' "$OUT"
+
+# the same filter as the service's: the default profile denies unshare; the control
+# is a service started without a filter, where the same exec'd probe may unshare
+ex "$SVC" -- $P unshare user
+assert_eq "exec: unshare(CLONE_NEWUSER) is denied, as in the payload" "unshare: denied EPERM" "$(head -1 <<<"$OUT" | cut -d' ' -f1-3)"
+run_nsrun -d --name "x$$-open" --security-opt seccomp=unconfined -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 600
+ex "x$$-open" -- $P unshare user
+assert_eq "control: in a service without a filter the exec'd probe may unshare" "unshare: ok user" "$(head -1 <<<"$OUT")"
+ex "x$$-open" -- $P status
+assert_match "  ... and has no filter (the service's profile is the exec's)" $'Seccomp:\t0' "$OUT"
+run_nsrun stop -t 1 "x$$-open"
+
+# namespaces: it sees the service's processes, with small numbers
+ex "$SVC" -- $P pids
+assert_match "same pid namespace: it sees the container's init as pid 1" '^pids: ok self=[0-9]+ 1:' "$OUT"
+assert_match "  ... and the payload as pid 2" ' 2:python3( |$)' "$OUT"
+assert_eq "  ... and nothing of the host (a handful of processes)" 1 "$(( $(wc -w <<<"$OUT") <= 8 ))"
+ex "$SVC" -- sh -c 'readlink /proc/self'
+assert_eq "  ... its own pid is small" 1 "$(( ${OUT:-999} < 50 ))"
+ex "$SVC" -- cat /tmp/marker
+assert_eq "same mount namespace: it reads what the payload wrote in its private /tmp" "mark-$$" "$OUT"
+ex "$SVC" -- $P hostname
+assert_eq "same uts namespace: the service's hostname" "hostname: ok svc-$$" "$OUT"
+ok=""
+for _ in $(seq 50); do
+	ex "$SVC" -- $P connect 127.0.0.1 "$PORT"
+	[ "$RC" = 0 ] && { ok=1; break; }
+	sleep 0.1
+done
+assert_eq "same net namespace: the service's port on its loopback answers" "connect: ok" "$(head -1 <<<"$OUT" | cut -d' ' -f1-2)"
+run_probe -- connect 127.0.0.1 "$PORT"
+assert_eq "  control: from a run of its own the port is not there" "connect: denied ECONNREFUSED" \
+	"$(head -1 <<<"$OUT" | cut -d' ' -f1-3)"
+ex "$SVC" -- $P write /etc/nsrun-exec-test
+assert_eq "the root file system is read-only" "write: denied EROFS" "$(head -1 <<<"$OUT" | cut -d' ' -f1-3)"
+ex "$SVC" -- $P write /tmp/nsrun-exec-test
+assert_eq "  control: /tmp is writable" 0 "$RC"
+ex "$SVC" -- sh -c 'ulimit -t'
+assert_eq "the service's rlimits (--cpu-time 100)" "100" "$OUT"
+ex "$SVC" -- sh -c 'cat /proc/self/cgroup; echo ==; cat /proc/2/cgroup'
+assert_eq "the payload's cgroups, in each hierarchy" "$(sed -n '1,/^==$/p' <<<"$OUT" | grep -v '^==$')" \
+	"$(sed -n '/^==$/,$p' <<<"$OUT" | grep -v '^==$')"
+
+# environment, working directory, user, stdin
+ex "$SVC" -- $P env
+assert_match "the service's environment" 'SVC_VAR=from-service' "$OUT"
+ex -e EXTRA=1 -e SVC_VAR=over "$SVC" -- $P env
+assert_match "  ... -e adds" 'EXTRA=1' "$OUT"
+assert_match "  ... -e overrides" 'SVC_VAR=over' "$OUT"
+ex "$SVC" -- $P cwd
+assert_match "the service's working directory" '^cwd: ok /tmp ' "$OUT"
+ex -w /usr/lib "$SVC" -- $P cwd
+assert_match "  ... -w changes it" '^cwd: ok /usr/lib ' "$OUT"
+ex -u 1000:1001 "$SVC" -- $P ids
+assert_match "-u 1000:1001 gives those ids" '^ids: ok uid=1000 gid=1001' "$OUT"
+ex -u 1000:1001 "$SVC" -- $P status
+assert_match "  ... still without capabilities" $'CapEff:\t0000000000000000' "$OUT"
+ex -u 0 "$SVC" -- $P status
+assert_match "-u 0: root of a user namespace of its own" $'Uid:\t0\t0\t0\t0' "$OUT"
+assert_match "  ... without capabilities" $'CapEff:\t0000000000000000' "$OUT"
+run_cmd bash -c "echo piped | \"$NSRUN\" exec -i $SVC -- cat"
+assert_eq "-i passes stdin" "piped" "$OUT"
+run_cmd bash -c "echo piped | \"$NSRUN\" exec $SVC -- cat"
+assert_eq "  ... without -i the command's stdin is empty (as docker exec)" "0 " "$RC $OUT"
+
+# exit statuses as docker exec's
+ex "$SVC" -- true
+assert_eq "exit 0" 0 "$RC"
+ex "$SVC" -- sh -c 'exit 3'
+assert_eq "exit 3 is passed on" 3 "$RC"
+ex "$SVC" -- $P kill-self 15
+assert_eq "killed by SIGTERM: 143" 143 "$RC"
+ex "$SVC" -- nosuch-command
+assert_eq "a command not found: 127" 127 "$RC"
+assert_nsrun_error "  ... one line"
+assert_match "  ... naming it" 'nosuch-command' "$ERR"
+ex "$SVC" -- /etc/passwd
+assert_eq "a file that cannot be executed: 126" 126 "$RC"
+
+# bad input: one line, 125
+ex "x$$-nosuch" -- true
+assert_eq "no such service: 125" 125 "$RC"
+assert_nsrun_error "  ... one line"
+assert_match "  ... says so" "exec x$$-nosuch: no such service" "$ERR"
+ex "$SVC"
+assert_eq "no command: 125" 125 "$RC"
+assert_match "  ... says so" "no command" "$ERR"
+ex
+assert_eq "no service: 125" 125 "$RC"
+ex -t "$SVC" -- true
+assert_eq "-t: refused, 125" 125 "$RC"
+assert_nsrun_error "  ... one line"
+ex 'bad name' -- true
+assert_eq "a bad name: 125" 125 "$RC"
+run_nsrun -d --name "x$$-ended" --image python -- true
+for _ in $(seq 50); do
+	[ "$(jq -r .status "$XDG_RUNTIME_DIR/nsrun/x$$-ended/state.json" 2>/dev/null)" = exited ] && break
+	sleep 0.1
+done
+ex "x$$-ended" -- true
+assert_eq "a service that has exited: 125" 125 "$RC"
+assert_nsrun_error "  ... one line"
+assert_match "  ... says it is not running" 'not running' "$ERR"
+run_nsrun rm "x$$-ended"
+
+# the service stops: an exec'd process and what it left behind die with it
+run_nsrun -d --name "x$$-kill" -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 600
+ex "x$$-kill" -- $P setsid-sleep 600.$$ "/tmp/$MARK"
+assert_eq "an exec'd process leaves a setsid'd grandchild behind" 0 "$RC"
+start_nsrun exec "x$$-kill" -- $P sleep 601.$$
+for _ in $(seq 100); do pgrep -f "sleep 601.$$" >/dev/null && break; sleep 0.1; done
+check "  ... a long exec'd command runs" pgrep -f "sleep 601.$$"
+check "  ... and so does the grandchild" pgrep -f "setsid-sleep 600.$$"
+run_nsrun stop -t 1 "x$$-kill"
+wait_nsrun
+assert_eq "the service stops: the exec'd command is killed (137)" 137 "$RC"
+for _ in $(seq 50); do pgrep -f "sleep 60[01].$$" >/dev/null || break; sleep 0.1; done
+assert_eq "  ... nothing of either is left" "" "$(pgrep -af "sleep 60[01].$$")"
+
+run_nsrun stop -t 1 "$SVC"
+assert_eq "the service stops" 0 "$RC"
+done_testing
