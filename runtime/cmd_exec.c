@@ -19,6 +19,7 @@ const char exec_usage_text[] =
 	"  -w, --workdir DIR         working directory inside (default: the service's)\n"
 	"  -u, --user UID[:GID]      ids inside (default: the service's payload's)\n"
 	"  -i, --interactive         pass nsrun's stdin (default: /dev/null, as docker exec)\n"
+	"  -t, --tty                 a terminal (pty) inside, relayed to nsrun's (-it for a shell)\n"
 	"  --debug                   say what was found and joined\n";
 
 enum { OPT_DEBUG = 256 };
@@ -87,7 +88,8 @@ static int parse(int argc, char **argv, struct nsrun_exec_config *x, struct strv
 			x->interactive = true;
 			break;
 		case 't':
-			return error_set(err, 0, "exec -t: a terminal is not supported by exec yet (use -i)");
+			x->tty = true;
+			break;
 		case OPT_DEBUG:
 			x->debug = true;
 			break;

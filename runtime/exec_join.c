@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "caps.h"
@@ -45,6 +46,7 @@ struct joiner_args {
 	const struct nsrun_seccomp *seccomp;
 	int landlock_abi;
 	bool own_userns;                        /* -u other than the payload's: a user namespace of its own */
+	bool tty;                               /* -t: stdio is a pty's slave, to become the controlling terminal */
 	int stdio[3];                           /* the relay's ends for fds 0-2, -1: ours as they are */
 	int pid_fd;                             /* the command's pid goes there */
 	int report_fd;                          /* a struct nsrun_error on failure; EOF: exec'd */
@@ -91,6 +93,12 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 			error_set(&err, errno, "set up fd %d", i);
 			report(a->report_fd, &err, 125);
 		}
+	}
+	/* -t: the pty becomes our controlling terminal (we lead a new session), so ^C
+	 * on it sends SIGINT to our process group; ioctl_tty(2) TIOCSCTTY */
+	if (a->tty && ioctl(0, TIOCSCTTY, 0) < 0) {
+		error_set(&err, errno, "-t: make the pty the controlling terminal");
+		report(a->report_fd, &err, 125);
 	}
 	/* -u other than the payload's ids: a user namespace of its own beside the
 	 * payload's, as a run makes one (ns.h); its maps are written through this
@@ -207,35 +215,131 @@ static pid_t wait_child(pid_t pid, int *status)
 	return r;
 }
 
+/* The command's stdio as nsrun exec sees it: the relay's pipes, or with -t the
+ * master of a pty of the container's devpts instance. */
+struct exec_io {
+	struct stdio_relay relay;
+	int master;                     /* -t: nonblocking, or -1 */
+	bool stdin_open;                /* -t: our stdin is still copied to the master */
+	char in[4096];                  /* -t: stdin bytes the master has not taken yet */
+	size_t in_len;
+	struct termios saved;           /* -t: our terminal's mode before raw mode */
+	bool termios_saved;
+};
+
+/* -t: a new pty of the container's own devpts (mounted newinstance, ptmxmode
+ * 0666: mount.c), reached through the payload's root with openat2 inside it, so
+ * no symlink of the container leads elsewhere; its size ours.  The master to
+ * io, the slave (for the command's stdio) to *slave.  Returns 0 or -1 with err.
+ * devpts(5), pty(7), TIOCGPTPEER in ioctl_tty(2). */
+static int open_pty(const struct exec_target *t, struct exec_io *io, int *slave, struct nsrun_error *err)
+{
+	_cleanup_close_ int root = openat(t->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct winsize ws;
+
+	if (root < 0)
+		return error_set(err, errno, "-t: open its payload's root");
+	io->master = open_in_root(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY);
+	if (io->master < 0)
+		return error_set(err, errno, "-t: open the container's /dev/pts/ptmx");
+	if (unlockpt(io->master) < 0 || fcntl(io->master, F_SETFL, O_NONBLOCK) < 0)
+		return error_set(err, errno, "-t: unlock the pty");
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(io->master, TIOCSWINSZ, &ws);
+	*slave = ioctl(io->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return error_set(err, errno, "-t: open the pty's slave");
+	return 0;
+}
+
+/* -t: our terminal goes raw (cfmakeraw(3)), so every key reaches the pty, whose
+ * line discipline does the rest; io_close restores it.  Returns 0 or -1. */
+static int tty_raw(struct exec_io *io, struct nsrun_error *err)
+{
+	struct termios raw;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &io->saved) < 0)
+		return 0;
+	io->termios_saved = true;
+	raw = io->saved;
+	cfmakeraw(&raw);
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) < 0)
+		return error_set(err, errno, "-t: put the terminal in raw mode");
+	return 0;
+}
+
+/* -t: our stdin to the master, as much as it takes now; at the end of a stdin
+ * that is no terminal, the pty's EOF character (^D). */
+static void tty_to_pty(struct exec_io *io, bool stdin_ready)
+{
+	if (stdin_ready && io->in_len == 0) {
+		ssize_t n = read(STDIN_FILENO, io->in, sizeof(io->in));
+		if (n > 0) {
+			io->in_len = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			io->stdin_open = false;
+			if (!io->termios_saved) {
+				io->in[0] = 0x04;
+				io->in_len = 1;
+			}
+		}
+	}
+	if (io->in_len && io->master >= 0) {
+		ssize_t n = write(io->master, io->in, io->in_len);
+		if (n > 0) {
+			memmove(io->in, io->in + n, io->in_len - (size_t)n);
+			io->in_len -= (size_t)n;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			io->in_len = 0;
+		}
+	}
+}
+
+static void io_close(struct exec_io *io)
+{
+	if (io->master >= 0)
+		close(io->master);
+	io->master = -1;
+	relay_close(&io->relay);
+	if (io->termios_saved)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &io->saved);
+	io->termios_saved = false;
+}
+
 /* Relays stdio and forwards signals until the command has exited and its output
  * reached the caller (at most FLUSH_GRACE_US later: a process it left behind
  * may hold the pipes).  Returns its wait status. */
-static int supervise(pid_t cmd, int sfd, struct stdio_relay *relay)
+static int supervise(pid_t cmd, int sfd, struct exec_io *io)
 {
 	uint64_t flush_end = 0;
 	int status = 0;
 	bool exited = false;
 
 	for (;;) {
-		struct pollfd pfd[1 + RELAY_POLLFDS] = { { .fd = sfd, .events = POLLIN } };
+		struct pollfd pfd[3 + RELAY_POLLFDS] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = io->in_len ? io->master : -1, .events = POLLOUT },
+			{ .fd = io->master >= 0 && io->stdin_open && !io->in_len && !exited ? STDIN_FILENO : -1,
+			  .events = POLLIN },
+		};
 		int timeout_ms = -1;
 
-		if (exited && !relay_busy(relay))
+		if (exited && !relay_busy(&io->relay))
 			return status;
-		relay_poll(relay, pfd + 1, &timeout_ms);
+		relay_poll(&io->relay, pfd + 3, &timeout_ms);
 		if (exited) {
 			uint64_t now = monotonic_us();
 			if (now >= flush_end) {
-				relay_abandon(relay);
+				relay_abandon(&io->relay);
 				return status;
 			}
 			if (timeout_ms < 0 || (uint64_t)timeout_ms > (flush_end - now) / 1000 + 1)
 				timeout_ms = (int)((flush_end - now) / 1000 + 1);
 		}
-		if (poll(pfd, 1 + RELAY_POLLFDS, timeout_ms) < 0) {
+		if (poll(pfd, 3 + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
-			relay_abandon(relay);
+			relay_abandon(&io->relay);
 			kill(cmd, SIGKILL);
 			wait_child(cmd, &status);
 			return status;
@@ -243,6 +347,13 @@ static int supervise(pid_t cmd, int sfd, struct stdio_relay *relay)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGWINCH) { /* the kernel tells the command */
+					struct winsize ws;
+					if (io->master >= 0 && (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
+								ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0))
+						ioctl(io->master, TIOCSWINSZ, &ws);
+					continue;
+				}
 				if (si.ssi_signo != SIGCHLD) {
 					if (!exited)
 						kill(cmd, (int)si.ssi_signo);
@@ -254,7 +365,9 @@ static int supervise(pid_t cmd, int sfd, struct stdio_relay *relay)
 				}
 			}
 		}
-		relay_handle(relay, pfd + 1);
+		relay_handle(&io->relay, pfd + 3);
+		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[1].revents & POLLOUT))
+			tty_to_pty(io, pfd[2].revents != 0);
 	}
 }
 
@@ -262,63 +375,79 @@ static int supervise(pid_t cmd, int sfd, struct stdio_relay *relay)
  * Returns the exit status (126/127 after printing why it could not exec), or -1
  * with err. */
 static int run_command(const struct nsrun_config *cfg, const struct exec_target *t,
-		       const struct nsrun_seccomp *seccomp, int landlock_abi, bool own_userns, bool interactive,
-		       struct nsrun_error *err)
+		       const struct nsrun_seccomp *seccomp, int landlock_abi, const struct nsrun_exec_config *x,
+		       bool own_userns, struct nsrun_error *err)
 {
-	_cleanup_close_ int null_fd = -1, sfd = -1, pid_r = -1, report_r = -1;
-	struct stdio_relay relay;
+	_cleanup_close_ int null_fd = -1, sfd = -1, pid_r = -1, report_r = -1, slave = -1;
+	struct exec_io io = { .master = -1 };
 	struct joiner_args a = { .cfg = cfg, .t = t, .seccomp = seccomp, .landlock_abi = landlock_abi,
-				 .parent = getpid() };
+				 .parent = getpid(), .own_userns = own_userns, .tty = x->tty };
 	struct nsrun_error cerr = { 0 };
-	int pid_p[2], report_p[2], status = 0, rc = -1;
+	int pid_p[2] = { -1, -1 }, report_p[2] = { -1, -1 }, status = 0, rc = -1;
 	sigset_t set, saved;
-	pid_t joiner, cmd = -1;
+	pid_t joiner = -1, cmd = -1;
 	ssize_t n;
 
-	a.own_userns = own_userns;
-	if (!interactive && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return error_set(err, errno, "open /dev/null");
-	if (relay_prepare(&relay, interactive ? STDIN_FILENO : null_fd, false, false, UINT64_MAX, err) < 0) {
-		relay_close(&relay);
-		return -1;
+	sigemptyset(&set);
+	sigprocmask(SIG_BLOCK, &set, &saved);
+	if (!x->interactive && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		error_set(err, errno, "open /dev/null");
+		goto out;
 	}
+	if (relay_prepare(&io.relay, x->interactive ? STDIN_FILENO : null_fd, false, x->tty, UINT64_MAX, err) < 0)
+		goto out;
 	for (int i = 0; i < 3; i++)
-		a.stdio[i] = relay.payload[i];
-	if (pipe2(pid_p, O_CLOEXEC) < 0) {
-		relay_close(&relay);
-		return error_set(err, errno, "pipe");
+		a.stdio[i] = io.relay.payload[i];
+	if (x->tty) {
+		int out = -1;
+		if (open_pty(t, &io, &slave, err) < 0)
+			goto out;
+		a.stdio[0] = a.stdio[1] = a.stdio[2] = slave;
+		io.stdin_open = x->interactive;
+		if ((out = fcntl(io.master, F_DUPFD_CLOEXEC, 3)) < 0) {
+			error_set(err, errno, "-t: dup the pty");
+			goto out;
+		}
+		if (relay_add_pty_output(&io.relay, out, err) < 0)
+			goto out;
 	}
-	if (pipe2(report_p, O_CLOEXEC) < 0) {
-		close(pid_p[0]);
-		close(pid_p[1]);
-		relay_close(&relay);
-		return error_set(err, errno, "pipe");
+	if (pipe2(pid_p, O_CLOEXEC) < 0 || pipe2(report_p, O_CLOEXEC) < 0) {
+		error_set(err, errno, "pipe");
+		goto out;
 	}
 	pid_r = pid_p[0];
 	report_r = report_p[0];
 	a.pid_fd = pid_p[1];
 	a.report_fd = report_p[1];
-	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (const int *s = forward_signals; *s; s++)
 		sigaddset(&set, *s);
+	if (x->tty)
+		sigaddset(&set, SIGWINCH); /* our terminal's size goes to the pty */
 	/* blocked before the fork: a signal that comes early waits for the command */
-	sigprocmask(SIG_BLOCK, &set, &saved);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		error_set(err, errno, "signalfd");
+		goto out;
+	}
 	fflush(stdout);
 	fflush(stderr);
-	joiner = sfd < 0 ? -1 : fork();
+	joiner = fork();
 	if (joiner == 0) {
 		close(pid_r);
 		close(report_r);
 		close(sfd);
+		if (io.master >= 0)
+			close(io.master);
 		joiner_main(&a);
 	}
-	close(pid_p[1]);
-	close(report_p[1]);
-	relay_close_payload_ends(&relay);
+	cleanup_closep(&pid_p[1]);
+	cleanup_closep(&report_p[1]);
+	relay_close_payload_ends(&io.relay);
+	/* ours must go, or the master never says EIO when the command is gone */
+	cleanup_closep(&slave);
 	if (joiner < 0) {
-		error_set(err, errno, sfd < 0 ? "signalfd" : "fork");
+		error_set(err, errno, "fork");
 		goto out;
 	}
 	n = read_full(pid_r, &cmd, sizeof(cmd));
@@ -350,7 +479,9 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		rc = cerr.errnum == ENOENT ? 127 : 126;
 		goto out;
 	}
-	status = supervise(cmd, sfd, &relay);
+	if (x->tty && tty_raw(&io, err) < 0)
+		goto out;
+	status = supervise(cmd, sfd, &io);
 	cmd = -1;
 	rc = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 out:
@@ -358,7 +489,14 @@ out:
 		kill(cmd, SIGKILL);
 		wait_child(cmd, &status);
 	}
-	relay_close(&relay);
+	/* the ends not handed over yet (a failure between the two pipes) */
+	cleanup_closep(&pid_p[1]);
+	cleanup_closep(&report_p[1]);
+	if (pid_r < 0)
+		cleanup_closep(&pid_p[0]);
+	if (report_r < 0)
+		cleanup_closep(&report_p[0]);
+	io_close(&io);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	return rc;
 }
@@ -466,7 +604,7 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 			seccomp ? cfg.security.seccomp : "unconfined", landlock, (unsigned)cfg.process.uid,
 			(unsigned)cfg.process.gid, own_userns ? " (a user namespace of its own)" : "");
 	}
-	rc = run_command(&cfg, &t, seccomp, landlock, own_userns, x->interactive, err);
+	rc = run_command(&cfg, &t, seccomp, landlock, x, own_userns, err);
 out:
 	if (rc < 0 && x->name)
 		error_prefix(err, "exec %s", x->name);

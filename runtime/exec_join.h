@@ -45,6 +45,8 @@ struct nsrun_exec_config {
 	uid_t uid;
 	gid_t gid;
 	bool interactive;               /* -i: the caller's stdin is relayed; else /dev/null */
+	bool tty;                       /* -t: a pty of the container's devpts for stdio, relayed to
+					 * ours (raw while it runs, as a run's -t: docs/terminals.md) */
 	bool debug;                     /* --debug: what was found, on stderr */
 };
 

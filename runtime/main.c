@@ -95,7 +95,7 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
-	"  nsrun exec [-e KEY=VAL] [-w DIR] [-u UID[:GID]] [-i] NAME -- CMD [ARG...]\n"
+	"  nsrun exec [-e KEY=VAL] [-w DIR] [-u UID[:GID]] [-it] NAME -- CMD [ARG...]\n"
 	"                                                 run CMD in service NAME (nsrun exec --help)\n"
 	"\n"
 	"Options:\n"

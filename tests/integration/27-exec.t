@@ -99,6 +99,16 @@ assert_eq "-i passes stdin" "piped" "$OUT"
 run_cmd bash -c "echo piped | \"$NSRUN\" exec $SVC -- cat"
 assert_eq "  ... without -i the command's stdin is empty (as docker exec)" "0 " "$RC $OUT"
 
+# -t: a pty of the container's own devpts, with our size; ^C reaches the command
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3
+run_cmd "$PY" "$TESTS_DIR/ttyrun.py" 33 101 "mode" -- "$NSRUN" exec -t "$SVC" -- sh -c 'stty size; tty; test -t 0 && test -t 1 && test -t 2 && echo all-tty'
+assert_eq "-t: the command's terminal has nsrun's size" "33 101" "$(sed -n 1p <<<"$OUT")"
+assert_match "  ... a pty of the container's devpts" '^/dev/pts/[0-9]+$' "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... on stdin, stdout and stderr" "all-tty" "$(sed -n 3p <<<"$OUT")"
+assert_match "  ... exit 0, raw mode during, our terminal restored" 'rc=0 restored=yes during=raw' "$OUT"
+run_cmd "$PY" "$TESTS_DIR/ttyrun.py" 24 80 "wait:go,send:03" -- "$NSRUN" exec -it "$SVC" -- sh -c 'echo go; sleep 20'
+assert_match "-it: ^C on our terminal is SIGINT to the command (130)" 'rc=130 restored=yes' "$OUT"
+
 # exit statuses as docker exec's
 ex "$SVC" -- true
 assert_eq "exit 0" 0 "$RC"
@@ -123,9 +133,6 @@ assert_eq "no command: 125" 125 "$RC"
 assert_match "  ... says so" "no command" "$ERR"
 ex
 assert_eq "no service: 125" 125 "$RC"
-ex -t "$SVC" -- true
-assert_eq "-t: refused, 125" 125 "$RC"
-assert_nsrun_error "  ... one line"
 ex 'bad name' -- true
 assert_eq "a bad name: 125" 125 "$RC"
 run_nsrun -d --name "x$$-ended" --image python -- true
