@@ -18,7 +18,7 @@ SVC="x$$-svc"
 P=/mnt/nsrun-probe
 
 # the service: a marker in its own /tmp, then a web server on loopback
-at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill"
+at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill x$$-mem"
 run_nsrun -d --name "$SVC" --hostname "svc-$$" --cpu-time 100 -e "SVC_VAR=from-service" -e "NSRUN_SVC_MARK=$MARK" \
 	-w /tmp -v "$PROBE_DIR:/mnt:ro" --image python -- \
 	sh -c "echo mark-$$ > /tmp/marker && exec python3 -m http.server $PORT --bind 127.0.0.1"
@@ -76,6 +76,21 @@ assert_eq "the service's rlimits (--cpu-time 100)" "100" "$OUT"
 ex "$SVC" -- sh -c 'cat /proc/self/cgroup; echo ==; cat /proc/2/cgroup'
 assert_eq "the payload's cgroups, in each hierarchy" "$(sed -n '1,/^==$/p' <<<"$OUT" | grep -v '^==$')" \
 	"$(sed -n '/^==$/,$p' <<<"$OUT" | grep -v '^==$')"
+
+# the service's memory limit holds the exec'd command too (a cgroup, or the
+# supervisor's measure of the container's pid namespace): past it the container ends
+run_nsrun -d --name "x$$-mem" --memory 64m -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 600
+ex "x$$-mem" -- $P memhog 16
+assert_eq "control: an exec'd command under the service's --memory 64m runs" 0 "$RC"
+ex "x$$-mem" -- $P memhog 256
+assert_eq "  ... one that takes 256 MiB is killed (137)" 137 "$RC"
+for _ in $(seq 50); do
+	[ "$(jq -r .status "$XDG_RUNTIME_DIR/nsrun/x$$-mem/state.json" 2>/dev/null)" = exited ] && break
+	sleep 0.1
+done
+run_nsrun logs "x$$-mem"
+assert_match "  ... as the service's out of memory" 'out of memory' "$OUT"
+run_nsrun rm -f "x$$-mem"
 
 # environment, working directory, user, stdin
 ex "$SVC" -- $P env
