@@ -139,7 +139,21 @@ assert_match "  ... naming it" 'nosuch-command' "$ERR"
 ex "$SVC" -- /etc/passwd
 assert_eq "a file that cannot be executed: 126" 126 "$RC"
 
+# signals to nsrun exec reach the command
+start_nsrun exec "$SVC" -- sh -c 'echo ready; exec /mnt/nsrun-probe sleep 30'
+wait_for_output ready
+kill -TERM "$NSRUN_PID"
+wait_nsrun
+assert_eq "SIGTERM to nsrun exec is passed on: the command dies of it (143)" 143 "$RC"
+start_nsrun exec "$SVC" -- sh -c 'trap "echo got INT; exit 7" INT; echo ready; while :; do sleep 0.1; done'
+wait_for_output ready
+kill -INT "$NSRUN_PID"
+wait_nsrun
+assert_eq "  ... SIGINT too: a command that traps it exits as it chooses" "7 got INT" "$RC $(tail -1 <<<"$OUT")"
+
 # bad input: one line, 125
+run_nsrun exec --help
+assert_match "exec --help: usage, exit 0" '^0 Usage: nsrun exec' "$RC $OUT"
 ex "x$$-nosuch" -- true
 assert_eq "no such service: 125" 125 "$RC"
 assert_nsrun_error "  ... one line"
