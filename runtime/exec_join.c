@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -236,13 +237,17 @@ static int open_pty(const struct exec_target *t, struct exec_io *io, int *slave,
 {
 	_cleanup_close_ int root = openat(t->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct winsize ws;
+	struct stat st;
 
 	if (root < 0)
 		return error_set(err, errno, "-t: open its payload's root");
-	io->master = open_in_root(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY);
+	io->master = open_in_root(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK);
 	if (io->master < 0)
 		return error_set(err, errno, "-t: open the container's /dev/pts/ptmx");
-	if (unlockpt(io->master) < 0 || fcntl(io->master, F_SETFL, O_NONBLOCK) < 0)
+	/* the multiplexer of a devpts (5:2), nothing else a payload could put there */
+	if (fstat(io->master, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 5 || minor(st.st_rdev) != 2)
+		return error_set(err, 0, "-t: the container's /dev/pts/ptmx is not a pty multiplexer");
+	if (unlockpt(io->master) < 0)
 		return error_set(err, errno, "-t: unlock the pty");
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
 		ioctl(io->master, TIOCSWINSZ, &ws);
