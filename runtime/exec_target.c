@@ -387,5 +387,8 @@ int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 	if (find_payload(t, dir_fd, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;
+	/* the monitor's cgroups and the payload's rlimits were read by pid: still theirs */
+	if (!pidfd_alive(t->pidfd[0]) || !pidfd_alive(t->pidfd[2]))
+		return error_set(err, 0, "it stopped meanwhile");
 	return 0;
 }
