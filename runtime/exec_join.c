@@ -158,6 +158,18 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 			report(a->report_fd, &err, 125);
 		}
 	}
+	/* full: the payload's root is its mount namespace's, where pivot_root put it;
+	 * reduced chroots the payload into a tree of the host's mounts, which is no
+	 * root to put the command at */
+	{
+		struct stat ns_root, payload_root;
+		if (stat("/", &ns_root) < 0 || fstat(t->root_fd, &payload_root) < 0 ||
+		    ns_root.st_dev != payload_root.st_dev || ns_root.st_ino != payload_root.st_ino) {
+			error_set(&err, 0, "its payload's root is not the root of its mount namespace (a chroot: "
+				  "isolation reduced): exec joins only a service of isolation full");
+			report(a->report_fd, &err, 125);
+		}
+	}
 	if (!a->own_userns) {
 		/* a child of the container's: our capabilities there cover it */
 		if (setns(t->userns_payload, CLONE_NEWUSER) < 0) {

@@ -31,14 +31,15 @@ static const struct {
 void exec_target_init(struct exec_target *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->pidfd[0] = t->pidfd[1] = t->pidfd[2] = t->proc_fd = t->userns_outer = t->userns_payload = -1;
+	t->pidfd[0] = t->pidfd[1] = t->pidfd[2] = t->proc_fd = t->userns_outer = t->userns_payload = t->root_fd = -1;
 	for (int i = 0; i < NS__COUNT; i++)
 		t->ns[i] = -1;
 }
 
 void exec_target_close(struct exec_target *t)
 {
-	int *fds[] = { &t->pidfd[0], &t->pidfd[1], &t->pidfd[2], &t->proc_fd, &t->userns_outer, &t->userns_payload };
+	int *fds[] = { &t->pidfd[0], &t->pidfd[1], &t->pidfd[2], &t->proc_fd, &t->userns_outer, &t->userns_payload,
+		       &t->root_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		cleanup_closep(fds[i]);
@@ -177,7 +178,8 @@ static int find_payload(struct exec_target *t, int dir_fd, struct nsrun_error *e
 		return error_set(err, errno, "read %s/status", name);
 	t->init = child_below(t->monitor, mlevels, &inner);
 	if (t->init <= 0 || inner != 1)
-		return error_set(err, 0, "its container's init is gone (the service is stopping)");
+		return error_set(err, 0, "its container's init is not there (the service is stopping, or it has no pid "
+				 "namespace: isolation minimal): exec joins only a running service of isolation full");
 	t->pidfd[1] = (int)syscall(SYS_pidfd_open, t->init, 0);
 	snprintf(name, sizeof(name), "/proc/%d", (int)t->init);
 	if (t->pidfd[1] < 0 || status_ids(AT_FDCWD, name, &ppid, &inner, &levels) < 0 || ppid != t->monitor)
@@ -207,6 +209,10 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
+	/* the joiner checks it is the root of the mount namespace it joins (not a chroot) */
+	t->root_fd = openat(t->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->root_fd < 0)
+		return error_set(err, errno, "open its payload's root");
 	t->userns_payload = openat(t->proc_fd, "ns/user", O_RDONLY | O_CLOEXEC);
 	if (t->userns_payload < 0)
 		return error_set(err, errno, "open its payload's user namespace");

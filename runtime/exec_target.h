@@ -21,6 +21,7 @@ struct exec_target {
 	int proc_fd;                    /* /proc/PAYLOAD */
 	int userns_outer;               /* the container's user namespace (init's) */
 	int userns_payload;             /* the payload's own, a child of it */
+	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */
 	size_t n_cgroups;

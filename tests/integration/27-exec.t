@@ -18,7 +18,7 @@ SVC="x$$-svc"
 P=/mnt/nsrun-probe
 
 # the service: a marker in its own /tmp, then a web server on loopback
-at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill x$$-mem"
+at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill x$$-mem x$$-reduced x$$-minimal"
 run_nsrun -d --name "$SVC" --hostname "svc-$$" --cpu-time 100 -e "SVC_VAR=from-service" -e "NSRUN_SVC_MARK=$MARK" \
 	-w /tmp -v "$PROBE_DIR:/mnt:ro" --image python -- \
 	sh -c "echo mark-$$ > /tmp/marker && exec python3 -m http.server $PORT --bind 127.0.0.1"
@@ -175,6 +175,23 @@ assert_eq "a service that has exited: 125" 125 "$RC"
 assert_nsrun_error "  ... one line"
 assert_match "  ... says it is not running" 'not running' "$ERR"
 run_nsrun rm "x$$-ended"
+
+# below isolation full there is no container as exec joins it: refused, one line
+for tier in reduced minimal; do
+	run_nsrun -d --name "x$$-$tier" --isolation "$tier" --image python -- sleep 600
+	assert_eq "a service of isolation $tier starts" 0 "$RC"
+	ex "x$$-$tier" -- true
+	assert_eq "  ... exec into it: 125" 125 "$RC"
+	assert_nsrun_error "  ... one line"
+	assert_match "  ... naming the tier" "isolation $tier\)?: exec joins only a service of isolation full" "$ERR"
+	# exec.json is not what decides it: the payload's namespaces are looked at
+	spec="$XDG_RUNTIME_DIR/nsrun/x$$-$tier/exec.json"
+	jq '.isolation = "full"' "$spec" >"$spec.new" && mv "$spec.new" "$spec"
+	ex "x$$-$tier" -- true
+	assert_match "  ... also when its exec.json says full" "^125 nsrun: exec x$$-$tier: .*isolation $tier\): exec joins only" \
+		"$RC $ERR"
+	run_nsrun stop -t 1 "x$$-$tier"
+done
 
 # the service stops: an exec'd process and what it left behind die with it
 run_nsrun -d --name "x$$-kill" -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 600
