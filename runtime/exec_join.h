@@ -50,8 +50,9 @@ struct nsrun_exec_config {
 	bool debug;                     /* --debug: what was found, on stderr */
 };
 
-/* Runs x->argv in the running service x->name (see above) with the caller's
- * stdio relayed (relay.h) and SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+/* Runs x->argv in the running service x->name (see above) with this process's
+ * fds 0, 1 and 2 relayed (relay.h: another front door, such as the Docker API's
+ * exec, forks and puts its streams there first) and SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
  * SIGUSR2 forwarded to it.  Returns its exit status as docker exec gives it: its
  * own, 128+N for signal N, 126 when it cannot be executed, 127 when not found
  * (the message is printed); or -1 with err when nsrun failed (exit 125): no such

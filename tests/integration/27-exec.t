@@ -18,7 +18,7 @@ SVC="x$$-svc"
 P=/mnt/nsrun-probe
 
 # the service: a marker in its own /tmp, then a web server on loopback
-at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill x$$-mem x$$-reduced x$$-minimal"
+at_exit "\"$NSRUN\" rm -f $SVC x$$-open x$$-ended x$$-kill x$$-mem x$$-reduced x$$-minimal x$$-pids"
 run_nsrun -d --name "$SVC" --hostname "svc-$$" --cpu-time 100 -e "SVC_VAR=from-service" -e "NSRUN_SVC_MARK=$MARK" \
 	-w /tmp -v "$PROBE_DIR:/mnt:ro" --image python -- \
 	sh -c "echo mark-$$ > /tmp/marker && exec python3 -m http.server $PORT --bind 127.0.0.1"
@@ -91,6 +91,17 @@ done
 run_nsrun logs "x$$-mem"
 assert_match "  ... as the service's out of memory" 'out of memory' "$OUT"
 run_nsrun rm -f "x$$-mem"
+
+# ... and its --pids-limit (a cgroup, or RLIMIT_NPROC counted in the payload's user
+# namespace, which the command shares)
+run_nsrun -d --name "x$$-pids" --pids-limit 16 -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 600
+ex "x$$-pids" -- $P forkbomb 5 8
+assert_match "control: 8 processes fit in the service's --pids-limit 16" '^forkbomb: ok reached 8 ' "$OUT"
+ex "x$$-pids" -- $P forkbomb 5 100
+assert_match "  ... a fork bomb in it hits EAGAIN" '^forkbomb: denied EAGAIN fork failed after [0-9]+ processes' "$OUT"
+n=$(sed -n 's/.*fork failed after \([0-9]*\) processes.*/\1/p' <<<"$OUT")
+assert_eq "  ... within the limit ($n)" 1 "$(( ${n:-99} <= 16 ))"
+run_nsrun stop -t 1 "x$$-pids"
 
 # environment, working directory, user, stdin
 ex "$SVC" -- $P env
