@@ -32,7 +32,7 @@ static void __attribute__((noreturn)) fail(int report_fd, struct nsrun_error *er
 	_exit(code);
 }
 
-static void reset_signals(void)
+void exec_reset_signals(void)
 {
 	sigset_t none;
 
@@ -79,13 +79,10 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
 		  struct timing *timing, int report_fd)
 {
-	static char cand[32][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
-	size_t n;
-	int saved = ENOENT;
 
-	reset_signals();
+	exec_reset_signals();
 	/* pid 1 changed ids, which made its memory (and so ours) non-dumpable, and our
 	 * /proc/self files root's: we could not write our own id maps (proc(5),
 	 * PR_SET_DUMPABLE in prctl(2)).  execve resets it for the payload anyway. */
@@ -140,6 +137,18 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			fail(report_fd, &err, 125);
 	}
 	timing_mark(timing, TP_PAYLOAD_IDS);
+	exec_command(cfg, seccomp, landlock_abi, timing, report_fd);
+}
+
+void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+		  struct timing *timing, int report_fd)
+{
+	static char cand[32][PATH_MAX];
+	struct nsrun_error err = { .stage = STAGE_CONTAINER };
+	const struct nsrun_process *proc = &cfg->process;
+	size_t n;
+	int saved = ENOENT;
+
 	if (chdir(proc->cwd) < 0) {
 		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
 		fail(report_fd, &err, 125);

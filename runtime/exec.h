@@ -28,4 +28,17 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		  struct timing *timing,
 		  int report_fd) __attribute__((noreturn));
 
+/* Never returns: the end of exec_payload, shared with `nsrun exec` (exec_join.h),
+ * for a process that already is cfg's uid/gid in its final namespaces: chdir to
+ * cfg's cwd, every fd but 0-2 close-on-exec, the capability sets emptied and
+ * no_new_privs, Landlock of ABI landlock_abi (0: none), the minimal tier's socket
+ * filter, seccomp (NULL: none), execve of cfg's args with a PATH search in cfg's
+ * env.  On failure writes the struct nsrun_error to report_fd and exits 127
+ * (ENOENT), 126 (other exec errors) or 125 (set-up). */
+void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+		  struct timing *timing, int report_fd) __attribute__((noreturn));
+
+/* Every signal's disposition back to the default and an empty signal mask. */
+void exec_reset_signals(void);
+
 #endif

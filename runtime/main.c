@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "cmd_exec.h"
 #include "config.h"
 #include "hostfile.h"
 #include "image.h"
@@ -93,6 +94,7 @@ static const char usage_text[] =
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
+	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
 	"\n"
 	"Options:\n"
@@ -681,6 +683,10 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
+		timing_free(timing);
+		return exec_main(argc, argv);
 	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {

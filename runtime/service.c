@@ -18,10 +18,12 @@
 #include <yajl/yajl_gen.h>
 
 #include "cleanup.h"
+#include "exec_spec.h"
 #include "hostfile.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
+#include "seccomp.h"
 #include "service.h"
 #include "state.h"
 #include "sys.h"
@@ -236,6 +238,9 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	if ((dir_fd = state_create_dir(root_fd, name, &lock_fd, &log_fd, &err)) < 0)
 		goto fail;
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);
+	/* what nsrun exec needs of the payload that it cannot read from the running one */
+	if (exec_spec_write(dir_fd, cfg, seccomp_profiles_dir(), &err) < 0)
+		goto fail_remove;
 	if (publish_open(cfg, &pub, &err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
 		if (!err.msg[0])
 			error_set(&err, errno, "pipe");

@@ -1,0 +1,141 @@
+/* cmd_exec.c - see cmd_exec.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_exec.h"
+#include "config.h"
+#include "exec_join.h"
+#include "util.h"
+
+const char exec_usage_text[] =
+	"Usage: nsrun exec [OPTIONS] NAME [--] CMD [ARG...]\n"
+	"Run CMD in the running service NAME, as its payload runs (namespaces, uid, no\n"
+	"capabilities, no_new_privs, Landlock, seccomp, cgroup, rlimits); exit status as\n"
+	"docker exec: CMD's, 128+N for signal N, 126 cannot execute, 127 not found, 125 nsrun's error.\n"
+	"  -e, --env KEY[=VALUE]     set a variable over the service's (KEY alone: nsrun's value)\n"
+	"  -w, --workdir DIR         working directory inside (default: the service's)\n"
+	"  -u, --user UID[:GID]      ids inside (default: the service's payload's)\n"
+	"  -i, --interactive         pass nsrun's stdin (default: /dev/null, as docker exec)\n"
+	"  -t, --tty                 a terminal (pty) inside, relayed to nsrun's (-it for a shell)\n"
+	"  --debug                   say what was found and joined\n";
+
+enum { OPT_DEBUG = 256 };
+
+static const struct option exec_options[] = {
+	{ "env", required_argument, NULL, 'e' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "interactive", no_argument, NULL, 'i' },
+	{ "tty", no_argument, NULL, 't' },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* -e KEY=VALUE, or KEY alone for nsrun's own value (unset: not passed), as docker. */
+static int add_env(struct strv *env, const char *arg, struct nsrun_error *err)
+{
+	char *kv = NULL;
+	int rc;
+
+	if (strchr(arg, '=')) {
+		if (!is_env_assignment(arg))
+			return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+		return strv_push(env, arg) < 0 ? error_set(err, ENOMEM, "--env") : 0;
+	}
+	if (asprintf(&kv, "%s=%s", arg, getenv(arg) ? getenv(arg) : "") < 0)
+		return error_set(err, ENOMEM, "--env");
+	if (!is_env_assignment(kv))
+		rc = error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+	else
+		rc = getenv(arg) && strv_push(env, kv) < 0 ? error_set(err, ENOMEM, "--env") : 0;
+	free(kv);
+	return rc;
+}
+
+static int parse(int argc, char **argv, struct nsrun_exec_config *x, struct strv *env, char **workdir,
+		 struct nsrun_error *err)
+{
+	int c;
+
+	err->stage = STAGE_CONFIG;
+	opterr = 0;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "+:e:w:u:ith", exec_options, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (add_env(env, optarg, err) < 0)
+				return -1;
+			break;
+		case 'w':
+			free(*workdir);
+			if (!(*workdir = config_container_path("--workdir", optarg, err)))
+				return -1;
+			break;
+		case 'u': {
+			struct nsrun_config tmp = { 0 };
+			if (config_set_user(&tmp, optarg, err) < 0)
+				return -1;
+			x->user_set = true;
+			x->uid = tmp.process.uid;
+			x->gid = tmp.process.gid;
+			break;
+		}
+		case 'i':
+			x->interactive = true;
+			break;
+		case 't':
+			x->tty = true;
+			break;
+		case OPT_DEBUG:
+			x->debug = true;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			return error_set(err, 0, "exec %s: needs a value (see nsrun exec --help)", argv[optind - 1]);
+		default:
+			return error_set(err, 0, "exec %s: unknown option (see nsrun exec --help)", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return error_set(err, 0, "exec: no service: nsrun exec NAME -- CMD [ARG...]");
+	x->name = argv[optind++];
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (optind >= argc)
+		return error_set(err, 0, "exec %s: no command: nsrun exec NAME -- CMD [ARG...]", x->name);
+	x->argv = argv + optind;
+	return 0;
+}
+
+int exec_main(int argc, char **argv)
+{
+	struct nsrun_exec_config x = { 0 };
+	struct nsrun_error err = { 0 };
+	struct strv env = { 0 };
+	char *workdir = NULL;
+	int rc = parse(argc, argv, &x, &env, &workdir, &err);
+
+	if (rc == 1) {
+		fputs(exec_usage_text, stdout);
+		rc = 0;
+	} else if (rc < 0) {
+		error_print(&err, stderr);
+		rc = 125;
+	} else {
+		x.env = env.v;
+		x.workdir = workdir;
+		rc = exec_in_service(&x, &err);
+		if (rc < 0) {
+			error_print(&err, stderr);
+			rc = 125;
+		}
+	}
+	strv_free(&env);
+	free(workdir);
+	return rc;
+}

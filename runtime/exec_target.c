@@ -1,0 +1,400 @@
+/* exec_target.c - see exec_target.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "exec_target.h"
+#include "ns.h"
+#include "state.h"
+#include "sys.h"
+
+/* In the order they are joined: the mount namespace first after the user one. */
+static const struct {
+	const char *name;       /* of /proc/PID/ns/NAME */
+	int flag;               /* setns(2)'s nstype */
+} ns_kinds[NS__COUNT] = {
+	{ "mnt", CLONE_NEWNS }, { "pid", CLONE_NEWPID }, { "net", CLONE_NEWNET },
+	{ "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS }, { "cgroup", CLONE_NEWCGROUP },
+};
+
+void exec_target_init(struct exec_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->pidfd[0] = t->pidfd[1] = t->pidfd[2] = t->proc_fd = t->userns_outer = t->userns_payload = t->root_fd = -1;
+	for (int i = 0; i < NS__COUNT; i++)
+		t->ns[i] = -1;
+}
+
+void exec_target_close(struct exec_target *t)
+{
+	int *fds[] = { &t->pidfd[0], &t->pidfd[1], &t->pidfd[2], &t->proc_fd, &t->userns_outer, &t->userns_payload,
+		       &t->root_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		cleanup_closep(fds[i]);
+	for (int i = 0; i < NS__COUNT; i++)
+		cleanup_closep(&t->ns[i]);
+	for (size_t i = 0; i < t->n_cgroups; i++)
+		free(t->cgroup_procs[i]);
+	t->n_cgroups = 0;
+}
+
+/* True if fds a and b are the same namespace (same nsfs inode). */
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static bool pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+/* PPid and the NSpid numbers of /proc/PID/status at dir_fd/name ("N" or "."):
+ * *levels of them, the innermost in *inner.  Returns 0 or -1 (errno). */
+static int status_ids(int dir_fd, const char *name, pid_t *ppid, long *inner, int *levels)
+{
+	char path[64], buf[4096];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/status", name);
+	fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	*ppid = -1;
+	*inner = -1;
+	*levels = 0;
+	if ((p = strstr(buf, "\nPPid:")))
+		*ppid = (pid_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nNSpid:"))) {
+		char *end;
+		p += 7;
+		for (;;) {
+			long v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			*inner = v;
+			++*levels;
+			p = end;
+		}
+	}
+	if (*ppid < 0 || *levels == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The child of parent in the pid namespace one level below parent's (levels + 1
+ * numbers in NSpid) with the smallest number there, and that number.  Returns
+ * its pid, or 0 when there is none, or -1 (errno of opendir). */
+static pid_t child_below(pid_t parent, int levels, long *inner_out)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t best = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		pid_t ppid;
+		long inner;
+		int lv;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		if (status_ids(dirfd(d), e->d_name, &ppid, &inner, &lv) < 0 || ppid != parent || lv != levels + 1)
+			continue;
+		if (!best || inner < *inner_out) {
+			best = (pid_t)atol(e->d_name);
+			*inner_out = inner;
+		}
+	}
+	return best;
+}
+
+/* True if process pid holds an fd open on the file want (by /proc/PID/fd). */
+static bool holds_file(pid_t pid, const struct stat *want)
+{
+	char path[64];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return false;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_dev == want->st_dev &&
+		    st.st_ino == want->st_ino)
+			return true;
+	}
+	return false;
+}
+
+/* The monitor (it holds the service's lock), its child the container's init
+ * (pid 1 one pid namespace below), and init's first child, the payload; each
+ * taken as a pidfd before its parent is checked, and all alive at the end, so a
+ * pid reused meanwhile is never taken for them.  Returns 0 or -1 with err. */
+static int find_payload(struct exec_target *t, int dir_fd, struct nsrun_error *err)
+{
+	struct stat lock;
+	pid_t ppid;
+	long inner = 0;
+	int mlevels, levels;
+	char name[32];
+
+	if (ns_proc_pid(t->monitor) != t->monitor)
+		return error_set(err, 0, "the /proc mounted here is not of nsrun's pid namespace: the service's "
+				 "processes cannot be found in it");
+	t->pidfd[0] = (int)syscall(SYS_pidfd_open, t->monitor, 0);
+	if (t->pidfd[0] < 0)
+		return error_set(err, errno == ESRCH ? 0 : errno, errno == ESRCH ? "the service is not running "
+				 "(its monitor is gone)" : "pidfd_open of its monitor");
+	if (fstatat(dir_fd, LOCK_FILE, &lock, AT_SYMLINK_NOFOLLOW) < 0)
+		return error_set(err, errno, "stat its lock");
+	if (!holds_file(t->monitor, &lock))
+		return error_set(err, 0, "pid %d, its monitor in state.json, does not hold its lock", (int)t->monitor);
+	snprintf(name, sizeof(name), "/proc/%d", (int)t->monitor);
+	if (status_ids(AT_FDCWD, name, &ppid, &inner, &mlevels) < 0)
+		return error_set(err, errno, "read %s/status", name);
+	t->init = child_below(t->monitor, mlevels, &inner);
+	if (t->init <= 0 || inner != 1)
+		return error_set(err, 0, "its container's init is not there (the service is stopping, or it has no pid "
+				 "namespace: isolation minimal): exec joins only a running service of isolation full");
+	t->pidfd[1] = (int)syscall(SYS_pidfd_open, t->init, 0);
+	snprintf(name, sizeof(name), "/proc/%d", (int)t->init);
+	if (t->pidfd[1] < 0 || status_ids(AT_FDCWD, name, &ppid, &inner, &levels) < 0 || ppid != t->monitor)
+		return error_set(err, 0, "its container's init is gone (the service is stopping)");
+	t->payload = child_below(t->init, mlevels, &inner);
+	if (t->payload <= 0)
+		return error_set(err, 0, "its payload is gone (the service is stopping)");
+	t->pidfd[2] = (int)syscall(SYS_pidfd_open, t->payload, 0);
+	snprintf(name, sizeof(name), "/proc/%d", (int)t->payload);
+	t->proc_fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->pidfd[2] < 0 || t->proc_fd < 0 || status_ids(t->proc_fd, ".", &ppid, &inner, &levels) < 0 ||
+	    ppid != t->init)
+		return error_set(err, 0, "its payload is gone (the service is stopping)");
+	if (!pidfd_alive(t->pidfd[0]) || !pidfd_alive(t->pidfd[1]) || !pidfd_alive(t->pidfd[2]))
+		return error_set(err, 0, "it stopped meanwhile");
+	return 0;
+}
+
+/* Opens the payload's namespaces and checks they are the container's: the
+ * payload's user namespace a child of the container's, a child of ours (the
+ * full tier's two levels); each other namespace owned by the container's
+ * (NS_GET_USERNS, NS_GET_PARENT in ioctl_ns(2)).  Returns 0 or -1 with err. */
+static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
+{
+	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC), above = -1;
+	char path[32];
+
+	if (self < 0)
+		return error_set(err, errno, "open /proc/self/ns/user");
+	/* the joiner checks it is the root of the mount namespace it joins (not a chroot) */
+	t->root_fd = openat(t->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->root_fd < 0)
+		return error_set(err, errno, "open its payload's root");
+	t->userns_payload = openat(t->proc_fd, "ns/user", O_RDONLY | O_CLOEXEC);
+	if (t->userns_payload < 0)
+		return error_set(err, errno, "open its payload's user namespace");
+	if (same_file(t->userns_payload, self))
+		return error_set(err, 0, "its payload has no user namespace of its own (isolation minimal): exec joins "
+				 "only a service of isolation full");
+	t->userns_outer = ioctl(t->userns_payload, NS_GET_PARENT);
+	if (t->userns_outer < 0)
+		return error_set(err, errno, "the parent of its payload's user namespace (NS_GET_PARENT)");
+	if (same_file(t->userns_outer, self))
+		return error_set(err, 0, "its payload runs in the container's user namespace (isolation reduced): "
+				 "exec joins only a service of isolation full");
+	above = ioctl(t->userns_outer, NS_GET_PARENT);
+	if (above < 0 || !same_file(above, self))
+		return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun made "
+				 "for it (it made one of its own?)");
+	for (int k = 0; k < NS__COUNT; k++) {
+		_cleanup_close_ int fd = -1, ours = -1, owner = -1;
+		snprintf(path, sizeof(path), "ns/%s", ns_kinds[k].name);
+		fd = openat(t->proc_fd, path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && k == NS_CGROUP)
+			continue; /* a kernel without cgroup namespaces */
+		if (fd < 0)
+			return error_set(err, errno, "open its payload's %s namespace", ns_kinds[k].name);
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[k].name);
+		ours = open(path, O_RDONLY | O_CLOEXEC);
+		if (ours >= 0 && same_file(fd, ours)) {
+			if (k == NS_CGROUP)
+				continue; /* none was made: there is none to join */
+			return error_set(err, 0, "its payload shares our %s namespace: not a container of isolation full",
+					 ns_kinds[k].name);
+		}
+		owner = ioctl(fd, NS_GET_USERNS);
+		if (owner < 0 || !same_file(owner, t->userns_outer))
+			return error_set(err, owner < 0 ? errno : 0, "its payload's %s namespace is not the container's",
+					 ns_kinds[k].name);
+		t->ns[k] = steal_fd(&fd);
+	}
+	return 0;
+}
+
+/* The mount point of the cgroup hierarchy of a /proc/PID/cgroup line's
+ * CONTROLLERS ("" for cgroup2; "memory", "cpu,cpuacct", "name=systemd" for v1)
+ * from our mountinfo (proc(5)), and the mount's root.  Returns 0 or -1. */
+static int hierarchy_mount(const char *controllers, char *mnt, size_t mlen, char *root, size_t rlen)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char r[1024], m[1024], type[64], src[256], opts[1024];
+		const char *dash = strstr(line, " - ");
+		bool all = true;
+		if (!dash || sscanf(line, "%*s %*s %*s %1023s %1023s", r, m) != 2 ||
+		    sscanf(dash + 3, "%63s %255s %1023s", type, src, opts) != 3 || strchr(m, '\\'))
+			continue;
+		if (!controllers[0]) {
+			if (strcmp(type, "cgroup2") != 0)
+				continue;
+		} else {
+			_cleanup_free_ char *want = strdup(controllers);
+			char *save = NULL;
+			if (strcmp(type, "cgroup") != 0 || !want)
+				continue;
+			for (char *c = strtok_r(want, ",", &save); c && all; c = strtok_r(NULL, ",", &save)) {
+				size_t n = strlen(c);
+				const char *o = opts;
+				bool found = false;
+				while (!found && (o = strstr(o, c))) {
+					found = (o == opts || o[-1] == ',') && (o[n] == ',' || o[n] == '\0');
+					o += n;
+				}
+				all = found;
+			}
+			if (!all)
+				continue;
+		}
+		snprintf(mnt, mlen, "%s", m);
+		snprintf(root, rlen, "%s", r);
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* True if text (lines) has a line equal to line. */
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* Reads name (at most 64 KiB) at dir_fd into a malloc'd NUL-terminated *out.
+ * Returns 0 or -1 (errno). */
+static int read_at(int dir_fd, const char *name, char **out)
+{
+	_cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	char path[64];
+
+	if (fd < 0)
+		return -1;
+	fd_path(path, sizeof(path), fd);
+	return read_file(path, 65536, out, NULL);
+}
+
+/* The cgroups the run made for the service: where the payload's cgroup differs
+ * from its monitor's, in each hierarchy (cgroup v2, and a v1 memory group on a
+ * hybrid host: cgroup_v1.h); where nsrun made none, the two are the same and
+ * nothing is joined.  The cgroup.procs of each goes to t.  Returns 0 or -1 with
+ * err. */
+static int cgroups_to_join(struct exec_target *t, struct nsrun_error *err)
+{
+	_cleanup_free_ char *mine = NULL, *mon = NULL;
+	char path[64];
+	char *save = NULL;
+
+	if (read_at(t->proc_fd, "cgroup", &mine) < 0)
+		return error_set(err, errno, "read its payload's cgroups");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)t->monitor);
+	if (read_file(path, 65536, &mon, NULL) < 0)
+		return error_set(err, errno, "read its monitor's cgroups");
+	for (char *line = strtok_r(mine, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		char mnt[1024], root[1024], *file;
+		const char *rel;
+
+		if (!c2 || has_line(mon, line))
+			continue;
+		*c2 = '\0'; /* line: "ID:CONTROLLERS", c2 + 1: the path */
+		if (hierarchy_mount(c1 + 1, mnt, sizeof(mnt), root, sizeof(root)) < 0)
+			return error_set(err, 0, "its payload's cgroup %s of hierarchy \"%s\" is mounted nowhere here",
+					 c2 + 1, c1 + 1);
+		rel = c2 + 1;
+		if (strcmp(root, "/") != 0) {
+			size_t rl = strlen(root);
+			if (strncmp(rel, root, rl) != 0 || (rel[rl] != '/' && rel[rl] != '\0'))
+				return error_set(err, 0, "its payload's cgroup %s is outside the mount of its hierarchy", rel);
+			rel += rl;
+		}
+		if (t->n_cgroups == EXEC_MAX_CGROUPS)
+			return error_set(err, 0, "its payload is in more than %d cgroups of its own", EXEC_MAX_CGROUPS);
+		if (asprintf(&file, "%s%s/cgroup.procs", mnt, strcmp(rel, "/") == 0 ? "" : rel) < 0)
+			return error_set(err, ENOMEM, "cgroup path");
+		t->cgroup_procs[t->n_cgroups++] = file;
+	}
+	return 0;
+}
+
+/* The payload's rlimits, all of them (prlimit(2)). Returns 0 or -1 with err. */
+static int read_rlimits(struct exec_target *t, struct nsrun_error *err)
+{
+	for (int r = 0; r < RLIM_NLIMITS; r++)
+		if (prlimit(t->payload, (enum __rlimit_resource)r, NULL, &t->rl[r]) < 0)
+			return error_set(err, errno, "read its payload's rlimit %d", r);
+	return 0;
+}
+
+int exec_target_ns_flag(enum ns_kind k)
+{
+	return ns_kinds[k].flag;
+}
+
+const char *exec_target_ns_name(enum ns_kind k)
+{
+	return ns_kinds[k].name;
+}
+
+int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
+{
+	exec_target_close(t);
+	t->monitor = monitor;
+	if (find_payload(t, dir_fd, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
+	    read_rlimits(t, err) < 0)
+		return -1;
+	/* the monitor's cgroups and the payload's rlimits were read by pid: still theirs */
+	if (!pidfd_alive(t->pidfd[0]) || !pidfd_alive(t->pidfd[2]))
+		return error_set(err, 0, "it stopped meanwhile");
+	return 0;
+}

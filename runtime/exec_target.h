@@ -1,0 +1,56 @@
+/* exec_target.h - the running payload of a service that `nsrun exec` joins
+ * (exec_join.h): found through its monitor with pidfds, its namespaces opened and
+ * checked to be the container's, the cgroups the run made for it, its rlimits. */
+#ifndef NSRUN_EXEC_TARGET_H
+#define NSRUN_EXEC_TARGET_H
+
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define EXEC_MAX_CGROUPS 16
+
+enum ns_kind { NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, NS__COUNT };
+
+/* The service's payload and what is joined of it, all opened before the fork. */
+struct exec_target {
+	pid_t monitor, init, payload;   /* host pids (our pid namespace's numbers) */
+	int pidfd[3];                   /* of the monitor, init, the payload */
+	int proc_fd;                    /* /proc/PAYLOAD */
+	int userns_outer;               /* the container's user namespace (init's) */
+	int userns_payload;             /* the payload's own, a child of it */
+	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
+	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
+	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */
+	size_t n_cgroups;
+	struct rlimit rl[RLIM_NLIMITS]; /* the payload's */
+};
+
+/* setns(2)'s nstype of namespace kind k, and its name in /proc/PID/ns. */
+int exec_target_ns_flag(enum ns_kind k);
+const char *exec_target_ns_name(enum ns_kind k);
+
+/* Fills t for the service whose state directory is dir_fd and whose monitor (from
+ * state.json) is monitor: the monitor must hold the lock of dir_fd; the
+ * container's init is its child one pid namespace below (pid 1 there), the
+ * payload init's child with the smallest number; each is held by a pidfd before
+ * its parent is checked, and all are alive at the end, so a pid reused meanwhile
+ * is never taken.  The payload's user namespace must be a child of the
+ * container's, a child of ours (the full tier), and its mount, pid, net, ipc,
+ * uts and cgroup namespaces owned by the container's (ioctl_ns(2)).  The
+ * cgroups are those where the payload's differs from its monitor's
+ * (/proc/PID/cgroup), their cgroup.procs found through our mountinfo.  The
+ * rlimits are read with prlimit(2).  Returns 0, or -1 with err (errnum 0 for a
+ * service that is not running, not of isolation full, or not as nsrun made it).
+ * t (exec_target_init'ed) is released by exec_target_close in either case. */
+int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err);
+
+/* An empty t: nothing held. */
+void exec_target_init(struct exec_target *t);
+
+/* Closes and frees what t holds; idempotent. */
+void exec_target_close(struct exec_target *t);
+
+#endif
