@@ -54,8 +54,7 @@ static int cloexec_all_fds(void)
 	return 0;
 }
 
-/* Candidate paths for argv[0]: itself when it has a '/', else each PATH entry. */
-static size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max)
+size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max)
 {
 	size_t n = 0;
 	const char *p = path_env;
@@ -79,7 +78,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
 		  struct timing *timing, int report_fd)
 {
-	static char cand[32][PATH_MAX];
+	static char cand[EXEC_CANDIDATES_MAX][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
 	size_t n;
@@ -145,7 +144,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		fail(report_fd, &err, 125);
 	}
 	cloexec_all_fds();
-	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, 32);
+	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
 	if (caps_clear_and_nnp(&err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_PRIVS);
