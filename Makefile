@@ -349,7 +349,8 @@ install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
-	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
+	for f in rootfs-tools/lib/nsrun-image-*.sh; do \
+		install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/lib/nsrun/$${f##*/} || exit 1; done
 	@if [ "$(APPARMOR)" = yes ]; then \
 		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
 		install -d $(DESTDIR)$(APPARMOR_DIR) && \
