@@ -314,7 +314,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh bench/*.sh
+	shellcheck -x rootfs-tools/nsrun-image rootfs-tools/lib/*.sh .ci/run tests/vm/*.sh bench/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # (variables used by the other parts of the tool)
 # nsrun-image-build.sh - the build subcommand: a Debian rootfs bootstrapped with
 # mmdebstrap, slimmed, and the mount points the runtime needs (also used by pull).
 # (sourced by nsrun-image, which defines PROG, the constants, die, warn, info
@@ -97,7 +97,7 @@ finalize_rootfs() {  # CMD ROOTFS KIND (run in a subshell: it changes directory)
 	local cmd=$1 kind=$3
 	# shellcheck disable=SC2016 # expanded when the trap runs
 	trap 'printf "%s: %s: post-processing the rootfs failed (line %s)\n" "$PROG" "$cmd" "$LINENO" >&2' ERR
-	cd "$2"
+	cd "$2" || exit
 	# Directories the owner cannot list or write (a layer may ship them) would
 	# stop find below and the deletion of the image later. Pre-order, one by
 	# one, so that find can descend after the chmod.
@@ -218,6 +218,7 @@ cmd_build() {
 	local mmdebstrap=${NSRUN_IMAGE_MMDEBSTRAP:-mmdebstrap}
 	command -v "$mmdebstrap" >/dev/null ||
 		die "build \"$name\": mmdebstrap not found: install it (apt-get install mmdebstrap)"
+	find_nsrun build "$name"
 	local mode=root
 	if (($(id -u) != 0)); then
 		mode=unshare
@@ -295,19 +296,6 @@ cmd_build() {
 	finish_tree "$rootfs" 100000000 "$(size_bytes 1T)" >/dev/null ||
 		die "build \"$name\": cannot finish the rootfs (strip privileges, set modes): see the message above"
 
-	local exe=${interp[0]} found=
-	if [[ $exe == /* ]]; then
-		[[ -e $rootfs$exe || -L $rootfs$exe ]] && found=1
-	else
-		for p in usr/local/sbin usr/local/bin usr/sbin usr/bin sbin bin; do
-			if [[ -e $rootfs/$p/$exe || -L $rootfs/$p/$exe ]]; then
-				found=1
-				break
-			fi
-		done
-	fi
-	[[ -n $found ]] || warn "interpreter \"$exe\" not found in the image's PATH (missing --include?)"
-
 	local created
 	if [[ -n ${SOURCE_DATE_EPOCH:-} ]]; then
 		created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
@@ -327,6 +315,9 @@ cmd_build() {
 		printf '}\n'
 	} >"$BUILD_TMP/image.json"
 	chmod 0644 -- "$BUILD_TMP/image.json"
+	# what a run would refuse (an interpreter not in the image: a missing
+	# --include?) fails the build, in nsrun's words
+	check_image build "$name" "$BUILD_TMP"
 
 	chmod 0755 -- "$BUILD_TMP"
 	land_image build "$name" "$store" "$force"

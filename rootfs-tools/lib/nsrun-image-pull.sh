@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # (variables used by the other parts of the tool)
 # nsrun-image-pull.sh - the pull and import subcommands: an OCI or Docker image fetched
 # and unpacked in the sandbox of nsrun-image-confine.sh, its config turned into
 # image.json.
@@ -51,6 +51,53 @@ docker_repo() {  # REF
 blob_path() {  # LAYOUT DIGEST
 	[[ $2 =~ $DIGEST_RE ]] || die "pull: invalid digest \"$2\" in the OCI layout"
 	printf '%s/blobs/sha256/%s\n' "$1" "${2#sha256:}"
+}
+
+# Writes $BUILD_TMP/image.json from the image's configuration (jq arguments
+# in IMAGE_JSON_ARGS) with the interpreter INTERP...: the image's env (PATH
+# added if it has none, PYTHONDONTWRITEBYTECODE for a python interpreter,
+# --env entries replacing the image's of the same key), its WorkingDir (not
+# absolute: "/"), entrypoint, cmd, user, and the source. Nothing is judged
+# here: nsrun image check does that (check_image).
+IMAGE_JSON_ARGS=()
+write_oci_image_json() {  # CMD NAME INTERP...
+	local cmd=$1 name=$2
+	shift 2
+	# lists travel as NUL-separated files, not arguments: an image's Env
+	# value may be longer than one argument may hold
+	printf '%s\0' "$@" >"$BUILD_TMP/interp"
+	jq -n '
+		def list: split("\u0000") | map(select(. != ""));
+		def setenv($kv): ($kv | split("=")[0] + "=") as $k
+			| map(select((type == "string" and startswith($k)) | not)) + [$kv];
+		($cfg[0].config // {}) as $c
+		| ($interp | list) as $interp
+		| ($c.Env // []) as $env0
+		| (if ($env0 | type) != "array" then $env0
+		   else
+			(if any($env0[]; type == "string" and startswith("PATH=")) then $env0
+			 else ["PATH=" + $defpath] + $env0 end) as $env1
+			| (if ($interp | length) > 0 and ($interp[0] | split("/") | last | startswith("python"))
+				and (any($env1[]; type == "string" and startswith("PYTHONDONTWRITEBYTECODE=")) | not)
+			   then $env1 + ["PYTHONDONTWRITEBYTECODE=1"] else $env1 end) as $env2
+			| reduce ($envadd | list)[] as $kv ($env2; setenv($kv))
+		   end) as $env
+		| {
+			schema: $schema,
+			name: $name,
+			interpreter: $interp,
+			env: $env,
+			workdir: (if ($c.WorkingDir | type) == "string" and ($c.WorkingDir | startswith("/"))
+				then $c.WorkingDir else "/" end),
+			entrypoint: ([($c.Entrypoint // [])[] | strings]),
+			cmd: ([($c.Cmd // [])[] | strings]),
+			user: (if ($c.User | type) == "string" then $c.User else "" end),
+			source: {type: "oci", ref: $ref, digest: $digest, manifest: $manifest},
+			created: $created
+		}' "${IMAGE_JSON_ARGS[@]}" --rawfile interp "$BUILD_TMP/interp" \
+		>"$BUILD_TMP/image.json" || die "$cmd \"$name\": cannot write image.json"
+	chmod 0644 -- "$BUILD_TMP/image.json"
+	rm -f -- "$BUILD_TMP/interp"
 }
 
 cmd_pull() {  # CMD ARGS... (CMD is pull or import)
@@ -137,6 +184,7 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	done
 	command -v bsdtar >/dev/null ||
 		die "$cmd \"$name\": bsdtar not found: install it (apt-get install libarchive-tools)"
+	find_nsrun "$cmd" "$name"
 
 	local store dest
 	store=$(store_dir "$cmd" "$store_opt")
@@ -219,25 +267,34 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	finish_or_die "$cmd" "$name" "$rootfs"
 	(finalize_rootfs "$cmd" "$rootfs" oci)
 
-	# What the runtime would refuse, refused here (JQ_RULES): a bad working
-	# directory fails the import; environment entries it cannot pass are
-	# dropped with a warning.
-	local wd_error first path w
-	wd_error=$(jq -r "$JQ_RULES"' .config.WorkingDir | workdir_error' -- "$config") ||
-		die "$cmd \"$name\": cannot read the image configuration"
-	[[ -z $wd_error ]] ||
-		die "$cmd \"$name\": the image's WorkingDir $(jq -r "$JQ_RULES"' .config.WorkingDir | tostring | clean | @json' -- "$config") $wd_error: nsrun would refuse it"
-	while IFS= read -r w; do
-		[[ -n $w ]] || continue
-		warn "ignoring the image's environment entry $w: not KEY=VALUE of at most $ENV_ENTRY_MAX bytes without control characters"
-	done <<<"$(jq -r "$JQ_RULES"' (.config.Env // [])[] | select(env_ok | not) | tostring | clean | @json' -- "$config")"
-	path=$(jq -r "$JQ_RULES"' [(.config.Env // [])[] | select(env_ok) | select(startswith("PATH=")) | .[5:]] | last // ""' -- "$config")
-	[[ -n $path ]] || path=$DEFAULT_PATH
+	cp -- "$config" "$BUILD_TMP/config.json" || die "$cmd \"$name\": cannot read the image configuration"
+	config=$BUILD_TMP/config.json
+	mv -T -- "$rootfs" "$BUILD_TMP/rootfs" || die "$cmd \"$name\": cannot move the rootfs into place"
+	remove_tree "$work" || die "$cmd \"$name\": cannot remove the OCI layout in $work"
+	rm -f -- "$BUILD_TMP/manifest" "$log" "$BUILD_TMP/intake.log"
 
-	# Interpreter for FILE mode: --interpreter, else guessed, preferring the
-	# program the image's entrypoint/cmd starts.
-	local guess=() c
-	if ((${#interp[@]} == 0)); then
+	# image.json, checked by the runtime itself (nsrun image check): what a
+	# run would refuse (a working directory, an environment entry, an
+	# interpreter not in the image) fails the import, in nsrun's words.
+	local created
+	if [[ -n ${SOURCE_DATE_EPOCH:-} ]]; then
+		created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+	else
+		created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	fi
+	printf '%s\0' "${env_add[@]}" >"$BUILD_TMP/env-add"
+	IMAGE_JSON_ARGS=(--argjson schema "$SCHEMA" --arg name "$name" --arg ref "$ref" --arg digest "$digest"
+		--arg manifest "$mdigest" --arg created "$created" --arg defpath "$DEFAULT_PATH"
+		--slurpfile cfg "$config" --rawfile envadd "$BUILD_TMP/env-add")
+	if ((${#interp[@]})); then
+		write_oci_image_json "$cmd" "$name" "${interp[@]}"
+		check_image "$cmd" "$name" "$BUILD_TMP"
+	else
+		# no --interpreter: the first of GUESS_INTERPRETERS the runtime finds,
+		# preferring the program the image's entrypoint/cmd starts
+		write_oci_image_json "$cmd" "$name"
+		check_image "$cmd" "$name" "$BUILD_TMP"
+		local guess=() c first
 		first=$(jq -r '((.config.Entrypoint // []) + (.config.Cmd // []))[0] // "" | strings' -- "$config")
 		first=${first##*/}
 		for c in "${GUESS_INTERPRETERS[@]}"; do
@@ -245,63 +302,18 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		done
 		guess+=("${GUESS_INTERPRETERS[@]}")
 		for c in "${guess[@]}"; do
-			if in_image_path "$rootfs" "$path" "$c"; then
+			write_oci_image_json "$cmd" "$name" "$c"
+			if check_image "$cmd" "$name" "$BUILD_TMP" quiet; then
 				interp=("$c")
 				break
 			fi
 		done
-		((${#interp[@]})) ||
+		if ! ((${#interp[@]})); then
 			warn "no interpreter (${GUESS_INTERPRETERS[*]}) on the image's PATH: FILE mode needs --interpreter; -- CMD works"
-	elif [[ ${interp[0]} == /* ]]; then
-		if ! resolve_in_rootfs "$rootfs" "${interp[0]}" || [[ ! -f $RESOLVED ]]; then
-			warn "interpreter \"${interp[0]}\" not found in the image"
+			write_oci_image_json "$cmd" "$name"
 		fi
-	else
-		in_image_path "$rootfs" "$path" "${interp[0]}" ||
-			warn "interpreter \"${interp[0]}\" not found on the image's PATH (${path//[[:cntrl:]]/?})"
 	fi
-
-	local created
-	if [[ -n ${SOURCE_DATE_EPOCH:-} ]]; then
-		created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
-	else
-		created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-	fi
-	# Lists travel as NUL-separated files, not arguments: an image's Env value
-	# may be up to 128 KiB, more than one argument may hold.
-	printf '%s\0' "${interp[@]}" >"$BUILD_TMP/interp"
-	printf '%s\0' "${env_add[@]}" >"$BUILD_TMP/env-add"
-	jq -n "$JQ_RULES"'
-		def list: split("\u0000") | map(select(. != ""));
-		def setenv($kv): ($kv | split("=")[0]) as $k | map(select(split("=")[0] != $k)) + [$kv];
-		($cfg[0].config // {}) as $c
-		| ($interp | list) as $interp
-		| ([($c.Env // [])[] | select(env_ok)]) as $env0
-		| (if any($env0[]; startswith("PATH=")) then $env0 else ["PATH=" + $defpath] + $env0 end) as $env1
-		| (if ($interp | length) > 0 and ($interp[0] | split("/") | last | startswith("python"))
-			and (any($env1[]; startswith("PYTHONDONTWRITEBYTECODE=")) | not)
-		   then $env1 + ["PYTHONDONTWRITEBYTECODE=1"] else $env1 end) as $env2
-		| (reduce ($envadd | list)[] as $kv ($env2; setenv($kv))) as $env
-		| {
-			schema: $schema,
-			name: $name,
-			interpreter: $interp,
-			env: $env,
-			workdir: (if ($c.WorkingDir | type) == "string" and ($c.WorkingDir | startswith("/"))
-				then $c.WorkingDir else "/" end),
-			entrypoint: ([($c.Entrypoint // [])[] | strings]),
-			cmd: ([($c.Cmd // [])[] | strings]),
-			user: (if ($c.User | type) == "string" then $c.User else "" end),
-			source: {type: "oci", ref: $ref, digest: $digest, manifest: $manifest},
-			created: $created
-		}' --argjson schema "$SCHEMA" --arg name "$name" --arg ref "$ref" --arg digest "$digest" \
-		--arg manifest "$mdigest" --arg created "$created" --arg defpath "$DEFAULT_PATH" \
-		--slurpfile cfg "$config" --rawfile interp "$BUILD_TMP/interp" --rawfile envadd "$BUILD_TMP/env-add" \
-		>"$BUILD_TMP/image.json" || die "$cmd \"$name\": cannot write image.json"
-	chmod 0644 -- "$BUILD_TMP/image.json"
-	mv -T -- "$rootfs" "$BUILD_TMP/rootfs" || die "$cmd \"$name\": cannot move the rootfs into place"
-	remove_tree "$work" || die "$cmd \"$name\": cannot remove the OCI layout in $work"
-	rm -f -- "$BUILD_TMP/manifest" "$BUILD_TMP/interp" "$BUILD_TMP/env-add" "$log" "$BUILD_TMP/intake.log"
+	rm -f -- "$BUILD_TMP/env-add" "$config"
 
 	chmod 0755 -- "$BUILD_TMP"
 	land_image "$cmd" "$name" "$store" "$force"

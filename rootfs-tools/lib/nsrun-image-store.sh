@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # (variables used by the other parts of the tool)
 # nsrun-image-store.sh - the image store: where it is, the name lock, landing a finished
 # tree, deleting old ones; the list, inspect and rm subcommands.
 # (sourced by nsrun-image, which defines PROG, the constants, die, warn, info
@@ -76,6 +76,54 @@ remove_stale() {  # STORE NAME
 
 
 # ---------------------------------------------------------------- landing --
+
+# The nsrun whose rules an image must pass before it lands: $NSRUN, else
+# ../build/nsrun beside this tool in a checkout, else nsrun beside it once
+# installed, else nsrun on PATH. Sets NSRUN_BIN, or dies saying how to point
+# at one.
+NSRUN_BIN=
+find_nsrun() {  # CMD NAME
+	local c cands=()
+	if [[ -n ${NSRUN:-} ]]; then
+		[[ -f $NSRUN && -x $NSRUN ]] ||
+			die "$1 \"$2\": NSRUN=$NSRUN is not an executable file: point NSRUN at nsrun (build/nsrun in a checkout)"
+		cands=("$NSRUN")
+	else
+		cands=("$TOOL_DIR/../build/nsrun" "$TOOL_DIR/nsrun")
+		c=$(command -v nsrun 2>/dev/null) && cands+=("$c")
+	fi
+	for c in "${cands[@]}"; do
+		[[ -f $c && -x $c ]] || continue
+		if "$c" image check --help >/dev/null 2>&1; then
+			NSRUN_BIN=$c
+			return 0
+		fi
+		[[ -z ${NSRUN:-} ]] ||
+			die "$1 \"$2\": $NSRUN has no \"image check\" (an older nsrun?): point NSRUN at a current one"
+	done
+	die "$1 \"$2\": cannot find nsrun, whose checks an image must pass before it is stored: set NSRUN=/path/to/nsrun or put nsrun on PATH"
+}
+
+# Runs the runtime's own checks on the image directory DIR (nsrun image
+# check, the code a run uses): what a run would refuse is refused here, with
+# nsrun's message (control characters cleaned) and hint. With QUIET, only the
+# exit status says it.
+check_image() {  # CMD NAME DIR [QUIET]
+	local out rc=0 line msg='' hint=''
+	out=$("$NSRUN_BIN" image check "$3" 2>&1 >/dev/null) || rc=$?
+	((rc != 0)) || return 0
+	[[ -z ${4:-} ]] || return 1
+	while IFS= read -r line; do
+		line=${line//[^[:print:]]/?}
+		case $line in
+		'nsrun: hint: '*) hint=${line#nsrun: hint: } ;;
+		'nsrun: '*) [[ -n $msg ]] || msg=${line#nsrun: } ;;
+		esac
+	done <<<"$out"
+	printf '%s: %s\n' "$PROG" "$1 \"$2\": nsrun would refuse the image: ${msg:-nsrun image check failed (exit $rc)}" >&2
+	[[ -z $hint ]] || printf '%s: hint: %s\n' "$PROG" "$hint" >&2
+	exit 1
+}
 
 # Moves the finished $BUILD_TMP to STORE/NAME: the image is visible under its
 # name only when complete. An image it replaces is renamed aside first and

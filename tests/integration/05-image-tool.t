@@ -110,6 +110,8 @@ mkdir -p usr/bin usr/sbin usr/lib/locale/C.utf8 etc/security dev/pts root \
 ln -s usr/bin bin
 printf '#!/bin/sh\n' >usr/bin/python3
 chmod 0755 usr/bin/python3
+printf '#!/bin/sh\n' >usr/bin/sh
+chmod 0755 usr/bin/sh
 printf 'x\n' >usr/bin/su
 chmod 4755 usr/bin/su
 chmod 2775 var/mail
