@@ -148,8 +148,9 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-# the default image, `python` (Debian 12 with python3), built once and reused
-image: deps
+# the default image, `python` (Debian 12 with python3), built once and reused (after
+# nsrun: nsrun-image has it check the image before it lands)
+image: deps all
 	@if [ -f "$${NSRUN_IMAGES:-$${XDG_DATA_HOME:-$$HOME/.local/share}/nsrun/images}/python/image.json" ]; then \
 		echo "image python: already built"; \
 	else rootfs-tools/nsrun-image build python --include python3; fi
