@@ -47,7 +47,7 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
  * regular file anywhere looked; or the rootfs cannot be opened). */
 int image_find_interpreter(const struct nsrun_config *cfg, char *found, size_t len, struct nsrun_error *err);
 
-/* `nsrun image check [--json] DIR` (argv[0] is "image"): the checks of a run
+/* `nsrun image check [--json] [--name NAME] DIR` (argv[0] is "image"): the checks of a run
  * (image_load_dir, then image_find_interpreter if the image has an interpreter)
  * on the image directory DIR.  Prints the error as main does; --json also writes
  * {"image", "ok", and "interpreter", "interpreter_path", "workdir", "env" or

@@ -18,7 +18,7 @@
 
 #define GEN_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
-static const char usage[] = "usage: nsrun image check [--json] DIR";
+static const char usage[] = "usage: nsrun image check [--json] [--name NAME] DIR";
 
 static void gen_strv(yajl_gen g, const char *key, const struct strv *sv)
 {
@@ -102,6 +102,7 @@ int image_check_main(int argc, char **argv, FILE *out)
 	struct strv interp = { 0 };
 	_cleanup_free_ char *dir = NULL;
 	char found[PATH_MAX] = "";
+	const char *name = NULL;
 	bool json = false;
 	int rc;
 
@@ -112,10 +113,13 @@ int image_check_main(int argc, char **argv, FILE *out)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc && !name) {
+			name = argv[++i];
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			printf("%s\n\nExits 0 if a run would accept the image directory DIR (DIR/rootfs and "
 			       "DIR/image.json), else 125\nwith the error a run would print.  --json: the verdict "
-			       "as a JSON object on stdout.\n", usage);
+			       "as a JSON object on stdout.\n--name NAME: the image's name in messages (default: "
+			       "DIR's last component).\n", usage);
 			return 0;
 		} else if (!dir && argv[i][0] && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
 			if (!(dir = strdup(argv[i])))
@@ -137,8 +141,11 @@ int image_check_main(int argc, char **argv, FILE *out)
 		return 125;
 	}
 	cfg.mode = NSRUN_MODE_COMMAND;
-	/* a run's messages name the image by its directory's name */
-	cfg.image = strdup(strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
+	/* a run's messages name the image by its directory's name (nsrun-image,
+	 * checking a temporary directory, gives the name it will have) */
+	if (!name)
+		name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	cfg.image = strdup(name);
 	if (!cfg.image)
 		rc = error_set(&err, ENOMEM, "image");
 	else

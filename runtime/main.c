@@ -91,7 +91,7 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
-	"  nsrun image check [--json] DIR                  refuse an image directory a run would refuse\n"
+	"  nsrun image check [--json] [--name NAME] DIR    what a run would refuse in an image directory\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"

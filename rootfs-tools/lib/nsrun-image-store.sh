@@ -110,7 +110,7 @@ find_nsrun() {  # CMD NAME
 # exit status says it.
 check_image() {  # CMD NAME DIR [QUIET]
 	local out rc=0 line msg='' hint=''
-	out=$("$NSRUN_BIN" image check "$3" 2>&1 >/dev/null) || rc=$?
+	out=$("$NSRUN_BIN" image check --name "$2" "$3" 2>&1 >/dev/null) || rc=$?
 	((rc != 0)) || return 0
 	[[ -z ${4:-} ]] || return 1
 	while IFS= read -r line; do
