@@ -55,7 +55,7 @@ run_nsrun image check --json "$S/good"
 assert_eq "... --json: ok, the interpreter found and the workdir" 'true /bin/hello /work' \
 	"$(jq -r '"\(.ok) \(.interpreter_path) \(.workdir)"' <<<"$OUT")"
 NSRUN_IMAGES=$S run_nsrun --image good "$T/prog.txt"
-assert_eq "... and a FILE-mode run of it works" "0 from the file" "$RC $OUT"
+assert_match "... and a FILE-mode run of it works" "^0 read: ok /work/prog.txt 14 bytes: from the file" "$RC $OUT"
 
 # ---------------------------------------------------------------- working directory
 mkimg wd-dotdot '{"interpreter": ["/bin/hello", "read"], "workdir": "/a/../etc"}'
@@ -92,7 +92,7 @@ ln -s ../../../../../../../../../../bin/hello "$S/link-in/rootfs/bin/ok"
 run_nsrun image check "$S/link-in"
 assert_eq "control: a link climbing past the root to the image's own program passes" "0 " "$RC $ERR"
 NSRUN_IMAGES=$S run_nsrun --image link-in "$T/prog.txt"
-assert_eq "... and runs, as the check said" "0 from the file" "$RC $OUT"
+assert_match "... and runs, as the check said" "^0 read: ok /work/prog.txt 14 bytes: from the file" "$RC $OUT"
 
 # ---------------------------------------------------------------- absurd JSON
 mkimg deep '{}'
