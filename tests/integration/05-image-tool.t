@@ -321,11 +321,18 @@ else
 	check "a tool with no nsrun beside it, in a checkout or on PATH: one line saying how to point at one" \
 		eval '[[ $rc -eq 1 && $err == "nsrun-image: build \"alone\": cannot find nsrun"*"set NSRUN=/path/to/nsrun or put nsrun on PATH" && $(wc -l <<<"$err") -eq 1 ]]'
 fi
+# installed: nsrun beside nsrun-image (PREFIX/bin), the libraries in PREFIX/lib/nsrun
+nsrun_bin=${NSRUN:-$tools/../build/nsrun}
+mkdir -p "$T/prefix/bin" "$T/prefix/lib/nsrun"
+cp "$tools/nsrun-image" "$nsrun_bin" "$T/prefix/bin/" && cp "$tools"/lib/*.sh "$T/prefix/lib/nsrun/"
+[[ ${nsrun_bin##*/} == nsrun ]] || mv "$T/prefix/bin/${nsrun_bin##*/}" "$T/prefix/bin/nsrun"
+run env -u NSRUN PATH=/usr/bin:/bin NSRUN_IMAGE_MMDEBSTRAP="$FAKE" "$T/prefix/bin/nsrun-image" build beside --store "$STORE" --quiet
+check "an installed tool uses the nsrun beside it" eval '[[ $rc -eq 0 && -z $err ]]'
 check "... leaving nothing" eval '[[ ! -e $STORE/alone && ! -e $STORE/nonsrun ]] && ! compgen -G "$STORE/.alone.*" >/dev/null'
 
 run "$TOOL" list --store "$STORE"
 check "list shows built images" \
-	eval '[[ $(printf "%s\n" "$out" | awk "{print \$1}" | tr "\n" " ") == "alpha ${found}py sh " ]]'
+	eval '[[ $(printf "%s\n" "$out" | awk "{print \$1}" | tr "\n" " ") == "alpha beside ${found}py sh " ]]'
 
 printf '1..%d\n' "$n"
 if ((failed)); then
