@@ -148,8 +148,9 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-# the default image, `python` (Debian 12 with python3), built once and reused
-image: deps
+# the default image, `python` (Debian 12 with python3), built once and reused (after
+# nsrun: nsrun-image has it check the image before it lands)
+image: deps all
 	@if [ -f "$${NSRUN_IMAGES:-$${XDG_DATA_HOME:-$$HOME/.local/share}/nsrun/images}/python/image.json" ]; then \
 		echo "image python: already built"; \
 	else rootfs-tools/nsrun-image build python --include python3; fi
@@ -314,7 +315,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image .ci/run tests/vm/*.sh bench/*.sh
+	shellcheck -x rootfs-tools/nsrun-image rootfs-tools/lib/*.sh .ci/run tests/vm/*.sh bench/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
@@ -349,7 +350,8 @@ install: all man
 	install -D -m 0755 $(BUILD)/nsrun $(DESTDIR)$(PREFIX)/bin/nsrun
 	install -D -m 0644 $(BUILD)/nsrun.1 $(DESTDIR)$(PREFIX)/share/man/man1/nsrun.1
 	install -D -m 0755 rootfs-tools/nsrun-image $(DESTDIR)$(PREFIX)/bin/nsrun-image
-	install -D -m 0644 rootfs-tools/lib/nsrun-image-confine.sh $(DESTDIR)$(PREFIX)/lib/nsrun/nsrun-image-confine.sh
+	for f in rootfs-tools/lib/nsrun-image-*.sh; do \
+		install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/lib/nsrun/$${f##*/} || exit 1; done
 	@if [ "$(APPARMOR)" = yes ]; then \
 		echo "install the AppArmor profile $(DESTDIR)$(APPARMOR_DIR)/nsrun for $(PREFIX)/bin/nsrun"; \
 		install -d $(DESTDIR)$(APPARMOR_DIR) && \

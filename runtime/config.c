@@ -32,6 +32,18 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	return 0;
 }
 
+int config_env_defaults(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	static const char *const defaults[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
+	};
+
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (strv_setenv(&cfg->process.env, defaults[i]) < 0)
+			return error_set(err, ENOMEM, "environment");
+	return 0;
+}
+
 char *config_container_path(const char *what, const char *path, struct nsrun_error *err)
 {
 	_cleanup_free_ char *out = NULL;

@@ -183,6 +183,10 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 /* Cross-field checks after the image is merged. Returns 0 or -1 with err. */
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err);
 
+/* Sets the environment every run starts from (PATH, HOME=/tmp, LANG=C.UTF-8),
+ * before the image's and -e's entries.  Returns 0 or -1 with err (ENOMEM). */
+int config_env_defaults(struct nsrun_config *cfg, struct nsrun_error *err);
+
 /* Normalises an absolute container path ("/a//b/./c/" -> "/a/b/c"); rejects "..".
  * Returns a malloc'd string, or NULL with err. */
 char *config_container_path(const char *what, const char *path, struct nsrun_error *err);

@@ -54,8 +54,7 @@ static int cloexec_all_fds(void)
 	return 0;
 }
 
-/* Candidate paths for argv[0]: itself when it has a '/', else each PATH entry. */
-static size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max)
+size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max)
 {
 	size_t n = 0;
 	const char *p = path_env;
@@ -143,7 +142,7 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
 		  struct timing *timing, int report_fd)
 {
-	static char cand[32][PATH_MAX];
+	static char cand[EXEC_CANDIDATES_MAX][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
 	size_t n;
@@ -154,7 +153,7 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 		fail(report_fd, &err, 125);
 	}
 	cloexec_all_fds();
-	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, 32);
+	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
 	if (caps_clear_and_nnp(&err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_PRIVS);

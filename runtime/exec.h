@@ -8,7 +8,19 @@
 #include "config.h"
 #include "error.h"
 
+#include <limits.h>
+#include <stddef.h>
+
 struct nsrun_seccomp;
+
+/* PATH entries the payload's exec tries (and the image check looks in). */
+#define EXEC_CANDIDATES_MAX 32
+
+/* The paths execve is tried on for the command cmd, as execvp(3) does: cmd itself
+ * when it holds a '/', else "DIR/cmd" for each entry DIR of path_env (an empty
+ * entry is "."; no PATH: /usr/local/bin:/usr/bin:/bin), at most max of them, into
+ * out.  Pure.  Returns how many. */
+size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max);
 struct timing;
 
 /* Never returns.  In order: default signal dispositions and mask, setsid (no

@@ -12,6 +12,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
+#include "exec.h"
 #include "image.h"
 #include "sys.h"
 #include "util.h"
@@ -103,10 +104,15 @@ static int json_strv(yajl_val root, const char *key, const char *file, struct st
 	return 0;
 }
 
-int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err)
+/* The one place of the rules image.json must follow (a run and `nsrun image check`
+ * both come here): depth, NUL, types, env entries execve can take, a workdir that
+ * is an absolute path without "..".  Merges env and workdir into cfg and hands the
+ * interpreter to *interp (the caller frees it).  Returns 0 or -1 with err. */
+static int merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct strv *interp,
+		      struct nsrun_error *err)
 {
 	_cleanup_yajl_ yajl_val root = NULL;
-	struct strv interp = { 0 }, env = { 0 };
+	struct strv env = { 0 };
 	char ebuf[256];
 	const char *wd_path[] = { "workdir", NULL };
 	yajl_val wd;
@@ -117,6 +123,10 @@ int image_merge_json(struct nsrun_config *cfg, const char *file, const char *tex
 	if ((off = json_scan_depth(text, len, JSON_MAX_DEPTH)) < len)
 		return error_set(err, 0, "image.json \"%s\": nested deeper than %d levels at offset %zu",
 				 file, JSON_MAX_DEPTH, off);
+	/* yajl's tree keeps no length: "A=1\u0000B=2" would pass as "A=1" */
+	if ((off = json_scan_nul(text, len)) < len)
+		return error_set(err, 0, "image.json \"%s\": a string holds a NUL character (\\u0000) at "
+				 "offset %zu: no argument, path or environment entry can", file, off);
 	root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	if (!root) {
 		char *nl = strchr(ebuf, '\n');
@@ -126,12 +136,23 @@ int image_merge_json(struct nsrun_config *cfg, const char *file, const char *tex
 	}
 	if (!YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "image.json \"%s\": must be a JSON object", file);
-	if (json_strv(root, "interpreter", file, &interp, err) < 0 ||
+	if (json_strv(root, "interpreter", file, interp, err) < 0 ||
 	    json_strv(root, "env", file, &env, err) < 0)
 		goto out;
+	for (size_t i = 0; i < interp->n; i++) {
+		if (!interp->v[i][0]) {
+			error_set(err, 0, "image.json \"%s\": interpreter[%zu] is an empty string", file, i);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < env.n; i++) {
 		if (!is_env_assignment(env.v[i])) {
 			error_set(err, 0, "image.json \"%s\": env[%zu] is not KEY=VALUE", file, i);
+			goto out;
+		}
+		if (strlen(env.v[i]) > ENV_ENTRY_MAX) {
+			error_set(err, 0, "image.json \"%s\": env[%zu] is longer than %d bytes, which execve(2) "
+				  "refuses", file, i, ENV_ENTRY_MAX);
 			goto out;
 		}
 		if (strv_setenv(&cfg->process.env, env.v[i]) < 0) {
@@ -144,54 +165,96 @@ int image_merge_json(struct nsrun_config *cfg, const char *file, const char *tex
 		error_set(err, 0, "image.json \"%s\": \"workdir\" must be a string", file);
 		goto out;
 	}
-	if (!cfg->process.cwd && wd && YAJL_GET_STRING(wd)[0]) {
-		cfg->process.cwd = config_container_path("image workdir", YAJL_GET_STRING(wd), err);
-		if (!cfg->process.cwd)
+	if (wd && YAJL_GET_STRING(wd)[0]) {
+		/* checked even when -w wins: the image is wrong either way */
+		char *cwd = config_container_path("image workdir", YAJL_GET_STRING(wd), err);
+		if (!cwd)
 			goto out;
+		if (cfg->process.cwd)
+			free(cwd);
+		else
+			cfg->process.cwd = cwd;
 	}
-	if (cfg->mode != NSRUN_MODE_COMMAND) {
-		struct strv argv = { 0 };
-		if (interp.n == 0) {
-			error_set(err, 0, "image \"%s\" has no interpreter: use -- CMD", cfg->image);
-			goto out;
-		}
-		for (size_t i = 0; i < interp.n; i++)
-			if (strv_push(&argv, interp.v[i]) < 0)
-				goto oom;
-		for (size_t i = 0; i < cfg->process.args.n; i++)
-			if (strv_push(&argv, cfg->process.args.v[i]) < 0)
-				goto oom;
-		strv_free(&cfg->process.args);
-		cfg->process.args = argv;
-		goto ok;
-oom:
-		strv_free(&argv);
-		error_set(err, ENOMEM, "image interpreter");
-		goto out;
-	}
-ok:
 	rc = 0;
 out:
-	strv_free(&interp);
 	strv_free(&env);
 	return rc;
+}
+
+/* FILE and STDIN modes: the argv becomes the interpreter's, then the user's. */
+static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *interp, struct nsrun_error *err)
+{
+	struct strv argv = { 0 };
+
+	if (cfg->mode == NSRUN_MODE_COMMAND)
+		return 0;
+	if (interp->n == 0)
+		return error_set(err, 0, "image \"%s\" has no interpreter: use -- CMD", cfg->image);
+	for (size_t i = 0; i < interp->n; i++)
+		if (strv_push(&argv, interp->v[i]) < 0)
+			goto oom;
+	for (size_t i = 0; i < cfg->process.args.n; i++)
+		if (strv_push(&argv, cfg->process.args.v[i]) < 0)
+			goto oom;
+	strv_free(&cfg->process.args);
+	cfg->process.args = argv;
+	return 0;
+oom:
+	strv_free(&argv);
+	return error_set(err, ENOMEM, "image interpreter");
+}
+
+int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err)
+{
+	struct strv interp = { 0 };
+	int rc = merge_json(cfg, file, text, &interp, err);
+
+	if (rc == 0)
+		rc = prepend_interpreter(cfg, &interp, err);
+	strv_free(&interp);
+	return rc;
+}
+
+int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *interp, struct nsrun_error *err)
+{
+	_cleanup_free_ char *json = NULL;
+	_cleanup_free_ char *rootfs = NULL;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *dir_copy = strdup(dir);
+	struct strv own = { 0 };
+	struct stat st;
+	int rc;
+
+	if (!dir_copy || asprintf(&json, "%s/image.json", dir) < 0 || asprintf(&rootfs, "%s/rootfs", dir) < 0)
+		return error_set(err, ENOMEM, "image");
+	if (stat(rootfs, &st) < 0)
+		return error_set(err, errno, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(err, ENOTDIR, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
+	if (read_file(json, IMAGE_JSON_MAX, &text, NULL) < 0)
+		return error_set(err, errno, "read image.json \"%s\"", json);
+	rc = merge_json(cfg, json, text, interp ? interp : &own, err);
+	if (rc == 0 && !interp)
+		rc = prepend_interpreter(cfg, &own, err);
+	strv_free(&own);
+	if (rc < 0)
+		return -1;
+	cfg->image_dir = steal_ptr(&dir_copy);
+	cfg->rootfs = steal_ptr(&rootfs);
+	return 0;
 }
 
 int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 {
 	_cleanup_free_ char *store = image_store_dir(err);
 	_cleanup_free_ char *dir = NULL;
-	_cleanup_free_ char *json = NULL;
-	_cleanup_free_ char *rootfs = NULL;
-	_cleanup_free_ char *text = NULL;
 	struct stat st;
 
 	if (!store)
 		return -1;
 	if (!is_valid_image_name(cfg->image))
 		return error_set(err, 0, "--image: \"%s\": not a valid image name", cfg->image);
-	if (asprintf(&dir, "%s/%s", store, cfg->image) < 0 ||
-	    asprintf(&json, "%s/image.json", dir) < 0 || asprintf(&rootfs, "%s/rootfs", dir) < 0)
+	if (asprintf(&dir, "%s/%s", store, cfg->image) < 0)
 		return error_set(err, ENOMEM, "image");
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		char names[512];
@@ -199,17 +262,88 @@ int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, 0, "image \"%s\" not found in %s (images there: %s)", cfg->image,
 				 store, names[0] ? names : "none; build one with `make image`");
 	}
-	if (stat(rootfs, &st) < 0)
-		return error_set(err, errno, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
-	if (!S_ISDIR(st.st_mode))
-		return error_set(err, ENOTDIR, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
-	if (read_file(json, IMAGE_JSON_MAX, &text, NULL) < 0)
-		return error_set(err, errno, "read image.json \"%s\"", json);
-	if (image_merge_json(cfg, json, text, err) < 0)
-		return -1;
-	cfg->image_dir = steal_ptr(&dir);
-	cfg->rootfs = steal_ptr(&rootfs);
-	return 0;
+	return image_load_dir(cfg, dir, NULL, err);
+}
+
+/* Is p the container path dir or below it? */
+static bool path_is_under(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+/* Does a mount of the run (a volume, a --tmpfs, or nsrun's own /tmp, /dev,
+ * /proc) cover the container path p?  What is there then is not the image's. */
+static bool run_mount_covers(const struct nsrun_config *cfg, const char *p)
+{
+	static const char *const own[] = { "/tmp", "/dev", "/proc" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (path_is_under(p, own[i]))
+			return true;
+	for (size_t i = 0; i < cfg->n_mounts; i++)
+		if (path_is_under(p, cfg->mounts[i].destination))
+			return true;
+	for (size_t i = 0; i < cfg->n_tmpfs; i++)
+		if (path_is_under(p, cfg->tmpfs[i].destination))
+			return true;
+	return false;
+}
+
+int image_find_interpreter(const struct nsrun_config *cfg, char *found, size_t len, struct nsrun_error *err)
+{
+	_cleanup_close_ int root = -1;
+	_cleanup_free_ char (*cand)[PATH_MAX] = NULL;
+	const char *cmd = cfg->process.args.v[0];
+	const char *path_env = strv_getenv(&cfg->process.env, "PATH");
+	size_t n;
+	int saved = ENOENT;
+
+	root = open(cfg->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return error_set(err, errno, "image \"%s\": rootfs \"%s\"", cfg->image, cfg->rootfs);
+	cand = calloc(EXEC_CANDIDATES_MAX, sizeof(*cand));
+	if (!cand)
+		return error_set(err, ENOMEM, "image interpreter");
+	n = exec_candidates(cmd, path_env, cand, EXEC_CANDIDATES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		char p[PATH_MAX];
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		/* a relative PATH entry is looked up from the working directory, as exec does */
+		if (snprintf(p, sizeof(p), "%s%s%s", cand[i][0] == '/' ? "" : cfg->process.cwd,
+			     cand[i][0] == '/' ? "" : "/", cand[i]) >= (int)sizeof(p))
+			continue;
+		if (run_mount_covers(cfg, p)) {
+			snprintf(found, len, "%s", p);
+			return 0;
+		}
+		/* links resolve inside the image, as they will in the container */
+		fd = open_in_root(root, p, O_PATH);
+		if (fd < 0) {
+			if (errno != ENOENT && errno != ENOTDIR)
+				saved = errno;
+			continue;
+		}
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+			snprintf(found, len, "%s", p);
+			return 0;
+		}
+		saved = EACCES;
+	}
+	if (strchr(cmd, '/'))
+		error_set(err, 0, "image \"%s\": interpreter \"%s\" is not an executable file inside the image (%s)",
+			  cfg->image, cmd, strerror(saved));
+	else
+		error_set(err, 0, "image \"%s\": interpreter \"%s\" is not an executable file on the image's "
+			  "PATH (%zu directories looked in, inside the image)", cfg->image, cmd, n);
+	err->hint = "the image's symbolic links are followed inside the image only, as in the container; "
+		    "set the interpreter with nsrun-image --interpreter, or run a command with -- CMD";
+	return -1;
 }
 
 int image_list(FILE *out, struct nsrun_error *err)

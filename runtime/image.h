@@ -26,6 +26,34 @@ int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err);
  * as image_resolve does.  Returns 0 or -1 with err. */
 int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err);
 
+/* What image_resolve does once the image's directory dir is found: checks
+ * dir/rootfs is a directory, reads dir/image.json and merges it into cfg (the
+ * rules: depth, no NUL, types, env entries KEY=VALUE execve takes, workdir an
+ * absolute path without ".."; the one place they are, for runs and `nsrun image
+ * check` alike).  interp NULL: a run, the interpreter is prepended in FILE and
+ * STDIN modes; else the interpreter is handed to *interp (caller frees) and
+ * cfg->process.args is left alone.  Sets cfg->image_dir and cfg->rootfs.
+ * Returns 0 or -1 with err. */
+int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *interp, struct nsrun_error *err);
+
+/* Finds the command cfg->process.args.v[0] (an image's interpreter) inside
+ * cfg->rootfs as the payload's exec will (exec_candidates: the PATH of
+ * cfg->process.env, at most EXEC_CANDIDATES_MAX entries, relative ones from
+ * cfg->process.cwd), resolving every symlink inside the rootfs (open_in_root,
+ * openat2(2) RESOLVE_IN_ROOT: at most 40 links a lookup), never on the host.  A
+ * path under a mount of the run (volume, --tmpfs, /tmp, /dev, /proc) counts as
+ * found: the image does not decide what is there.  found (len bytes) gets the
+ * container path.  Returns 0, or -1 with err (errnum 0: not an executable
+ * regular file anywhere looked; or the rootfs cannot be opened). */
+int image_find_interpreter(const struct nsrun_config *cfg, char *found, size_t len, struct nsrun_error *err);
+
+/* `nsrun image check [--json] [--name NAME] DIR` (argv[0] is "image"): the checks of a run
+ * (image_load_dir, then image_find_interpreter if the image has an interpreter)
+ * on the image directory DIR.  Prints the error as main does; --json also writes
+ * {"image", "ok", and "interpreter", "interpreter_path", "workdir", "env" or
+ * "error", "hint"} to out.  Returns the exit status: 0, or 125. */
+int image_check_main(int argc, char **argv, FILE *out);
+
 /* Prints one line per image of the store ("NAME<TAB>INTERPRETER") to out.
  * Returns the number of images, or -1 with err. */
 int image_list(FILE *out, struct nsrun_error *err);

@@ -92,6 +92,7 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
+	"  nsrun image check [--json] [--name NAME] DIR    what a run would refuse in an image directory\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
@@ -444,19 +445,6 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 
 #ifndef NSRUN_CLI_ONLY /* the fuzzer and the unit test take only the parser above */
 
-/* Defaults, then the image's, then -e: later ones win. */
-static int build_env(struct nsrun_config *cfg, struct nsrun_error *err)
-{
-	static const char *const defaults[] = {
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "LANG=C.UTF-8",
-	};
-
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (strv_setenv(&cfg->process.env, defaults[i]) < 0)
-			return error_set(err, ENOMEM, "environment");
-	return 0;
-}
-
 /* --network pasta: names resolve as on the host (as docker copies the host's
  * resolv.conf), unless a volume already gives /etc/resolv.conf. */
 static int add_resolv_conf(struct nsrun_config *cfg, struct nsrun_error *err)
@@ -475,7 +463,8 @@ static int add_resolv_conf(struct nsrun_config *cfg, struct nsrun_error *err)
 
 static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 {
-	if (build_env(cfg, err) < 0)
+	/* defaults, then the image's, then -e: later ones win */
+	if (config_env_defaults(cfg, err) < 0)
 		return -1;
 	if (cfg->image && cfg->rootfs)
 		return error_set(err, 0, "--image and --rootfs: give one of them");
@@ -499,7 +488,17 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 		return -1;
 	if (!cfg->process.cwd)
 		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
-	return cfg->process.cwd ? 0 : error_set(err, ENOMEM, "workdir");
+	if (!cfg->process.cwd)
+		return error_set(err, ENOMEM, "workdir");
+	/* the image's interpreter, where the image is the payload's root (not in the
+	 * minimal tier unprivileged: the host's tree): refused here, before anything
+	 * is made, with the words of `nsrun image check` */
+	if (cfg->image && cfg->mode != NSRUN_MODE_COMMAND &&
+	    (cfg->isolation != NSRUN_ISOLATION_MINIMAL || geteuid() == 0)) {
+		char found[PATH_MAX];
+		return image_find_interpreter(cfg, found, sizeof(found), err);
+	}
+	return 0;
 }
 
 static void debug_dump(const struct nsrun_config *cfg)
@@ -687,6 +686,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		timing_free(timing);
 		return exec_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "image") == 0) {
+		timing_free(timing);
+		return image_check_main(argc - 1, argv + 1, stdout);
 	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {

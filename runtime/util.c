@@ -206,3 +206,21 @@ size_t json_scan_depth(const char *buf, size_t len, int max_depth)
 	}
 	return len;
 }
+
+size_t json_scan_nul(const char *buf, size_t len)
+{
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!in_str) {
+			in_str = buf[i] == '"';
+		} else if (buf[i] == '"') {
+			in_str = false;
+		} else if (buf[i] == '\\' && i + 1 < len) {
+			if (buf[i + 1] == 'u' && len - i >= 6 && memcmp(buf + i + 2, "0000", 4) == 0)
+				return i;
+			i++; /* the escaped character: \\ or \" does not end or start anything */
+		}
+	}
+	return len;
+}

@@ -52,4 +52,14 @@ bool is_env_assignment(const char *s);
  * validity: unbalanced or broken text is left to yajl's error. */
 size_t json_scan_depth(const char *buf, size_t len, int max_depth);
 
+/* Scans len bytes of JSON text for a "\u0000" escape inside a string (RFC 8259
+ * section 7 allows it; a C string would end there, so a value holding it would
+ * silently lose its tail).  Returns its offset, or len if there is none. */
+size_t json_scan_nul(const char *buf, size_t len);
+
+/* Longest environment entry ("KEY=VALUE") execve(2) takes: MAX_ARG_STRLEN (32
+ * pages, include/uapi/linux/binfmts.h) less the terminating NUL; a longer one
+ * fails the exec with E2BIG. */
+#define ENV_ENTRY_MAX 131071
+
 #endif

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # (variables used by the other parts of the tool)
 # nsrun-image-confine.sh - the contained half of nsrun-image (sourced by it):
 # every program that reads an image's bytes (bsdtar, skopeo, umoci) runs in a
 # bwrap sandbox, and the tree it leaves is finished before anyone else sees it.
@@ -24,9 +24,6 @@ readonly DEFAULT_MAX_FILES=500000
 readonly DEFAULT_IMPORT_TIMEOUT=1800
 readonly DEFAULT_NETWORK_TIMEOUT=60
 readonly UNPACK_UID=65534        # who a root import unpacks as (nsrun's mapped id)
-readonly ENV_ENTRY_MAX=131071    # execve's MAX_ARG_STRLEN (32 pages) minus the NUL
-readonly PATH_DIRS_MAX=32        # PATH entries searched for the interpreter
-readonly RESOLVE_STEPS_MAX=256   # symlinks followed in all of that search
 
 # Bounds of the running import (set by bounds_init).
 B_MAX_BYTES=0 B_MAX_FILES=0 B_TIMEOUT=0 B_DEADLINE=0 B_NET_TIMEOUT=0
@@ -379,70 +376,4 @@ finish_or_die() {  # CMD NAME ROOTFS
 	3:bytes) die "$1 \"$2\": the image is larger than $(numfmt --to=iec "$B_MAX_BYTES") (--max-size SIZE raises the bound)" ;;
 	*) die "$1 \"$2\": cannot finish the rootfs (strip privileges, set modes): see the message above" ;;
 	esac
-}
-
-# ------------------------------------------------------------- the config --
-
-# The rules image.json must satisfy for nsrun to run the image (runtime/image.c
-# image_merge_json, config_container_path; execve's argument limit), as jq
-# functions, so that the import refuses what the runtime would: in one place.
-# shellcheck disable=SC2016 # jq's $variables
-readonly JQ_RULES='
-def clean: gsub("[\u0000-\u001f\u007f]"; "?") | if length > 60 then .[:60] + "..." else . end;
-def env_ok: type == "string" and test("^[A-Za-z_][A-Za-z0-9_]*=")
-	and (test("[\u0000-\u001f\u007f]") | not) and utf8bytelength <= '"$ENV_ENTRY_MAX"';
-def workdir_error:
-	if . == null or . == "" then ""
-	elif type != "string" then "is not a string"
-	elif test("[\u0000-\u001f\u007f]") then "holds control characters"
-	elif startswith("/") | not then ""   # not used: the image.json says "/" (as before)
-	elif utf8bytelength >= 4096 then "is longer than 4095 bytes"
-	elif split("/") | any(. == "..") then "holds \"..\""
-	else "" end;
-'
-
-# Is CMD an executable regular file on the image's PATH? Bounded: the first
-# PATH_DIRS_MAX absolute entries, RESOLVE_STEPS_MAX symlinks for all lookups.
-RESOLVE_STEPS=0
-in_image_path() {  # ROOTFS PATH CMD
-	local dir p n=0
-	local -a dirs
-	IFS=: read -ra dirs <<<"$2"
-	for dir in "${dirs[@]}"; do
-		[[ $dir == /* ]] || continue
-		((++n <= PATH_DIRS_MAX)) || return 1
-		resolve_in_rootfs "$1" "$dir/$3" || continue
-		p=$RESOLVED
-		[[ -f $p && -x $p ]] && return 0
-	done
-	return 1
-}
-
-# Sets RESOLVED to the path of PATH inside ROOTFS with every symlink resolved
-# inside ROOTFS (an absolute target restarts at ROOTFS, ".." stops at it), as
-# ROOTFS/..., if it exists; returns 1 if not, on a loop, or when the lookups
-# have used up RESOLVE_STEPS_MAX symlinks (not in a subshell: the count is
-# this shell's).
-RESOLVED=
-resolve_in_rootfs() {  # ROOTFS PATH
-	local root=$1 rest=$2 cur='' comp target
-	while [[ -n $rest ]]; do
-		rest=${rest#/}
-		comp=${rest%%/*}
-		if [[ $rest == */* ]]; then rest=${rest#*/}; else rest=''; fi
-		case $comp in
-		'' | .) continue ;;
-		..) cur=${cur%/*}; continue ;;
-		esac
-		if [[ -L $root$cur/$comp ]]; then
-			((++RESOLVE_STEPS <= RESOLVE_STEPS_MAX)) || return 1
-			target=$(readlink -- "$root$cur/$comp") || return 1
-			[[ $target != /* ]] || cur=''
-			rest=$target${rest:+/$rest}
-			continue
-		fi
-		[[ -e $root$cur/$comp ]] || return 1
-		cur=$cur/$comp
-	done
-	RESOLVED=$root$cur
 }

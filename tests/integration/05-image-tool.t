@@ -110,6 +110,8 @@ mkdir -p usr/bin usr/sbin usr/lib/locale/C.utf8 etc/security dev/pts root \
 ln -s usr/bin bin
 printf '#!/bin/sh\n' >usr/bin/python3
 chmod 0755 usr/bin/python3
+printf '#!/bin/sh\n' >usr/bin/sh
+chmod 0755 usr/bin/sh
 printf 'x\n' >usr/bin/su
 chmod 4755 usr/bin/su
 chmod 2775 var/mail
@@ -288,9 +290,49 @@ check "a failed build exits non-zero and says so" \
 check "a failed build leaves no image and no temp dir" \
 	eval '[[ ! -e $STORE/broken ]] && ! compgen -G "$STORE/.broken.*" >/dev/null'
 
+# ------------------------------ the runtime's check before an image lands --
+
+fake_build badinterp --store "$STORE" --quiet --interpreter /usr/bin/nope
+check "a build whose interpreter is not in the image fails with nsrun's words" \
+	eval '[[ $rc -eq 1 && $err == "nsrun-image: build \"badinterp\": nsrun would refuse the image: image \"badinterp\": interpreter \"/usr/bin/nope\" is not an executable file inside the image"* ]]'
+check "... and nsrun's hint" eval '[[ $err == *"nsrun-image: hint: "*"--interpreter"* ]]'
+check "... leaving no image and no temp dir" \
+	eval '[[ ! -e $STORE/badinterp ]] && ! compgen -G "$STORE/.badinterp.*" >/dev/null'
+
+# where nsrun is found: $NSRUN, ../build/nsrun in a checkout, beside the tool, PATH
+tools=$(cd -- "$(dirname -- "$TOOL")" && pwd)
+if [[ -x $tools/../build/nsrun ]]; then
+	run env -u NSRUN NSRUN_IMAGE_MMDEBSTRAP="$FAKE" NSRUN_IMAGE_HOST_SOURCES="$T/debian.sources" \
+		"$TOOL" build found --store "$STORE" --quiet
+	check "without NSRUN, the tool in a checkout uses ../build/nsrun" eval '[[ $rc -eq 0 && -z $err ]]'
+	found='found '
+else
+	found=
+	pass "without NSRUN: no checkout around the tool under test ($tools), nothing to find there"
+fi
+run env NSRUN="$T/nowhere/nsrun" NSRUN_IMAGE_MMDEBSTRAP="$FAKE" "$TOOL" build nonsrun --store "$STORE" --quiet
+check "NSRUN naming no program: one line saying so" \
+	eval '[[ $rc -eq 1 && $err == "nsrun-image: build \"nonsrun\": NSRUN=$T/nowhere/nsrun is not an executable file: point NSRUN at nsrun"* && $(wc -l <<<"$err") -eq 1 ]]'
+mkdir -p "$T/alone" && cp -r "$tools/nsrun-image" "$tools/lib" "$T/alone/"
+run env -u NSRUN PATH=/usr/bin:/bin NSRUN_IMAGE_MMDEBSTRAP="$FAKE" "$T/alone/nsrun-image" build alone --store "$STORE" --quiet
+if PATH=/usr/bin:/bin command -v nsrun >/dev/null; then
+	check "a tool alone finds nsrun on PATH" eval '[[ $rc -eq 0 ]]'
+else
+	check "a tool with no nsrun beside it, in a checkout or on PATH: one line saying how to point at one" \
+		eval '[[ $rc -eq 1 && $err == "nsrun-image: build \"alone\": cannot find nsrun"*"set NSRUN=/path/to/nsrun or put nsrun on PATH" && $(wc -l <<<"$err") -eq 1 ]]'
+fi
+# installed: nsrun beside nsrun-image (PREFIX/bin), the libraries in PREFIX/lib/nsrun
+nsrun_bin=${NSRUN:-$tools/../build/nsrun}
+mkdir -p "$T/prefix/bin" "$T/prefix/lib/nsrun"
+cp "$tools/nsrun-image" "$nsrun_bin" "$T/prefix/bin/" && cp "$tools"/lib/*.sh "$T/prefix/lib/nsrun/"
+[[ ${nsrun_bin##*/} == nsrun ]] || mv "$T/prefix/bin/${nsrun_bin##*/}" "$T/prefix/bin/nsrun"
+run env -u NSRUN PATH=/usr/bin:/bin NSRUN_IMAGE_MMDEBSTRAP="$FAKE" "$T/prefix/bin/nsrun-image" build beside --store "$STORE" --quiet
+check "an installed tool uses the nsrun beside it" eval '[[ $rc -eq 0 && -z $err ]]'
+check "... leaving nothing" eval '[[ ! -e $STORE/alone && ! -e $STORE/nonsrun ]] && ! compgen -G "$STORE/.alone.*" >/dev/null'
+
 run "$TOOL" list --store "$STORE"
 check "list shows built images" \
-	eval '[[ $(printf "%s\n" "$out" | awk "{print \$1}" | tr "\n" " ") == "alpha py sh " ]]'
+	eval '[[ $(printf "%s\n" "$out" | awk "{print \$1}" | tr "\n" " ") == "alpha beside ${found}py sh " ]]'
 
 printf '1..%d\n' "$n"
 if ((failed)); then

@@ -146,7 +146,7 @@ bad "1000 -e variables" 0 "" -- "$N" "${IMG[@]}" "${MANYENV[@]}" -- sh -c '[ "$V
 bad "a variable of 120000 bytes" 0 "" -- "$N" "${IMG[@]}" -e "BIG=$LONGARG" -- sh -c '[ ${#BIG} = 120000 ]'
 # images and stores
 bad "a rootfs without the command" 127 'nsrun: ' -- "$N" --rootfs "$T/emptyroot" -- /bin/sh -c true
-bad "an image without its interpreter" 127 'nsrun: ' -- env NSRUN_IMAGES="$T/nointerp" "$N" "${IMG[@]}" "$T/ok.py"
+bad "an image without its interpreter: refused before anything is made" 125 'nsrun: image "python": interpreter "python3" is not an executable file on the image'"'"'s PATH' -- env NSRUN_IMAGES="$T/nointerp" "$N" "${IMG[@]}" "$T/ok.py"
 bad "image.json not JSON" 125 "nsrun: image.json \"$T/badjson/python/image.json\": " -- env NSRUN_IMAGES="$T/badjson" "$N" "${IMG[@]}" -- true
 bad "image.json interpreter a string" 125 "nsrun: $T/wrongtypes/python/image.json: \"interpreter\" must be an array" -- env NSRUN_IMAGES="$T/wrongtypes" "$N" "${IMG[@]}" -- true
 bad "image.json env of numbers" 125 "nsrun: $T/envint/python/image.json: env[0] must be a string" -- env NSRUN_IMAGES="$T/envint" "$N" "${IMG[@]}" -- true

@@ -216,6 +216,51 @@ static void image_json_depth_tests(struct tap *t)
 	free(text);
 }
 
+/* json_scan_nul: only the escape itself, inside a string, counts */
+static void image_json_nul_tests(struct tap *t)
+{
+	static const struct {
+		const char *text;
+		size_t want; /* SIZE_MAX: none (the text's length) */
+	} cases[] = {
+		{ "{\"a\": \"x\\u0000\"}", 8 },
+		{ "{\"a\": \"x\\\\u0000\"}", SIZE_MAX },  /* an escaped backslash, then "u0000" */
+		{ "{\"a\": \"\\u00001\"}", 7 },
+		{ "{\"a\": \"\\u0001\"}", SIZE_MAX },
+		{ "{\"a\": \"\\\"\\u0000\"}", 9 },       /* after an escaped quote: still in the string */
+		{ "{\"a\": \"\\u000", SIZE_MAX },             /* cut short */
+	};
+	char desc[128];
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+	char *big = malloc(ENV_ENTRY_MAX + 64);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].text);
+		snprintf(desc, sizeof(desc), "json_scan_nul(%s)", cases[i].text);
+		tap_int(t, desc, (long long)(cases[i].want == SIZE_MAX ? len : cases[i].want),
+			(long long)json_scan_nul(cases[i].text, len));
+	}
+	if (!big)
+		return;
+	/* an env entry execve takes (131071 bytes), and one byte more */
+	for (int over = 0; over <= 1; over++) {
+		size_t n = (size_t)ENV_ENTRY_MAX + (size_t)over;
+		memcpy(big, "{\"env\": [\"A=", 12);
+		memset(big + 12, 'x', n - 2);
+		strcpy(big + 12 + n - 2, "\"]}");
+		config_init(&cfg, &err);
+		cfg.mode = NSRUN_MODE_COMMAND;
+		snprintf(desc, sizeof(desc), "an env entry of %zu bytes %s", n, over ? "rejected" : "accepted");
+		tap_int(t, desc, over ? -1 : 0, image_merge_json(&cfg, "image.json", big, &err));
+		if (over)
+			tap_str(t, "  with its message",
+				"image.json \"image.json\": env[0] is longer than 131071 bytes, which execve(2) refuses", err.msg);
+		config_free(&cfg);
+	}
+	free(big);
+}
+
 /* image.json of the wrong types (fuzz_image_json's corpus) */
 static void image_json_tests(struct tap *t)
 {
@@ -228,6 +273,14 @@ static void image_json_tests(struct tap *t)
 		{ "{\"workdir\": 5}", "image.json \"image.json\": \"workdir\" must be a string" },
 		{ "[]", "image.json \"image.json\": must be a JSON object" },
 		{ "{\"interpreter\": []}", "image \"fuzz\" has no interpreter: use -- CMD" },
+		{ "{\"interpreter\": [\"python3\", \"\"]}", "image.json \"image.json\": interpreter[1] is an empty string" },
+		/* yajl would hand "A=1" on: the NUL is refused before it parses */
+		{ "{\"env\": [\"OK=1\", \"A=1\\u0000B=2\"]}",
+		  "image.json \"image.json\": a string holds a NUL character (\\u0000) at offset 21: no argument, path "
+		  "or environment entry can" },
+		{ "{\"workdir\": \"/a/../etc\"}", "image workdir: \"/a/../etc\": \"..\" is not allowed" },
+		{ "{\"workdir\": \"relative\"}",
+		  "image workdir: \"relative\": must be an absolute path inside the container" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -244,6 +297,7 @@ static void image_json_tests(struct tap *t)
 		config_free(&cfg);
 	}
 	image_json_depth_tests(t);
+	image_json_nul_tests(t);
 }
 
 int main(void)

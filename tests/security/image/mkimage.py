@@ -20,6 +20,9 @@ usage: mkimage.py FORMAT OUT KIND [VICTIM]
                  lookup must stay bounded)
     env          Env entries: one with NUL, one of 200 KiB, one not KEY=VALUE
                  with a terminal escape, and a good one
+    env-nul, env-big, env-noeq   one of those Env entries each, between good ones
+    env-escape   a good Env entry whose value holds a terminal escape (execve
+                 takes it)
     workdir-dotdot  WorkingDir "/../etc"
     link-blob    the archive holds blobs/sha256/000... as a symlink to VICTIM
     escape-name  docker-archive only: manifest.json names a layer with a
@@ -91,6 +94,12 @@ if kind == "longpath":
 elif kind == "env":
     cfg["Env"] = ["PATH=/bin", "NUL=a\u0000b", "BIG=" + "x" * (200 << 10),
                   "\u001b[2Jnot-an-assignment", "GOOD=1"]
+elif kind in ("env-nul", "env-big", "env-noeq"):
+    bad = {"env-nul": "NUL=a\u0000b", "env-big": "BIG=" + "x" * (200 << 10),
+           "env-noeq": "\u001b[2Jnot-an-assignment"}[kind]
+    cfg["Env"] = ["PATH=/bin", bad, "GOOD=1"]
+elif kind == "env-escape":
+    cfg["Env"] = ["PATH=/bin", "ESC=\u001b[2Jx", "GOOD=1"]
 elif kind == "workdir-dotdot":
     cfg["WorkingDir"] = "/../etc"
 config = json.dumps({"architecture": "amd64", "os": "linux", "config": cfg,
