@@ -1,0 +1,285 @@
+/* cgroup_systemd.c - see cgroup_systemd.h */
+#include <dbus/dbus.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup_systemd.h"
+#include "cleanup.h"
+#include "sys.h"
+
+#define SD_NAME "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
+size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *system_bus,
+				const char *runtime_dir, char **out, bool *is_bus, size_t max)
+{
+	size_t n = 0;
+
+#define ADD(bus, ...) do { if (n < max && asprintf(&out[n], __VA_ARGS__) >= 0) is_bus[n++] = (bus); } while (0)
+	if (root) {
+		if (system_bus && system_bus[0])
+			ADD(true, "%s", system_bus);
+		else
+			ADD(true, "unix:path=/run/dbus/system_bus_socket");
+		ADD(false, "unix:path=/run/systemd/private");
+		return n;
+	}
+	if (session_bus && session_bus[0])
+		ADD(true, "%s", session_bus);
+	else if (runtime_dir && runtime_dir[0] == '/')
+		ADD(true, "unix:path=%s/bus", runtime_dir);
+	if (runtime_dir && runtime_dir[0] == '/')
+		ADD(false, "unix:path=%s/systemd/private", runtime_dir);
+#undef ADD
+	return n;
+}
+
+const char *cgroup_systemd_unit_name(char *buf, size_t len, int pid, unsigned random)
+{
+	snprintf(buf, len, "nsrun-%d-%08x.scope", pid, random);
+	return buf;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether this process's cgroup v2 path (cgroups(7)) ends in "/unit". */
+static bool in_unit(const char *unit)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t n = strlen(unit);
+	char *save = NULL;
+
+	if (read_file("/proc/self/cgroup", 1 << 16, &text, NULL) < 0)
+		return false;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t l = strlen(line);
+		if (strncmp(line, "0::", 3) == 0 && l > n && line[l - n - 1] == '/' && strcmp(line + l - n, unit) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One (sv) of a{sv}: name and a variant of the basic type (type, value). */
+static bool append_prop(DBusMessageIter *props, const char *name, int type, const void *value)
+{
+	DBusMessageIter st, var;
+	const char sig[2] = { (char)type, '\0' };
+
+	return dbus_message_iter_open_container(props, DBUS_TYPE_STRUCT, NULL, &st) &&
+	       dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &name) &&
+	       dbus_message_iter_open_container(&st, DBUS_TYPE_VARIANT, sig, &var) &&
+	       dbus_message_iter_append_basic(&var, type, value) &&
+	       dbus_message_iter_close_container(&st, &var) &&
+	       dbus_message_iter_close_container(props, &st);
+}
+
+/* PIDs=[0]: the sender's pid, as the manager sees it (systemd's dbus-scope.c). */
+static bool append_pids(DBusMessageIter *props)
+{
+	DBusMessageIter st, var, arr;
+	const char *name = "PIDs";
+	dbus_uint32_t self = 0;
+
+	return dbus_message_iter_open_container(props, DBUS_TYPE_STRUCT, NULL, &st) &&
+	       dbus_message_iter_append_basic(&st, DBUS_TYPE_STRING, &name) &&
+	       dbus_message_iter_open_container(&st, DBUS_TYPE_VARIANT, "au", &var) &&
+	       dbus_message_iter_open_container(&var, DBUS_TYPE_ARRAY, "u", &arr) &&
+	       dbus_message_iter_append_basic(&arr, DBUS_TYPE_UINT32, &self) &&
+	       dbus_message_iter_close_container(&var, &arr) &&
+	       dbus_message_iter_close_container(&st, &var) &&
+	       dbus_message_iter_close_container(props, &st);
+}
+
+/* StartTransientUnit(s name, s mode, a(sv) properties, a(sa(sv)) aux), or NULL. */
+static DBusMessage *start_message(const char *unit)
+{
+	DBusMessage *m = dbus_message_new_method_call(SD_NAME, SD_PATH, SD_MANAGER, "StartTransientUnit");
+	DBusMessageIter it, props, aux;
+	const char *mode = "fail";
+	const char *desc = "nsrun container supervisor";
+	const char *collect = "inactive-or-failed";
+	dbus_bool_t yes = TRUE;
+
+	if (!m)
+		return NULL;
+	/* no bus activation: a bus without systemd on it answers at once */
+	dbus_message_set_auto_start(m, FALSE);
+	dbus_message_iter_init_append(m, &it);
+	if (dbus_message_iter_append_basic(&it, DBUS_TYPE_STRING, &unit) &&
+	    dbus_message_iter_append_basic(&it, DBUS_TYPE_STRING, &mode) &&
+	    dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "(sv)", &props) &&
+	    append_prop(&props, "Description", DBUS_TYPE_STRING, &desc) &&
+	    append_prop(&props, "Delegate", DBUS_TYPE_BOOLEAN, &yes) &&
+	    append_prop(&props, "CollectMode", DBUS_TYPE_STRING, &collect) &&
+	    append_pids(&props) &&
+	    dbus_message_iter_close_container(&it, &props) &&
+	    dbus_message_iter_open_container(&it, DBUS_TYPE_ARRAY, "(sa(sv))", &aux) &&
+	    dbus_message_iter_close_container(&it, &aux))
+		return m;
+	dbus_message_unref(m);
+	return NULL;
+}
+
+/* A method call without arguments to the manager, its reply dropped. */
+static bool call_manager(DBusConnection *c, const char *method, int timeout_ms, DBusError *e)
+{
+	DBusMessage *m = dbus_message_new_method_call(SD_NAME, SD_PATH, SD_MANAGER, method);
+	DBusMessage *r;
+
+	if (!m)
+		return false;
+	dbus_message_set_auto_start(m, FALSE);
+	r = dbus_connection_send_with_reply_and_block(c, m, timeout_ms, e);
+	dbus_message_unref(m);
+	if (r)
+		dbus_message_unref(r);
+	return r != NULL;
+}
+
+/* On a bus: a name (Hello), a match for JobRemoved, and Subscribe, without which
+ * the manager sends its signals to no one there (on its private socket it sends
+ * them to every peer). */
+static bool subscribe(DBusConnection *c, int timeout_ms, DBusError *e)
+{
+	if (!dbus_bus_register(c, e))
+		return false;
+	dbus_bus_add_match(c, "type='signal',sender='" SD_NAME "',interface='" SD_MANAGER "',member='JobRemoved',"
+			   "path='" SD_PATH "'", e);
+	return !dbus_error_is_set(e) && call_manager(c, "Subscribe", timeout_ms, e);
+}
+
+/* Waits for JobRemoved of job until deadline; its result ("done" on success) into
+ * result.  Signals that came while the call was waiting for its reply are queued
+ * in the connection, so none is missed.  Returns whether it came. */
+static bool wait_job(DBusConnection *c, const char *job, long long deadline, char *result, size_t len)
+{
+	for (;;) {
+		DBusMessage *m;
+		long long left;
+
+		while ((m = dbus_connection_pop_message(c))) {
+			dbus_uint32_t id;
+			const char *path = NULL, *unit = NULL, *res = NULL;
+			bool ours = dbus_message_is_signal(m, SD_MANAGER, "JobRemoved") &&
+				    dbus_message_get_args(m, NULL, DBUS_TYPE_UINT32, &id, DBUS_TYPE_OBJECT_PATH, &path,
+							  DBUS_TYPE_STRING, &unit, DBUS_TYPE_STRING, &res,
+							  DBUS_TYPE_INVALID) &&
+				    strcmp(path, job) == 0;
+			if (ours)
+				snprintf(result, len, "%s", res);
+			dbus_message_unref(m);
+			if (ours)
+				return true;
+		}
+		left = deadline - now_ms();
+		if (left <= 0 || !dbus_connection_read_write(c, (int)left))
+			return false;
+	}
+}
+
+/* The scope through one address; 0, or -1 with why. */
+static int scope_via(const char *address, bool is_bus, const char *unit, int timeout_ms, char *why, size_t why_len)
+{
+	DBusError e;
+	DBusConnection *c;
+	DBusMessage *m = NULL, *reply = NULL;
+	const char *job = NULL;
+	char result[32] = "";
+	long long deadline = now_ms() + timeout_ms;
+	int rc = -1;
+
+	dbus_error_init(&e);
+	c = dbus_connection_open_private(address, &e);
+	if (!c) {
+		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "cannot connect");
+		dbus_error_free(&e);
+		return -1;
+	}
+	dbus_connection_set_exit_on_disconnect(c, FALSE);
+	if (is_bus && !subscribe(c, timeout_ms, &e)) {
+		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "no systemd on this bus");
+		goto out;
+	}
+	m = start_message(unit);
+	if (!m) {
+		snprintf(why, why_len, "StartTransientUnit: out of memory");
+		goto out;
+	}
+	reply = dbus_connection_send_with_reply_and_block(c, m, timeout_ms, &e);
+	if (!reply || !dbus_message_get_args(reply, &e, DBUS_TYPE_OBJECT_PATH, &job, DBUS_TYPE_INVALID)) {
+		snprintf(why, why_len, "%s: StartTransientUnit %s: %s", address, unit,
+			 e.message ? e.message : "no reply");
+		goto out;
+	}
+	if (!wait_job(c, job, deadline, result, sizeof(result))) {
+		/* too slow to say: what counts is where this process is now */
+		if (!in_unit(unit))
+			snprintf(why, why_len, "%s: the start job of %s did not end within %d ms", address, unit,
+				 timeout_ms);
+		rc = in_unit(unit) ? 0 : -1;
+		goto out;
+	}
+	if (strcmp(result, "done") != 0) {
+		snprintf(why, why_len, "%s: the start job of %s ended with \"%s\"", address, unit, result);
+		goto out;
+	}
+	if (!in_unit(unit)) {
+		snprintf(why, why_len, "%s: %s started, but this process is not in its cgroup", address, unit);
+		goto out;
+	}
+	rc = 0;
+out:
+	dbus_error_free(&e);
+	if (reply)
+		dbus_message_unref(reply);
+	if (m)
+		dbus_message_unref(m);
+	dbus_connection_close(c);
+	dbus_connection_unref(c);
+	return rc;
+}
+
+int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why, size_t why_len)
+{
+	char *addr[3] = { NULL, NULL, NULL };
+	bool is_bus[3];
+	size_t n = cgroup_systemd_addresses(geteuid() == 0, getenv("DBUS_SESSION_BUS_ADDRESS"),
+					    getenv("DBUS_SYSTEM_BUS_ADDRESS"), getenv("XDG_RUNTIME_DIR"),
+					    addr, is_bus, 3);
+	unsigned rnd = 0;
+	int rc = -1;
+
+	if (n == 0)
+		snprintf(why, why_len, "no D-Bus address (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set)");
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (unsigned)now_ms() ^ (unsigned)getpid();
+	cgroup_systemd_unit_name(unit, unit_len, (int)getpid(), rnd);
+	for (size_t i = 0; i < n && rc < 0; i++) {
+		char one[192];
+		rc = scope_via(addr[i], is_bus[i], unit, timeout_ms, one, sizeof(one));
+		if (rc < 0) {
+			size_t o = i ? strlen(why) : 0;
+			snprintf(why + o, why_len - o, "%s%s", i ? "; " : "", one);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(addr[i]);
+	/* libdbus's own caches: freed, so that leak checkers see nothing (it starts over
+	 * if it is used again) */
+	dbus_shutdown();
+	if (rc < 0)
+		unit[0] = '\0';
+	return rc;
+}
