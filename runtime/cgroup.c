@@ -241,24 +241,27 @@ static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char
 	return NULL;
 }
 
-/* How long the systemd manager has to start the scope: a start job of a scope only
- * moves a process, but the manager may be busy */
-#define SCOPE_TIMEOUT_MS 5000
+/* How long each address of the systemd manager has to start the scope (a start job of
+ * a scope only moves a process, but the manager may be busy; a bus that never answers
+ * costs each run this long, so it is short) */
+#define SCOPE_TIMEOUT_MS 3000
 
 /* No cgroup is delegated: one from the caller's systemd manager, a scope nsrun
  * moves into (cgroup_systemd.h), then the parent of the run's cgroup as
- * choose_parent finds it there.  NULL with why_no_scope set: the fallback is
- * silent, why_not (which warnings show) stays what it was. */
+ * choose_parent finds it there.  NULL with scope_note set to why: the fallback
+ * is silent, why_not (which warnings show) stays what it was. */
 static char *systemd_parent(const struct nsrun_config *cfg, const char *mnt, struct cgroup_run *cg)
 {
 	char *parent;
 
-	if (cgroup_systemd_scope(cg->scope, sizeof(cg->scope), SCOPE_TIMEOUT_MS, cg->why_no_scope,
-				 sizeof(cg->why_no_scope)) < 0)
+	if (cgroup_systemd_scope(cg->scope, sizeof(cg->scope), SCOPE_TIMEOUT_MS, cg->scope_note,
+				 sizeof(cg->scope_note)) < 0)
 		return NULL;
-	parent = choose_parent(cfg, mnt, cg->why_no_scope, sizeof(cg->why_no_scope));
+	parent = choose_parent(cfg, mnt, cg->scope_note, sizeof(cg->scope_note));
 	if (!parent)
 		cg->scope[0] = '\0';
+	else
+		cg->why_not[0] = '\0'; /* (what was not delegated no longer matters) */
 	return parent;
 }
 

@@ -30,7 +30,8 @@ struct cgroup_run {
 	bool cpu;               /* cpu.max written */
 	char scope[64];         /* the systemd scope nsrun is in, when the cgroup came from one; "" */
 	char why_not[256];      /* why there is no cgroup, or why a controller is missing */
-	char why_no_scope[256]; /* why no systemd manager gave a scope (for --debug only); "" */
+	char scope_note[256];   /* for --debug: the address the scope came through, or why no
+				 * systemd manager gave one; "" when none was asked */
 };
 
 struct cgroup_stats {

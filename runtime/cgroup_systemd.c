@@ -114,7 +114,6 @@ static DBusMessage *start_message(const char *unit)
 
 	if (!m)
 		return NULL;
-	/* no bus activation: a bus without systemd on it answers at once */
 	dbus_message_set_auto_start(m, FALSE);
 	dbus_message_iter_init_append(m, &it);
 	if (dbus_message_iter_append_basic(&it, DBUS_TYPE_STRING, &unit) &&
@@ -132,32 +131,62 @@ static DBusMessage *start_message(const char *unit)
 	return NULL;
 }
 
-/* A method call without arguments to the manager, its reply dropped. */
-static bool call_manager(DBusConnection *c, const char *method, int timeout_ms, DBusError *e)
+static int ms_left(long long deadline)
 {
-	DBusMessage *m = dbus_message_new_method_call(SD_NAME, SD_PATH, SD_MANAGER, method);
-	DBusMessage *r;
+	long long left = deadline - now_ms();
 
-	if (!m)
-		return false;
+	return left > 0 ? (int)left : 1;
+}
+
+/* A method call with at most one string argument, waiting until deadline (libdbus's
+ * own calls on a bus wait 25 s: a bus that never answers must not hold a run that
+ * long).  Returns the reply, or NULL with e set. */
+static DBusMessage *call(DBusConnection *c, const char *dest, const char *path, const char *iface, const char *method,
+			 const char *arg, long long deadline, DBusError *e)
+{
+	DBusMessage *m = dbus_message_new_method_call(dest, path, iface, method);
+	DBusMessage *r = NULL;
+
+	if (!m) {
+		dbus_set_error_const(e, DBUS_ERROR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	/* no bus activation: a bus without systemd on it answers at once */
 	dbus_message_set_auto_start(m, FALSE);
-	r = dbus_connection_send_with_reply_and_block(c, m, timeout_ms, e);
+	if (!arg || dbus_message_append_args(m, DBUS_TYPE_STRING, &arg, DBUS_TYPE_INVALID))
+		r = dbus_connection_send_with_reply_and_block(c, m, ms_left(deadline), e);
+	else
+		dbus_set_error_const(e, DBUS_ERROR_NO_MEMORY, "out of memory");
 	dbus_message_unref(m);
-	if (r)
-		dbus_message_unref(r);
-	return r != NULL;
+	return r;
 }
 
 /* On a bus: a name (Hello), a match for JobRemoved, and Subscribe, without which
  * the manager sends its signals to no one there (on its private socket it sends
- * them to every peer). */
-static bool subscribe(DBusConnection *c, int timeout_ms, DBusError *e)
+ * them to every peer).  Returns whether all three were answered. */
+static bool subscribe(DBusConnection *c, long long deadline, DBusError *e)
 {
-	if (!dbus_bus_register(c, e))
+	static const char rule[] = "type='signal',sender='" SD_NAME "',interface='" SD_MANAGER "',"
+				   "member='JobRemoved',path='" SD_PATH "'";
+	DBusMessage *r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "Hello", NULL, deadline, e);
+	const char *name = NULL;
+	bool ok;
+
+	ok = r && dbus_message_get_args(r, e, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) &&
+	     dbus_bus_set_unique_name(c, name);
+	if (r)
+		dbus_message_unref(r);
+	if (!ok)
 		return false;
-	dbus_bus_add_match(c, "type='signal',sender='" SD_NAME "',interface='" SD_MANAGER "',member='JobRemoved',"
-			   "path='" SD_PATH "'", e);
-	return !dbus_error_is_set(e) && call_manager(c, "Subscribe", timeout_ms, e);
+	r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "AddMatch", rule, deadline, e);
+	if (!r)
+		return false;
+	dbus_message_unref(r);
+	r = call(c, SD_NAME, SD_PATH, SD_MANAGER, "Subscribe", NULL, deadline, e);
+	if (!r)
+		return false;
+	dbus_message_unref(r);
+	return true;
 }
 
 /* Waits for JobRemoved of job until deadline; its result ("done" on success) into
@@ -208,7 +237,7 @@ static int scope_via(const char *address, bool is_bus, const char *unit, int tim
 		return -1;
 	}
 	dbus_connection_set_exit_on_disconnect(c, FALSE);
-	if (is_bus && !subscribe(c, timeout_ms, &e)) {
+	if (is_bus && !subscribe(c, deadline, &e)) {
 		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "no systemd on this bus");
 		goto out;
 	}
@@ -217,7 +246,7 @@ static int scope_via(const char *address, bool is_bus, const char *unit, int tim
 		snprintf(why, why_len, "StartTransientUnit: out of memory");
 		goto out;
 	}
-	reply = dbus_connection_send_with_reply_and_block(c, m, timeout_ms, &e);
+	reply = dbus_connection_send_with_reply_and_block(c, m, ms_left(deadline), &e);
 	if (!reply || !dbus_message_get_args(reply, &e, DBUS_TYPE_OBJECT_PATH, &job, DBUS_TYPE_INVALID)) {
 		snprintf(why, why_len, "%s: StartTransientUnit %s: %s", address, unit,
 			 e.message ? e.message : "no reply");
@@ -272,6 +301,8 @@ int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why,
 		if (rc < 0) {
 			size_t o = i ? strlen(why) : 0;
 			snprintf(why + o, why_len - o, "%s%s", i ? "; " : "", one);
+		} else {
+			snprintf(why, why_len, "via %s", addr[i]);
 		}
 	}
 	for (size_t i = 0; i < n; i++)

@@ -132,9 +132,9 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		fprintf(stderr, "nsrun: debug: cgroup %s%s%s\n", run->cg.path ? run->cg.path : "none",
 			run->cg.why_not[0] ? ": " : "", run->cg.why_not);
 		if (run->cg.scope[0])
-			fprintf(stderr, "nsrun: debug: systemd scope %s: nsrun moved into it\n", run->cg.scope);
-		else if (run->cg.why_no_scope[0])
-			fprintf(stderr, "nsrun: debug: no systemd scope: %s\n", run->cg.why_no_scope);
+			fprintf(stderr, "nsrun: debug: systemd scope %s, %s\n", run->cg.scope, run->cg.scope_note);
+		else if (run->cg.scope_note[0])
+			fprintf(stderr, "nsrun: debug: no systemd scope: %s\n", run->cg.scope_note);
 	}
 	run->rlimits = *l;
 	if (run_prepare_memory(cfg, run, err) < 0)
