@@ -301,6 +301,11 @@ int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why,
 		if (rc < 0) {
 			size_t o = i ? strlen(why) : 0;
 			snprintf(why + o, why_len - o, "%s%s", i ? "; " : "", one);
+		} else if (i) {
+			/* and what the addresses before said */
+			char before[192];
+			snprintf(before, sizeof(before), "%s", why);
+			snprintf(why, why_len, "via %s (not %s)", addr[i], before);
 		} else {
 			snprintf(why, why_len, "via %s", addr[i]);
 		}

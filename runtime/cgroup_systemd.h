@@ -44,7 +44,8 @@ const char *cgroup_systemd_unit_name(char *buf, size_t len, int pid, unsigned ra
  * this process in it (PIDs=[0]: the manager takes the sender's pid, which is right
  * whatever pid namespace nsrun is in), and waits (at most timeout_ms) for the start
  * job's JobRemoved signal.  On 0 this process is in the scope's cgroup, unit
- * (len unit_len) names the scope and why says "via ADDRESS".  -1 with why set (a sentence for --debug) when no
+ * (len unit_len) names the scope and why says "via ADDRESS" (and why not through
+ * the addresses before it).  -1 with why set (a sentence for --debug) when no
  * manager answered, or it refused or failed the job: not an error, nothing was
  * changed then. */
 int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why, size_t why_len);

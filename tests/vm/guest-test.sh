@@ -484,12 +484,13 @@ EOT
 [Unit]
 Description=D-Bus user message bus
 Requires=dbus.socket
+DefaultDependencies=no
 [Service]
 ExecStart=$HERE/dbus-daemon --config-file=$HERE/session.conf --address=systemd: --nofork --nopidfile --systemd-activation
 EOT
 	chmod -R a+rX "$SDUNITS"
 	# shellcheck disable=SC2016 # $$ is the inner shell's
-	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "XDG_RUNTIME_DIR=$2 SYSTEMD_UNIT_PATH=$3 exec $4 --user"' \
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "XDG_RUNTIME_DIR=$2 SYSTEMD_UNIT_PATH=$3 exec $4 --user --log-target=console"' \
 		sh $SDCG/manager $SDRUN "$SDUNITS" "$HERE/systemd" >"$STATE/systemd-user.log" 2>&1 &
 	SDPID=$!
 	for _ in $(seq 100); do [ -S $SDRUN/systemd/private ] && break; sleep 0.1; done
@@ -503,7 +504,9 @@ EOT
 	done
 	check "systemd: the user manager answers on the session bus $SDRUN/bus" test "$ok" = 0
 	if [ "$ok" != 0 ]; then
-		diag "  manager log: $(tail -c 600 "$STATE/systemd-user.log" | tr '\n' '|')"
+		diag "  manager log: $(tail -c 1500 "$STATE/systemd-user.log" | tr '\n' '|')"
+		diag "  $(as_tuser "$HERE/systemctl --user status --no-pager -n 20 dbus.socket dbus.service" 2>&1 | tr '\n' '|')"
+		diag "  $(as_tuser "$HERE/busctl --user --auto-start=no --timeout=1 call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.DBus.Peer Ping" 2>&1 | tr '\n' '|')"
 	fi
 	is "systemd: the manager's cgroup is the delegated one" \
 		"$(sed -n 's/^0:://p' "/proc/$SDPID/cgroup" 2>/dev/null)" /user-1000.slice/manager/init.scope
@@ -545,11 +548,12 @@ systemd_user_part() {
 	nsrun_json --memory 32m -- /probe memhog 64
 	show_run
 	scope=$(sed -n 's/^nsrun: debug: systemd scope \([^,]*\),.*/\1/p' "$WORK/err" | head -1)
-	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via //p' "$WORK/err" | head -1)
+	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via \([^ ]*\).*/\1/p' "$WORK/err" | head -1)
 	[ -n "$scope" ] || diag "  debug: $(grep 'debug: .*\(scope\|cgroup\)' "$WORK/err" | tr '\n' '|')"
 	check "systemd: --debug names the scope nsrun-<pid>-<hex>.scope (got '$scope')" \
 		sh -c "case '$scope' in nsrun-[0-9]*-????????.scope) true ;; *) false ;; esac"
 	is "systemd: ... it came through the session bus" "$via" "unix:path=$SDRUN/bus"
+	[ "$via" = "unix:path=$SDRUN/bus" ] || diag "  $(grep 'debug: systemd scope' "$WORK/err")"
 	check "systemd: ... the run's cgroup was below the scope, in the manager's tree (got '$CG')" \
 		sh -c "case '$CG' in $SDCG/manager/*$scope/nsrun-*) true ;; *) false ;; esac"
 	is "systemd: --memory 32m, memhog 64: JSON status" "$(jget status)" oom_killed
@@ -600,9 +604,11 @@ systemd_user_part() {
 	nsrun_json --memory 256m -- /probe memhog-via memfd 300
 	unset DBUS_SESSION_BUS_ADDRESS
 	show_run
-	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via //p' "$WORK/err" | head -1)
+	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via \([^ ]*\).*/\1/p' "$WORK/err" | head -1)
 	is "systemd: no bus at DBUS_SESSION_BUS_ADDRESS: the scope came through the manager's socket" \
 		"$via" "unix:path=$SDRUN/systemd/private"
+	check "systemd: ... after the bus address, which --debug says led nowhere" \
+		grep -q "debug: systemd scope .*(not unix:path=/nonexistent/bus: " "$WORK/err"
 	is "systemd: ... 300 MiB of memfd under --memory 256m: status" "$(jget status)" oom_killed
 	is "systemd: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" cgroup
 	is "systemd: ... cgroup_manager" "$(jget cgroup_manager)" systemd
