@@ -237,6 +237,16 @@ static int scope_via(const char *address, bool is_bus, const char *unit, int tim
 		return -1;
 	}
 	dbus_connection_set_exit_on_disconnect(c, FALSE);
+	/* the first call would wait for the authentication without a bound (libdbus
+	 * flushes its queue before it waits for the reply): a peer that never answers
+	 * would hold the run forever, so the exchange is driven here, until deadline */
+	while (!dbus_connection_get_is_authenticated(c)) {
+		if (now_ms() >= deadline || !dbus_connection_read_write(c, ms_left(deadline))) {
+			snprintf(why, why_len, "%s: %s", address, dbus_connection_get_is_connected(c) ?
+				 "no answer to the authentication" : "the peer closed the connection");
+			goto out;
+		}
+	}
 	if (is_bus && !subscribe(c, deadline, &e)) {
 		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "no systemd on this bus");
 		goto out;
