@@ -252,9 +252,12 @@ static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char
  * is silent, why_not (which warnings show) stays what it was. */
 static char *systemd_parent(const struct nsrun_config *cfg, const char *mnt, struct cgroup_run *cg)
 {
+	_cleanup_free_ char *own = own_cgroup();
 	char *parent;
 
-	if (cgroup_systemd_scope(cg->scope, sizeof(cg->scope), SCOPE_TIMEOUT_MS, cg->scope_note,
+	if (!own)
+		return NULL;
+	if (cgroup_systemd_scope(mnt, own, cg->scope, sizeof(cg->scope), SCOPE_TIMEOUT_MS, cg->scope_note,
 				 sizeof(cg->scope_note)) < 0)
 		return NULL;
 	parent = choose_parent(cfg, mnt, cg->scope_note, sizeof(cg->scope_note));

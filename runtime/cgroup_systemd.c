@@ -138,11 +138,11 @@ static int ms_left(long long deadline)
 	return left > 0 ? (int)left : 1;
 }
 
-/* A method call with at most one string argument, waiting until deadline (libdbus's
+/* A method call with at most two string arguments, waiting until deadline (libdbus's
  * own calls on a bus wait 25 s: a bus that never answers must not hold a run that
  * long).  Returns the reply, or NULL with e set. */
 static DBusMessage *call(DBusConnection *c, const char *dest, const char *path, const char *iface, const char *method,
-			 const char *arg, long long deadline, DBusError *e)
+			 const char *arg, const char *arg2, long long deadline, DBusError *e)
 {
 	DBusMessage *m = dbus_message_new_method_call(dest, path, iface, method);
 	DBusMessage *r = NULL;
@@ -153,7 +153,8 @@ static DBusMessage *call(DBusConnection *c, const char *dest, const char *path, 
 	}
 	/* no bus activation: a bus without systemd on it answers at once */
 	dbus_message_set_auto_start(m, FALSE);
-	if (!arg || dbus_message_append_args(m, DBUS_TYPE_STRING, &arg, DBUS_TYPE_INVALID))
+	if ((!arg || dbus_message_append_args(m, DBUS_TYPE_STRING, &arg, DBUS_TYPE_INVALID)) &&
+	    (!arg2 || dbus_message_append_args(m, DBUS_TYPE_STRING, &arg2, DBUS_TYPE_INVALID)))
 		r = dbus_connection_send_with_reply_and_block(c, m, ms_left(deadline), e);
 	else
 		dbus_set_error_const(e, DBUS_ERROR_NO_MEMORY, "out of memory");
@@ -168,7 +169,7 @@ static bool subscribe(DBusConnection *c, long long deadline, DBusError *e)
 {
 	static const char rule[] = "type='signal',sender='" SD_NAME "',interface='" SD_MANAGER "',"
 				   "member='JobRemoved',path='" SD_PATH "'";
-	DBusMessage *r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "Hello", NULL, deadline, e);
+	DBusMessage *r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "Hello", NULL, NULL, deadline, e);
 	const char *name = NULL;
 	bool ok;
 
@@ -178,11 +179,11 @@ static bool subscribe(DBusConnection *c, long long deadline, DBusError *e)
 		dbus_message_unref(r);
 	if (!ok)
 		return false;
-	r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "AddMatch", rule, deadline, e);
+	r = call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "AddMatch", rule, NULL, deadline, e);
 	if (!r)
 		return false;
 	dbus_message_unref(r);
-	r = call(c, SD_NAME, SD_PATH, SD_MANAGER, "Subscribe", NULL, deadline, e);
+	r = call(c, SD_NAME, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, deadline, e);
 	if (!r)
 		return false;
 	dbus_message_unref(r);
@@ -218,9 +219,76 @@ static bool wait_job(DBusConnection *c, const char *job, long long deadline, cha
 	}
 }
 
-/* The scope through one address; 0, or -1 with why. */
-static int scope_via(const char *address, bool is_bus, const char *unit, int timeout_ms, char *why, size_t why_len)
+size_t cgroup_systemd_common_ancestor(const char *a, const char *b)
 {
+	size_t n = 0;
+
+	for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+		if (a[i + 1] == '/' || (a[i + 1] == '\0' && (b[i + 1] == '/' || b[i + 1] == '\0')))
+			n = i + 1;
+	return n == 1 && a[0] == '/' ? 0 : n;
+}
+
+/* The manager's own cgroup (its ControlGroup property: the root of its units, e.g.
+ * /user.slice/user-1000.slice/user@1000.service) into buf; false with e set. */
+static bool manager_cgroup(DBusConnection *c, long long deadline, DBusError *e, char *buf, size_t len)
+{
+	DBusMessage *r = call(c, SD_NAME, SD_PATH, DBUS_INTERFACE_PROPERTIES, "Get", SD_MANAGER, "ControlGroup",
+			      deadline, e);
+	DBusMessageIter it, var;
+	const char *v = NULL;
+
+	if (!r)
+		return false;
+	if (dbus_message_iter_init(r, &it) && dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_VARIANT) {
+		dbus_message_iter_recurse(&it, &var);
+		if (dbus_message_iter_get_arg_type(&var) == DBUS_TYPE_STRING)
+			dbus_message_iter_get_basic(&var, &v);
+	}
+	if (v)
+		snprintf(buf, len, "%s", v);
+	else
+		dbus_set_error_const(e, DBUS_ERROR_INVALID_ARGS, "ControlGroup is not a string");
+	dbus_message_unref(r);
+	return v != NULL;
+}
+
+/* Whether a move from the cgroup own to one below manager (paths in the hierarchy
+ * mounted at mnt) would leave a limit behind: memory.max, memory.high, pids.max or
+ * cpu.max other than "max" on a cgroup of own's path below their common ancestor
+ * (cgroup-v2.rst: limits hold for the whole subtree, so the move would escape them).
+ * The first such one goes into why. */
+static bool leaves_a_limit(const char *mnt, const char *own, const char *manager, char *why, size_t len)
+{
+	static const char *const files[] = { "memory.max", "memory.high", "pids.max", "cpu.max" };
+	size_t keep = cgroup_systemd_common_ancestor(own, manager);
+	char path[4096];
+	size_t n = strlen(own);
+
+	while (n > keep) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			_cleanup_free_ char *v = NULL;
+			if (snprintf(path, sizeof(path), "%s%.*s/%s", mnt, (int)n, own, files[i]) >= (int)sizeof(path) ||
+			    read_file(path, 256, &v, NULL) < 0 || strncmp(v, "max", 3) == 0)
+				continue;
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(why, len, "%s of %.*s is %.24s, which a scope of the systemd manager would leave",
+				 files[i], (int)(n > 64 ? 64 : n), own, v);
+			return true;
+		}
+		while (n > 0 && own[n - 1] != '/')
+			n--;
+		if (n > 0)
+			n--; /* the '/' */
+	}
+	return false;
+}
+
+/* The scope through one address; 0, or -1 with why. */
+static int scope_via(const char *address, bool is_bus, const char *mnt, const char *own, const char *unit,
+		     int timeout_ms, char *why, size_t why_len)
+{
+	char mgr[1024];
 	DBusError e;
 	DBusConnection *c;
 	DBusMessage *m = NULL, *reply = NULL;
@@ -251,6 +319,14 @@ static int scope_via(const char *address, bool is_bus, const char *unit, int tim
 		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "no systemd on this bus");
 		goto out;
 	}
+	/* a limit on nsrun's own cgroup, or on one above it that the scope would not be
+	 * in, holds the caller (systemd-run --scope -p MemoryMax=...): stay in it */
+	if (!manager_cgroup(c, deadline, &e, mgr, sizeof(mgr))) {
+		snprintf(why, why_len, "%s: the manager's ControlGroup: %s", address, e.message ? e.message : "no reply");
+		goto out;
+	}
+	if (leaves_a_limit(mnt, own, mgr, why, why_len))
+		goto out;
 	m = start_message(unit);
 	if (!m) {
 		snprintf(why, why_len, "StartTransientUnit: out of memory");
@@ -290,7 +366,8 @@ out:
 	return rc;
 }
 
-int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why, size_t why_len)
+int cgroup_systemd_scope(const char *mnt, const char *own, char *unit, size_t unit_len, int timeout_ms, char *why,
+			 size_t why_len)
 {
 	char *addr[3] = { NULL, NULL, NULL };
 	bool is_bus[3];
@@ -307,7 +384,7 @@ int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why,
 	cgroup_systemd_unit_name(unit, unit_len, (int)getpid(), rnd);
 	for (size_t i = 0; i < n && rc < 0; i++) {
 		char one[192];
-		rc = scope_via(addr[i], is_bus[i], unit, timeout_ms, one, sizeof(one));
+		rc = scope_via(addr[i], is_bus[i], mnt, own, unit, timeout_ms, one, sizeof(one));
 		if (rc < 0) {
 			size_t o = i ? strlen(why) : 0;
 			snprintf(why + o, why_len - o, "%s%s", i ? "; " : "", one);

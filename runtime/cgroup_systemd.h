@@ -39,6 +39,10 @@ size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *
  * "nsrun-<pid>-<8 hex digits>.scope".  Returns buf. */
 const char *cgroup_systemd_unit_name(char *buf, size_t len, int pid, unsigned random);
 
+/* The length of the path of the deepest common ancestor of cgroups a and b (paths
+ * as in /proc/self/cgroup): "/a/b" and "/a/c" have "/a" (2); 0 for the root. */
+size_t cgroup_systemd_common_ancestor(const char *a, const char *b);
+
 /* Asks the first reachable systemd manager (cgroup_systemd_addresses) for a
  * transient scope unit named as cgroup_systemd_unit_name says, with Delegate=yes and
  * this process in it (PIDs=[0]: the manager takes the sender's pid, which is right
@@ -46,8 +50,12 @@ const char *cgroup_systemd_unit_name(char *buf, size_t len, int pid, unsigned ra
  * job's JobRemoved signal.  On 0 this process is in the scope's cgroup, unit
  * (len unit_len) names the scope and why says "via ADDRESS" (and why not through
  * the addresses before it).  -1 with why set (a sentence for --debug) when no
- * manager answered, or it refused or failed the job: not an error, nothing was
- * changed then. */
-int cgroup_systemd_scope(char *unit, size_t unit_len, int timeout_ms, char *why, size_t why_len);
+ * manager answered, or it refused or failed the job, or the move would leave a
+ * limit behind: one on nsrun's cgroup own (path in the cgroup2 hierarchy mounted at
+ * mnt) or on a cgroup above it that is not above the manager's (a caller started
+ * under systemd-run --scope -p MemoryMax=... stays under that limit).  Not an error:
+ * nothing was changed then. */
+int cgroup_systemd_scope(const char *mnt, const char *own, char *unit, size_t unit_len, int timeout_ms, char *why,
+			 size_t why_len);
 
 #endif

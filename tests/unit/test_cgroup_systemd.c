@@ -1,5 +1,6 @@
 /* Unit tests of the systemd scope's pure parts (cgroup_systemd.c): which D-Bus
- * addresses are tried, in which order, for root and for others, and the scope's
+ * addresses are tried, in which order, for root and for others, the common
+ * ancestor of two cgroups (what a move into a scope would leave), and the scope's
  * unit name.  The D-Bus exchange itself is tested against a real systemd user
  * manager in the VM tier (tests/vm/guest-test.sh, "systemd"), and against a bus
  * without systemd in integration/19-cgroup-host.t. */
@@ -69,6 +70,19 @@ int main(void)
 	get(&x, false, "unix:path=/a", NULL, "/r", 1);
 	tap_int(&t, "at most max addresses", 1, (long long)x.n);
 	drop(&x);
+
+	/* the cgroups a move from a to below b leaves: those of a's path past this length */
+	tap_int(&t, "common ancestor of siblings (/u-1.slice)", 10, (long long)cgroup_systemd_common_ancestor(
+		"/u-1.slice/session-3.scope", "/u-1.slice/user@1.service"));
+	tap_int(&t, "... of a cgroup and one below it: the cgroup (nothing is left)", 2,
+		(long long)cgroup_systemd_common_ancestor("/x", "/x/app.slice"));
+	tap_int(&t, "... of the same cgroup", 5, (long long)cgroup_systemd_common_ancestor("/x/yz", "/x/yz"));
+	tap_int(&t, "... a common prefix that is no path component is not an ancestor", 0,
+		(long long)cgroup_systemd_common_ancestor("/user-10", "/user-1000"));
+	tap_int(&t, "... /a/bc and /a/b: /a", 2, (long long)cgroup_systemd_common_ancestor("/a/bc", "/a/b"));
+	tap_int(&t, "... of disjoint trees: the root (0)", 0,
+		(long long)cgroup_systemd_common_ancestor("/system.slice/x.service", "/user.slice"));
+	tap_int(&t, "... of the root and anything: the root", 0, (long long)cgroup_systemd_common_ancestor("/", "/a"));
 
 	tap_str(&t, "unit name: nsrun-<pid>-<8 hex digits>.scope", "nsrun-4242-00c0ffee.scope",
 		cgroup_systemd_unit_name(unit, sizeof(unit), 4242, 0xc0ffee));

@@ -455,7 +455,10 @@ systemd_scope_tests() {
 		fi
 	done
 	for c in memory pids cpu; do echo "+$c" >$CGROOT/cgroup.subtree_control; done
-	mkdir -p $SDCG/manager $SDCG/session && echo "+memory +pids +cpu" >$SDCG/cgroup.subtree_control
+	mkdir -p $SDCG/manager $SDCG/session $SDCG/limited && echo "+memory +pids +cpu" >$SDCG/cgroup.subtree_control
+	# a session that is itself limited (as under systemd-run --scope -p MemoryMax=):
+	# nsrun must stay under that limit, not move out of it into a scope
+	echo 400M >$SDCG/limited/memory.max
 	# user@1000.service's Delegate=yes
 	chown 1000:1000 $SDCG/manager $SDCG/manager/cgroup.procs $SDCG/manager/cgroup.subtree_control \
 		$SDCG/manager/cgroup.threads
@@ -515,6 +518,11 @@ EOT
 		sh $SDCG/session "$0"
 	rc=$?
 	[ "$rc" = 0 ] || diag "  the uid 1000 part exited with $rc"
+	# shellcheck disable=SC2016 # $$ and $0 are the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "sh \"\$0\" --systemd-limited" "$2"' \
+		sh $SDCG/limited "$0"
+	rc=$?
+	[ "$rc" = 0 ] || diag "  the uid 1000 part in the limited session exited with $rc"
 	# tidy up: the manager ends its units and itself on SIGTERM
 	kill "$SDPID" 2>/dev/null
 	for _ in $(seq 50); do kill -0 "$SDPID" 2>/dev/null || break; sleep 0.1; done
@@ -522,6 +530,26 @@ EOT
 	sleep 0.2
 	find $SDCG -depth -type d | while read -r d; do rmdir "$d" 2>/dev/null; done
 	check "systemd: nothing left of the user's slice after the manager ended" test ! -e $SDCG
+}
+
+# uid 1000 in a session cgroup with memory.max 400M (root's): no scope is asked for,
+# since the run would leave that limit; the control is systemd_user_part's first run
+systemd_limited_part() {
+	WORK=$STATE/work-1000
+	cd "$WORK" || exit 1
+	XDG_RUNTIME_DIR=$SDRUN
+	export XDG_RUNTIME_DIR
+	unset DBUS_SESSION_BUS_ADDRESS
+	nsrun_json --memory 32m -- /probe memhog 64
+	show_run
+	is "systemd, in a session with memory.max 400M: no scope (cgroup_manager)" "$(jget cgroup_manager)" null
+	is "systemd: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" supervisor
+	is "systemd: ... status" "$(jget status)" oom_killed
+	check "systemd: ... --debug says the scope would leave the session's memory.max" \
+		grep -q "debug: no systemd scope: .*memory.max of /user-1000.slice/limited is 419430400, which a scope" "$WORK/err"
+	grep -q "debug: no systemd scope" "$WORK/err" || diag "  $(grep 'debug: .*\(scope\|cgroup\)' "$WORK/err" | tr '\n' '|')"
+	is "systemd: ... and nsrun stayed in that session" "$(scope_leftovers)" ""
+	check_no_leftovers "systemd: limited session"
 }
 
 # uid 1000's half, started in the session's cgroup (root's) by root
@@ -641,6 +669,10 @@ suite=--nsrun
 case ${1:-} in
 --systemd-user)
 	systemd_user_part
+	exit 0
+	;;
+--systemd-limited)
+	systemd_limited_part
 	exit 0
 	;;
 --as-uid1000)
