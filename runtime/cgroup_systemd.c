@@ -16,6 +16,13 @@
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
+/* A unix socket address alone: "autolaunch:" would start dbus-launch, "unixexec:"
+ * any program, "tcp:" goes to the network; nsrun starts nothing and stays local. */
+static bool unix_only(const char *address)
+{
+	return address && strncmp(address, "unix:", 5) == 0 && !strchr(address, ';');
+}
+
 size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *system_bus,
 				const char *runtime_dir, char **out, bool *is_bus, size_t max)
 {
@@ -23,14 +30,14 @@ size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *
 
 #define ADD(bus, ...) do { if (n < max && asprintf(&out[n], __VA_ARGS__) >= 0) is_bus[n++] = (bus); } while (0)
 	if (root) {
-		if (system_bus && system_bus[0])
+		if (unix_only(system_bus))
 			ADD(true, "%s", system_bus);
 		else
 			ADD(true, "unix:path=/run/dbus/system_bus_socket");
 		ADD(false, "unix:path=/run/systemd/private");
 		return n;
 	}
-	if (session_bus && session_bus[0])
+	if (unix_only(session_bus))
 		ADD(true, "%s", session_bus);
 	else if (runtime_dir && runtime_dir[0] == '/')
 		ADD(true, "unix:path=%s/bus", runtime_dir);

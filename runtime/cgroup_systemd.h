@@ -29,7 +29,8 @@
  * socket /run/systemd/private; for others $DBUS_SESSION_BUS_ADDRESS, else
  * $XDG_RUNTIME_DIR/bus, then the user manager's private socket
  * $XDG_RUNTIME_DIR/systemd/private (what systemctl --user uses; there is no bus
- * daemon on some hosts).  is_bus[i] says whether out[i] is a bus (Hello, AddMatch and
+ * daemon on some hosts).  Only unix: addresses are taken from the environment (an
+ * "autolaunch:" or "unixexec:" one would start a program).  is_bus[i] says whether out[i] is a bus (Hello, AddMatch and
  * Subscribe are needed) or the manager itself.  Pure: reads only the environment
  * given.  Returns how many. */
 size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *system_bus,

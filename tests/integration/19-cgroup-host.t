@@ -140,6 +140,16 @@ else
 		"nsrun: debug: no systemd scope: unix:path=$sd/bus: .*systemd1.*; unix:path=$sd/run/systemd/private: " "$ERR"
 	kill "$bus_pid" 2>/dev/null
 	wait "$bus_pid" 2>/dev/null
+	# an address that names a program (unixexec:): nsrun starts nothing; the control
+	# shows that a D-Bus client taking the address does run it (systemd's busctl)
+	printf '#!/bin/sh\ntouch "$0.ran"\n' >"$sd/exec.sh"
+	chmod +x "$sd/exec.sh"
+	timeout 10 busctl --address="unixexec:path=$sd/exec.sh" status >/dev/null 2>&1
+	check "control: busctl with DBUS address unixexec:path=exec.sh runs it" test -e "$sd/exec.sh.ran"
+	rm -f "$sd/exec.sh.ran"
+	run_cmd env DBUS_SESSION_BUS_ADDRESS="unixexec:path=$sd/exec.sh" XDG_RUNTIME_DIR="$sd/run" "$NSRUN" --image python --memory 64m -- true
+	assert_eq "DBUS_SESSION_BUS_ADDRESS unixexec:...: the run works" 0 "$RC"
+	check "  ... and nsrun ran no program for it" test ! -e "$sd/exec.sh.ran"
 	# a socket that takes connections and never answers
 	python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX)

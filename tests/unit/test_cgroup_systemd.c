@@ -50,6 +50,21 @@ int main(void)
 		x.n > 1 ? x.a[1] : NULL);
 	drop(&x);
 
+	get(&x, false, "autolaunch:", NULL, "/run/user/1000", 4);
+	tap_str(&t, "DBUS_SESSION_BUS_ADDRESS autolaunch: (would start dbus-launch) is not used",
+		"unix:path=/run/user/1000/bus", x.a[0]);
+	drop(&x);
+	get(&x, false, "unixexec:path=/bin/true", NULL, "/run/user/1000", 4);
+	tap_str(&t, "... nor unixexec: (would start a program)", "unix:path=/run/user/1000/bus", x.a[0]);
+	drop(&x);
+	get(&x, false, "tcp:host=localhost,port=1;unix:path=/a", NULL, NULL, 4);
+	tap_int(&t, "... nor a list of addresses, nor tcp:", 0, (long long)x.n);
+	drop(&x);
+	get(&x, true, NULL, "unixexec:path=/bin/sh", NULL, 4);
+	tap_str(&t, "root: DBUS_SYSTEM_BUS_ADDRESS unixexec: is not used either", "unix:path=/run/dbus/system_bus_socket",
+		x.a[0]);
+	drop(&x);
+
 	get(&x, false, "", NULL, NULL, 4);
 	tap_int(&t, "user with neither (or an empty address): nothing to try", 0, (long long)x.n);
 	drop(&x);
