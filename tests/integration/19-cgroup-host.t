@@ -8,6 +8,9 @@
 # refuses a limit no cgroup can enforce, with the reason.
 . "$(dirname "$0")/../lib.sh"
 require_all
+# the host's own cgroups are what is tested here: no systemd user manager is asked for
+# a scope (tested in tests/vm, and in 19-cgroup-host.t against other D-Bus peers)
+unset DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR
 
 CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 if [ -z "$CG" ]; then
