@@ -305,6 +305,10 @@ static int scope_via(const char *address, bool is_bus, const char *mnt, const ch
 	int rc = -1;
 
 	dbus_error_init(&e);
+	/* libdbus would set SIGPIPE to SIG_IGN for the whole process, which the
+	 * supervisor's relay saves and restores as its own: left alone (libdbus writes
+	 * with MSG_NOSIGNAL, so it needs no such thing) */
+	dbus_connection_set_change_sigpipe(FALSE);
 	c = dbus_connection_open_private(address, &e);
 	if (!c) {
 		snprintf(why, why_len, "%s: %s", address, e.message ? e.message : "cannot connect");
