@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_systemd.h"
 #include "cleanup.h"
 #include "sys.h"
 
@@ -240,6 +241,33 @@ static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char
 	return NULL;
 }
 
+/* How long each address of the systemd manager has to start the scope (a start job of
+ * a scope only moves a process, but the manager may be busy; a bus that never answers
+ * costs each run this long, so it is short) */
+#define SCOPE_TIMEOUT_MS 3000
+
+/* No cgroup is delegated: one from the caller's systemd manager, a scope nsrun
+ * moves into (cgroup_systemd.h), then the parent of the run's cgroup as
+ * choose_parent finds it there.  NULL with scope_note set to why: the fallback
+ * is silent, why_not (which warnings show) stays what it was. */
+static char *systemd_parent(const struct nsrun_config *cfg, const char *mnt, struct cgroup_run *cg)
+{
+	_cleanup_free_ char *own = own_cgroup();
+	char *parent;
+
+	if (!own)
+		return NULL;
+	if (cgroup_systemd_scope(mnt, own, cg->scope, sizeof(cg->scope), SCOPE_TIMEOUT_MS, cg->scope_note,
+				 sizeof(cg->scope_note)) < 0)
+		return NULL;
+	parent = choose_parent(cfg, mnt, cg->scope_note, sizeof(cg->scope_note));
+	if (!parent)
+		cg->scope[0] = '\0';
+	else
+		cg->why_not[0] = '\0'; /* (what was not delegated no longer matters) */
+	return parent;
+}
+
 static int write_limits(const struct nsrun_config *cfg, struct cgroup_run *cg, const char *enabled,
 			struct nsrun_error *err)
 {
@@ -293,6 +321,10 @@ int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct
 		return 0;
 	}
 	parent = choose_parent(cfg, mnt, cg->why_not, sizeof(cg->why_not));
+	/* (a limit wants a cgroup: without one, no manager is asked for a scope) */
+	if (!parent && !cfg->cgroup_parent &&
+	    (cfg->limits.memory_bytes || cfg->limits.pids || cfg->limits.cpus_milli))
+		parent = systemd_parent(cfg, mnt, cg);
 	if (!parent)
 		return 0;
 	remove_stale(parent);

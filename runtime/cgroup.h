@@ -3,7 +3,9 @@
  * The supervisor finds a cgroup it may use, in this order, each found by probing
  * files: --cgroup-parent (root), else its own cgroup (root, or a subtree delegated
  * to the caller: writable by it, as systemd's Delegate=yes makes it), else, as
- * root, a "nsrun" cgroup at the root of the hierarchy.  It creates one cgroup per
+ * root, a "nsrun" cgroup at the root of the hierarchy, else a scope with
+ * Delegate=yes that the caller's systemd manager makes for nsrun and moves it into
+ * (cgroup_systemd.h), used as a delegated cgroup.  It creates one cgroup per
  * run there (nsrun-<pid>-<n>), enables the controllers the limits need, writes the
  * limits, and the container is cloned into it (CLONE_INTO_CGROUP).  Where nothing
  * is delegated, the run has no cgroup and the limits fall back to rlimits; why is
@@ -26,7 +28,10 @@ struct cgroup_run {
 	bool memory;            /* memory.max written (the memory controller is ours) */
 	bool pids;              /* pids.max written */
 	bool cpu;               /* cpu.max written */
+	char scope[64];         /* the systemd scope nsrun is in, when the cgroup came from one; "" */
 	char why_not[256];      /* why there is no cgroup, or why a controller is missing */
+	char scope_note[256];   /* for --debug: the address the scope came through, or why no
+				 * systemd manager gave one; "" when none was asked */
 };
 
 struct cgroup_stats {

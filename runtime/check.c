@@ -473,8 +473,9 @@ static void check_cgroup(struct check_list *l)
 	} else {
 
 		it = add(l, "cgroup v2", false, true);
-		snprintf(it->detail, sizeof(it->detail), "runs go under %.*s",
-			 (int)(strrchr(cg.path, '/') - cg.path), cg.path);
+		snprintf(it->detail, sizeof(it->detail), "runs go under %.*s%s",
+			 (int)(strrchr(cg.path, '/') - cg.path), cg.path,
+			 cg.scope[0] ? " (a scope nsrun asks the systemd manager for)" : "");
 		it = add(l, "cgroup memory", false, cg.memory);
 		if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "

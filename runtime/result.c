@@ -373,6 +373,12 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		}
 		yajl_gen_array_close(g);
 	}
+	/* who made the run's cgroup (null: none); limits.*.enforced says what it enforced */
+	GEN_STR(g, "cgroup_manager");
+	if (r->cgroup_manager)
+		GEN_STR(g, r->cgroup_manager);
+	else
+		yajl_gen_null(g);
 	GEN_STR(g, "limits");
 	yajl_gen_map_open(g);
 	gen_limit(g, "memory_bytes", cfg->limits.memory_bytes, cfg->limits.memory_bytes,

@@ -63,6 +63,9 @@ struct nsrun_result {
 		bool cpu_cgroup;        /* cpu.max, else not enforced */
 		bool ucounts;           /* the container's user namespace has its own max_* limits */
 	} enforced;
+	const char *cgroup_manager;     /* who made the run's cgroup: "systemd" (a scope nsrun asked its
+					 * manager for, cgroup_systemd.h), "cgroupfs" (nsrun, in a
+					 * delegated or root's cgroup); NULL: no cgroup */
 	long inotify_instances;         /* the container's max_inotify_instances, -1: none */
 	long inotify_watches;           /* its max_inotify_watches, -1: none */
 	struct result_stream out;       /* the payload's stdout, when captured */

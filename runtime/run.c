@@ -134,9 +134,14 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 
 	if (cgroup_prepare(cfg, &run->cg, err) < 0)
 		return -1;
-	if (cfg->debug)
+	if (cfg->debug) {
 		fprintf(stderr, "nsrun: debug: cgroup %s%s%s\n", run->cg.path ? run->cg.path : "none",
 			run->cg.why_not[0] ? ": " : "", run->cg.why_not);
+		if (run->cg.scope[0])
+			fprintf(stderr, "nsrun: debug: systemd scope %s, %s\n", run->cg.scope, run->cg.scope_note);
+		else if (run->cg.scope_note[0])
+			fprintf(stderr, "nsrun: debug: no systemd scope: %s\n", run->cg.scope_note);
+	}
 	run->rlimits = *l;
 	if (run_prepare_memory(cfg, run, err) < 0)
 		return -1;
@@ -741,6 +746,8 @@ static void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run 
 	struct cgroup_stats st;
 
 	result->enforced.memory = run->memory_how;
+	result->cgroup_manager = run->cg.path && run->cg.scope[0] ? "systemd" :
+				 run->cg.path || run->cg1.path ? "cgroupfs" : NULL;
 	result->enforced.pids_cgroup = run->cg.pids;
 	result->enforced.cpu_cgroup = run->cg.cpu;
 	result->enforced.ucounts = run->ucounts.settable;

@@ -100,6 +100,9 @@ base = {
     "network": "none", "ports": Absent,
     # the tier the run got: full on this machine (25-tiers.t checks the others)
     "isolation": "full",
+    # who made the run's cgroup: nsrun (root here), a systemd scope (tests/vm), none (the
+    # unprivileged user here); 19-cgroup-host.t checks which one where
+    "cgroup_manager": OneOf(None, "cgroupfs", "systemd"),
     "limits": {
         "memory_bytes": {"value": 512 << 20, "enforced": MEMORY_HOW},
         "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},

@@ -8,6 +8,9 @@
 # refuses a limit no cgroup can enforce, with the reason.
 . "$(dirname "$0")/../lib.sh"
 require_all
+# the host's own cgroups are what is tested here: no systemd user manager is asked for
+# a scope (tested in tests/vm, and in 19-cgroup-host.t against other D-Bus peers)
+unset DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR
 
 CG=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 if [ -z "$CG" ]; then
@@ -109,6 +112,64 @@ if [ "$writable" = 1 ]; then
 	wait_nsrun
 	run_nsrun --image python -- true
 	assert_eq "the run after a SIGKILLed nsrun works" 0 "$RC"
+fi
+
+# issue 22: where no cgroup is delegated, nsrun asks the caller's systemd manager for a
+# scope (cgroup_systemd.h); this host runs none (the VM tier runs a real user manager).
+# Whatever stands at the D-Bus addresses instead, the run goes on as it would without:
+# silently (why only under --debug) and soon (a bus that never answers costs at most
+# 3 s per address).  Root has a cgroup of its own here and asks no manager.
+jfield() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d.get(sys.argv[1]), d["limits"]["memory_bytes"]["enforced"])' "$1" <<<"$OUT"; }
+if [ "$writable" = 1 ]; then
+	run_cmd env DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus "$NSRUN" --debug --json - --image python --memory 64m -- true
+	assert_eq "a cgroup of nsrun's own: cgroup_manager cgroupfs, no manager asked" "cgroupfs" "$(jfield cgroup_manager | cut -d' ' -f1)"
+	assert_not_match "  ... (no systemd scope line under --debug)" 'systemd scope' "$ERR"
+else
+	sd=$TESTTMP/systemd-less
+	mkdir -p "$sd/run" "$sd/hang"
+	# a real session bus, without systemd on it (Debian's dbus-daemon)
+	dbus-daemon --session --address="unix:path=$sd/bus" --nofork --nopidfile >/dev/null 2>"$sd/dbus.err" &
+	bus_pid=$!
+	at_exit "kill $bus_pid 2>/dev/null"
+	for _ in $(seq 100); do [ -S "$sd/bus" ] && break; sleep 0.05; done
+	check "control: a session bus runs at $sd/bus" test -S "$sd/bus"
+	run_cmd env DBUS_SESSION_BUS_ADDRESS="unix:path=$sd/bus" XDG_RUNTIME_DIR="$sd/run" "$NSRUN" --json - --image python --memory 64m -- true
+	assert_eq "a bus without systemd: the run works" 0 "$RC"
+	assert_eq "  ... silently (nothing on stderr)" "" "$ERR"
+	assert_eq "  ... no cgroup (cgroup_manager null), memory as before" "None ${memory_how% *}" \
+		"$(jfield cgroup_manager)"
+	run_cmd env DBUS_SESSION_BUS_ADDRESS="unix:path=$sd/bus" XDG_RUNTIME_DIR="$sd/run" "$NSRUN" --debug --image python --memory 64m -- true
+	assert_match "  ... --debug says the bus has no systemd, then that the manager's socket is absent" \
+		"nsrun: debug: no systemd scope: unix:path=$sd/bus: .*systemd1.*; unix:path=$sd/run/systemd/private: " "$ERR"
+	kill "$bus_pid" 2>/dev/null
+	wait "$bus_pid" 2>/dev/null
+	# an address that names a program (unixexec:): nsrun starts nothing; the control
+	# shows that a D-Bus client taking the address does run it (systemd's busctl)
+	printf '#!/bin/sh\ntouch "$0.ran"\n' >"$sd/exec.sh"
+	chmod +x "$sd/exec.sh"
+	timeout 10 busctl --address="unixexec:path=$sd/exec.sh" status >/dev/null 2>&1
+	check "control: busctl with DBUS address unixexec:path=exec.sh runs it" test -e "$sd/exec.sh.ran"
+	rm -f "$sd/exec.sh.ran"
+	run_cmd env DBUS_SESSION_BUS_ADDRESS="unixexec:path=$sd/exec.sh" XDG_RUNTIME_DIR="$sd/run" "$NSRUN" --image python --memory 64m -- true
+	assert_eq "DBUS_SESSION_BUS_ADDRESS unixexec:...: the run works" 0 "$RC"
+	check "  ... and nsrun ran no program for it" test ! -e "$sd/exec.sh.ran"
+	# a socket that takes connections and never answers
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+held = []
+while True:
+    held.append(s.accept()[0])' "$sd/hang/bus" &
+	hang_pid=$!
+	at_exit "kill $hang_pid 2>/dev/null"
+	for _ in $(seq 100); do [ -S "$sd/hang/bus" ] && break; sleep 0.05; done
+	run_cmd env -u DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR="$sd/hang" "$NSRUN" --debug --image python --memory 64m -- true
+	assert_eq "a bus that never answers: the run works" 0 "$RC"
+	if elapsed_lt 12; then ok "  ... within 12 s (3 s for the bus, then the run; took $ELAPSED s)"; else not_ok "  ... within 12 s" "took $ELAPSED s"; fi
+	assert_match "  ... --debug says why" "nsrun: debug: no systemd scope: unix:path=$sd/hang/bus: " "$ERR"
+	kill "$hang_pid" 2>/dev/null
+	wait "$hang_pid" 2>/dev/null
 fi
 
 # this test's own cgroups, by the paths its runs name (--debug): another program's runs

@@ -13,6 +13,9 @@
 #     "oom_killed", the peak); control: 64 MiB the same way runs.
 . "$(dirname "$0")/../lib.sh"
 require_all
+# the host's own cgroups are what is tested here: no systemd user manager is asked for
+# a scope (tested in tests/vm, and in 19-cgroup-host.t against other D-Bus peers)
+unset DBUS_SESSION_BUS_ADDRESS XDG_RUNTIME_DIR
 
 # ---------------------------------------------------------------- which mechanism here
 expected_how() {

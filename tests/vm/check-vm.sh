@@ -7,7 +7,7 @@
 #   -b DIR      where nsrun and nsrun-probe are (default: build, at the top of the tree)
 #   -t SECONDS  time limit of the boot (default 600)
 #   -q          do not stream the console (it is printed if the run fails)
-#   GUEST-ARG   guest-test.sh's mode: --nsrun (default), --smoke, --all
+#   GUEST-ARG   guest-test.sh's mode: --nsrun (default), --smoke, --all, --systemd
 # Exit status: run-vm.sh's (the guest's; 124 time limit; 125 no status).
 set -euo pipefail
 
@@ -31,6 +31,12 @@ shift $((OPTIND - 1))
 payload=(-p "$build/nsrun-probe" -p "$here/guest-test.sh" -p "$here/initramfs-test.sh")
 [ ! -f "$build/nsrun" ] || payload+=(-p "$build/nsrun")
 [ ! -d "$top/seccomp-profiles" ] || payload+=(-p "$top/seccomp-profiles")
+# a systemd user manager and its session bus, for the scope tests: the host's own
+# (Debian's systemd and dbus-daemon packages; the guest test fails without them)
+for f in /lib/systemd/systemd "$(command -v systemctl)" "$(command -v busctl)" "$(command -v dbus-daemon)" \
+	/usr/share/dbus-1/session.conf; do
+	[ ! -f "$f" ] || payload+=(-p "$f")
+done
 [ -f "$build/nsrun-probe" ] || { echo "check-vm: $build/nsrun-probe missing (make all)" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nsrun-vm.XXXXXX")

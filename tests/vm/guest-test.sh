@@ -11,8 +11,11 @@
 #             pids.max, cpu.max enforced on the static probe, as root and as uid 1000
 #             in a delegated subtree
 #   --all     both
+#   --systemd only --nsrun's part with a systemd user manager (a scope for nsrun)
 # Files next to it: nsrun-probe (static; required), nsrun (for --nsrun),
-# seccomp-profiles/ (optional). NSRUN and NSRUN_PROBE override the binaries.
+# seccomp-profiles/ (optional); for the systemd user manager part of --nsrun: the
+# host's systemd, systemctl, busctl, dbus-daemon and session.conf. NSRUN and
+# NSRUN_PROBE override the binaries.
 # Output: TAP, then the plain line "N passed, N failed"; exit 0 when nothing failed.
 # (Internal: "guest-test.sh --as-uid1000 MODE DIR" is the part run as uid 1000.)
 
@@ -419,6 +422,230 @@ as_uid1000() {
 	fi
 }
 
+# ---------------------------------------------------------------- a systemd user manager
+# Issue 22: where nothing is delegated to the caller but a systemd user manager runs,
+# nsrun asks it for a scope with Delegate=yes (cgroup_systemd.h) and the limit is
+# memory.max.  Laid out as a systemd host lays out a user: $SDCG is the user's slice
+# (root's), "manager" is user@1000.service (delegated to uid 1000, where the real
+# `systemd --user` runs), "session" is the login session's scope (root's: uid 1000
+# may not write it, so nsrun started there finds no cgroup of its own).  The units
+# are the guest's own: default.target, and dbus.socket/dbus.service, a session bus
+# at $XDG_RUNTIME_DIR/bus that the manager joins, as Debian's dbus-user-session has it.
+SDCG=$CGROOT/user-1000.slice
+SDRUN=/run/user/1000
+SDUNITS=$STATE/user-units
+SDPID=""
+
+# scopes left behind anywhere in the hierarchy (nsrun-<pid>-<hex>.scope)
+scope_leftovers() { find $CGROOT -mindepth 1 -type d -name 'nsrun-*.scope' 2>/dev/null | tr '\n' ' '; }
+
+# as_tuser CMD: CMD (a shell string) as uid 1000 with the user manager's environment
+as_tuser() {
+	su -s /bin/sh tuser -c "XDG_RUNTIME_DIR=$SDRUN; export XDG_RUNTIME_DIR; $1"
+}
+
+# Root's half: the layout, the units, the manager, its bus; then uid 1000's tests
+# (systemd_user_part) from the session's cgroup; then tidy up.  The binaries are
+# the host's (check-vm.sh copies them with their libraries).
+systemd_scope_tests() {
+	for b in systemd systemctl busctl dbus-daemon; do
+		if [ ! -x "$HERE/$b" ]; then
+			record fail "systemd: $b in the guest's payload (check-vm.sh copies the host's; Debian's systemd and dbus-daemon packages)"
+			return
+		fi
+	done
+	for c in memory pids cpu; do echo "+$c" >$CGROOT/cgroup.subtree_control; done
+	mkdir -p $SDCG/manager $SDCG/session $SDCG/limited && echo "+memory +pids +cpu" >$SDCG/cgroup.subtree_control
+	# a session that is itself limited (as under systemd-run --scope -p MemoryMax=):
+	# nsrun must stay under that limit, not move out of it into a scope
+	echo 400M >$SDCG/limited/memory.max
+	# user@1000.service's Delegate=yes
+	chown 1000:1000 $SDCG/manager $SDCG/manager/cgroup.procs $SDCG/manager/cgroup.subtree_control \
+		$SDCG/manager/cgroup.threads
+	# Moving nsrun from the session into the manager's scope needs write access to
+	# the cgroup.procs of their common ancestor: on a real host the user manager asks
+	# the system manager to do it (AttachProcessesToUnit) when the kernel refuses it;
+	# this guest has no system manager, so that one file is the user's
+	chown 1000:1000 $SDCG/cgroup.procs
+	# sd_booted(3): a user manager refuses to start without this directory
+	mkdir -p /run/systemd/system $SDRUN "$SDUNITS"
+	chown 1000:1000 $SDRUN && chmod 700 $SDRUN
+	[ -s /etc/machine-id ] || echo 5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed >/etc/machine-id
+	cat >"$SDUNITS/default.target" <<EOT
+[Unit]
+Description=nsrun VM tier user session
+Wants=dbus.socket
+EOT
+	cat >"$SDUNITS/dbus.socket" <<EOT
+[Unit]
+Description=D-Bus user message bus socket
+DefaultDependencies=no
+[Socket]
+ListenStream=%t/bus
+EOT
+	cat >"$SDUNITS/dbus.service" <<EOT
+[Unit]
+Description=D-Bus user message bus
+Requires=dbus.socket
+DefaultDependencies=no
+[Service]
+ExecStart=$HERE/dbus-daemon --config-file=$HERE/session.conf --address=systemd: --nofork --nopidfile --systemd-activation
+EOT
+	chmod -R a+rX "$SDUNITS"
+	# shellcheck disable=SC2016 # $$ is the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "XDG_RUNTIME_DIR=$2 SYSTEMD_UNIT_PATH=$3 exec $4 --user --log-target=console"' \
+		sh $SDCG/manager $SDRUN "$SDUNITS" "$HERE/systemd" >"$STATE/systemd-user.log" 2>&1 &
+	SDPID=$!
+	for _ in $(seq 100); do [ -S $SDRUN/systemd/private ] && break; sleep 0.1; done
+	check "systemd: the user manager of uid 1000 runs (its private socket is there)" test -S $SDRUN/systemd/private
+	# the first connection starts the bus (socket activation); the manager joins it
+	ok=1
+	for _ in $(seq 50); do
+		as_tuser "$HERE/busctl --user --auto-start=no --timeout=1 call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.DBus.Peer Ping" \
+			>/dev/null 2>&1 && ok=0 && break
+		sleep 0.2
+	done
+	check "systemd: the user manager answers on the session bus $SDRUN/bus" test "$ok" = 0
+	if [ "$ok" != 0 ]; then
+		diag "  manager log: $(tail -c 1500 "$STATE/systemd-user.log" | tr '\n' '|')"
+		diag "  $(as_tuser "$HERE/systemctl --user status --no-pager -n 20 dbus.socket dbus.service" 2>&1 | tr '\n' '|')"
+		diag "  $(as_tuser "$HERE/busctl --user --auto-start=no --timeout=1 call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.DBus.Peer Ping" 2>&1 | tr '\n' '|')"
+	fi
+	is "systemd: the manager's cgroup is the delegated one" \
+		"$(sed -n 's/^0:://p' "/proc/$SDPID/cgroup" 2>/dev/null)" /user-1000.slice/manager/init.scope
+	# shellcheck disable=SC2016 # $$ and $0 are the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "sh \"\$0\" --systemd-user" "$2"' \
+		sh $SDCG/session "$0"
+	rc=$?
+	[ "$rc" = 0 ] || diag "  the uid 1000 part exited with $rc"
+	# shellcheck disable=SC2016 # $$ and $0 are the inner shell's
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec su -s /bin/sh tuser -c "sh \"\$0\" --systemd-limited" "$2"' \
+		sh $SDCG/limited "$0"
+	rc=$?
+	[ "$rc" = 0 ] || diag "  the uid 1000 part in the limited session exited with $rc"
+	# tidy up: the manager ends its units and itself on SIGTERM
+	kill "$SDPID" 2>/dev/null
+	for _ in $(seq 50); do kill -0 "$SDPID" 2>/dev/null || break; sleep 0.1; done
+	echo 1 >$SDCG/cgroup.kill
+	sleep 0.2
+	find $SDCG -depth -type d | while read -r d; do rmdir "$d" 2>/dev/null; done
+	check "systemd: nothing left of the user's slice after the manager ended" test ! -e $SDCG
+}
+
+# uid 1000 in a session cgroup with memory.max 400M (root's): no scope is asked for,
+# since the run would leave that limit; the control is systemd_user_part's first run
+systemd_limited_part() {
+	WORK=$STATE/work-1000
+	cd "$WORK" || exit 1
+	XDG_RUNTIME_DIR=$SDRUN
+	export XDG_RUNTIME_DIR
+	unset DBUS_SESSION_BUS_ADDRESS
+	# (held 20 s: the supervisor's samples see it whatever the guest's speed)
+	nsrun_json --memory 32m -- /probe memhog-via malloc 64 20
+	show_run
+	is "systemd, in a session with memory.max 400M: no scope (cgroup_manager)" "$(jget cgroup_manager)" null
+	is "systemd: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" supervisor
+	is "systemd: ... status" "$(jget status)" oom_killed
+	check "systemd: ... --debug says the scope would leave the session's memory.max" \
+		grep -q "debug: no systemd scope: .*memory.max of /user-1000.slice/limited is 419430400, which a scope" "$WORK/err"
+	grep -q "debug: no systemd scope" "$WORK/err" || diag "  $(grep 'debug: .*\(scope\|cgroup\)' "$WORK/err" | tr '\n' '|')"
+	is "systemd: ... and nsrun stayed in that session" "$(scope_leftovers)" ""
+	check_no_leftovers "systemd: limited session"
+}
+
+# uid 1000's half, started in the session's cgroup (root's) by root
+systemd_user_part() {
+	WORK=$STATE/work-1000
+	cd "$WORK" || exit 1
+	XDG_RUNTIME_DIR=$SDRUN
+	export XDG_RUNTIME_DIR
+	unset DBUS_SESSION_BUS_ADDRESS
+	is "systemd: nsrun's caller is in the session's cgroup" "$(sed -n 's/^0:://p' /proc/self/cgroup)" /user-1000.slice/session
+	check "systemd: ... which uid 1000 may not write (nothing is delegated there)" sh -c "! test -w $SDCG/session/cgroup.procs"
+
+	# control: no manager reachable (no XDG_RUNTIME_DIR): no cgroup, the supervisor measures
+	unset XDG_RUNTIME_DIR
+	nsrun_json --memory 32m -- /probe memhog 64
+	export XDG_RUNTIME_DIR=$SDRUN
+	show_run
+	is "systemd control: without a user manager: limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" supervisor
+	is "systemd control: ... cgroup_manager" "$(jget cgroup_manager)" null
+	is "systemd control: ... no scope was asked for" "$(scope_leftovers)" ""
+
+	# through the session bus
+	before=$(vmstat_oom)
+	nsrun_json --memory 32m -- /probe memhog 64
+	show_run
+	scope=$(sed -n 's/^nsrun: debug: systemd scope \([^,]*\),.*/\1/p' "$WORK/err" | head -1)
+	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via \([^ ]*\).*/\1/p' "$WORK/err" | head -1)
+	[ -n "$scope" ] || diag "  debug: $(grep 'debug: .*\(scope\|cgroup\)' "$WORK/err" | tr '\n' '|')"
+	check "systemd: --debug names the scope nsrun-<pid>-<hex>.scope (got '$scope')" \
+		sh -c "case '$scope' in nsrun-[0-9]*-????????.scope) true ;; *) false ;; esac"
+	is "systemd: ... it came through the session bus" "$via" "unix:path=$SDRUN/bus"
+	[ "$via" = "unix:path=$SDRUN/bus" ] || diag "  $(grep 'debug: systemd scope' "$WORK/err")"
+	check "systemd: ... the run's cgroup was below the scope, in the manager's tree (got '$CG')" \
+		sh -c "case '$CG' in $SDCG/manager/*$scope/nsrun-*) true ;; *) false ;; esac"
+	is "systemd: --memory 32m, memhog 64: JSON status" "$(jget status)" oom_killed
+	is "systemd: ... exit_code 137" "$(jget exit_code)" 137
+	is "systemd: ... oom_killed true" "$(jget oom_killed)" true
+	is "systemd: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" cgroup
+	is "systemd: ... cgroup_manager" "$(jget cgroup_manager)" systemd
+	check "systemd: ... the kernel counted an OOM kill (/proc/vmstat oom_kill)" int_between "$(($(vmstat_oom) - before))" 1 999
+
+	# the limits as written, read while a run sleeps; the scope is a unit of the manager
+	: >"$WORK/err"
+	start_nsrun --rootfs "$ROOTFS" --timeout 60 --debug \
+		--memory 32m --pids-limit 10 --cpus 0.2 -- /probe sleep 6 >"$WORK/out" 2>"$WORK/err" &
+	bg=$!
+	live="" scope=""
+	for _ in $(seq 100); do
+		live=$(sed -n 's/^nsrun: debug: cgroup //p' "$WORK/err" | head -1)
+		scope=$(sed -n 's/^nsrun: debug: systemd scope \([^,]*\),.*/\1/p' "$WORK/err" | head -1)
+		[ -n "$live" ] && [ -n "$(cat "$live/cgroup.procs" 2>/dev/null)" ] && break
+		live=""
+		sleep 0.1
+	done
+	if [ -n "$live" ]; then
+		is "systemd: live run: memory.max" "$(cat "$live/memory.max" 2>&1)" $((32 * MIB))
+		is "systemd: live run: pids.max" "$(cat "$live/pids.max" 2>&1)" 10
+		is "systemd: live run: cpu.max" "$(cat "$live/cpu.max" 2>&1)" "20000 100000"
+		is "systemd: live run: the manager has the scope, active" \
+			"$("$HERE/systemctl" --user is-active "$scope" 2>&1)" active
+		is "systemd: live run: ... with Delegate=yes" \
+			"$("$HERE/systemctl" --user show -p Delegate --value "$scope" 2>&1)" yes
+	else
+		record fail "systemd: live run: found the run's cgroup while it ran"
+		diag "  stderr: $(head -c 600 "$WORK/err" | tr '\n' '|')"
+	fi
+	wait "$bg"
+	is "systemd: live run: exit 0" "$?" 0
+	# the scope ends when it is empty, that is when nsrun has exited: the manager
+	# notices, stops it and removes its cgroup (give it time: it is asynchronous)
+	for _ in $(seq 50); do [ -z "$(scope_leftovers)" ] && break; sleep 0.1; done
+	is "systemd: no nsrun-*.scope cgroup is left after the runs" "$(scope_leftovers)" ""
+	is "systemd: ... and no nsrun-*.scope unit in the manager" \
+		"$("$HERE/systemctl" --user list-units --all --plain --no-legend 'nsrun-*' 2>&1)" ""
+	check_no_leftovers "systemd: bus"
+
+	# without a session bus (the address leads nowhere): the manager's own socket
+	DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/bus
+	export DBUS_SESSION_BUS_ADDRESS
+	nsrun_json --memory 256m -- /probe memhog-via memfd 300
+	unset DBUS_SESSION_BUS_ADDRESS
+	show_run
+	via=$(sed -n 's/^nsrun: debug: systemd scope [^,]*, via \([^ ]*\).*/\1/p' "$WORK/err" | head -1)
+	is "systemd: no bus at DBUS_SESSION_BUS_ADDRESS: the scope came through the manager's socket" \
+		"$via" "unix:path=$SDRUN/systemd/private"
+	check "systemd: ... after the bus address, which --debug says led nowhere" \
+		grep -q "debug: systemd scope .*(not unix:path=/nonexistent/bus: " "$WORK/err"
+	is "systemd: ... 300 MiB of memfd under --memory 256m: status" "$(jget status)" oom_killed
+	is "systemd: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" cgroup
+	is "systemd: ... cgroup_manager" "$(jget cgroup_manager)" systemd
+	for _ in $(seq 50); do [ -z "$(scope_leftovers)" ] && break; sleep 0.1; done
+	is "systemd: ... no scope is left" "$(scope_leftovers)" ""
+	check_no_leftovers "systemd: private socket"
+}
+
 # ---------------------------------------------------------------- B23: the initramfs root
 # /init ran initramfs-test.sh before it left the initramfs, where pivot_root(2)
 # fails with EINVAL; its lines are in /initramfs-test.out ("KEY rc=N output").
@@ -441,6 +668,14 @@ initramfs_results() {
 # ---------------------------------------------------------------- main
 suite=--nsrun
 case ${1:-} in
+--systemd-user)
+	systemd_user_part
+	exit 0
+	;;
+--systemd-limited)
+	systemd_limited_part
+	exit 0
+	;;
 --as-uid1000)
 	WORK=$STATE/work-1000
 	mkdir -p "$WORK"
@@ -448,7 +683,7 @@ case ${1:-} in
 	as_uid1000 "$2"
 	exit 0
 	;;
---smoke | --all | --nsrun) suite=$1 ;;
+--smoke | --all | --nsrun | --systemd) suite=$1 ;;
 "") ;;
 *)
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
@@ -483,10 +718,18 @@ if [ "$suite" = --nsrun ] || [ "$suite" = --all ]; then
 		abi_i386
 		nsrun_limits root ""
 		delegate_and_run_uid1000 nsrun
+		diag "---- nsrun in a scope of a systemd user manager"
+		systemd_scope_tests
 		check_no_leftovers "after all runs"
 	else
 		record fail "nsrun binary present at $NSRUN"
 	fi
+fi
+
+if [ "$suite" = --systemd ]; then
+	make_rootfs
+	systemd_scope_tests
+	check_no_leftovers "after the systemd runs"
 fi
 
 pass=$(grep -c '^ok ' "$RESULTS")

@@ -53,8 +53,8 @@ class NsrunError(Exception):
 @dataclass(frozen=True)
 class Limit:
     """One limit of the run: ``value`` in the unit its name says (bytes, ms, processes)
-    or None for no limit, and how it was ``enforced``: "rlimit", "supervisor", "tmpfs",
-    "none" (later also "cgroup")."""
+    or None for no limit, and how it was ``enforced``: "cgroup", "cgroup-v1", "rlimit",
+    "supervisor", "tmpfs", "userns" or "none" (docs/json.md)."""
 
     value: int | None
     enforced: str
@@ -84,6 +84,8 @@ class Result:
         (memory_bytes, pids, cpus, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
     isolation: the tier the run got ("full", "reduced", "minimal"; README, "Isolation
         tiers"), None from an nsrun without tiers or when nsrun failed first.
+    cgroup_manager: who made the run's cgroup: "systemd" (a scope of the caller's
+        systemd manager), "cgroupfs" (nsrun itself), None (no cgroup).
     raw: the whole document as parsed, for fields newer than this client.
     """
 
@@ -113,6 +115,7 @@ class Result:
     pids_peak: int | None = None
     cpu_time_scope: str | None = None
     isolation: str | None = None
+    cgroup_manager: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -168,6 +171,7 @@ class Result:
                 pids_peak=doc.get("pids_peak"),
                 cpu_time_scope=doc.get("cpu_time_scope"),
                 isolation=doc.get("isolation"),
+                cgroup_manager=doc.get("cgroup_manager"),
                 raw=dict(doc),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
