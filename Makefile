@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap yajl nettle
+PKGS        := libseccomp libcap yajl nettle libmicrohttpd
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -38,12 +38,13 @@ LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 # library costs the start of every container; bench/RESULTS.md has the numbers).
 # NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
 NSRUN_LINK ?= $(if $(SAN),dynamic,static)
-STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle
+# libmicrohttpd.a without its HTTPS half (runtime/api_notls.c says why)
+STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle -lmicrohttpd -pthread
 LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
 NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
-NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_LIBS),$(PKG_LIBS))
+NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(BUILD)/obj/api_notls.o $(STATIC_LIBS),$(PKG_LIBS) -pthread)
 
-LIB_SRCS := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+LIB_SRCS := $(filter-out runtime/main.c runtime/api_notls.c,$(wildcard runtime/*.c))
 LIB_OBJS := $(LIB_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -63,7 +64,7 @@ PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema time skopeo umoci docker-registry jq qemu-system-x86 cpio \
+	python3-jsonschema python3-docker libmicrohttpd-dev time skopeo umoci docker-registry jq qemu-system-x86 cpio \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
 	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -93,9 +94,9 @@ $(BUILD)/libnsrun.a: $(LIB_OBJS)
 	@echo '  AR      $@'
 	@$(AR) rcs $@ $^
 
-$(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a
+$(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a $(BUILD)/obj/api_notls.o
 	@echo '  LINK    $@'
-	@$(CC) $(NSRUN_LDFLAGS) -o $@ $^ $(NSRUN_LIBS)
+	@$(CC) $(NSRUN_LDFLAGS) -o $@ $(BUILD)/obj/main.o $(BUILD)/libnsrun.a $(NSRUN_LIBS)
 
 # the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj

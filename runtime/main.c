@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
@@ -94,6 +95,8 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
+	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
+	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -644,6 +647,10 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "api") == 0) {
+		timing_free(timing);
+		return api_main(argc, argv);
 	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {
