@@ -539,7 +539,7 @@ int api_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if ((fd = listen_socket(srv.socket_path, &err)) < 0)
 		goto fail;
-	fstat(fd, &st);
+	lstat(srv.socket_path, &st); /* to remove it at the end only if it is still ours */
 	srv.last_activity_us = monotonic_us();
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			     MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL, on_request, &srv,

@@ -3,27 +3,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api_internal.h"
 #include "cleanup.h"
 #include "sys.h"
-
-#define STOP_DEFAULT_S 10
-#define KILL_WAIT_US (5ULL * 1000000)
-#define POLL_MS 100
-#define START_OUTPUT_MAX 4096
-
-extern char **environ;
 
 /* ---- the containers on disk ---- */
 

@@ -1,0 +1,154 @@
+#!/bin/bash
+# nsrun api: the Docker Engine API on a unix socket, driven by the real docker-py
+# (Debian's python3-docker): the issue's harness verbatim, escape probes with their
+# controls, every refusal in Docker's error shape, garbage and a client leaving
+# mid-stream, the state shared with nsrun ps/-d, and nothing left behind.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+/usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+STATE="$XDG_RUNTIME_DIR/nsrun"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK"
+CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-api-client.py")
+mkdir -m 755 "$TESTTMP/vol" "$TESTTMP/other"
+
+# py SCENARIO [ARGS...] — the docker-py client; sets OUT/ERR/RC
+py() { run_cmd timeout 120 "${CLIENT[@]}" "$@"; }
+# state_entries — the services' directories (none once everything is removed)
+state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
+# wait_socket PATH — until a server listens there (5 s)
+wait_socket() {
+	local _
+	for _ in $(seq 50); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+snapshot_host
+"$NSRUN" api --socket "$SOCK" --idle-timeout 0 --volume-root "$TESTTMP/vol" 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID"
+check "nsrun api listens on --socket" wait_socket "$SOCK"
+assert_eq "  ... the socket is 0600 and ours" "600 $(id -u) socket" "$(stat -c '%a %u %F' "$SOCK")"
+
+# ---- the issue's harness, verbatim: exit code, output, uid, removed
+py harness 'import os; print("hello from", os.getuid()); raise SystemExit(3)'
+assert_eq "docker-py harness: run, wait, logs, remove" "0" "$RC"
+assert_eq "  ... the payload's exit code and output, as uid 65534" $'exit=3\nhello from 65534' "$OUT"
+assert_eq "  ... removed: no state directory left" "" "$(state_entries)"
+
+# ---- escape probes, each with its control
+LISTEN_PORT=$(free_port)
+/usr/bin/python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(120)' \
+	"$LISTEN_PORT" &
+LISTENER=$!
+at_exit "kill $LISTENER"
+sleep 0.3
+NETPROBE='import socket,sys
+for addr in sys.argv[1:]:
+    h, p = addr.rsplit(":", 1)
+    try:
+        socket.create_connection((h, int(p)), timeout=3).close(); print(addr, "connected")
+    except OSError as e: print(addr, type(e).__name__)'
+py harness "import sys; sys.argv[1:]=['127.0.0.1:$LISTEN_PORT','192.0.2.1:80']"$'\n'"$NETPROBE"
+assert_match "network: the host's loopback listener is not reachable from the container" \
+	"127.0.0.1:$LISTEN_PORT ConnectionRefusedError" "$OUT"
+assert_match "  ... nor an outside address" "192.0.2.1:80 (OSError|TimeoutError|ConnectionRefusedError)" "$OUT"
+HOST_NET=$(/usr/bin/python3 -c "import sys; sys.argv[1:]=['127.0.0.1:$LISTEN_PORT']"$'\n'"$NETPROBE")
+assert_eq "  control: the same probe on the host reaches the listener" "127.0.0.1:$LISTEN_PORT connected" "$HOST_NET"
+py harness $'import os\nfor p in ("/etc/x", "/x", "/tmp/x"):\n    try:\n        open(p, "w").write("x"); print(p, "written")\n    except OSError as e: print(p, e.strerror)'
+assert_match "writes to the image's / are refused (read_only)" $'/etc/x (Read-only file system|Permission denied)\n/x (Read-only file system|Permission denied)' "$OUT"
+assert_match "  control: /tmp is writable in the same container" '/tmp/x written' "$OUT"
+py run_as "1234:1234" 'import os; print(os.getuid(), os.getgid())'
+assert_eq "uid: User is what the payload runs as (control for the harness' 65534)" "1234 1234" "$OUT"
+
+# ---- refusals: Docker's error shape (docker-py's APIError) with the reason; nothing made
+for kind in privileged devices pid-host ipc-host net-host cap-add seccomp-unconfined; do
+	py refuse "$kind"
+	assert_match "refused: $kind (403, Docker's message)" "^refused 403 .*refused by nsrun api" "$OUT"
+done
+py refuse bind /etc
+assert_match "refused: a bind outside the volume roots" "^refused 403 bind source \"/etc\" is outside the volume roots" "$OUT"
+echo secret >"$TESTTMP/vol/f"
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$TESTTMP/vol/theirs" && echo x >"$TESTTMP/vol/theirs/f" && chown -R 65534:65534 "$TESTTMP/vol/theirs"
+	py refuse bind "$TESTTMP/vol/theirs"
+	assert_match "refused: a bind under the roots the caller does not own" "^refused 403 .*not owned by uid 0" "$OUT"
+else
+	py refuse bind /tmp
+	assert_match "refused: a bind of a root's parent" "^refused 403 .*outside the volume roots" "$OUT"
+fi
+py bind_read "$TESTTMP/vol"
+assert_eq "  control: a bind of the caller's own directory under a root works" "secret" "$OUT"
+assert_eq "  ... no container was made by the refused requests" "" "$(state_entries)"
+
+# ---- garbage, and a client leaving mid-stream: the server goes on
+py garbage
+assert_match "garbage request: 400, the server goes on" $'^HTTP/1.1 400' "$OUT"
+assert_match "invalid JSON: 400 with Docker's message" $'HTTP/1.1 400 Bad Request\n\\{"message":"invalid JSON: [^"]+"\\}' "$OUT"
+assert_match "JSON nested too deep: 400" '"message":"invalid JSON: JSON nested deeper than 32 levels"' "$OUT"
+assert_match "a body past 1 MiB: 413" $'HTTP/1.1 413 [^\n]*\n\\{"message":"request body larger' "$OUT"
+assert_match "an unknown path: 404 in Docker's shape" $'HTTP/1.1 404 Not Found\n\\{"message":"page not found' "$OUT"
+assert_match "an unknown container: 404 No such container" '"message":"No such container: nosuch"' "$OUT"
+assert_match "  ... and the server still answers" 'ping=True$' "$OUT"
+py follow_and_drop "drop-$$"
+assert_eq "logs follow, client gone mid-stream: the server and the container go on" \
+	$'followed=True\nping=True\nstatus=running' "$OUT"
+run_nsrun ps
+assert_match "nsrun ps sees the API's container" "drop-$$ +running" "$OUT"
+run_nsrun logs "drop-$$"
+assert_match "nsrun logs shows its output" "tick" "$OUT"
+py remove "drop-$$"
+assert_eq "  ... removed with force" "removed" "$OUT"
+check "  ... its state directory is gone" test ! -e "$STATE/drop-$$"
+
+# ---- one state model: the API sees an nsrun -d service
+run_nsrun -d --name "svc-$$" --image python -- sleep 60
+assert_eq "nsrun -d service started" 0 "$RC"
+py listed "svc-$$"
+assert_eq "  ... docker-py lists it" "listed=['svc-$$']" "$OUT"
+run_nsrun rm -f "svc-$$"
+
+# ---- labels, filters, stop, ports, auto_remove, images, networks
+py lifecycle
+assert_eq "lifecycle through docker-py" "0" "$RC"
+assert_eq "  ... label filters, created, id prefix, stop, a free loopback port, auto_remove, images, networks" \
+"running=['lc-a']
+all=['lc-a', 'lc-b']
+n2=['lc-b']
+created=created
+prefix=lc-a
+stopped=exited exit=143
+bound=127.0.0.1
+port=True
+auto_removed=True
+images=['python:latest']
+networks=['bridge', 'host', 'none']" "$OUT"
+[ "$RC" = 0 ] || diag "$ERR"
+assert_eq "  ... no state directory left" "" "$(state_entries)"
+assert_no_leaks "after every container is removed"
+
+# ---- the socket: a live one and a non-socket are not replaced; the idle timeout
+run_nsrun api --socket "$SOCK" --idle-timeout 1
+assert_eq "a second server on a live socket is refused" 125 "$RC"
+assert_match "  ... saying another server answers there" 'another server answers there' "$ERR"
+: >"$TESTTMP/file"
+run_nsrun api --socket "$TESTTMP/file" --idle-timeout 1
+assert_match "a non-socket path is refused, and kept" 'not a socket, refused to replace it' "$ERR"
+check "  ... the file is still there" test -f "$TESTTMP/file"
+run_cmd timeout 20 "$NSRUN" api --socket "$TESTTMP/idle.sock" --idle-timeout 1
+assert_eq "--idle-timeout 1: exits 0 by itself" 0 "$RC"
+check "  ... and removes its socket" test ! -e "$TESTTMP/idle.sock"
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+check "  ... and removes its socket" test ! -e "$SOCK"
+done_testing
