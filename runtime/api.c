@@ -132,7 +132,7 @@ static enum MHD_Result info(struct api_server *srv, struct MHD_Connection *c)
 		running += v[i].alive;
 		created += !v[i].alive && strcmp(v[i].st.status, "created") == 0;
 	}
-	api_ctrs_free(v, 0);
+	api_ctrs_free(v, n);
 	if (uname(&u) < 0)
 		memset(&u, 0, sizeof(u));
 	if (!(g = api_gen()))
@@ -162,7 +162,6 @@ static enum MHD_Result info(struct api_server *srv, struct MHD_Connection *c)
 	api_gen_str(g, "name=no-new-privileges");
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
-	free(v);
 	return api_reply_gen(c, 200, g);
 }
 

@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api_internal.h"
 #include "cleanup.h"
 #include "sys.h"
+
+#define AUTO_REMOVE_AFTER_S 2
 
 /* ---- the containers on disk ---- */
 
@@ -216,7 +219,11 @@ int api_reap(struct api_server *srv)
 				running++;
 			else if (ar && strcmp(v[i].st.status, "exited") == 0) {
 				_cleanup_close_ int root_fd = -1, fd = api_open_dir(v[i].name, &root_fd);
-				if (fd >= 0)
+				struct stat st;
+				/* a second after its exit (state.json's time): a wait that polls
+				 * sees the exit code before the container goes */
+				if (fd >= 0 && fstatat(fd, STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				    time(NULL) - st.st_mtime >= AUTO_REMOVE_AFTER_S)
 					state_remove_dir(root_fd, v[i].name);
 			}
 		}

@@ -138,6 +138,8 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *con
 static int run_captured(char *const argv[], char *out, size_t out_len)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
 	int p[2], status = -1;
 	size_t o = 0;
 	pid_t pid;
@@ -151,7 +153,20 @@ static int run_captured(char *const argv[], char *out, size_t out_len)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	errno = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	/* the server blocks the signals that end it and ignores SIGPIPE: a container
+	 * must not inherit either (nsrun stop's SIGTERM would never reach it) */
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGHUP);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	errno = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
 	if (errno) {
@@ -182,24 +197,21 @@ static int run_captured(char *const argv[], char *out, size_t out_len)
 	return status;
 }
 
-/* The message of a failed start: nsrun's last error line, without its prefix. */
+/* The message of a failed start: nsrun's last error line (not a hint, not the
+ * header of the log's tail), without its prefix; else the last line. */
 static const char *start_message(char *out)
 {
-	char *line = out, *nl;
+	char *found = NULL, *last = out;
 
-	while ((nl = strchr(line, '\n')) && nl[1]) {
-		/* the error is the last "nsrun: " line that is not a hint or the log's */
-		if (strncmp(nl + 1, "nsrun: ", 7) == 0 && strncmp(nl + 1, "nsrun: hint", 11) != 0 &&
-		    strncmp(nl + 1, "nsrun: the service's last", 25) != 0)
-			line = nl + 1;
-		else if (strncmp(line, "nsrun: ", 7) != 0)
-			line = nl + 1;
-		else
-			break;
+	for (char *line = out, *nl; line && *line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = '\0';
+		last = line;
+		if (strncmp(line, "nsrun: ", 7) == 0 && strncmp(line, "nsrun: hint", 11) != 0 &&
+		    strncmp(line, "nsrun: the service's last", 25) != 0)
+			found = line + 7;
 	}
-	if ((nl = strchr(line, '\n')))
-		*nl = '\0';
-	return strncmp(line, "nsrun: ", 7) == 0 ? line + 7 : line;
+	return found ? found : last;
 }
 
 static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t msg_len)
