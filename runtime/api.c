@@ -222,11 +222,18 @@ static enum MHD_Result images(struct MHD_Connection *c, const char *rest)
 	if (len > 5 && strcmp(rest + len - 5, "/json") == 0 && len - 5 < sizeof(name)) {
 		char ref[200];
 		snprintf(ref, sizeof(ref), "%.*s", (int)(len - 5), rest);
-		for (size_t i = 0; api_image_name(ref, name, sizeof(name)) == 0 && i < n; i++) {
-			if (strcmp(names[i], name) != 0)
+		/* a name, NAME:latest, or the id (sha256:HEX or a prefix of HEX), as clients send */
+		const char *hexref = strncmp(ref, "sha256:", 7) == 0 ? ref + 7 : ref;
+		bool by_name = api_image_name(ref, name, sizeof(name)) == 0;
+		for (size_t i = 0; i < n; i++) {
+			char seed[200], hex[API_ID_LEN + 1];
+			snprintf(seed, sizeof(seed), "nsrun-image:%.159s", names[i]);
+			api_sha256_hex(seed, hex);
+			if (!(by_name && strcmp(names[i], name) == 0) &&
+			    !(strlen(hexref) >= 12 && strncmp(hex, hexref, strlen(hexref)) == 0))
 				continue;
 			if ((g = api_gen()))
-				gen_image(g, name, true);
+				gen_image(g, names[i], true);
 			return api_reply_gen(c, 200, g);
 		}
 		return api_error(c, 404, "No such image: %s", ref);

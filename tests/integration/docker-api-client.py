@@ -187,5 +187,14 @@ def listed(name):
     print("listed=%s" % [x.name for x in client().containers.list() if x.name == name])
 
 
+def main(argv):
+    """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one docker-py import for all."""
+    while argv:
+        n = argv.index(":::") if ":::" in argv else len(argv)
+        globals()[argv[0].replace("-", "_")](*argv[1:n])
+        sys.stdout.flush()
+        argv = argv[n + 1:]
+
+
 if __name__ == "__main__":
-    globals()[sys.argv[1].replace("-", "_")](*sys.argv[2:])
+    main(sys.argv[1:])
