@@ -158,13 +158,16 @@ def lifecycle():
     binding = p.attrs["NetworkSettings"]["Ports"]["8000/tcp"][0]
     print("bound=%s" % binding["HostIp"])
     ok = False
-    for _ in range(100):
+    deadline = time.monotonic() + 60
+    # the published port accepts at once; the server inside answers once it has started
+    while not ok and time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", int(binding["HostPort"])), timeout=2) as s:
+            with socket.create_connection(("127.0.0.1", int(binding["HostPort"])), timeout=5) as s:
                 s.sendall(b"GET / HTTP/1.0\r\n\r\n")
                 ok = s.recv(64).startswith(b"HTTP/1.0 200")
-            break
         except OSError:
+            pass
+        if not ok:
             time.sleep(0.1)
     print("port=%s" % ok)
     p.remove(force=True)
