@@ -390,7 +390,7 @@ static int listen_socket(const char *path, struct nsrun_error *err)
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return error_set(err, ENAMETOOLONG, "--socket \"%s\"", path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (lstat(path, &st) == 0) {
 		_cleanup_close_ int probe = -1;
 		if (!S_ISSOCK(st.st_mode))

@@ -256,9 +256,9 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 		snprintf(msg, msg_len, "write the config of %s: %s", c->name, strerror(errno));
 		return 500;
 	}
-	snprintf(msg, msg_len, "%s", status < 0 ? strerror(errno) : start_message(out));
+	snprintf(msg, msg_len, "%.900s", status < 0 ? strerror(errno) : start_message(out));
 	if (make_created(root_fd, root, c->name, config, len, out, sizeof(out)) < 0)
-		snprintf(msg + strlen(msg), msg_len - strlen(msg), " (and %s)", out);
+		snprintf(msg + strlen(msg), msg_len - strlen(msg), " (and %.100s)", out);
 	return 500;
 }
 

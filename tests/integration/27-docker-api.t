@@ -182,4 +182,6 @@ kill "$API_PID"
 wait "$API_PID"
 assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
 check "  ... and removes its socket" test ! -e "$SOCK"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
 done_testing
