@@ -548,7 +548,7 @@ int api_main(int argc, char **argv)
 	lstat(srv.socket_path, &st); /* to remove it at the end only if it is still ours */
 	srv.last_activity_us = monotonic_us();
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-			     MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL, on_request, &srv,
+			     MHD_ALLOW_UPGRADE | MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL, on_request, &srv,
 			     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
 			     MHD_OPTION_CONNECTION_LIMIT, 256U, MHD_OPTION_CONNECTION_TIMEOUT, 0U,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -355,54 +356,102 @@ static bool client_gone(struct MHD_Connection *conn, int timeout_ms)
 	return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static enum MHD_Result wait_for(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
-{
-	const char *cond = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "condition");
-	bool removed = cond && strcmp(cond, "removed") == 0;
-	bool not_running = !cond || !cond[0] || strcmp(cond, "not-running") == 0;
-	long long code = -1;
-	enum MHD_Result ret;
-	struct api_ctr c;
+struct wait_state {
+	struct api_server *srv;
+	struct MHD_Connection *conn;
 	char id[API_ID_LEN + 1];
-	yajl_gen g;
+	bool removed, not_running;
+	char body[160];
+	size_t len, off;
+	bool done;
+};
 
-	if (cond && !removed && !not_running && strcmp(cond, "next-exit") != 0)
-		return api_error(conn, 400, "invalid condition: \"%s\" (not-running, next-exit or removed)", cond);
-	if (!find(srv, conn, ref, &c, &ret))
-		return ret;
-	snprintf(id, sizeof(id), "%s", c.id);
+/* Until c's condition holds: the exit code (0 for "not-running" of a created one),
+ * -1 when it went without one, -2 when the client went away. */
+static long long wait_condition(struct wait_state *w)
+{
+	long long code = -1;
+	struct api_ctr c;
+	unsigned status;
+	char msg[256];
+
 	for (;;) {
+		pthread_mutex_lock(&w->srv->lock);
+		int rc = api_ctr_find(w->id, &c, &status, msg, sizeof(msg));
+		pthread_mutex_unlock(&w->srv->lock);
+		if (rc < 0)
+			return code; /* removed: the code seen last, if any */
 		bool created = strcmp(c.st.status, "created") == 0;
 		if (!c.alive && !created)
 			code = c.st.exit_code;
 		api_ctr_free(&c);
-		if (code >= 0 && !removed)
-			break;
-		if (!c.alive && created && not_running) {
-			code = 0;
-			break;
-		}
-		if (client_gone(conn, POLL_MS))
-			return MHD_NO;
-		unsigned status;
-		char msg[256];
-		pthread_mutex_lock(&srv->lock);
-		int rc = api_ctr_find(id, &c, &status, msg, sizeof(msg));
-		pthread_mutex_unlock(&srv->lock);
-		if (rc < 0) {
-			if (code >= 0 || removed)
-				break;
-			return api_error(conn, status, "%s", msg);
-		}
+		if (code >= 0 && !w->removed)
+			return code;
+		if (!c.alive && created && w->not_running)
+			return 0;
+		if (client_gone(w->conn, POLL_MS))
+			return -2;
 	}
-	if (!(g = api_gen()))
+}
+
+/* MHD's content reader: the headers are out already (a client waits for them
+ * before it starts the container); the body when the condition holds. */
+static ssize_t wait_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct wait_state *w = cls;
+	size_t n;
+	(void)pos;
+
+	if (!w->done) {
+		long long code = wait_condition(w);
+		if (code == -2)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (code >= 0)
+			w->len = (size_t)snprintf(w->body, sizeof(w->body), "{\"StatusCode\":%lld,\"Error\":null}\n", code);
+		else
+			w->len = (size_t)snprintf(w->body, sizeof(w->body),
+						  "{\"StatusCode\":-1,\"Error\":{\"Message\":\"the container is gone\"}}\n");
+		w->done = true;
+	}
+	if (w->off >= w->len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	n = w->len - w->off < max ? w->len - w->off : max;
+	memcpy(buf, w->body + w->off, n);
+	w->off += n;
+	return (ssize_t)n;
+}
+
+static enum MHD_Result wait_for(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
+{
+	const char *cond = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "condition");
+	struct MHD_Response *r;
+	struct wait_state *w;
+	enum MHD_Result ret;
+	struct api_ctr c;
+
+	if (cond && cond[0] && strcmp(cond, "removed") && strcmp(cond, "not-running") && strcmp(cond, "next-exit"))
+		return api_error(conn, 400, "invalid condition: \"%s\" (not-running, next-exit or removed)", cond);
+	if (!find(srv, conn, ref, &c, &ret))
+		return ret;
+	if (!(w = calloc(1, sizeof(*w)))) {
+		api_ctr_free(&c);
 		return api_error(conn, 500, "out of memory");
-	yajl_gen_map_open(g);
-	api_gen_kv_int(g, "StatusCode", code < 0 ? 0 : code);
-	api_gen_str(g, "Error");
-	yajl_gen_null(g);
-	yajl_gen_map_close(g);
-	return api_reply_gen(conn, 200, g);
+	}
+	w->srv = srv;
+	w->conn = conn;
+	w->removed = cond && strcmp(cond, "removed") == 0;
+	w->not_running = !cond || !cond[0] || strcmp(cond, "not-running") == 0;
+	snprintf(w->id, sizeof(w->id), "%s", c.id);
+	api_ctr_free(&c);
+	if (!(r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, sizeof(w->body), wait_read, w, free))) {
+		free(w);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 /* ---- logs ---- */
@@ -537,6 +586,112 @@ static enum MHD_Result logs(struct api_server *srv, struct MHD_Connection *conn,
 	return ret;
 }
 
+/* ---- attach (output only) ---- */
+
+struct attach {
+	struct api_server *srv;
+	char id[API_ID_LEN + 1];
+};
+
+/* True when the client closed its end (a half-close, as a client without stdin
+ * sends, is not that). */
+static bool sock_gone(int sock, int timeout_ms)
+{
+	struct pollfd p = { .fd = sock, .events = 0 };
+
+	return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
+static int send_frame(int sock, const char *data, size_t n)
+{
+	unsigned char h[8] = { 1, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8),
+			       (unsigned char)n };
+
+	return send(sock, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) && write_all(sock, data, n) == 0 ? 0 : -1;
+}
+
+/* The upgraded connection: waits for the container to start (the client attaches
+ * before it starts it), then sends its log as it grows, until it exits. */
+static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
+			    size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct attach *a = cls;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	char buf[LOG_BLOCK], msg[256];
+	struct api_ctr c;
+	unsigned status;
+	bool last = false;
+	(void)conn, (void)con_cls, (void)extra_in, (void)extra_in_size;
+
+	while (fd < 0) {
+		pthread_mutex_lock(&a->srv->lock);
+		int rc = api_ctr_find(a->id, &c, &status, msg, sizeof(msg));
+		pthread_mutex_unlock(&a->srv->lock);
+		if (rc < 0)
+			goto out;
+		bool created = strcmp(c.st.status, "created") == 0 && !c.alive;
+		if (!created && (dir_fd = api_open_dir(c.name, &root_fd)) >= 0)
+			fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		api_ctr_free(&c);
+		if (!created && fd < 0)
+			goto out;
+		if (fd < 0 && sock_gone(sock, POLL_MS))
+			goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			if (send_frame(sock, buf, (size_t)n) < 0)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || last)
+			break;
+		if (!state_is_alive(dir_fd))
+			last = true;
+		else if (sock_gone(sock, POLL_MS))
+			break;
+	}
+out:
+	free(a);
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+static enum MHD_Result attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
+{
+	const char *up = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct attach *a;
+	struct api_ctr c;
+
+	if (api_arg_true(conn, "stdin") && !api_arg_true(conn, "stdout") && !api_arg_true(conn, "stderr"))
+		return api_error(conn, 501, "attach to stdin is not supported by nsrun api yet");
+	if (!up)
+		return api_error(conn, 501, "attach without a connection upgrade is not supported by nsrun api");
+	if (!find(srv, conn, ref, &c, &ret))
+		return ret;
+	if (!(a = calloc(1, sizeof(*a)))) {
+		api_ctr_free(&c);
+		return api_error(conn, 500, "out of memory");
+	}
+	a->srv = srv;
+	snprintf(a->id, sizeof(a->id), "%s", c.id);
+	api_ctr_free(&c);
+	if (!(r = MHD_create_response_for_upgrade(attach_upgraded, a))) {
+		free(a);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_UPGRADE, "tcp");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.raw-stream");
+	ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* ---- routing ---- */
 
 static enum MHD_Result action(struct api_server *srv, struct MHD_Connection *conn, const char *method,
@@ -561,6 +716,8 @@ static enum MHD_Result action(struct api_server *srv, struct MHD_Connection *con
 		return logs(srv, conn, ref);
 	if (post && strcmp(act, "wait") == 0)
 		return wait_for(srv, conn, ref);
+	if (post && strcmp(act, "attach") == 0)
+		return attach(srv, conn, ref);
 	if (post && (strcmp(act, "start") == 0 || strcmp(act, "restart") == 0)) {
 		if (!find(srv, conn, ref, &c, &ret))
 			return ret;
