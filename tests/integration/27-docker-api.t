@@ -42,6 +42,15 @@ no_api_procs() {
 	api_procs >&2
 	return 1
 }
+# no_state_soon — no service directory within 5 s (AutoRemove waits 2 s after the exit)
+no_state_soon() {
+	local _
+	for _ in $(seq 50); do
+		[ -z "$(state_entries)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # wait_socket PATH — until a server listens there (5 s)
 wait_socket() {
 	local _
@@ -166,6 +175,44 @@ networks=['bridge', 'host', 'none']" "$OUT"
 [ "$LIFE_RC" = 0 ] || diag "$LIFE_ERR"
 assert_eq "  ... no state directory left" "" "$(state_entries)"
 check "  ... no container process is left" no_api_procs
+
+# ---- the docker CLI (Debian's docker.io; only its client runs)
+DOCKER=/usr/bin/docker
+if [ -x "$DOCKER" ]; then
+	export DOCKER_CONFIG="$TESTTMP/docker-config"
+	# dk ARGS... — the CLI, killed if it hangs (it takes SIGTERM as a signal for the container)
+	dk() { run_cmd timeout -s KILL 60 "$DOCKER" "$@"; }
+	dk run --rm python python3 -c 'print(6 * 7); raise SystemExit(4)'
+	assert_eq "docker run --rm: the output and the exit code" "4 42" "$RC $OUT"
+	check "  ... and it is removed" no_state_soon
+	dk run -d --name "web-$$" -p 127.0.0.1::8000 python python3 -m http.server 8000 --bind 127.0.0.1
+	assert_match "docker run -d -p 127.0.0.1::8000: the id" '^[0-9a-f]{64}$' "$OUT"
+	dk port "web-$$"
+	WEB_PORT=${OUT##*:}
+	assert_match "docker port: a loopback port" '^8000/tcp -> 127.0.0.1:[0-9]+$' "$OUT"
+	WEB=$(/usr/bin/python3 -c 'import socket,sys,time
+for _ in range(300):
+    try:
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5); s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        r = s.recv(64)
+        if r: print(r.split(b"\r\n")[0].decode()); break
+    except OSError: pass
+    time.sleep(0.1)' "$WEB_PORT")
+	assert_eq "  ... the server inside answers there" "HTTP/1.0 200 OK" "$WEB"
+	dk ps
+	assert_match "docker ps: it runs, with its port" "python +\"python3 -m http.ser.*Up +127.0.0.1:$WEB_PORT->8000/tcp +web-$$" "$OUT"
+	dk logs "web-$$"
+	assert_match "docker logs: the request it served" '"GET / HTTP/1.0" 200' "$OUT$ERR"
+	dk stop -t 1 "web-$$"
+	dk ps -a
+	assert_match "docker stop, ps -a: exited" "Exited \(143\) .*web-$$" "$OUT"
+	dk rm "web-$$"
+	assert_eq "docker rm" "0 web-$$" "$RC $OUT"
+	assert_eq "  ... nothing left" "" "$(state_entries)"
+	check "  ... no container process left" no_api_procs
+else
+	skip "no docker CLI at $DOCKER (Debian's docker.io; only its client is used)" "the docker CLI against nsrun api"
+fi
 
 # ---- the socket: a live one and a non-socket are not replaced; the idle timeout
 run_nsrun api --socket "$SOCK" --idle-timeout 1
