@@ -1,6 +1,7 @@
 /* api_internal.h - what the files of `nsrun api` share (api.c: server and routing;
  * api_json.c: replies and JSON helpers; api_create.c: a create request to nsrun's
- * options; api_containers.c: the container endpoints).  Not an interface of nsrun. */
+ * options; api_containers.c: the containers on disk, list, inspect;
+ * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach).  Not an interface of nsrun. */
 #ifndef NSRUN_API_INTERNAL_H
 #define NSRUN_API_INTERNAL_H
 
@@ -123,6 +124,20 @@ enum MHD_Result api_list(struct api_server *srv, struct MHD_Connection *conn);
 /* Routes /containers/... (path without the version prefix).  Returns MHD's result. */
 enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c, const char *method,
 			       const char *path, struct api_request *req);
+
+/* Finds ref under the server's lock.  Returns true with *c (release with
+ * api_ctr_free), or false with Docker's error queued (MHD's result in *ret). */
+bool api_find(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
+	      enum MHD_Result *ret);
+/* True when the client closed the connection (waits up to timeout_ms for that). */
+bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
+
+/* ---- api_stream.c: logs and attach ---- */
+
+/* GET /containers/{ref}/logs: Docker's frames; follow, tail, stdout, stderr. */
+enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+/* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
+enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
 
 /* ---- api_create.c ---- */
 
