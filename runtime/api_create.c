@@ -116,15 +116,15 @@ static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t
 
 /* A host path a bind may use: its real path, under one of the volume roots, the
  * caller's own.  Returns 0 (real path in out) or -1. */
-static int bind_source(struct create_ctx *x, const char *src, char *out)
+static int bind_source(struct create_ctx *x, const char *what, const char *src, char *out)
 {
 	struct stat st;
 
 	if (src[0] != '/')
-		return refuse(x, 400, "bind \"%s\": named volumes are not supported by nsrun api: give an absolute host path",
-			      src);
+		return refuse(x, 400, "%s \"%s\": named volumes are not supported by nsrun api: give an absolute host path",
+			      what, src);
 	if (!realpath(src, out))
-		return refuse(x, 400, "bind source \"%s\": %s (nsrun api does not create it)", src, strerror(errno));
+		return refuse(x, 400, "%s \"%s\": %s (nsrun api does not create it)", what, src, strerror(errno));
 	for (size_t i = 0; i < x->srv->volume_roots.n; i++) {
 		const char *root = x->srv->volume_roots.v[i];
 		size_t n = strlen(root);
@@ -132,14 +132,14 @@ static int bind_source(struct create_ctx *x, const char *src, char *out)
 		if (!under)
 			continue;
 		if (stat(out, &st) < 0)
-			return refuse(x, 400, "bind source \"%s\": %s", src, strerror(errno));
+			return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
 		if (st.st_uid != geteuid())
-			return refuse(x, 403, "bind source \"%s\" is not owned by uid %u: nsrun api binds only the caller's "
-				      "own files", src, (unsigned)geteuid());
+			return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
+				      "own files", what, src, (unsigned)geteuid());
 		return 0;
 	}
-	return refuse(x, 403, "bind source \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
-		      "%s%s)", src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
+	return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
+		      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
 		      x->srv->volume_roots.n > 1 ? " and others" : "");
 }
 
@@ -151,7 +151,7 @@ static int add_bind(struct create_ctx *x, const char *src, const char *dst, bool
 		return refuse(x, 400, "bind \"%s\": the container path must be absolute", src);
 	if (strchr(dst, ':') || strchr(src, ','))
 		return refuse(x, 400, "bind \"%s:%s\": a ':' in the container path is not supported", src, dst);
-	if (bind_source(x, src, real) < 0)
+	if (bind_source(x, "bind source", src, real) < 0)
 		return -1;
 	return add_fmt(x, "-v", "%s:%s:%s", real, dst, ro ? "ro" : "rw");
 }
@@ -312,7 +312,11 @@ static int security_opts(struct create_ctx *x, yajl_val hc)
 			if (v[1] == '{')
 				return refuse(x, 501, "SecurityOpt seccomp: an inline profile is not supported by nsrun api yet: "
 					      "give a profile name (default, strict) or a file path");
-			if (add_fmt(x, "--security-opt", "seccomp=%s", v + 1) < 0)
+			char real[PATH_MAX];
+			/* a path is a host file the server would read: under the roots, the caller's */
+			if (strchr(v + 1, '/') && bind_source(x, "seccomp profile", v + 1, real) < 0)
+				return -1;
+			if (add_fmt(x, "--security-opt", "seccomp=%s", strchr(v + 1, '/') ? real : v + 1) < 0)
 				return -1;
 			continue;
 		}

@@ -98,7 +98,7 @@ fi
 for _ in $(seq 50); do ss -Hltn "sport = :$LISTEN_PORT" | grep -q . && break; sleep 0.1; done
 batch=(harness "import sys; sys.argv[1:]=['127.0.0.1:$LISTEN_PORT','192.0.2.1:80']"$'\n'"$NETPROBE"
 	::: harness "$WRITEPROBE" ::: run_as 1234:1234 'import os; print("ids", os.getuid(), os.getgid())'
-	::: bind_read "$TESTTMP/vol" ::: refuse bind /etc ::: refuse bind "$THEIRS")
+	::: bind_read "$TESTTMP/vol" ::: refuse bind /etc ::: refuse bind "$THEIRS" ::: refuse seccomp-path /etc/passwd)
 for kind in privileged devices pid-host ipc-host net-host cap-add seccomp-unconfined; do
 	batch+=(::: refuse "$kind")
 done
@@ -118,6 +118,8 @@ has_line "  control: /tmp is writable in the same container" '/tmp/x written'
 has_line "uid: User is what the payload runs as (control for the harness' 65534)" 'ids 1234 1234'
 has_line "a bind of the caller's own directory under a root works (control)" 'secret'
 has_line "refused: a bind outside the volume roots" 'refused 403 bind source "/etc" is outside the volume roots.*'
+has_line "refused: a seccomp profile path outside them (the server would read it)" \
+	'refused 403 seccomp profile "/etc/passwd" is outside the volume roots.*'
 if [ "$(id -u)" = 0 ]; then
 	has_line "refused: a bind under the roots the caller does not own" 'refused 403 bind source ".*/theirs" is not owned by uid 0.*'
 else

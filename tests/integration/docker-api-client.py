@@ -56,6 +56,7 @@ def refuse(kind, arg=None):
         "cap-add": dict(cap_add=["SYS_ADMIN"]),
         "seccomp-unconfined": dict(security_opt=["seccomp=unconfined"]),
         "bind": dict(volumes={arg: {"bind": "/mnt", "mode": "ro"}}),
+        "seccomp-path": dict(security_opt=["seccomp=%s" % arg]),
     }[kind]
     try:
         ctr = client().containers.create("python", ["true"], **kw)
