@@ -41,6 +41,7 @@ static const char api_usage[] =
 	"                         runs (default 600; 0: never)\n"
 	"  --volume-root DIR      binds may use only the caller's own files under DIR\n"
 	"                         (repeatable; default /tmp and the current directory)\n"
+	"Socket activation: with LISTEN_FDS (systemd), the socket is fd 3.\n"
 	"\n"
 	"Refused: Privileged, devices, host namespaces, CapAdd, seccomp=unconfined, binds\n"
 	"outside the volume roots.  docs/docker-api.md says what differs from Docker.\n";
@@ -416,6 +417,36 @@ static int listen_socket(const char *path, struct nsrun_error *err)
 	return steal_fd(&fd);
 }
 
+/* A socket passed by systemd's socket activation (sd_listen_fds(3): LISTEN_PID is
+ * ours, LISTEN_FDS >= 1, the first at fd 3), which must be a listening unix stream
+ * socket.  The variables are removed, so the containers do not see them.  Returns
+ * the fd, -1 when none was passed, or -2 with err. */
+static int activated_socket(struct nsrun_error *err)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	int listening = 0;
+	socklen_t ilen = sizeof(listening);
+	bool ours = pid && fds && strtol(pid, NULL, 10) == (long)getpid() && strtol(fds, NULL, 10) >= 1;
+
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (!ours)
+		return -1;
+	if (getsockname(3, (struct sockaddr *)&sa, &len) < 0 || sa.sun_family != AF_UNIX ||
+	    getsockopt(3, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) < 0 || !listening) {
+		error_set(err, errno, "LISTEN_FDS: fd 3 is not a listening unix socket");
+		return -2;
+	}
+	if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0) {
+		error_set(err, errno, "LISTEN_FDS: fd 3");
+		return -2;
+	}
+	return 3;
+}
+
 static int default_socket(char *path, size_t len, struct nsrun_error *err)
 {
 	char root[PATH_MAX];
@@ -517,6 +548,7 @@ int api_main(int argc, char **argv)
 	struct MHD_Daemon *d = NULL;
 	_cleanup_close_ int fd = -1;
 	struct stat st = { 0 };
+	bool activated;
 	sigset_t set;
 	ssize_t n;
 	int rc;
@@ -534,8 +566,6 @@ int api_main(int argc, char **argv)
 		goto fail;
 	}
 	srv.self_exe[n] = '\0';
-	if (!srv.socket_path[0] && default_socket(srv.socket_path, sizeof(srv.socket_path), &err) < 0)
-		goto fail;
 	/* the signals that end the server are taken by serve(), in no other thread */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -543,9 +573,17 @@ int api_main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if ((fd = listen_socket(srv.socket_path, &err)) < 0)
+	if ((fd = activated_socket(&err)) == -2)
 		goto fail;
-	lstat(srv.socket_path, &st); /* to remove it at the end only if it is still ours */
+	activated = fd >= 0;
+	if (activated)
+		snprintf(srv.socket_path, sizeof(srv.socket_path), "(fd 3 from LISTEN_FDS)");
+	else if (!srv.socket_path[0] && default_socket(srv.socket_path, sizeof(srv.socket_path), &err) < 0)
+		goto fail;
+	else if ((fd = listen_socket(srv.socket_path, &err)) < 0)
+		goto fail;
+	else
+		lstat(srv.socket_path, &st); /* to remove it at the end only if it is still ours */
 	srv.last_activity_us = monotonic_us();
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			     MHD_ALLOW_UPGRADE | MHD_USE_SUPPRESS_DATE_NO_CLOCK, 0, NULL, NULL, on_request, &srv,
@@ -554,16 +592,17 @@ int api_main(int argc, char **argv)
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024), MHD_OPTION_END);
 	if (!d) {
 		error_set(&err, errno, "start the HTTP server on \"%s\"", srv.socket_path);
-		unlink(srv.socket_path);
+		if (!activated)
+			unlink(srv.socket_path);
 		goto fail;
 	}
 	fd = -1; /* the daemon's now */
-	fprintf(stderr, "nsrun: api: serving on unix://%s\n", srv.socket_path);
+	fprintf(stderr, "nsrun: api: serving on %s%s\n", activated ? "" : "unix://", srv.socket_path);
 	fflush(stderr);
 	serve(&srv);
 	MHD_stop_daemon(d);
-	/* ours only: another server may have taken the path since */
-	{
+	/* ours only: another server may have taken the path since (an activated one is systemd's) */
+	if (!activated) {
 		struct stat now;
 		if (lstat(srv.socket_path, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
 			unlink(srv.socket_path);

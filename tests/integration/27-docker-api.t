@@ -227,6 +227,29 @@ check "  ... the file is still there" test -f "$TESTTMP/file"
 run_cmd timeout 20 "$NSRUN" api --socket "$TESTTMP/idle.sock" --idle-timeout 1
 assert_eq "--idle-timeout 1: exits 0 by itself" 0 "$RC"
 check "  ... and removes its socket" test ! -e "$TESTTMP/idle.sock"
+# ---- socket activation: systemd's LISTEN_FDS protocol, the socket made by the test
+ACT_SOCK="$TESTTMP/act.sock"
+/usr/bin/python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen()
+if s.fileno() != 3: os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+os.execv(sys.argv[2], [sys.argv[2], "api", "--idle-timeout", "0"])' "$ACT_SOCK" "$NSRUN" 2>"$TESTTMP/act.err" &
+ACT_PID=$!
+at_exit "kill $ACT_PID"
+PING=$(/usr/bin/python3 -c 'import socket, sys, time
+for _ in range(50):
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"GET /_ping HTTP/1.0\r\n\r\n")
+        r = s.recv(4096); print(r.split(b"\r\n")[0].decode(), r.split(b"\r\n\r\n")[1].decode()); break
+    except OSError: time.sleep(0.1)' "$ACT_SOCK")
+assert_eq "socket activation (LISTEN_FDS): it serves the socket it was given" "HTTP/1.1 200 OK OK" "$PING"
+kill "$ACT_PID"
+wait "$ACT_PID"
+assert_eq "  ... exits 0 on SIGTERM" 0 "$?"
+check "  ... and leaves the socket to its owner" test -S "$ACT_SOCK"
+assert_eq "  ... having said where it served" "nsrun: api: serving on (fd 3 from LISTEN_FDS)" "$(cat "$TESTTMP/act.err")"
+
 kill "$API_PID"
 wait "$API_PID"
 assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
