@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap yajl nettle dbus-1
+PKGS        := libseccomp libcap yajl nettle dbus-1 libmicrohttpd
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -38,15 +38,16 @@ LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 # library costs the start of every container; bench/RESULTS.md has the numbers).
 # NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
 NSRUN_LINK ?= $(if $(SAN),dynamic,static)
-STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle -ldbus-1
+# libmicrohttpd.a without its HTTPS half (runtime/api_notls.c says why)
+STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle -ldbus-1 -lmicrohttpd -pthread
 # libdbus-1.a wants two functions of libsystemd, which has no static library in Debian
 # (runtime/static/sd_daemon_shim.c says why two stand-ins are right for a client)
-STATIC_OBJS := $(BUILD)/obj/static/sd_daemon_shim.o
+STATIC_OBJS := $(BUILD)/obj/static/sd_daemon_shim.o $(BUILD)/obj/api_notls.o
 LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
 NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
-NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_LIBS),$(PKG_LIBS))
+NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_OBJS) $(STATIC_LIBS),$(PKG_LIBS) -pthread)
 
-LIB_SRCS := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+LIB_SRCS := $(filter-out runtime/main.c runtime/api_notls.c,$(wildcard runtime/*.c))
 LIB_OBJS := $(LIB_SRCS:runtime/%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -66,7 +67,7 @@ PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio \
+	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
 	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -103,7 +104,7 @@ $(BUILD)/libnsrun.a: $(LIB_OBJS)
 
 $(BUILD)/nsrun: $(BUILD)/obj/main.o $(BUILD)/libnsrun.a $(if $(filter static,$(NSRUN_LINK)),$(STATIC_OBJS))
 	@echo '  LINK    $@'
-	@$(CC) $(NSRUN_LDFLAGS) -o $@ $^ $(NSRUN_LIBS)
+	@$(CC) $(NSRUN_LDFLAGS) -o $@ $(BUILD)/obj/main.o $(BUILD)/libnsrun.a $(NSRUN_LIBS)
 
 # the probe is ours, static, bind-mounted into test runs: tests do not depend on the image
 $(BUILD)/nsrun-probe: tests/probe/nsrun-probe.c | $(BUILD)/obj

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
@@ -97,6 +98,8 @@ static const char usage_text[] =
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
+	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
+	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -690,6 +693,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "image") == 0) {
 		timing_free(timing);
 		return image_check_main(argc - 1, argv + 1, stdout);
+	}
+	if (argc > 1 && strcmp(argv[1], "api") == 0) {
+		timing_free(timing);
+		return api_main(argc, argv);
 	}
 	if (argc > 1 && (strcmp(argv[1], "images") == 0 || strcmp(argv[1], "seccomp") == 0 ||
 			 strcmp(argv[1], "check") == 0)) {

@@ -196,7 +196,7 @@ static void clean_if_stale(int root_fd, const char *name)
 	if (fd < 0 || state_is_alive(fd))
 		return;
 	/* an exited service keeps its name until rm, as docker's; a dead monitor does not */
-	if (state_read(fd, &st) == 0 && strcmp(st.status, "exited") == 0)
+	if (state_read(fd, &st) == 0 && state_is_kept(&st))
 		return;
 	state_remove_dir(root_fd, name);
 }
@@ -378,7 +378,7 @@ static int cmd_ps(int argc, char **argv)
 		bool alive = state_is_alive(fd);
 		if (state_read(fd, &st) < 0 && alive)
 			continue; /* starting: not written yet */
-		if (!alive && strcmp(st.status, "exited") != 0) {
+		if (!alive && !state_is_kept(&st)) {
 			/* its monitor died (SIGKILL, OOM): so did the container; clean up */
 			state_remove_dir(root_fd, e->d_name);
 			continue;
@@ -390,6 +390,8 @@ static int cmd_ps(int argc, char **argv)
 		}
 		if (alive)
 			snprintf(status, sizeof(status), "running");
+		else if (strcmp(st.status, "created") == 0)
+			snprintf(status, sizeof(status), "created");
 		else
 			snprintf(status, sizeof(status), "exited (%lld)", st.exit_code);
 		for (size_t i = 0; i < st.n_ports && o < sizeof(ports); i++) {

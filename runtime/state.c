@@ -32,6 +32,11 @@ bool service_name_valid(const char *name)
 	return true;
 }
 
+bool state_is_kept(const struct service_state *st)
+{
+	return strcmp(st->status, "exited") == 0 || strcmp(st->status, "created") == 0;
+}
+
 /* Opens dir (made 0700 if missing) under parent_fd, refusing a symlink, another
  * owner, or access for group and others.  Returns the fd or -1 with err. */
 static int open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)

@@ -22,7 +22,8 @@
 struct service_state {
 	char name[NAME_MAX_LEN + 1];
 	long long pid;                  /* the monitor */
-	char status[16];                /* "running" or "exited" */
+	char status[16];                /* "running", "exited", or "created" (made by nsrun api's
+					 * create, not started: its config.json says how to) */
 	long long exit_code;            /* exited: nsrun's exit status for the run */
 	size_t n_ports;
 	struct nsrun_publish ports[NSRUN_MAX_PUBLISH];  /* host_port as bound */
@@ -31,6 +32,10 @@ struct service_state {
 	char command[512];
 	long long created;              /* seconds since the epoch */
 };
+
+/* True if st stays until rm without a live lock: "exited" or "created" (a
+ * "running" one whose lock is free lost its monitor, and with it the container). */
+bool state_is_kept(const struct service_state *st);
 
 /* True if name is a valid service name: docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64. */
 bool service_name_valid(const char *name);

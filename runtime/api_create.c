@@ -1,0 +1,482 @@
+/* api_create.c - POST /containers/create: Docker's container config to nsrun's
+ * options (the command line's names, parsed by the command line's own parser), after
+ * refusing whatever would weaken the host's side.  The result is the service's
+ * config.json: what start runs (`nsrun -d --name NAME OPTIONS`) and what inspect shows. */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api_internal.h"
+#include "cleanup.h"
+#include "cli.h"
+#include "config.h"
+#include "image.h"
+
+/* A refusal or a mistake: HTTP status and Docker's message. */
+struct create_ctx {
+	const struct api_server *srv;
+	struct strv args;
+	unsigned status;
+	char *msg;
+	size_t msg_len;
+};
+
+static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+
+	x->status = status;
+	va_start(ap, fmt);
+	vsnprintf(x->msg, x->msg_len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int add(struct create_ctx *x, const char *opt, const char *value)
+{
+	if (strv_push(&x->args, opt) < 0 || (value && strv_push(&x->args, value) < 0))
+		return refuse(x, 500, "out of memory");
+	return 0;
+}
+
+static int add_fmt(struct create_ctx *x, const char *opt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_fmt(struct create_ctx *x, const char *opt, const char *fmt, ...)
+{
+	char buf[PATH_MAX * 2 + 64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return add(x, opt, buf);
+}
+
+static bool is_true(yajl_val v)
+{
+	return v && YAJL_IS_TRUE(v);
+}
+
+static bool nonempty(yajl_val v)
+{
+	return v && ((YAJL_IS_ARRAY(v) && v->u.array.len) || (YAJL_IS_OBJECT(v) && v->u.object.len));
+}
+
+static long long get_ll(yajl_val o, const char *key)
+{
+	yajl_val v = api_get(o, key, yajl_t_number);
+
+	return v && YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+}
+
+int api_image_name(const char *ref, char *name, size_t len)
+{
+	size_t n = strlen(ref);
+
+	if (n > 7 && strcmp(ref + n - 7, ":latest") == 0)
+		n -= 7;
+	if (n == 0 || n >= len || n > 128 || ref[0] == '.')
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char c = ref[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return -1;
+	}
+	memcpy(name, ref, n);
+	name[n] = '\0';
+	return 0;
+}
+
+static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t len)
+{
+	const char *ref = api_get_str(body, "Image");
+	struct nsrun_error err = { 0 };
+	_cleanup_free_ char *store = NULL, *path = NULL;
+	struct stat st;
+
+	if (!ref || !ref[0])
+		return refuse(x, 400, "config: Image is required");
+	if (api_image_name(ref, image, len) < 0)
+		return refuse(x, 404, "No such image: %s (nsrun api serves the images of nsrun's store, as NAME or "
+			      "NAME:latest; registries are not reached)", ref);
+	if (!(store = image_store_dir(&err)))
+		return refuse(x, 500, "%s", err.msg);
+	if (asprintf(&path, "%s/%s/image.json", store, image) < 0)
+		return refuse(x, 500, "out of memory");
+	if (stat(path, &st) < 0)
+		return refuse(x, 404, "No such image: %s (not in the store %s: see nsrun images)", ref, store);
+	return add(x, "--image", image);
+}
+
+/* A host path a bind may use: its real path, under one of the volume roots, the
+ * caller's own.  Returns 0 (real path in out) or -1. */
+static int bind_source(struct create_ctx *x, const char *what, const char *src, char *out)
+{
+	struct stat st;
+
+	if (src[0] != '/')
+		return refuse(x, 400, "%s \"%s\": named volumes are not supported by nsrun api: give an absolute host path",
+			      what, src);
+	if (!realpath(src, out))
+		return refuse(x, 400, "%s \"%s\": %s (nsrun api does not create it)", what, src, strerror(errno));
+	for (size_t i = 0; i < x->srv->volume_roots.n; i++) {
+		const char *root = x->srv->volume_roots.v[i];
+		size_t n = strlen(root);
+		bool under = strncmp(out, root, n) == 0 && (out[n] == '\0' || out[n] == '/' || (n == 1 && root[0] == '/'));
+		if (!under)
+			continue;
+		if (stat(out, &st) < 0)
+			return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
+		if (st.st_uid != geteuid())
+			return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
+				      "own files", what, src, (unsigned)geteuid());
+		return 0;
+	}
+	return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
+		      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
+		      x->srv->volume_roots.n > 1 ? " and others" : "");
+}
+
+static int add_bind(struct create_ctx *x, const char *src, const char *dst, bool ro)
+{
+	char real[PATH_MAX];
+
+	if (!dst || dst[0] != '/')
+		return refuse(x, 400, "bind \"%s\": the container path must be absolute", src);
+	if (strchr(dst, ':') || strchr(src, ','))
+		return refuse(x, 400, "bind \"%s:%s\": a ':' in the container path is not supported", src, dst);
+	if (bind_source(x, "bind source", src, real) < 0)
+		return -1;
+	return add_fmt(x, "-v", "%s:%s:%s", real, dst, ro ? "ro" : "rw");
+}
+
+static int binds(struct create_ctx *x, yajl_val hc)
+{
+	yajl_val b = api_get(hc, "Binds", yajl_t_array);
+
+	for (size_t i = 0; b && i < b->u.array.len; i++) {
+		const char *spec = YAJL_GET_STRING(b->u.array.values[i]);
+		char buf[PATH_MAX * 2], *src, *dst, *opts;
+		bool ro = false;
+		if (!spec || strlen(spec) >= sizeof(buf))
+			return refuse(x, 400, "HostConfig.Binds[%zu]: expected \"HOST:CONTAINER[:OPTIONS]\"", i);
+		snprintf(buf, sizeof(buf), "%s", spec);
+		src = buf;
+		if (!(dst = strchr(src, ':')))
+			return refuse(x, 400, "bind \"%s\": expected HOST:CONTAINER[:OPTIONS]", spec);
+		*dst++ = '\0';
+		if ((opts = strchr(dst, ':')))
+			*opts++ = '\0';
+		for (char *o = opts, *save = NULL, *t; o && (t = strtok_r(o, ",", &save)); o = NULL) {
+			if (strcmp(t, "ro") == 0)
+				ro = true;
+			else if (strcmp(t, "rw") && strcmp(t, "z") && strcmp(t, "Z") && strcmp(t, "private") &&
+				 strcmp(t, "rprivate") && strcmp(t, "nocopy"))
+				return refuse(x, 400, "bind \"%s\": option \"%s\" is not supported by nsrun api", spec, t);
+		}
+		if (add_bind(x, src, dst, ro) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Docker's tmpfs options: size= and mode= are kept, the rest (rw, noexec, ...) are nsrun's anyway. */
+static int add_tmpfs(struct create_ctx *x, const char *path, const char *opts, long long size, long long mode)
+{
+	char keep[256] = "";
+	size_t o = 0;
+
+	if (opts && strlen(opts) < 1024) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", opts);
+		for (char *p = buf, *save = NULL, *t; (t = strtok_r(p, ",", &save)); p = NULL)
+			if ((strncmp(t, "size=", 5) == 0 || strncmp(t, "mode=", 5) == 0) && o < sizeof(keep))
+				o += (size_t)snprintf(keep + o, sizeof(keep) - o, "%s%s", o ? "," : "", t);
+	}
+	if (size > 0 && o < sizeof(keep))
+		o += (size_t)snprintf(keep + o, sizeof(keep) - o, "%ssize=%lld", o ? "," : "", size);
+	if (mode > 0 && o < sizeof(keep))
+		o += (size_t)snprintf(keep + o, sizeof(keep) - o, "%smode=%llo", o ? "," : "", mode);
+	return o ? add_fmt(x, "--tmpfs", "%s:%s", path, keep) : add(x, "--tmpfs", path);
+}
+
+static int tmpfs_and_mounts(struct create_ctx *x, yajl_val hc)
+{
+	yajl_val t = api_get(hc, "Tmpfs", yajl_t_object);
+	yajl_val m = api_get(hc, "Mounts", yajl_t_array);
+
+	for (size_t i = 0; t && i < t->u.object.len; i++) {
+		yajl_val v = t->u.object.values[i];
+		if (add_tmpfs(x, t->u.object.keys[i], YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL, 0, 0) < 0)
+			return -1;
+	}
+	for (size_t i = 0; m && i < m->u.array.len; i++) {
+		yajl_val e = m->u.array.values[i];
+		const char *type = api_get_str(e, "Type"), *src = api_get_str(e, "Source"), *dst = api_get_str(e, "Target");
+		if (type && strcmp(type, "bind") == 0 && src) {
+			if (add_bind(x, src, dst, is_true(api_get(e, "ReadOnly", yajl_t_any))) < 0)
+				return -1;
+		} else if (type && strcmp(type, "tmpfs") == 0 && dst) {
+			yajl_val o = api_get(e, "TmpfsOptions", yajl_t_object);
+			if (add_tmpfs(x, dst, NULL, get_ll(o, "SizeBytes"), get_ll(o, "Mode")) < 0)
+				return -1;
+		} else {
+			return refuse(x, 400, "HostConfig.Mounts[%zu]: type \"%s\" is not supported by nsrun api (bind with "
+				      "Source and Target, or tmpfs)", i, type ? type : "");
+		}
+	}
+	return 0;
+}
+
+static int ports(struct create_ctx *x, yajl_val hc)
+{
+	yajl_val pb = api_get(hc, "PortBindings", yajl_t_object);
+
+	for (size_t i = 0; pb && i < pb->u.object.len; i++) {
+		const char *key = pb->u.object.keys[i];
+		yajl_val list = pb->u.object.values[i];
+		char *end;
+		unsigned long port = strtoul(key, &end, 10);
+		if (port == 0 || port > 65535 || (*end && strcmp(end, "/tcp") != 0))
+			return refuse(x, 400, "HostConfig.PortBindings: \"%s\": nsrun publishes TCP ports (PORT or "
+				      "PORT/tcp)", key);
+		size_t nb = list && YAJL_IS_ARRAY(list) ? list->u.array.len : 0;
+		for (size_t j = 0; j < (nb ? nb : 1); j++) {
+			yajl_val b = nb ? list->u.array.values[j] : NULL;
+			const char *ip = api_get_str(b, "HostIp"), *hp = api_get_str(b, "HostPort");
+			/* every address and none at all mean loopback: a request cannot open the
+			 * host's other interfaces */
+			if (!ip || !ip[0] || strcmp(ip, "0.0.0.0") == 0 || strcmp(ip, "::") == 0)
+				ip = "127.0.0.1";
+			if (!hp || !hp[0])
+				hp = "0";
+			if (add_fmt(x, "-p", "%s%s%s:%s:%lu", strchr(ip, ':') ? "[" : "", ip, strchr(ip, ':') ? "]" : "", hp,
+				    port) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int host_namespaces(struct create_ctx *x, yajl_val hc)
+{
+	static const char *const modes[] = { "PidMode", "IpcMode", "UTSMode", "UsernsMode", "CgroupnsMode" };
+	const char *net = api_get_str(hc, "NetworkMode");
+
+	if (is_true(api_get(hc, "Privileged", yajl_t_any)))
+		return refuse(x, 403, "Privileged: refused by nsrun api: a container never gets the host's privileges");
+	if (nonempty(api_get(hc, "Devices", yajl_t_any)) || nonempty(api_get(hc, "DeviceRequests", yajl_t_any)) ||
+	    nonempty(api_get(hc, "DeviceCgroupRules", yajl_t_any)))
+		return refuse(x, 403, "Devices: refused by nsrun api: no host device is given to a container");
+	if (nonempty(api_get(hc, "CapAdd", yajl_t_any)))
+		return refuse(x, 403, "CapAdd: refused by nsrun api: the payload runs with no capability at all");
+	if (nonempty(api_get(hc, "Sysctls", yajl_t_any)))
+		return refuse(x, 403, "Sysctls: refused by nsrun api");
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *m = api_get_str(hc, modes[i]);
+		if (m && (strcmp(m, "host") == 0 || strncmp(m, "container:", 10) == 0))
+			return refuse(x, 403, "%s \"%s\": refused by nsrun api: a container shares no namespace with the "
+				      "host or another container", modes[i], m);
+	}
+	if (net && (strcmp(net, "host") == 0 || strncmp(net, "container:", 10) == 0))
+		return refuse(x, 403, "NetworkMode \"%s\": refused by nsrun api: a container shares no network "
+			      "namespace with the host or another container", net);
+	if (net && net[0] && strcmp(net, "none") && strcmp(net, "default") && strcmp(net, "bridge"))
+		return refuse(x, 404, "network %s not found (nsrun api has bridge, host and none)", net);
+	if (nonempty(api_get(hc, "VolumesFrom", yajl_t_any)) || nonempty(api_get(hc, "Links", yajl_t_any)))
+		return refuse(x, 501, "VolumesFrom and Links are not supported by nsrun api");
+	return 0;
+}
+
+static int security_opts(struct create_ctx *x, yajl_val hc)
+{
+	yajl_val so = api_get(hc, "SecurityOpt", yajl_t_array);
+
+	for (size_t i = 0; so && i < so->u.array.len; i++) {
+		const char *o = YAJL_GET_STRING(so->u.array.values[i]);
+		const char *v;
+		if (!o)
+			return refuse(x, 400, "HostConfig.SecurityOpt[%zu]: expected a string", i);
+		if (strncmp(o, "no-new-privileges", 17) == 0)
+			continue; /* always on in nsrun, whatever is asked */
+		v = strpbrk(o, "=:");
+		if (v && (strcmp(v + 1, "unconfined") == 0 || strcmp(v + 1, "disable") == 0))
+			return refuse(x, 403, "SecurityOpt \"%s\": refused by nsrun api: it would weaken the isolation", o);
+		if (v && strncmp(o, "seccomp", 7) == 0 && v == o + 7) {
+			if (v[1] == '{')
+				return refuse(x, 501, "SecurityOpt seccomp: an inline profile is not supported by nsrun api yet: "
+					      "give a profile name (default, strict) or a file path");
+			char real[PATH_MAX];
+			/* a path is a host file the server would read: under the roots, the caller's */
+			if (strchr(v + 1, '/') && bind_source(x, "seccomp profile", v + 1, real) < 0)
+				return -1;
+			if (add_fmt(x, "--security-opt", "seccomp=%s", strchr(v + 1, '/') ? real : v + 1) < 0)
+				return -1;
+			continue;
+		}
+		if (v && (strncmp(o, "apparmor", 8) == 0 || strncmp(o, "label", 5) == 0))
+			continue; /* nsrun's isolation does not rest on a per-container LSM profile */
+		return refuse(x, 400, "SecurityOpt \"%s\": not supported by nsrun api", o);
+	}
+	return 0;
+}
+
+static int limits(struct create_ctx *x, yajl_val hc)
+{
+	long long mem = get_ll(hc, "Memory"), swap = get_ll(hc, "MemorySwap"), pids = get_ll(hc, "PidsLimit");
+	long long cpus = get_ll(hc, "NanoCpus");
+
+	/* 0 keeps nsrun's default limits (Docker's 0 is "none") */
+	if (mem > 0 && add_fmt(x, "--memory", "%lld", mem) < 0)
+		return -1;
+	if (swap == -1 && add(x, "--memory-swap", "-1") < 0)
+		return -1;
+	if (swap > 0 && add_fmt(x, "--memory-swap", "%lld", swap) < 0)
+		return -1;
+	if (pids > 0 && add_fmt(x, "--pids-limit", "%lld", pids) < 0)
+		return -1;
+	if (cpus > 0 && add_fmt(x, "--cpus", "%lld.%09lld", cpus / 1000000000LL, cpus % 1000000000LL) < 0)
+		return -1;
+	return 0;
+}
+
+static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
+{
+	const char *user = api_get_str(body, "User"), *wd = api_get_str(body, "WorkingDir");
+	const char *host = api_get_str(body, "Hostname");
+	yajl_val env = api_get(body, "Env", yajl_t_array), ep = api_get(body, "Entrypoint", yajl_t_any);
+	yajl_val cmd = api_get(body, "Cmd", yajl_t_any), eh = api_get(hc, "ExtraHosts", yajl_t_array);
+	long long stop = get_ll(body, "StopTimeout");
+
+	if (is_true(api_get(body, "Tty", yajl_t_any)) || is_true(api_get(body, "OpenStdin", yajl_t_any)))
+		return refuse(x, 501, "Tty and OpenStdin: not supported by nsrun api yet (no attach)");
+	if (user && user[0] && add(x, "--user", user) < 0)
+		return -1;
+	if (wd && wd[0] && add(x, "-w", wd) < 0)
+		return -1;
+	if (host && host[0] && add(x, "--hostname", host) < 0)
+		return -1;
+	if (stop > 0 && add_fmt(x, "--stop-timeout", "%lld", stop) < 0)
+		return -1;
+	for (size_t i = 0; env && i < env->u.array.len; i++) {
+		const char *kv = YAJL_GET_STRING(env->u.array.values[i]);
+		/* KEY alone would take the server's value: the client resolves those */
+		if (kv && strchr(kv, '=') && add(x, "-e", kv) < 0)
+			return -1;
+	}
+	for (size_t i = 0; eh && i < eh->u.array.len; i++) {
+		const char *h = YAJL_GET_STRING(eh->u.array.values[i]);
+		if (h && add(x, "--add-host", h) < 0)
+			return -1;
+	}
+	if (add(x, "--", NULL) < 0)
+		return -1;
+	for (int pass = 0; pass < 2; pass++) {
+		yajl_val a = pass ? cmd : ep;
+		if (a && YAJL_IS_STRING(a) && add(x, YAJL_GET_STRING(a), NULL) < 0)
+			return -1;
+		for (size_t i = 0; a && YAJL_IS_ARRAY(a) && i < a->u.array.len; i++) {
+			const char *s = YAJL_GET_STRING(a->u.array.values[i]);
+			if (!s)
+				return refuse(x, 400, "%s[%zu]: expected a string", pass ? "Cmd" : "Entrypoint", i);
+			if (add(x, s, NULL) < 0)
+				return -1;
+		}
+	}
+	if (strcmp(x->args.v[x->args.n - 1], "--") == 0)
+		return refuse(x, 400, "No command specified (nsrun images have no default command: give Cmd)");
+	return 0;
+}
+
+/* The options through the command line's own parser, as start will run them. */
+static int check_options(struct create_ctx *x, const char *name)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+	struct strv argv = { 0 };
+	int rc = 0;
+
+	if (config_init(&cfg, &err) < 0)
+		return refuse(x, 500, "%s", err.msg);
+	if (strv_push(&argv, "nsrun") < 0 || strv_push(&argv, "-d") < 0 || strv_push(&argv, "--name") < 0 ||
+	    strv_push(&argv, name) < 0)
+		rc = refuse(x, 500, "out of memory");
+	for (size_t i = 0; rc == 0 && i < x->args.n; i++)
+		if (strv_push(&argv, x->args.v[i]) < 0)
+			rc = refuse(x, 500, "out of memory");
+	if (rc == 0 && (cli_parse(&cfg, (int)argv.n, argv.v, &err) < 0 || config_validate_service(&cfg, &err) < 0))
+		rc = refuse(x, 400, "%s%s%s", err.msg, err.errnum ? ": " : "", err.errnum ? strerror(err.errnum) : "");
+	strv_free(&argv);
+	config_free(&cfg);
+	return rc;
+}
+
+static void gen_doc(yajl_gen g, struct create_ctx *x, yajl_val body, yajl_val hc, const char *name, const char *id,
+		    const char *image)
+{
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "id", id);
+	api_gen_kv_str(g, "name", name);
+	api_gen_kv_int(g, "created", (long long)time(NULL));
+	api_gen_kv_str(g, "image", image);
+	api_gen_kv_str(g, "image_ref", api_get_str(body, "Image"));
+	api_gen_kv_bool(g, "auto_remove", is_true(api_get(hc, "AutoRemove", yajl_t_any)));
+	api_gen_str(g, "labels");
+	api_gen_value(g, api_get(body, "Labels", yajl_t_object));
+	/* as given, for inspect */
+	api_gen_str(g, "config");
+	api_gen_value(g, body);
+	api_gen_str(g, "args");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < x->args.n; i++)
+		api_gen_str(g, x->args.v[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
+char *api_create_config(const struct api_server *srv, const char *body_text, size_t body_len, const char *name,
+			const char *id, size_t *len, unsigned *status, char *msg, size_t msg_len)
+{
+	struct create_ctx x = { .srv = srv, .msg = msg, .msg_len = msg_len };
+	yajl_val body = NULL, hc;
+	char image[160], err[256];
+	char *out = NULL;
+	yajl_gen g = NULL;
+
+	body = api_parse(body_text, body_len, err, sizeof(err));
+	if (!body || !YAJL_IS_OBJECT(body)) {
+		refuse(&x, 400, "invalid JSON: %s", body ? "not an object" : err);
+		goto out;
+	}
+	hc = api_get(body, "HostConfig", yajl_t_object);
+	if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
+	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
+	    ports(&x, hc) < 0 || process(&x, body, hc) < 0 || check_options(&x, name) < 0)
+		goto out;
+	if (!(g = api_gen())) {
+		refuse(&x, 500, "out of memory");
+		goto out;
+	}
+	gen_doc(g, &x, body, hc, name, id, image);
+	{
+		const unsigned char *buf;
+		yajl_gen_get_buf(g, &buf, len);
+		if (!(out = malloc(*len)))
+			refuse(&x, 500, "out of memory");
+		else
+			memcpy(out, buf, *len);
+	}
+out:
+	*status = x.status;
+	if (g)
+		yajl_gen_free(g);
+	yajl_tree_free(body);
+	strv_free(&x.args);
+	return out;
+}

@@ -1,0 +1,148 @@
+/* api_internal.h - what the files of `nsrun api` share (api.c: server and routing;
+ * api_json.c: replies and JSON helpers; api_create.c: a create request to nsrun's
+ * options; api_containers.c: the containers on disk, list, inspect;
+ * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach).  Not an interface of nsrun. */
+#ifndef NSRUN_API_INTERNAL_H
+#define NSRUN_API_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <microhttpd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "state.h"
+#include "util.h"
+
+#define API_VERSION "1.41"
+#define API_MIN_VERSION "1.24"
+#define API_MAX_BODY (1U << 20)         /* a create request is a few kB */
+#define API_CONFIG_FILE "config.json"   /* in a service's directory: what create was given */
+#define API_ID_LEN 64
+
+/* The server: one per `nsrun api`, shared by the connection threads. */
+struct api_server {
+	pthread_mutex_t lock;           /* serialises changes to the services' state */
+	char self_exe[PATH_MAX];        /* this nsrun, run as `nsrun -d` to start a container */
+	char socket_path[PATH_MAX];
+	struct strv volume_roots;       /* real paths: binds must be under one of them */
+	unsigned idle_timeout_s;        /* 0: never idle */
+	int inflight;                   /* requests being answered (under lock) */
+	uint64_t last_activity_us;      /* monotonic, of the last request's end (under lock) */
+};
+
+/* One request, across the calls of the access handler. */
+struct api_request {
+	char *body;
+	size_t len;
+	bool too_big;
+	bool counted;
+};
+
+/* A container: an nsrun service, with the config.json of the API when it made it. */
+struct api_ctr {
+	char name[NAME_MAX_LEN + 1];
+	char id[API_ID_LEN + 1];
+	struct service_state st;
+	bool alive;                     /* its lock is held: the monitor or init runs */
+	yajl_val config;                /* config.json, or NULL for a plain `nsrun -d` service */
+};
+
+/* ---- api_json.c ---- */
+
+/* Queues body (len bytes) as the reply with status and content type.  Returns MHD's result. */
+enum MHD_Result api_reply(struct MHD_Connection *c, unsigned status, const char *type, const void *body, size_t len);
+/* Queues g's document as a JSON reply (and frees g). */
+enum MHD_Result api_reply_gen(struct MHD_Connection *c, unsigned status, yajl_gen g);
+/* Queues Docker's error shape {"message": ...} with status. */
+enum MHD_Result api_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A yajl generator (NULL on ENOMEM). */
+yajl_gen api_gen(void);
+void api_gen_str(yajl_gen g, const char *s);
+void api_gen_kv_str(yajl_gen g, const char *k, const char *v);
+void api_gen_kv_int(yajl_gen g, const char *k, long long v);
+void api_gen_kv_bool(yajl_gen g, const char *k, bool v);
+/* Copies the yajl value v into g as it is (objects, arrays, scalars; null for NULL). */
+void api_gen_value(yajl_gen g, yajl_val v);
+/* Parses text (len bytes) as JSON, refusing nesting deeper than JSON_MAX_DEPTH.
+ * Returns the tree or NULL (why in msg). */
+yajl_val api_parse(const char *text, size_t len, char *msg, size_t msg_len);
+/* The value at key of the object v with the type, or NULL. */
+yajl_val api_get(yajl_val v, const char *key, yajl_type type);
+/* v's string, or "" when v is not one. */
+const char *api_str(yajl_val v);
+/* The string at key of v, or NULL. */
+const char *api_get_str(yajl_val v, const char *key);
+/* True if the query argument key is "1", "true" or "True". */
+bool api_arg_true(struct MHD_Connection *c, const char *key);
+/* Writes a random 64-hex id into id (API_ID_LEN + 1 bytes). */
+void api_random_id(char *id);
+/* Writes the hex SHA-256 of s into out (API_ID_LEN + 1 bytes). */
+void api_sha256_hex(const char *s, char *out);
+/* Formats seconds since the epoch as RFC 3339 UTC into buf. */
+void api_time_rfc3339(long long secs, char *buf, size_t len);
+
+/* ---- api_create.c ---- */
+
+/* Turns a create request's body into config.json for the service name: the nsrun
+ * options (Docker's flag names) it stands for, after refusing what would weaken
+ * the host's side.  Returns the document (malloc'd, *len) or NULL with the HTTP
+ * status in *status and Docker's message in msg. */
+char *api_create_config(const struct api_server *srv, const char *body, size_t body_len, const char *name,
+			const char *id, size_t *len, unsigned *status, char *msg, size_t msg_len);
+
+/* ---- api_containers.c: the containers on disk, list and inspect ---- */
+
+/* Reads every container of the state root into *out (n in *n; free with api_ctrs_free).
+ * Returns 0 or -1 with msg. */
+int api_ctrs_load(struct api_ctr **out, size_t *n, char *msg, size_t msg_len);
+void api_ctrs_free(struct api_ctr *v, size_t n);
+/* Finds ref (an id, a unique id prefix, a name, "/name").  Returns 0 with *c (release
+ * with api_ctr_free), or -1 with *status (404, 500) and msg. */
+int api_ctr_find(const char *ref, struct api_ctr *c, unsigned *status, char *msg, size_t msg_len);
+void api_ctr_free(struct api_ctr *c);
+/* Opens NAME's directory (the state root's fd in *root_fd).  Returns the fd or -1. */
+int api_open_dir(const char *name, int *root_fd);
+/* Waits until NAME's lock is free, up to timeout_us.  Returns true if it is. */
+bool api_wait_gone(const char *name, uint64_t timeout_us);
+/* A regular file of dir_fd (at most 2 MiB), NUL-terminated, malloc'd; NULL if none. */
+char *api_read_small_file(int dir_fd, const char *file, size_t *len);
+/* Writes file in dir_fd through a temporary file and rename(2).  Returns 0 or -1 (errno). */
+int api_write_file_atomic(int dir_fd, const char *file, const char *text, size_t len);
+/* Removes exited AutoRemove containers; returns the number of running ones. */
+int api_reap(struct api_server *srv);
+/* The inspect document of c into g. */
+void api_gen_inspect(yajl_gen g, const struct api_ctr *c);
+/* GET /containers/json. */
+enum MHD_Result api_list(struct api_server *srv, struct MHD_Connection *conn);
+
+/* ---- api_lifecycle.c: create, start, stop, kill, wait, logs, delete ---- */
+
+/* Routes /containers/... (path without the version prefix).  Returns MHD's result. */
+enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c, const char *method,
+			       const char *path, struct api_request *req);
+
+/* Finds ref under the server's lock.  Returns true with *c (release with
+ * api_ctr_free), or false with Docker's error queued (MHD's result in *ret). */
+bool api_find(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
+	      enum MHD_Result *ret);
+/* True when the client closed the connection (waits up to timeout_ms for that). */
+bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
+
+/* ---- api_stream.c: logs and attach ---- */
+
+/* GET /containers/{ref}/logs: Docker's frames; follow, tail, stdout, stderr. */
+enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+/* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
+enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+
+/* ---- api_create.c ---- */
+
+/* The store name of a Docker image reference: NAME or NAME:latest (nothing else
+ * names a store image).  Returns 0 (name in name) or -1. */
+int api_image_name(const char *ref, char *name, size_t len);
+
+#endif

@@ -1,0 +1,256 @@
+/* api_stream.c - the container endpoints that stream its log: logs (with follow)
+ * and attach (output only, on an upgraded connection). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_internal.h"
+#include "cleanup.h"
+#include "sys.h"
+
+#define POLL_MS 100
+#define LOG_BLOCK 65536
+
+/* ---- logs ---- */
+
+struct log_stream {
+	int fd;                 /* the log */
+	int dir_fd;             /* the service's directory: its lock says whether it runs */
+	bool follow;
+	bool last;              /* the service ended: one more read, then the end */
+	unsigned char stream;   /* 1 stdout, 2 stderr: the log holds both, as one */
+	struct MHD_Connection *conn;
+};
+
+/* MHD's content reader: Docker's frames, 8-byte header (stream, 0, 0, 0, size big-endian). */
+static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct log_stream *ls = cls;
+	(void)pos;
+
+	if (max <= 8)
+		return 0;
+	for (;;) {
+		size_t want = max - 8 < LOG_BLOCK ? max - 8 : LOG_BLOCK;
+		ssize_t n = read(ls->fd, buf + 8, want);
+		if (n > 0) {
+			buf[0] = (char)ls->stream;
+			buf[1] = buf[2] = buf[3] = 0;
+			buf[4] = (char)((n >> 24) & 0xff);
+			buf[5] = (char)((n >> 16) & 0xff);
+			buf[6] = (char)((n >> 8) & 0xff);
+			buf[7] = (char)(n & 0xff);
+			return n + 8;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (!ls->follow || ls->last)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* a log at its --output-limit starts again (relay.h): so does the reader */
+		struct stat st;
+		off_t at = lseek(ls->fd, 0, SEEK_CUR);
+		if (fstat(ls->fd, &st) == 0 && at > st.st_size)
+			lseek(ls->fd, 0, SEEK_SET);
+		if (!state_is_alive(ls->dir_fd)) {
+			ls->last = true;
+			continue;
+		}
+		if (api_client_gone(ls->conn, POLL_MS))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+}
+
+static void log_free(void *cls)
+{
+	struct log_stream *ls = cls;
+
+	close(ls->fd);
+	close(ls->dir_fd);
+	free(ls);
+}
+
+/* The offset where the last `lines` lines of fd begin (a final newline ends the last line). */
+static off_t tail_offset(int fd, long long lines)
+{
+	off_t size = lseek(fd, 0, SEEK_END), pos = size;
+	long long seen = 0;
+	char buf[8192];
+
+	if (lines < 0 || size <= 0)
+		return 0;
+	if (lines == 0)
+		return size;
+	while (pos > 0) {
+		size_t n = pos > (off_t)sizeof(buf) ? sizeof(buf) : (size_t)pos;
+		pos -= (off_t)n;
+		if (pread(fd, buf, n, pos) != (ssize_t)n)
+			return 0;
+		for (size_t i = n; i-- > 0;) {
+			if (buf[i] != '\n' || pos + (off_t)i == size - 1)
+				continue;
+			if (++seen == lines)
+				return pos + (off_t)i + 1;
+		}
+	}
+	return 0;
+}
+
+enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
+{
+	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
+	bool out = api_arg_true(conn, "stdout"), err = api_arg_true(conn, "stderr");
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	struct MHD_Response *r;
+	struct log_stream *ls;
+	enum MHD_Result ret;
+	struct api_ctr c;
+	long long lines = -1;
+
+	if (!out && !err)
+		return api_error(conn, 400, "Bad parameters: you must choose at least one stream");
+	if (tail && strcmp(tail, "all") != 0 && tail[0]) {
+		char *end;
+		lines = strtoll(tail, &end, 10);
+		if (*end || lines < 0)
+			lines = -1;
+	}
+	if (!api_find(srv, conn, ref, &c, &ret))
+		return ret;
+	dir_fd = api_open_dir(c.name, &root_fd);
+	api_ctr_free(&c);
+	if (dir_fd < 0 || (fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return api_error(conn, 404, "no log for container %s", ref);
+	if (lseek(fd, tail_offset(fd, lines), SEEK_SET) < 0)
+		return api_error(conn, 500, "read the log: %s", strerror(errno));
+	if (!(ls = calloc(1, sizeof(*ls))))
+		return api_error(conn, 500, "out of memory");
+	ls->fd = steal_fd(&fd);
+	ls->dir_fd = steal_fd(&dir_fd);
+	ls->follow = api_arg_true(conn, "follow");
+	ls->stream = out ? 1 : 2;
+	ls->conn = conn;
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, LOG_BLOCK + 8, log_read, ls, log_free);
+	if (!r) {
+		log_free(ls);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.raw-stream");
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* ---- attach (output only) ---- */
+
+struct attach {
+	struct api_server *srv;
+	char id[API_ID_LEN + 1];
+};
+
+/* True when the client closed its end (a half-close, as a client without stdin
+ * sends, is not that). */
+static bool sock_gone(int sock, int timeout_ms)
+{
+	struct pollfd p = { .fd = sock, .events = 0 };
+
+	return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
+static int send_frame(int sock, const char *data, size_t n)
+{
+	unsigned char h[8] = { 1, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8),
+			       (unsigned char)n };
+
+	return send(sock, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) && write_all(sock, data, n) == 0 ? 0 : -1;
+}
+
+/* The upgraded connection: waits for the container to start (the client attaches
+ * before it starts it), then sends its log as it grows, until it exits. */
+static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
+			    size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct attach *a = cls;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	char buf[LOG_BLOCK], msg[256];
+	struct api_ctr c;
+	unsigned status;
+	bool last = false;
+	(void)conn, (void)con_cls, (void)extra_in, (void)extra_in_size;
+
+	while (fd < 0) {
+		pthread_mutex_lock(&a->srv->lock);
+		int rc = api_ctr_find(a->id, &c, &status, msg, sizeof(msg));
+		pthread_mutex_unlock(&a->srv->lock);
+		if (rc < 0)
+			goto out;
+		bool created = strcmp(c.st.status, "created") == 0 && !c.alive;
+		if (!created && (dir_fd = api_open_dir(c.name, &root_fd)) >= 0)
+			fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		api_ctr_free(&c);
+		if (!created && fd < 0)
+			goto out;
+		if (fd < 0 && sock_gone(sock, POLL_MS))
+			goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			if (send_frame(sock, buf, (size_t)n) < 0)
+				break;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || last)
+			break;
+		if (!state_is_alive(dir_fd))
+			last = true;
+		else if (sock_gone(sock, POLL_MS))
+			break;
+	}
+out:
+	free(a);
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
+{
+	const char *up = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct attach *a;
+	struct api_ctr c;
+
+	if (api_arg_true(conn, "stdin") && !api_arg_true(conn, "stdout") && !api_arg_true(conn, "stderr"))
+		return api_error(conn, 501, "attach to stdin is not supported by nsrun api yet");
+	if (!up)
+		return api_error(conn, 501, "attach without a connection upgrade is not supported by nsrun api");
+	if (!api_find(srv, conn, ref, &c, &ret))
+		return ret;
+	if (!(a = calloc(1, sizeof(*a)))) {
+		api_ctr_free(&c);
+		return api_error(conn, 500, "out of memory");
+	}
+	a->srv = srv;
+	snprintf(a->id, sizeof(a->id), "%s", c.id);
+	api_ctr_free(&c);
+	if (!(r = MHD_create_response_for_upgrade(attach_upgraded, a))) {
+		free(a);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_UPGRADE, "tcp");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.raw-stream");
+	ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, r);
+	MHD_destroy_response(r);
+	return ret;
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""docker-py against `nsrun api`, for 27-docker-api.t: one scenario a call,
+printing what the test compares.  DOCKER_HOST names the socket."""
+import json
+import os
+import socket
+import sys
+import time
+
+import docker
+
+SOCK = os.environ["DOCKER_HOST"][len("unix://"):]
+
+
+def client():
+    return docker.from_env(timeout=60)
+
+
+def harness(code):
+    """The issue's harness, verbatim but for the command."""
+    c = client()
+    container = c.containers.run(
+        image="python",
+        command=["python3", "-c", code],
+        network_mode="none",
+        mem_limit="256m",
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        read_only=True,
+        user="65534:65534",
+        detach=True,
+    )
+    result = container.wait()
+    logs = container.logs()
+    container.remove()
+    print("exit=%d" % result["StatusCode"])
+    sys.stdout.write(logs.decode())
+
+
+def run_as(user, code):
+    c = client()
+    out = c.containers.run("python", ["python3", "-c", code], user=user, remove=False, detach=True)
+    out.wait()
+    sys.stdout.write(out.logs().decode())
+    out.remove()
+
+
+def refuse(kind, arg=None):
+    """A create that must be refused: prints the status and Docker's message."""
+    kw = {
+        "privileged": dict(privileged=True),
+        "devices": dict(devices=["/dev/null:/dev/xnull:rwm"]),
+        "pid-host": dict(pid_mode="host"),
+        "ipc-host": dict(ipc_mode="host"),
+        "net-host": dict(network_mode="host"),
+        "cap-add": dict(cap_add=["SYS_ADMIN"]),
+        "seccomp-unconfined": dict(security_opt=["seccomp=unconfined"]),
+        "bind": dict(volumes={arg: {"bind": "/mnt", "mode": "ro"}}),
+        "seccomp-path": dict(security_opt=["seccomp=%s" % arg]),
+    }[kind]
+    try:
+        ctr = client().containers.create("python", ["true"], **kw)
+    except docker.errors.APIError as e:
+        print("refused %d %s" % (e.status_code, e.explanation))
+        return
+    ctr.remove(force=True)
+    print("created")
+
+
+def bind_read(host_dir):
+    """A bind the roots allow: the container reads the file."""
+    c = client()
+    ctr = c.containers.run("python", ["cat", "/mnt/f"], volumes={host_dir: {"bind": "/mnt", "mode": "ro"}},
+                           detach=True)
+    ctr.wait()
+    sys.stdout.write(ctr.logs().decode())
+    ctr.remove()
+
+
+def raw(request):
+    """Sends bytes on the socket and prints the status line and body of the answer."""
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(SOCK)
+    s.sendall(request)
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    s.settimeout(10)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    print(head.split(b"\r\n")[0].decode(errors="replace"))
+    print(body.decode(errors="replace").strip())
+
+
+def garbage():
+    raw(b"GARBAGE \x00\xff\r\n\r\n")
+    body = b"{not json"
+    raw(b"POST /v1.41/containers/create HTTP/1.1\r\nHost: d\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+    body = b"[" * 100000
+    raw(b"POST /containers/create HTTP/1.1\r\nHost: d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+        % (len(body), body))
+    body = b"x" * (2 << 20)
+    raw(b"POST /containers/create HTTP/1.1\r\nHost: d\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+        % (len(body), body))
+    raw(b"GET /v1.41/nothing/here HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n")
+    raw(b"GET /containers/nosuch/json HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n")
+    print("ping=%s" % client().ping())
+
+
+def follow_and_drop(name):
+    """A looping container; its logs followed, then the client goes mid-stream."""
+    c = client()
+    ctr = c.containers.run("python", ["python3", "-c", "import time\nwhile True:\n print('tick', flush=True)\n"
+                                      " time.sleep(0.05)"], name=name, detach=True)
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(SOCK)
+    s.sendall(b"GET /v1.41/containers/%s/logs?follow=1&stdout=1&stderr=1 HTTP/1.1\r\nHost: d\r\n\r\n"
+              % ctr.id.encode())
+    s.settimeout(10)
+    got = b""
+    while got.count(b"tick") < 3:
+        got += s.recv(4096)
+    s.close()
+    print("followed=%s" % (b"tick" in got))
+    time.sleep(0.3)
+    print("ping=%s" % c.ping())
+    ctr.reload()
+    print("status=%s" % ctr.status)
+
+
+def remove(name):
+    client().containers.get(name).remove(force=True)
+    print("removed")
+
+
+def lifecycle():
+    """Labels, list filters, stop, ports, auto_remove, inspect, the id and its prefix."""
+    c = client()
+    a = c.containers.run("python", ["sleep", "60"], labels={"suite": "api", "n": "1"}, detach=True, name="lc-a")
+    b = c.containers.create("python", ["true"], labels={"suite": "api", "n": "2"}, name="lc-b")
+    print("running=%s" % sorted(x.name for x in c.containers.list(filters={"label": "suite=api"})))
+    print("all=%s" % sorted(x.name for x in c.containers.list(all=True, filters={"label": "suite=api"})))
+    print("n2=%s" % [x.name for x in c.containers.list(all=True, filters={"label": ["n=2"]})])
+    print("created=%s" % c.containers.get("lc-b").status)
+    print("prefix=%s" % c.containers.get(a.id[:12]).name)
+    a.stop(timeout=2)
+    a.reload()
+    print("stopped=%s exit=%s" % (a.status, a.attrs["State"]["ExitCode"]))
+    a.remove()
+    b.remove()
+    p = c.containers.run("python", ["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"],
+                         ports={"8000/tcp": None}, detach=True, name="lc-port")
+    p.reload()
+    binding = p.attrs["NetworkSettings"]["Ports"]["8000/tcp"][0]
+    print("bound=%s" % binding["HostIp"])
+    ok = False
+    deadline = time.monotonic() + 60
+    # the published port accepts at once; the server inside answers once it has started
+    while not ok and time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", int(binding["HostPort"])), timeout=5) as s:
+                s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                ok = s.recv(64).startswith(b"HTTP/1.0 200")
+        except OSError:
+            pass
+        if not ok:
+            time.sleep(0.1)
+    print("port=%s" % ok)
+    p.remove(force=True)
+    r = c.containers.run("python", ["true"], auto_remove=True, detach=True, name="lc-rm")
+    r.wait()
+    gone = False
+    for _ in range(50):
+        try:
+            c.containers.get("lc-rm")
+            time.sleep(0.1)
+        except docker.errors.NotFound:
+            gone = True
+            break
+    print("auto_removed=%s" % gone)
+    print("images=%s" % sorted(t for i in c.images.list() for t in i.tags if t == "python:latest"))
+    print("networks=%s" % sorted(n.name for n in c.networks.list()))
+
+
+def listed(name):
+    print("listed=%s" % [x.name for x in client().containers.list() if x.name == name])
+
+
+def main(argv):
+    """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one docker-py import for all."""
+    while argv:
+        n = argv.index(":::") if ":::" in argv else len(argv)
+        globals()[argv[0].replace("-", "_")](*argv[1:n])
+        sys.stdout.flush()
+        argv = argv[n + 1:]
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
