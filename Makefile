@@ -72,7 +72,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: man bench all deps image demo check check-unit check-root check-rootless test-image service-image \
+.PHONY: man bench all deps image demo check docker-cli check-unit check-root check-rootless test-image service-image \
 	service-image-store compat-image compat-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
@@ -214,13 +214,23 @@ compat-image-store:
 		rootfs-tools/nsrun-image build compat --include $(COMPAT_PKGS) --store $(TEST_IMAGES) --quiet \
 			$$([ -f $$f ] && echo --force); fi
 
+# the docker CLI for tests/integration/27-docker-api.t, taken out of Debian's docker.io
+# package without installing it (its daemon is never wanted here)
+DOCKER_CLI := $(BUILD)/tools/docker
+docker-cli: $(DOCKER_CLI)
+$(DOCKER_CLI):
+	@mkdir -p $(BUILD)/tools && d=$$(mktemp -d) && chmod 755 $$d && \
+	(cd $$d && apt-get download -q docker.io >/dev/null 2>&1 || \
+		{ echo "nsrun: make docker-cli: apt-get download docker.io failed (run apt-get update?)" >&2; exit 1; }) && \
+	dpkg-deb -x $$d/docker.io_*.deb $$d/x && cp $$d/x/usr/bin/docker $@ && rm -rf $$d && echo "  GET     $@ (from Debian's docker.io)"
+
 test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image compat-image
+check-root: all test-image service-image compat-image docker-cli
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -231,7 +241,7 @@ check-root: all test-image service-image compat-image
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image compat-image test-user
+check-rootless: all test-image service-image compat-image test-user docker-cli
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -241,7 +251,7 @@ check-rootless: all test-image service-image compat-image test-user
 			PYTHONPATH=$(CURDIR)/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS); \
 		exit $$?; fi; \
 	stage=$$(mktemp -d /tmp/nsrun-check.XXXXXX) && trap 'rm -rf "$$stage"' EXIT && \
-	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && cp -r $(BUILD)/sandboxes $$stage/build/ && \
+	mkdir -p $$stage/build && cp $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $$stage/build/ && cp -r $(BUILD)/sandboxes $(BUILD)/tools $$stage/build/ && \
 	cp -r tests seccomp-profiles examples rootfs-tools bindings docs $$stage/ && chmod -R a+rX $$stage && \
 	echo "== integration and security suites as $(TEST_USER) (rootless)" && \
 	cd $$stage && runuser -u $(TEST_USER) -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
@@ -300,10 +310,11 @@ asan:
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
 	%42-image-import-race.t %26-agent-sandboxes-tiers.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image compat-image-store
+check-asan: asan test-image service-image compat-image-store docker-cli
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
+		NSRUN_DOCKER_CLI=$(CURDIR)/$(DOCKER_CLI) \
 		prove --timer --exec bash $(ASAN_SUITES)
 
 # cgroup v2 limits in a QEMU guest with a pure cgroup v2 hierarchy (tests/vm), whatever

@@ -179,7 +179,9 @@ assert_eq "  ... no state directory left" "" "$(state_entries)"
 check "  ... no container process is left" no_api_procs
 
 # ---- the docker CLI (Debian's docker.io; only its client runs)
-DOCKER=/usr/bin/docker
+# make docker-cli puts it next to nsrun (build/tools), without its daemon
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
 if [ -x "$DOCKER" ]; then
 	export DOCKER_CONFIG="$TESTTMP/docker-config"
 	# dk ARGS... — the CLI, killed if it hangs (it takes SIGTERM as a signal for the container)
@@ -213,7 +215,7 @@ for _ in range(300):
 	assert_eq "  ... nothing left" "" "$(state_entries)"
 	check "  ... no container process left" no_api_procs
 else
-	skip "no docker CLI at $DOCKER (Debian's docker.io; only its client is used)" "the docker CLI against nsrun api"
+	skip "no docker CLI at $DOCKER (make docker-cli takes it out of Debian's docker.io)" "the docker CLI against nsrun api"
 fi
 
 # ---- the socket: a live one and a non-socket are not replaced; the idle timeout
