@@ -317,7 +317,7 @@ static enum MHD_Result route(struct api_server *srv, struct MHD_Connection *c, c
 	if (strncmp(path, "/containers/", 12) == 0)
 		return api_containers(srv, c, method, path, req);
 	if (strncmp(path, "/exec/", 6) == 0)
-		return api_error(c, 501, "exec is not supported by nsrun api yet");
+		return api_exec(srv, c, method, path + 6, req->body, req->len);
 	return api_error(c, 404, "page not found: %s %s (nsrun api serves a part of the Docker Engine API: "
 			 "docs/docker-api.md)", method, path);
 }
@@ -601,6 +601,7 @@ int api_main(int argc, char **argv)
 	fflush(stderr);
 	serve(&srv);
 	MHD_stop_daemon(d);
+	api_exec_free_all(&srv);
 	/* ours only: another server may have taken the path since (an activated one is systemd's) */
 	if (!activated) {
 		struct stat now;

@@ -1,7 +1,8 @@
 /* api_internal.h - what the files of `nsrun api` share (api.c: server and routing;
  * api_json.c: replies and JSON helpers; api_create.c: a create request to nsrun's
  * options; api_containers.c: the containers on disk, list, inspect;
- * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach).  Not an interface of nsrun. */
+ * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach;
+ * api_exec.c: exec instances).  Not an interface of nsrun. */
 #ifndef NSRUN_API_INTERNAL_H
 #define NSRUN_API_INTERNAL_H
 
@@ -22,8 +23,12 @@
 #define API_CONFIG_FILE "config.json"   /* in a service's directory: what create was given */
 #define API_ID_LEN 64
 
+#define API_EXEC_MAX 256        /* exec instances kept; finished ones make room */
+struct api_exec;
+
 /* The server: one per `nsrun api`, shared by the connection threads. */
 struct api_server {
+	struct api_exec *execs[API_EXEC_MAX];   /* api_exec.c's (under lock) */
 	pthread_mutex_t lock;           /* serialises changes to the services' state */
 	char self_exe[PATH_MAX];        /* this nsrun, run as `nsrun -d` to start a container */
 	char socket_path[PATH_MAX];
@@ -85,6 +90,19 @@ void api_sha256_hex(const char *s, char *out);
 /* Formats seconds since the epoch as RFC 3339 UTC into buf. */
 void api_time_rfc3339(long long secs, char *buf, size_t len);
 
+/* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
+
+/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User) in the
+ * running container ref; 201 {"Id": ...}.  Tty and stdin: 501. */
+enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+				const char *body, size_t len);
+/* /exec/{path}: POST {id}/start (on an upgraded connection: the output in Docker's
+ * frames) and GET {id}/json (Running, ExitCode). */
+enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *path,
+			 const char *body, size_t len);
+/* Frees srv's exec instances (at the server's end). */
+void api_exec_free_all(struct api_server *srv);
+
 /* ---- api_create.c ---- */
 
 /* Turns a create request's body into config.json for the service name: the nsrun
@@ -138,6 +156,19 @@ bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
 /* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
 enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+
+/* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
+
+/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User) in the
+ * running container ref; 201 {"Id": ...}.  Tty and stdin: 501. */
+enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+				const char *body, size_t len);
+/* /exec/{path}: POST {id}/start (on an upgraded connection: the output in Docker's
+ * frames) and GET {id}/json (Running, ExitCode). */
+enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *path,
+			 const char *body, size_t len);
+/* Frees srv's exec instances (at the server's end). */
+void api_exec_free_all(struct api_server *srv);
 
 /* ---- api_create.c ---- */
 

@@ -518,9 +518,6 @@ static enum MHD_Result action(struct api_server *srv, struct MHD_Connection *con
 		api_ctr_free(&c);
 		return api_reply(conn, 204, NULL, "", 0);
 	}
-	if (strcmp(act, "exec") == 0)
-		/* the place for `nsrun exec NAME -- CMD` (issue 18): not in this slice */
-		return api_error(conn, 501, "exec is not supported by nsrun api yet");
 	return api_error(conn, 501, "%s /containers/{id}/%s is not supported by nsrun api", method, act);
 }
 
@@ -571,5 +568,8 @@ enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *co
 	if (!slash)
 		return strcmp(method, "DELETE") == 0 ? remove_container(srv, conn, ref) :
 		       api_error(conn, 405, "%s /containers/{id} is not supported (DELETE is)", method);
+	if (strcmp(slash + 1, "exec") == 0)
+		return strcmp(method, "POST") == 0 ? api_exec_create(srv, conn, ref, req->body, req->len) :
+		       api_error(conn, 405, "use POST /containers/{id}/exec");
 	return action(srv, conn, method, ref, slash + 1);
 }

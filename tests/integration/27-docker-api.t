@@ -162,12 +162,15 @@ check "docker-py lists the nsrun -d service" grep -qx "listed=\['svc-$$'\]" <<<"
 OUT=$(sed '1,2d' <<<"$LIFE")
 # ---- labels, filters, stop, ports, auto_remove, images, networks
 assert_eq "lifecycle through docker-py" "0" "$LIFE_RC"
-assert_eq "  ... label filters, created, id prefix, stop, a free loopback port, auto_remove, images, networks" \
+assert_eq "  ... label filters, created, id prefix, exec (output, exit code, the pid namespace; 409 when not running), stop, a free loopback port, auto_remove, images, networks" \
 "running=['lc-a']
 all=['lc-a', 'lc-b']
 n2=['lc-b']
 created=created
 prefix=lc-a
+exec=3 ['65534', 'err', 'out']
+exec_sees_sleep=True
+exec_created=409
 stopped=exited exit=143
 bound=127.0.0.1
 port=True
@@ -191,6 +194,8 @@ if [ -x "$DOCKER" ]; then
 	check "  ... and it is removed" no_state_soon
 	dk run -d --name "web-$$" -p 127.0.0.1::8000 python python3 -m http.server 8000 --bind 127.0.0.1
 	assert_match "docker run -d -p 127.0.0.1::8000: the id" '^[0-9a-f]{64}$' "$OUT"
+	dk exec "web-$$" sh -c 'read -r h </proc/sys/kernel/hostname; echo "in-$h"; exit 5'
+	assert_eq "docker exec: the output and the exit code" "5 in-nsrun" "$RC $OUT"
 	dk port "web-$$"
 	WEB_PORT=${OUT##*:}
 	assert_match "docker port: a loopback port" '^8000/tcp -> 127.0.0.1:[0-9]+$' "$OUT"

@@ -148,6 +148,16 @@ def lifecycle():
     print("n2=%s" % [x.name for x in c.containers.list(all=True, filters={"label": ["n=2"]})])
     print("created=%s" % c.containers.get("lc-b").status)
     print("prefix=%s" % c.containers.get(a.id[:12]).name)
+    # exec: nsrun exec in the running container, its output and exit code
+    r = a.exec_run(["sh", "-c", "echo out; echo err >&2; id -u; exit 3"])
+    print("exec=%d %s" % (r.exit_code, sorted(r.output.decode().split())))
+    r = a.exec_run(["sh", "-c", "cat /proc/[0-9]*/comm"], user="65534")
+    print("exec_sees_sleep=%s" % ("sleep" in r.output.decode().split()))
+    try:
+        b.exec_run(["true"])
+        print("exec_created=allowed")
+    except docker.errors.APIError as e:
+        print("exec_created=%d" % e.status_code)
     a.stop(timeout=2)
     a.reload()
     print("stopped=%s exit=%s" % (a.status, a.attrs["State"]["ExitCode"]))
