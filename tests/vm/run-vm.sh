@@ -22,6 +22,10 @@
 #      0x10a", kvm_buf_set_msrs assertion);
 #   3. TCG with CPU model ${NSRUN_VM_CPU:-max,-cx16} (hiding CMPXCHG16B keeps newer
 #      Debian kernels from crashing under bookworm's QEMU 7.2 TCG).
+# A guest that prints nothing for ${NSRUN_VM_STALL:-180} seconds (longer than any one
+# guest test may take) has stalled in the emulator (seen under TCG on a loaded host:
+# both vCPUs busy, no output, until the time limit): it is stopped and booted once
+# more, and the line "run-vm: the guest stalled ..." says so.
 # The line "run-vm: accelerator ACCEL, CPU MODEL" says which one ran, and why an
 # earlier one was passed over.  NSRUN_VM_ACCEL=tcg starts with TCG; NSRUN_VM_QEMU and
 # NSRUN_VM_KVM_DEV name another QEMU and KVM device (the tests' stand-ins).
@@ -78,29 +82,45 @@ if [ -z "$log" ]; then log=$(mktemp "${TMPDIR:-/tmp}/nsrun-vm-log.XXXXXX"); keep
 
 cmdline="console=ttyS0 quiet loglevel=4 panic=-1 cgroup_no_v1=all$append"
 
-# boot ACCEL CPU: one QEMU run; sets qrc (QEMU's status) and boot_at (empty if /init
-# never said NSRUN-VM-BOOTED); the console goes to $log
+stall=${NSRUN_VM_STALL:-180}
+
+# boot ACCEL CPU: one QEMU run; sets qrc (QEMU's status), boot_at (empty if /init
+# never said NSRUN-VM-BOOTED) and stalled (1: no output for $stall s, QEMU stopped);
+# the console goes to $log
 boot() {
+	local fifo qpid r
 	: >"$log"
-	rm -f "$log.booted"
 	boot_at=""
+	stalled=0
+	fifo=$(mktemp -u "${TMPDIR:-/tmp}/nsrun-vm-fifo.XXXXXX")
+	mkfifo -m 600 "$fifo"
 	set +e
 	# -no-reboot turns a guest reboot or panic into QEMU exiting
 	timeout -k 5 "$tmo" "$qemu" -accel "$1" -cpu "$2" -m "$mem" -smp "$cpus" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial stdio -monitor none \
-		-kernel "$kernel" -initrd "$initrd" -append "$cmdline" </dev/null 2>&1 |
-		{
-			while IFS= read -r line; do
-				line=${line%$'\r'}
-				printf '%s\n' "$line" >>"$log"
-				[ "$quiet" = 1 ] || printf '%s\n' "$line"
-				case $line in *NSRUN-VM-BOOTED*) [ -f "$log.booted" ] || echo "$EPOCHREALTIME" >"$log.booted" ;; esac
-			done
-		}
-	qrc=${PIPESTATUS[0]}
+		-kernel "$kernel" -initrd "$initrd" -append "$cmdline" </dev/null >"$fifo" 2>&1 &
+	qpid=$!
+	while :; do
+		IFS= read -r -t "$stall" line
+		r=$?
+		if [ "$r" -gt 128 ]; then
+			stalled=1
+			kill -TERM "$qpid" 2>/dev/null
+			cat >/dev/null # the rest, until QEMU has gone
+			break
+		fi
+		[ "$r" = 0 ] || [ -n "$line" ] || break
+		line=${line%$'\r'}
+		printf '%s\n' "$line" >>"$log"
+		[ "$quiet" = 1 ] || printf '%s\n' "$line"
+		case $line in *NSRUN-VM-BOOTED*) [ -n "$boot_at" ] || boot_at=$EPOCHREALTIME ;; esac
+		[ "$r" = 0 ] || break
+	done <"$fifo"
+	wait "$qpid"
+	qrc=$?
+	rm -f "$fifo"
 	set -e
-	[ ! -f "$log.booted" ] || { boot_at=$(cat "$log.booted"); rm -f "$log.booted"; }
 }
 
 passed_over=""
@@ -109,6 +129,12 @@ for ((i = 0; i < ${#accels[@]}; i++)); do
 	echo "run-vm: kernel $(basename "$kernel"), accelerator $acc, CPU $cpu, ${mem} MiB, $cpus CPUs, limit ${tmo}s${passed_over:+ ($passed_over)}" >&2
 	t0=$EPOCHREALTIME
 	boot "$acc" "$cpu"
+	if [ "$stalled" = 1 ]; then
+		echo "run-vm: the guest stalled (no console output for ${stall}s, QEMU stopped): booting it once more" >&2
+		t0=$EPOCHREALTIME
+		boot "$acc" "$cpu"
+		[ "$stalled" = 0 ] || echo "run-vm: the guest stalled again (no console output for ${stall}s)" >&2
+	fi
 	# QEMU could not start the guest with this accelerator: it failed, not by the time
 	# limit, before /init ran; a guest that booted and failed is the result, not this
 	if [ "$qrc" != 0 ] && [ "$qrc" != 124 ] && [ "$qrc" != 137 ] && [ -z "$boot_at" ] && \
@@ -130,7 +156,10 @@ boot="-"
 
 status=$(sed -n 's/.*NSRUN-VM-STATUS=\([0-9][0-9]*\).*/\1/p' "$log" | tail -1)
 rc=$status
-if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+if [ "$stalled" = 1 ]; then
+	echo "run-vm: the guest stalled twice" >&2
+	rc=124
+elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "run-vm: TIME LIMIT of ${tmo}s hit" >&2
 	rc=124
 elif [ -z "$status" ]; then
