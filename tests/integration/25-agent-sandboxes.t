@@ -117,11 +117,12 @@ battery_outside() {
 	{
 		echo '#!/bin/sh'
 		printf 'exec'
-		printf ' %q' "$@" "${env[@]}" "$NS"
+		# (BATTERY_WHOLE=1: the arguments are the whole command but nsrun's own)
+		if [ -n "${BATTERY_WHOLE:-}" ]; then printf ' %q' "$@"; else printf ' %q' "$@" "${env[@]}" "$NS"; fi
 		printf ' "$@"\n'
 	} >"$wrapper"
 	chmod 755 "$wrapper"
-	NSRUN_TEST_GUARD=300 run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${env[@]}" NSRUN="$wrapper" TMPDIR="$SCRATCH" \
+	NSRUN_TEST_GUARD=300 run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${env[@]}" NSRUN="$wrapper" TMPDIR="${BATTERY_TMPDIR:-$SCRATCH}" \
 		PYTHONPATH="$BATTERY" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs "${k[@]+"${k[@]}"}" \
 		--basetemp "$SCRATCH/pytest-$((++CELLS))" "$BATTERY/test_isolation.py"
 	assert_match "  ... examples/test_isolation.py passes through it${DESELECTED:+ (but for: $DESELECTED)} ($name)" \
@@ -261,5 +262,17 @@ assert_match "  ... with the built-in profile" '(^|
 run_nsrun "${nested[@]}" -- /opt/nsrun/nsrun --rootfs /images/python -- python3 -c "$SNIPPET"
 assert_eq "  ... and the inner run works, as uid 65534" "0 65534" "$RC $OUT"
 assert_eq "  ... check's verdict is the run's" "$check_rc" "$([ "$RC" = 0 ] && echo works || echo fails)"
+# the battery, its harness outside and every nsrun it starts inside the outer run,
+# which sees the image store and the harness's temporary files (and nothing of nsrun's
+# cache: a writable volume may not reach it); the probe that asks for the reduced tier
+# is left out: the outer run's filter denies chroot(2), which that tier needs (full
+# is what this cell gets)
+NTMP=$SCRATCH/nested-tmp
+mkdir -p "$NTMP"
+$root && chown 65534:65534 "$NTMP"
+BATTERY_WHOLE=1 BATTERY_TMPDIR=$NTMP battery_outside "nsrun in nsrun" lower_tier "${AGENT[@]+"${AGENT[@]}"}" "${env[@]}" "$NS" --allow-nested --memory 0 --pids-limit 0 \
+	--timeout 120 --image python -v "$alone:/opt/nsrun:ro" -v "$NSRUN_IMAGES/python:/images/python:ro" \
+	-v "$NTMP:$NTMP:rw" -e NSRUN_IMAGES=/images -e LD_LIBRARY_PATH=/opt/nsrun -e ASAN_OPTIONS=detect_leaks=0 \
+	-- /opt/nsrun/nsrun
 
 done_testing
