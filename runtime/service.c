@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,9 +81,68 @@ static bool wait_gone(int dir_fd, uint64_t timeout_us)
 
 /* ---- nsrun -d ---- */
 
+/* The start time of pid (field 22 of /proc/PID/stat, proc(5)), or 0 if unreadable. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	_cleanup_close_ int fd = -1;
+	unsigned long long t = 0;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* after the command's ")" (which may hold anything): state is field 3, starttime 22 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/* --stop-with-parent, --stop-with-pid: a pidfd (pidfd_open(2), Linux 5.3) of the
+ * process the service ends with, or -1 when none is asked.  The parent is checked
+ * after the open (getppid(2) unchanged: it did not die meanwhile, so its pid was not
+ * reused); a PID by its start time (/proc/PID/stat) before and after the open.
+ * Returns -2 with err on failure. */
+static int open_stop_watch(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *what = cfg->service.stop_with_parent ? "--stop-with-parent" : "--stop-with-pid";
+	pid_t pid = cfg->service.stop_with_parent ? getppid() : cfg->service.stop_with_pid;
+	unsigned long long start = 0;
+	int fd;
+
+	if (!cfg->service.stop_with_parent && !cfg->service.stop_with_pid)
+		return -1;
+	if (!cfg->service.stop_with_parent && !(start = proc_start_time(pid))) {
+		error_set(err, ESRCH, "%s %d: no such process", what, (int)pid);
+		return -2;
+	}
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		error_set(err, errno, "%s: pidfd_open of pid %d (Linux 5.3 or later)", what, (int)pid);
+		return -2;
+	}
+	if (cfg->service.stop_with_parent ? getppid() != pid : proc_start_time(pid) != start) {
+		close(fd);
+		error_set(err, ESRCH, "%s: process %d ended before the service started", what, (int)pid);
+		return -2;
+	}
+	return fd;
+}
+
+/* True once the process of the pidfd fd (-1: none) has ended. */
+static bool watched_ended(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 /* The monitor: in its own session, stdio on the log, runs the container. Returns its exit status. */
-static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, struct publish_state *pub, int dir_fd,
-			int log_fd, int ready_fd, struct service_state *st)
+static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, struct publish_state *pub, int root_fd,
+			int dir_fd, int log_fd, int ready_fd, int stop_fd, struct service_state *st)
 {
 	struct nsrun_result result;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -97,10 +157,15 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	signal(SIGHUP, SIG_IGN);
 	st->pid = getpid();
 	state_write(dir_fd, st);
-	nsrun_run_service(cfg, &result, timing, pub, ready_fd);
+	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd);
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	result_free(&result);
+	if (watched_ended(stop_fd)) {
+		/* nobody is left to stop or remove it: as nsrun stop would, every trace goes */
+		state_remove_dir(root_fd, st->name);
+		return code;
+	}
 	snprintf(st->status, sizeof(st->status), "exited");
 	st->exit_code = code;
 	state_write(dir_fd, st);
@@ -204,7 +269,7 @@ static void clean_if_stale(int root_fd, const char *name)
 int service_detach(struct nsrun_config *cfg, struct timing *timing)
 {
 	struct nsrun_error err = { .stage = STAGE_CONFIG };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1, stop_fd = -1;
 	struct publish_state pub;
 	struct service_state st;
 	char root[PATH_MAX], dir[PATH_MAX + NAME_MAX_LEN + 2], name[NAME_MAX_LEN + 1];
@@ -228,6 +293,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		snprintf(name, sizeof(name), "nsrun-%08x", rnd);
 	}
 	err.stage = STAGE_PREPARE;
+	if ((stop_fd = open_stop_watch(cfg, &err)) == -2) {
+		stop_fd = -1;
+		goto fail;
+	}
 	/* before the service starts; one that could write the file is refused (hostfile.h) */
 	if (cfg->output.json_path && strcmp(cfg->output.json_path, "-") != 0 &&
 	    host_out_prepare(cfg->output.json_path, "--json", cfg, true, &json, &err) < 0)
@@ -261,9 +330,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		close(ready[0]);
 		host_out_free(&json);
-		return monitor_main(cfg, timing, &pub, dir_fd, log_fd, ready[1], &st);
+		return monitor_main(cfg, timing, &pub, root_fd, dir_fd, log_fd, ready[1], stop_fd, &st);
 	}
 	close(ready[1]);
+	cleanup_closep(&stop_fd); /* the monitor's */
 	publish_close(&pub); /* the monitor has them */
 	close(lock_fd);
 	lock_fd = -1;
