@@ -98,7 +98,7 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
-	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
+	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME...|--all | rm [-f] NAME...|--all\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"

@@ -34,19 +34,6 @@
 #define KILL_WAIT_US (5ULL * 1000000)
 
 
-static void command_line(const struct nsrun_config *cfg, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->process.args.n && o + 1 < len; i++) {
-		int n = snprintf(buf + o, len - o, "%s%s", i ? " " : "", cfg->process.args.v[i]);
-		if (n < 0)
-			break;
-		o += (size_t)n;
-	}
-}
-
 static void state_from_config(const struct nsrun_config *cfg, const struct publish_state *pub, const char *name,
 			      const char *dir, struct service_state *st)
 {
@@ -57,7 +44,8 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 		st->log[0] = '\0';
 	const char *image = cfg->image ? cfg->image : cfg->rootfs;
 	snprintf(st->image, sizeof(st->image), "%s", image ? image : "");
-	command_line(cfg, st->command, sizeof(st->command));
+	/* as given: an empty argument or one with a space stays visible (shell words) */
+	shell_quote_join((const char *const *)cfg->process.args.v, cfg->process.args.n, st->command, sizeof(st->command));
 	st->created = (long long)time(NULL);
 	st->n_ports = cfg->n_publish;
 	for (size_t i = 0; i < cfg->n_publish; i++) {
@@ -587,19 +575,47 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 	return 0;
 }
 
+/* The names of every service of the caller into names.  Returns 0 or 125 after printing why. */
+static int all_services(struct strv *names)
+{
+	struct nsrun_error err = { 0 };
+	char root[PATH_MAX];
+	_cleanup_close_ int root_fd = -1;
+	DIR *d;
+	struct dirent *e;
+
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
+		error_print(&err, stderr);
+		return 125;
+	}
+	if (!(d = fdopendir(dup(root_fd))))
+		return fail_msg("read %s", root);
+	while ((e = readdir(d)))
+		if (service_name_valid(e->d_name) && strv_push(names, e->d_name) < 0) {
+			closedir(d);
+			return fail_msg("out of memory");
+		}
+	closedir(d);
+	return 0;
+}
+
 static int cmd_stop_rm(int argc, char **argv)
 {
-	bool rm = strcmp(argv[1], "rm") == 0, force = false;
+	bool rm = strcmp(argv[1], "rm") == 0, force = false, all = false;
 	uint64_t timeout_us = rm ? 0 : DEFAULT_STOP_TIMEOUT_US;
 	struct nsrun_error err = { 0 };
+	struct strv names = { 0 };
 	int rc = 0, c;
+	const char *usage = rm ? "usage: nsrun rm [-f] NAME... | rm [-f] --all" :
+				 "usage: nsrun stop [-t SECONDS] NAME... | stop [-t SECONDS] --all";
 	static const struct option opts[] = { { "time", required_argument, NULL, 't' },
 					      { "force", no_argument, NULL, 'f' },
+					      { "all", no_argument, NULL, 'a' },
 					      { NULL, 0, NULL, 0 } };
 
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, rm ? "+f" : "+t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, rm ? "+fa" : "+t:a", opts, NULL)) != -1) {
 		if (c == 't' && !rm) {
 			if (parse_duration_us("-t", optarg, &timeout_us, &err) < 0) {
 				error_print(&err, stderr);
@@ -607,37 +623,56 @@ static int cmd_stop_rm(int argc, char **argv)
 			}
 		} else if (c == 'f' && rm) {
 			force = true;
+		} else if (c == 'a') {
+			all = true;
 		} else {
-			return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+			return fail_msg("%s", usage);
 		}
 	}
-	if (optind >= argc)
-		return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+	if (all ? optind < argc : optind >= argc)
+		return fail_msg("%s", usage);
+	if (all && (rc = all_services(&names)) != 0) {
+		strv_free(&names);
+		return rc;
+	}
+	for (int i = optind; i < argc; i++)
+		if (strv_push(&names, argv[i]) < 0) {
+			strv_free(&names);
+			return fail_msg("out of memory");
+		}
 	/* every service is told first, so that they stop in parallel */
-	for (int i = optind; i < argc && (!rm || force); i++) {
+	for (size_t i = 0; i < names.n && (!rm || force); i++) {
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
 		struct nsrun_error ignored = { 0 };
 		char root[PATH_MAX];
-		if (!service_name_valid(argv[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
+		if (!service_name_valid(names.v[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
 			continue;
-		if ((dir_fd = openat(root_fd, argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+		if ((dir_fd = openat(root_fd, names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
 			term_service(dir_fd);
 	}
-	for (int i = optind; i < argc; i++) {
+	for (size_t i = 0; i < names.n; i++) {
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
-		if ((dir_fd = open_service(argv[i], &root_fd)) < 0) {
+		if (all) {
+			/* one that went meanwhile (its own stop, --stop-with-parent) is not an error */
+			struct nsrun_error ignored = { 0 };
+			char root[PATH_MAX];
+			if ((root_fd = state_open_root(root, sizeof(root), &ignored)) < 0 ||
+			    (dir_fd = openat(root_fd, names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				continue;
+		} else if ((dir_fd = open_service(names.v[i], &root_fd)) < 0) {
 			rc = 125;
 			continue;
 		}
 		if (rm && !force && state_is_alive(dir_fd)) {
-			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", argv[i]);
+			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", names.v[i]);
 			continue;
 		}
-		if (stop_service(root_fd, dir_fd, argv[i], timeout_us) != 0)
+		if (stop_service(root_fd, dir_fd, names.v[i], timeout_us) != 0)
 			rc = 125;
 		else
-			printf("%s\n", argv[i]);
+			printf("%s\n", names.v[i]);
 	}
+	strv_free(&names);
 	return rc;
 }
 
