@@ -92,7 +92,8 @@ static unsigned long long proc_start_time(pid_t pid)
 /* --stop-with-parent, --stop-with-pid: a pidfd (pidfd_open(2), Linux 5.3) of the
  * process the service ends with, or -1 when none is asked.  The parent is checked
  * after the open (getppid(2) unchanged: it did not die meanwhile, so its pid was not
- * reused); a PID by its start time (/proc/PID/stat) before and after the open.
+ * reused); a PID by its start time (/proc/PID/stat): not after ours (a process
+ * started since cannot be the one named), the same before and after the open.
  * Returns -2 with err on failure. */
 static int open_stop_watch(const struct nsrun_config *cfg, struct nsrun_error *err)
 {
@@ -104,7 +105,12 @@ static int open_stop_watch(const struct nsrun_config *cfg, struct nsrun_error *e
 	if (!cfg->service.stop_with_parent && !cfg->service.stop_with_pid)
 		return -1;
 	if (!cfg->service.stop_with_parent && !(start = proc_start_time(pid))) {
-		error_set(err, ESRCH, "%s %d: no such process", what, (int)pid);
+		error_set(err, 0, "%s %d: no such process", what, (int)pid);
+		return -2;
+	}
+	if (start > proc_start_time(getpid())) {
+		/* the one meant was older than we are: this is another that got its pid */
+		error_set(err, 0, "%s %d: that process started after nsrun (the one meant ended)", what, (int)pid);
 		return -2;
 	}
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -114,7 +120,7 @@ static int open_stop_watch(const struct nsrun_config *cfg, struct nsrun_error *e
 	}
 	if (cfg->service.stop_with_parent ? getppid() != pid : proc_start_time(pid) != start) {
 		close(fd);
-		error_set(err, ESRCH, "%s: process %d ended before the service started", what, (int)pid);
+		error_set(err, 0, "%s: process %d ended before the service started", what, (int)pid);
 		return -2;
 	}
 	return fd;
