@@ -142,6 +142,24 @@ else
 	done
 	assert_eq "pytest with the fixtures SIGKILLed 5 times: nothing left each time" "" "$left"
 	check "  ... at least two of the kills hit a running service ($busy)" test "$busy" -ge 2
+	# control: the same suite with stop_with_parent=False, killed once both run, leaves them
+	M="t$$-pyctl"
+	PORTS="$TESTTMP/ports-ctl"
+	: >"$PORTS"
+	NSRUN_SVC_STOP_WITH_PARENT=0 NSRUN_SVC_MARK=$M NSRUN_SVC_PORTS=$PORTS PYTHONPATH=$BINDINGS \
+		"$PY" -m pytest -q -p no:cacheprovider "$BINDINGS/tests/killed_services.py" >"$TESTTMP/py-ctl.log" 2>&1 &
+	PYPID=$!
+	two_ports() { [ "$(grep -c . "$PORTS")" = 2 ]; }
+	wait_until 30 two_ports
+	kill -KILL "$PYPID"
+	wait "$PYPID" 2>/dev/null
+	sleep 1
+	run_nsrun ps --json
+	assert_eq "  ... control: with stop_with_parent=False both services outlive the killed pytest" 2 \
+		"$(jq '[.[] | select(.status == "running")] | length' <<<"$OUT")"
+	run_nsrun rm -f --all
+	# shellcheck disable=SC2046
+	check "  ... until removed (rm -f --all)" gone "$M" "$M" $(cat "$PORTS")
 fi
 
 # ---- nsrun ps shows the command as given; stop --all, rm --all

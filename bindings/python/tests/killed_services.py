@@ -4,7 +4,8 @@ default (``--stop-with-parent``) nothing of them may be left afterwards.
 
 Not collected by a plain ``pytest`` run (not ``test_*.py``): it waits to be killed.
 NSRUN_SVC_MARK goes into the services' environment (so the caller finds their
-processes); the host ports are appended to the file NSRUN_SVC_PORTS once known.
+processes); the host ports are appended to the file NSRUN_SVC_PORTS once known;
+NSRUN_SVC_STOP_WITH_PARENT=0 starts them without --stop-with-parent (the control).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import nsrun
 
 IMAGE = "services"
 MARK = {"NSRUN_SVC_MARK": os.environ.get("NSRUN_SVC_MARK", "unset")}
+# the test's control turns the fixtures' default off (NSRUN_SVC_STOP_WITH_PARENT=0)
+WITH_PARENT = os.environ.get("NSRUN_SVC_STOP_WITH_PARENT", "1") != "0"
 
 
 def _note(s: nsrun.Service) -> None:
@@ -26,12 +29,12 @@ def _note(s: nsrun.Service) -> None:
 
 
 redis_server = nsrun.service_fixture(IMAGE, ["redis-server", "--save", "", "--dir", "/data"], port=6379,
-                                     tmpfs=["/data"], env=MARK)
+                                     tmpfs=["/data"], env=MARK, stop_with_parent=WITH_PARENT)
 
 
 @pytest.fixture(scope="module")
 def pg_server():
-    with nsrun.postgres(image=IMAGE, env=MARK) as s:
+    with nsrun.postgres(image=IMAGE, env=MARK, stop_with_parent=WITH_PARENT) as s:
         yield s
 
 
