@@ -136,6 +136,8 @@ struct nsrun_config {
 		uint16_t wait_port;     /* --wait-port: a published container port that must accept first; 0 = none */
 		uint64_t ready_timeout_us;      /* --ready-timeout: how long -d waits for that */
 		bool timeout_given;     /* --timeout was given (a -d service has none by default) */
+		bool stop_with_parent;  /* --stop-with-parent: stopped when the process that ran nsrun -d ends */
+		pid_t stop_with_pid;    /* --stop-with-pid: stopped when that process ends; 0 = none */
 	} service;
 	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
 					 * devpts; nsrun relays it to its own stdin/stdout */

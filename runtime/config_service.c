@@ -177,6 +177,11 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 		return error_set(err, 0, "--name: only with -d (a service has a name, a run does not)");
 	if (s->wait_port && !s->detach)
 		return error_set(err, 0, "--wait-port: only with -d");
+	if ((s->stop_with_parent || s->stop_with_pid) && !s->detach)
+		return error_set(err, 0, "--stop-with-%s: only with -d (a run in the foreground ends with nsrun)",
+				 s->stop_with_parent ? "parent" : "pid");
+	if (s->stop_with_parent && s->stop_with_pid)
+		return error_set(err, 0, "--stop-with-parent and --stop-with-pid: one process is watched, choose one");
 	if (s->detach && cfg->output.capture && !cfg->output.json_path)
 		return error_set(err, 0, "--capture: not with -d (the output goes to the service's log: nsrun logs NAME)");
 	if (s->detach && cfg->mode == NSRUN_MODE_STDIN)

@@ -38,7 +38,7 @@ enum {
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
-	OPT_STOP_TIMEOUT, OPT_ADD_HOST,
+	OPT_STOP_TIMEOUT, OPT_ADD_HOST, OPT_STOP_WITH_PARENT, OPT_STOP_WITH_PID,
 };
 
 static const struct option options[] = {
@@ -78,6 +78,8 @@ static const struct option options[] = {
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "wait-port", required_argument, NULL, OPT_WAIT_PORT },
 	{ "ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT },
+	{ "stop-with-parent", no_argument, NULL, OPT_STOP_WITH_PARENT },
+	{ "stop-with-pid", required_argument, NULL, OPT_STOP_WITH_PID },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -97,7 +99,7 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
-	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME... | rm [-f] NAME...\n"
+	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME...|--all | rm [-f] NAME...|--all\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
@@ -122,6 +124,9 @@ static const char usage_text[] =
 	"  --name NAME               the service's name (-d; default: made up)\n"
 	"  --wait-port PORT          -d returns only once published container PORT accepts connections\n"
 	"  --ready-timeout SECONDS   how long -d waits for that (default 60), then fails with its log\n"
+	"  --stop-with-parent        -d: stop the service (as nsrun stop) when the process that ran\n"
+	"                            nsrun -d ends, by any signal (a test run killed leaves nothing)\n"
+	"  --stop-with-pid PID       -d: the same when process PID ends\n"
 	"  --pids-limit N            processes of the container (default 128; 0 = none)\n"
 	"  --memory BYTES            memory of each process, with k, m or g (default 512m; 0 = none)\n"
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
@@ -257,6 +262,18 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return cfg->service.ready_timeout_us ? 0 : error_set(err, 0, "--ready-timeout: must be more than 0");
 	case OPT_STOP_TIMEOUT:
 		return parse_duration_us("--stop-timeout", arg, &cfg->limits.stop_timeout_us, err);
+	case OPT_STOP_WITH_PARENT:
+		cfg->service.stop_with_parent = true;
+		return 0;
+	case OPT_STOP_WITH_PID: {
+		uint64_t pid = 0;
+		if (parse_uint("--stop-with-pid", arg, 4194304, &pid, err) < 0)
+			return -1;
+		if (pid < 1)
+			return error_set(err, 0, "--stop-with-pid: \"%s\": expected a process id", arg);
+		cfg->service.stop_with_pid = (pid_t)pid;
+		return 0;
+	}
 	case OPT_CPU_TIME:
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:

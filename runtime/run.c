@@ -325,6 +325,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		publish_child_close(run->pub);
 		if (run->ready_fd >= 0)
 			close(run->ready_fd);
+		if (run->stop_fd >= 0)
+			close(run->stop_fd);
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
 			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd,
@@ -578,7 +580,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 	err->stage = STAGE_SUPERVISE;
 	run->stdin_open = cfg->tty;
 	for (;;) {
-		struct pollfd pfd[6 + RELAY_POLLFDS] = {
+		struct pollfd pfd[7 + RELAY_POLLFDS] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
@@ -587,17 +589,18 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len && run->payload_started ?
 				STDIN_FILENO : -1,
 			  .events = POLLIN },
+			{ .fd = decided ? -1 : run->stop_fd, .events = POLLIN },
 		};
 		int timeout_ms = -1;
 
 		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0 &&
 		    !relay_busy(&run->relay))
 			return 0;
-		relay_poll(&run->relay, pfd + 6, &timeout_ms);
+		relay_poll(&run->relay, pfd + 7, &timeout_ms);
 		/* no byte of stdin is taken before the payload exec'd: a set-up that fails
 		 * leaves all of it to a retry in a lower tier (main.c) or to the caller */
 		if (!run->payload_started)
-			pfd[6].fd = -1;
+			pfd[7].fd = -1;
 		if (decided && run->deadline_us && relay_busy(&run->relay)) {
 			/* a reader that takes nothing may keep nsrun no longer than --timeout allows */
 			uint64_t now = monotonic_us(), end = add_us(run->deadline_us, FLUSH_GRACE_US);
@@ -657,7 +660,7 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 			}
 			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
 		}
-		if (poll(pfd, 6 + RELAY_POLLFDS, timeout_ms) < 0) {
+		if (poll(pfd, 7 + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -682,11 +685,20 @@ static int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, 
 				}
 			}
 		}
+		if (pfd[6].revents) {
+			/* --stop-with-parent/--stop-with-pid: the watched process ended; as nsrun stop */
+			run->stop_fd = -1;
+			kill(run->child, SIGTERM);
+			if (!run->stop_deadline_us) {
+				run->stop_signal = SIGTERM;
+				run->stop_deadline_us = add_us(monotonic_us(), cfg->limits.stop_timeout_us);
+			}
+		}
 		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->out, result, &decided, err) < 0)
 			return -1;
 		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
 			return -1;
-		relay_handle(&run->relay, pfd + 6);
+		relay_handle(&run->relay, pfd + 7);
 		if (run->pty_fd >= 0 && run->relay.s[1].buf && run->relay.s[1].src < 0) {
 			/* every holder of the pty's slave is gone (pty(7): EIO), or our stdout
 			 * is: the pty is closed (its session gets SIGHUP) */
@@ -861,11 +873,11 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 	struct publish_state pub;
 
 	publish_init(&pub);
-	return nsrun_run_service(cfg, result, timing, &pub, -1);
+	return nsrun_run_service(cfg, result, timing, &pub, -1, -1);
 }
 
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd)
+		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
 				 .image_lock_fd = -1,
@@ -878,6 +890,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.timing = timing;
 	run.pub = pub;
 	run.ready_fd = ready_fd;
+	run.stop_fd = stop_fd;
 	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||

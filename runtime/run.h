@@ -52,6 +52,8 @@ struct nsrun_run {
 	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
 	struct pasta_state pasta;       /* --network pasta: pasta's guard */
 	int ready_fd;                   /* -d: gets "R" once the service is ready, else -1 */
+	int stop_fd;                    /* -d --stop-with-*: a pidfd, readable = stop as on SIGTERM
+					 * (the caller's: not closed here), else -1 */
 	int image_lock_fd;              /* the image's rootfs, flock(LOCK_SH) for the run, or -1 */
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */
@@ -78,8 +80,11 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 /* As nsrun_run, for a service (service.c): pub holds the -p sockets, already bound
  * (publish_open) or not yet; ready_fd (-1: none) gets "R" once the payload has
  * exec'd, or with --wait-port once that port accepts a connection inside (the
- * forwarder writes it), and is closed by the end of the run either way. */
+ * forwarder writes it), and is closed by the end of the run either way.  stop_fd
+ * (-1: none; it stays open) is a pidfd (pidfd_open(2)): once it is readable (that
+ * process ended) the run is stopped as on SIGTERM to nsrun (--stop-timeout, then
+ * SIGKILL). */
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd);
+		      struct publish_state *pub, int ready_fd, int stop_fd);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,19 +34,6 @@
 #define KILL_WAIT_US (5ULL * 1000000)
 
 
-static void command_line(const struct nsrun_config *cfg, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->process.args.n && o + 1 < len; i++) {
-		int n = snprintf(buf + o, len - o, "%s%s", i ? " " : "", cfg->process.args.v[i]);
-		if (n < 0)
-			break;
-		o += (size_t)n;
-	}
-}
-
 static void state_from_config(const struct nsrun_config *cfg, const struct publish_state *pub, const char *name,
 			      const char *dir, struct service_state *st)
 {
@@ -56,7 +44,8 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 		st->log[0] = '\0';
 	const char *image = cfg->image ? cfg->image : cfg->rootfs;
 	snprintf(st->image, sizeof(st->image), "%s", image ? image : "");
-	command_line(cfg, st->command, sizeof(st->command));
+	/* as given: an empty argument or one with a space stays visible (shell words) */
+	shell_quote_join((const char *const *)cfg->process.args.v, cfg->process.args.n, st->command, sizeof(st->command));
 	st->created = (long long)time(NULL);
 	st->n_ports = cfg->n_publish;
 	for (size_t i = 0; i < cfg->n_publish; i++) {
@@ -80,9 +69,74 @@ static bool wait_gone(int dir_fd, uint64_t timeout_us)
 
 /* ---- nsrun -d ---- */
 
+/* The start time of pid (field 22 of /proc/PID/stat, proc(5)), or 0 if unreadable. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	_cleanup_close_ int fd = -1;
+	unsigned long long t = 0;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* after the command's ")" (which may hold anything): state is field 3, starttime 22 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/* --stop-with-parent, --stop-with-pid: a pidfd (pidfd_open(2), Linux 5.3) of the
+ * process the service ends with, or -1 when none is asked.  The parent is checked
+ * after the open (getppid(2) unchanged: it did not die meanwhile, so its pid was not
+ * reused); a PID by its start time (/proc/PID/stat): not after ours (a process
+ * started since cannot be the one named), the same before and after the open.
+ * Returns -2 with err on failure. */
+static int open_stop_watch(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *what = cfg->service.stop_with_parent ? "--stop-with-parent" : "--stop-with-pid";
+	pid_t pid = cfg->service.stop_with_parent ? getppid() : cfg->service.stop_with_pid;
+	unsigned long long start = 0;
+	int fd;
+
+	if (!cfg->service.stop_with_parent && !cfg->service.stop_with_pid)
+		return -1;
+	if (!cfg->service.stop_with_parent && !(start = proc_start_time(pid))) {
+		error_set(err, 0, "%s %d: no such process", what, (int)pid);
+		return -2;
+	}
+	if (start > proc_start_time(getpid())) {
+		/* the one meant was older than we are: this is another that got its pid */
+		error_set(err, 0, "%s %d: that process started after nsrun (the one meant ended)", what, (int)pid);
+		return -2;
+	}
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		error_set(err, errno, "%s: pidfd_open of pid %d (Linux 5.3 or later)", what, (int)pid);
+		return -2;
+	}
+	if (cfg->service.stop_with_parent ? getppid() != pid : proc_start_time(pid) != start) {
+		close(fd);
+		error_set(err, 0, "%s: process %d ended before the service started", what, (int)pid);
+		return -2;
+	}
+	return fd;
+}
+
+/* True once the process of the pidfd fd (-1: none) has ended. */
+static bool watched_ended(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 /* The monitor: in its own session, stdio on the log, runs the container. Returns its exit status. */
-static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, struct publish_state *pub, int dir_fd,
-			int log_fd, int ready_fd, struct service_state *st)
+static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, struct publish_state *pub, int root_fd,
+			int dir_fd, int log_fd, int ready_fd, int stop_fd, struct service_state *st)
 {
 	struct nsrun_result result;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -97,10 +151,15 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	signal(SIGHUP, SIG_IGN);
 	st->pid = getpid();
 	state_write(dir_fd, st);
-	nsrun_run_service(cfg, &result, timing, pub, ready_fd);
+	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd);
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	result_free(&result);
+	if (watched_ended(stop_fd)) {
+		/* nobody is left to stop or remove it: as nsrun stop would, every trace goes */
+		state_remove_dir(root_fd, st->name);
+		return code;
+	}
 	snprintf(st->status, sizeof(st->status), "exited");
 	st->exit_code = code;
 	state_write(dir_fd, st);
@@ -204,7 +263,7 @@ static void clean_if_stale(int root_fd, const char *name)
 int service_detach(struct nsrun_config *cfg, struct timing *timing)
 {
 	struct nsrun_error err = { .stage = STAGE_CONFIG };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1, stop_fd = -1;
 	struct publish_state pub;
 	struct service_state st;
 	char root[PATH_MAX], dir[PATH_MAX + NAME_MAX_LEN + 2], name[NAME_MAX_LEN + 1];
@@ -228,6 +287,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		snprintf(name, sizeof(name), "nsrun-%08x", rnd);
 	}
 	err.stage = STAGE_PREPARE;
+	if ((stop_fd = open_stop_watch(cfg, &err)) == -2) {
+		stop_fd = -1;
+		goto fail;
+	}
 	/* before the service starts; one that could write the file is refused (hostfile.h) */
 	if (cfg->output.json_path && strcmp(cfg->output.json_path, "-") != 0 &&
 	    host_out_prepare(cfg->output.json_path, "--json", cfg, true, &json, &err) < 0)
@@ -261,9 +324,10 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		close(ready[0]);
 		host_out_free(&json);
-		return monitor_main(cfg, timing, &pub, dir_fd, log_fd, ready[1], &st);
+		return monitor_main(cfg, timing, &pub, root_fd, dir_fd, log_fd, ready[1], stop_fd, &st);
 	}
 	close(ready[1]);
+	cleanup_closep(&stop_fd); /* the monitor's */
 	publish_close(&pub); /* the monitor has them */
 	close(lock_fd);
 	lock_fd = -1;
@@ -519,19 +583,47 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 	return 0;
 }
 
+/* The names of every service of the caller into names.  Returns 0 or 125 after printing why. */
+static int all_services(struct strv *names)
+{
+	struct nsrun_error err = { 0 };
+	char root[PATH_MAX];
+	_cleanup_close_ int root_fd = -1;
+	DIR *d;
+	struct dirent *e;
+
+	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
+		error_print(&err, stderr);
+		return 125;
+	}
+	if (!(d = fdopendir(dup(root_fd))))
+		return fail_msg("read %s", root);
+	while ((e = readdir(d)))
+		if (service_name_valid(e->d_name) && strv_push(names, e->d_name) < 0) {
+			closedir(d);
+			return fail_msg("out of memory");
+		}
+	closedir(d);
+	return 0;
+}
+
 static int cmd_stop_rm(int argc, char **argv)
 {
-	bool rm = strcmp(argv[1], "rm") == 0, force = false;
+	bool rm = strcmp(argv[1], "rm") == 0, force = false, all = false;
 	uint64_t timeout_us = rm ? 0 : DEFAULT_STOP_TIMEOUT_US;
 	struct nsrun_error err = { 0 };
+	struct strv names = { 0 };
 	int rc = 0, c;
+	const char *usage = rm ? "usage: nsrun rm [-f] NAME... | rm [-f] --all" :
+				 "usage: nsrun stop [-t SECONDS] NAME... | stop [-t SECONDS] --all";
 	static const struct option opts[] = { { "time", required_argument, NULL, 't' },
 					      { "force", no_argument, NULL, 'f' },
+					      { "all", no_argument, NULL, 'a' },
 					      { NULL, 0, NULL, 0 } };
 
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, rm ? "+f" : "+t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, rm ? "+fa" : "+t:a", opts, NULL)) != -1) {
 		if (c == 't' && !rm) {
 			if (parse_duration_us("-t", optarg, &timeout_us, &err) < 0) {
 				error_print(&err, stderr);
@@ -539,37 +631,56 @@ static int cmd_stop_rm(int argc, char **argv)
 			}
 		} else if (c == 'f' && rm) {
 			force = true;
+		} else if (c == 'a') {
+			all = true;
 		} else {
-			return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+			return fail_msg("%s", usage);
 		}
 	}
-	if (optind >= argc)
-		return fail_msg("usage: nsrun %s", rm ? "rm [-f] NAME..." : "stop [-t SECONDS] NAME...");
+	if (all ? optind < argc : optind >= argc)
+		return fail_msg("%s", usage);
+	if (all && (rc = all_services(&names)) != 0) {
+		strv_free(&names);
+		return rc;
+	}
+	for (int i = optind; i < argc; i++)
+		if (strv_push(&names, argv[i]) < 0) {
+			strv_free(&names);
+			return fail_msg("out of memory");
+		}
 	/* every service is told first, so that they stop in parallel */
-	for (int i = optind; i < argc && (!rm || force); i++) {
+	for (size_t i = 0; i < names.n && (!rm || force); i++) {
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
 		struct nsrun_error ignored = { 0 };
 		char root[PATH_MAX];
-		if (!service_name_valid(argv[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
+		if (!service_name_valid(names.v[i]) || (root_fd = state_open_root(root, sizeof(root), &ignored)) < 0)
 			continue;
-		if ((dir_fd = openat(root_fd, argv[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+		if ((dir_fd = openat(root_fd, names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
 			term_service(dir_fd);
 	}
-	for (int i = optind; i < argc; i++) {
+	for (size_t i = 0; i < names.n; i++) {
 		_cleanup_close_ int root_fd = -1, dir_fd = -1;
-		if ((dir_fd = open_service(argv[i], &root_fd)) < 0) {
+		if (all) {
+			/* one that went meanwhile (its own stop, --stop-with-parent) is not an error */
+			struct nsrun_error ignored = { 0 };
+			char root[PATH_MAX];
+			if ((root_fd = state_open_root(root, sizeof(root), &ignored)) < 0 ||
+			    (dir_fd = openat(root_fd, names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				continue;
+		} else if ((dir_fd = open_service(names.v[i], &root_fd)) < 0) {
 			rc = 125;
 			continue;
 		}
 		if (rm && !force && state_is_alive(dir_fd)) {
-			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", argv[i]);
+			rc = fail_msg("\"%s\" is running: stop it first (nsrun stop NAME) or use nsrun rm -f", names.v[i]);
 			continue;
 		}
-		if (stop_service(root_fd, dir_fd, argv[i], timeout_us) != 0)
+		if (stop_service(root_fd, dir_fd, names.v[i], timeout_us) != 0)
 			rc = 125;
 		else
-			printf("%s\n", argv[i]);
+			printf("%s\n", names.v[i]);
 	}
+	strv_free(&names);
 	return rc;
 }
 

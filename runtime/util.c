@@ -167,6 +167,59 @@ void format_seconds(uint64_t us, char *buf, size_t len)
 		snprintf(buf, len, "%gs", (double)us / 1e6);
 }
 
+/* Appends the shell word of s at buf + *o; false (nothing appended) if it does not fit. */
+static bool quote_word(const char *s, char *buf, size_t len, size_t *o)
+{
+	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+	bool plain = s[0] && strspn(s, safe) == strlen(s);
+	size_t at = *o;
+
+	if (!plain && at < len)
+		buf[at++] = '\'';
+	for (const char *p = s; *p && at < len; p++) {
+		if (*p == '\'' && !plain) {
+			if (len - at < 4)
+				return false;
+			memcpy(buf + at, "'\\''", 4);
+			at += 4;
+		} else {
+			buf[at++] = *p;
+		}
+	}
+	if (!plain && at < len)
+		buf[at++] = '\'';
+	if (at >= len)
+		return false;
+	*o = at;
+	return true;
+}
+
+char *shell_quote_join(const char *const *v, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (size_t i = 0; i < n; i++) {
+		bool fits = !i || o + 1 < len;
+		if (fits && i)
+			buf[o++] = ' ';
+		size_t before = o;
+		if (!fits || !quote_word(v[i], buf, len, &o)) {
+			o = before;
+			if (len > 4) { /* "..." says a word was left out */
+				if (o > len - 4)
+					o = len - 4;
+				memcpy(buf + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+	}
+	buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
+
 bool is_env_assignment(const char *s)
 {
 	const char *p = s;

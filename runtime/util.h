@@ -38,6 +38,14 @@ void strv_free(struct strv *sv);
 /* Formats microseconds as seconds for messages ("2s", "0.5s") into buf. */
 void format_seconds(uint64_t us, char *buf, size_t len);
 
+/* Joins the n strings of v with spaces into buf (len bytes, always terminated),
+ * each as a POSIX shell word would read back: as it is when made only of
+ * [A-Za-z0-9_@%+=:,./-], else in single quotes, a ' as '\'' (so an empty
+ * argument shows as '', one with a space stays one word; Docker's ps shows a
+ * command this way).  A word that does not fit whole ends the output with "...".
+ * Returns buf. */
+char *shell_quote_join(const char *const *v, size_t n, char *buf, size_t len);
+
 /* True if s is a syntactically valid environment assignment KEY=VALUE. */
 bool is_env_assignment(const char *s);
 

@@ -300,6 +300,20 @@ static void image_json_tests(struct tap *t)
 	image_json_nul_tests(t);
 }
 
+/* shell_quote_join: what nsrun ps shows of a service's command */
+static void quote_cases(struct tap *t)
+{
+	const char *a[] = { "redis-server", "", "a b", "it's", "--port=6379", "$HOME" };
+	const char *two[] = { "abc", "defgh" };
+	char buf[512], small[9];
+
+	tap_str(t, "shell words: plain, empty, space, quote, option, $", "redis-server '' 'a b' 'it'\\''s' --port=6379 '$HOME'",
+		shell_quote_join(a, 6, buf, sizeof(buf)));
+	tap_str(t, "shell words: none", "", shell_quote_join(a, 0, buf, sizeof(buf)));
+	tap_str(t, "shell words: a word that does not fit whole ends in ...", "abc ...", shell_quote_join(two, 2, small, sizeof(small)));
+	tap_str(t, "shell words: exactly full", "abc defgh", shell_quote_join(two, 2, buf, 10));
+}
+
 int main(void)
 {
 	struct tap t = { 0 };
@@ -307,6 +321,7 @@ int main(void)
 	uint64_t v = 0;
 	char buf[32];
 
+	quote_cases(&t);
 	size_ok(&t, "4096", 4096);
 	size_ok(&t, "64m", 64ULL << 20);
 	size_ok(&t, "64M", 64ULL << 20);

@@ -55,6 +55,30 @@ static void publish_cases(struct tap *t)
 	config_free(&cfg);
 }
 
+/* --stop-with-parent and --stop-with-pid: only with -d, not both */
+static void stop_with_cases(struct tap *t)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+
+	config_init(&cfg, &err);
+	cfg.rootfs = strdup("/");
+	cfg.service.stop_with_parent = true;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "--stop-with-parent: only with -d"),
+	       "--stop-with-parent without -d is rejected");
+	cfg.service.detach = true;
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "--stop-with-parent with -d is fine");
+	cfg.service.stop_with_pid = 42;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "choose one"),
+	       "--stop-with-parent and --stop-with-pid together are rejected");
+	cfg.service.stop_with_parent = false;
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "--stop-with-pid with -d is fine");
+	cfg.service.detach = false;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "--stop-with-pid: only with -d"),
+	       "--stop-with-pid without -d is rejected");
+	config_free(&cfg);
+}
+
 static void tmpfs_cases(struct tap *t)
 {
 	struct nsrun_config cfg;
@@ -110,6 +134,7 @@ int main(void)
 
 	publish_cases(&t);
 	tmpfs_cases(&t);
+	stop_with_cases(&t);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		tap_ok(&t, service_name_valid(good[i]), good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -3,7 +3,8 @@
 ``service()`` starts a long-running program with ``nsrun -d``, publishes one container
 port on the host's 127.0.0.1 (a free port, picked by the kernel), waits until that port
 accepts connections, yields a :class:`Service` (``host``, ``port``) and stops the service
-(``nsrun stop``) on exit, whatever happened. ``service_fixture()`` wraps it as a pytest
+(``nsrun stop``) on exit, whatever happened; if this process dies first, even by SIGKILL,
+nsrun stops it (``--stop-with-parent``). ``service_fixture()`` wraps it as a pytest
 fixture, so the Testcontainers fixture of a suite becomes::
 
     import nsrun
@@ -88,6 +89,7 @@ def service(
     pids_limit: int | None = None,
     network: str = "none",
     add_hosts: Mapping[str, str] | Sequence[str] | None = None,
+    stop_with_parent: bool = True,
     options: Sequence[str] = (),
 ) -> Iterator[Service]:
     """Start ``command`` in ``image`` as a service and yield it once ``port`` accepts.
@@ -106,6 +108,10 @@ def service(
         network: "none" (default: nothing but the published ports) or "pasta" (a way
             out for the server; pasta then forwards the published ports).
         add_hosts: more lines of its /etc/hosts, as for ``run()``.
+        stop_with_parent: stop the service when this Python process ends, by any
+            signal, SIGKILL included (``nsrun -d --stop-with-parent``), so a killed test
+            run leaves nothing behind (default). False: it runs until ``nsrun stop``
+            when the ``with`` block is not left (a service meant to outlive the process).
         options: more nsrun options, as given on the command line.
 
     Raises:
@@ -119,6 +125,8 @@ def service(
             "--ready-timeout", repr(float(ready_timeout))]
     for p in extra_ports:
         argv += ["-p", f"127.0.0.1:0:{int(p)}"]
+    if stop_with_parent:
+        argv += ["--stop-with-parent"]  # the parent of nsrun -d is this process
     if name:
         argv += ["--name", name]
     if network != "none":
