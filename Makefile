@@ -59,8 +59,10 @@ TEST_IMAGES ?= /var/tmp/nsrun-check/images
 TEST_USER   ?= nsrun-test
 SUITES      := tests/integration/*.t tests/security/*.t
 # nsrun inside rootless podman runs podman as $(TEST_USER) whoever starts it: the
-# rootless suite runs it, the root suite need not repeat it
-ROOT_SUITES  = $(filter-out %check-podman.t,$(wildcard $(SUITES)))
+# rootless suite runs it, the root suite need not repeat it.  CPython's test_socket
+# in nsrun against bwrap (25-compat-socket, about 55 s) compares what a payload sees,
+# which does not depend on who started nsrun: the rootless suite (the product) runs it
+ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
