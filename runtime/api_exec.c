@@ -175,15 +175,6 @@ struct exec_run {
 	char id[API_ID_LEN + 1];
 };
 
-/* One frame of stream (1 stdout, 2 stderr) to sock.  Returns 0 or -1. */
-static int frame(int sock, unsigned char stream, const char *data, size_t n)
-{
-	unsigned char h[8] = { stream, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
-			       (unsigned char)(n >> 8), (unsigned char)n };
-
-	return send(sock, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) && write_all(sock, data, n) == 0 ? 0 : -1;
-}
-
 /* The upgraded connection: nsrun exec's stdout and stderr as frames until both end;
  * a client that goes away ends the command (SIGTERM to nsrun exec, which forwards it). */
 static void exec_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
@@ -259,7 +250,7 @@ static void exec_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls,
 			if (n <= 0) {
 				close(*fd);
 				*fd = -1;
-			} else if (!killed && frame(sock, (unsigned char)(i + 1), buf, (size_t)n) < 0) {
+			} else if (!killed && api_send_frame(sock, (unsigned char)(i + 1), buf, (size_t)n) < 0) {
 				kill(pid, SIGTERM);
 				killed = true;
 			}
@@ -296,8 +287,6 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 	struct api_exec *x;
 	unsigned status;
 	struct exec_run *r;
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
 	const char *slash = strchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : strlen(path);
 	yajl_val v;
@@ -375,16 +364,7 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		return api_error(conn, 500, "out of memory");
 	r->srv = srv;
 	snprintf(r->id, sizeof(r->id), "%s", id);
-	if (!(resp = MHD_create_response_for_upgrade(exec_upgraded, r))) {
-		free(r);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "tcp");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.multiplexed-stream");
-	ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return api_queue_upgrade(conn, exec_upgraded, r, "application/vnd.docker.multiplexed-stream");
 }
 
 void api_exec_free_all(struct api_server *srv)

@@ -156,6 +156,13 @@ bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
 /* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
 enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+/* One of Docker's stream frames on an upgraded connection's sock: the 8-byte
+ * header (stream: 1 stdout, 2 stderr; n big-endian), then data.  Returns 0 or -1. */
+int api_send_frame(int sock, unsigned char stream, const char *data, size_t n);
+/* Queues 101 Switching Protocols to "tcp" with content type type; handler gets the
+ * socket and cls (malloc'd, its to free; freed here if the response cannot be made). */
+enum MHD_Result api_queue_upgrade(struct MHD_Connection *conn, MHD_UpgradeHandler handler, void *cls,
+				  const char *type);
 
 /* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
 

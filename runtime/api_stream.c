@@ -165,12 +165,30 @@ static bool sock_gone(int sock, int timeout_ms)
 	return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-static int send_frame(int sock, const char *data, size_t n)
+int api_send_frame(int sock, unsigned char stream, const char *data, size_t n)
 {
-	unsigned char h[8] = { 1, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8),
-			       (unsigned char)n };
+	unsigned char h[8] = { stream, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
+			       (unsigned char)(n >> 8), (unsigned char)n };
 
 	return send(sock, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) && write_all(sock, data, n) == 0 ? 0 : -1;
+}
+
+enum MHD_Result api_queue_upgrade(struct MHD_Connection *conn, MHD_UpgradeHandler handler, void *cls,
+				  const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_for_upgrade(handler, cls);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(cls);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_UPGRADE, "tcp");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 /* The upgraded connection: waits for the container to start (the client attaches
@@ -204,7 +222,7 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			if (send_frame(sock, buf, (size_t)n) < 0)
+			if (api_send_frame(sock, 1, buf, (size_t)n) < 0)
 				break;
 			continue;
 		}
@@ -225,7 +243,6 @@ out:
 enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
 {
 	const char *up = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
-	struct MHD_Response *r;
 	enum MHD_Result ret;
 	struct attach *a;
 	struct api_ctr c;
@@ -243,14 +260,5 @@ enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, 
 	a->srv = srv;
 	snprintf(a->id, sizeof(a->id), "%s", c.id);
 	api_ctr_free(&c);
-	if (!(r = MHD_create_response_for_upgrade(attach_upgraded, a))) {
-		free(a);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_UPGRADE, "tcp");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.raw-stream");
-	ret = MHD_queue_response(conn, MHD_HTTP_SWITCHING_PROTOCOLS, r);
-	MHD_destroy_response(r);
-	return ret;
+	return api_queue_upgrade(conn, attach_upgraded, a, "application/vnd.docker.raw-stream");
 }
