@@ -126,7 +126,9 @@ def service(
     for p in extra_ports:
         argv += ["-p", f"127.0.0.1:0:{int(p)}"]
     if stop_with_parent:
-        argv += ["--stop-with-parent"]  # the parent of nsrun -d is this process
+        # this process by its pid, not --stop-with-parent: that reads getppid() after
+        # exec, and a process killed in between would leave nsrun watching its reaper
+        argv += ["--stop-with-pid", str(os.getpid())]
     if name:
         argv += ["--name", name]
     if network != "none":
