@@ -1,0 +1,185 @@
+#!/bin/bash
+# More than one id inside (--userns subids), root with Docker's default capabilities
+# (--cap-add) and a writable root (--read-only=false), issues 18 and 19: an entrypoint
+# that starts as root and switches to a service user with setpriv (as the official
+# redis image does with gosu) works, its ids are the subordinate range on the host
+# (uid_map, a volume's files), and root inside stays bounded: no host root's file, no
+# write to what is read-only, no mount outside its own namespaces, no capability
+# beyond Docker's set.  Without subordinate ids: one line naming the fix.
+#
+# Rootless the caller's own /etc/subuid entry is used.  As root the test gives root
+# a range of its own in a mount namespace of the test's (a file bound over
+# /etc/subuid and /etc/subgid; the host's files are not touched), and an empty one
+# for the refusal.  docs/userns.md.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_probe
+require_image services
+
+STORE=${NSRUN_IMAGES:-$HOME/.local/share/nsrun/images}
+ME=$(id -u)
+if [ "$ME" = 0 ]; then
+	[ -f /etc/subuid ] && [ -f /etc/subgid ] || skip_all "no /etc/subuid or /etc/subgid to bind a test range over"
+	UBASE=300000 GBASE=300000
+	printf 'root:%s:65536\n' "$UBASE" >"$TESTTMP/subid"
+	: >"$TESTTMP/nosubid"
+	# container id N is host UBASE+N (root's whole range, written directly)
+	host_uid() { echo $((UBASE + $1)); }
+	host_gid() { echo $((GBASE + $1)); }
+	EXPECT_MAP="0 $UBASE 65536"
+else
+	me=$(id -un)
+	UBASE=$(awk -F: -v u="$me" -v n="$ME" '$1 == u || $1 == n { print $2; exit }' /etc/subuid 2>/dev/null)
+	GBASE=$(awk -F: -v u="$me" -v n="$ME" '$1 == u || $1 == n { print $2; exit }' /etc/subgid 2>/dev/null)
+	[ -n "$UBASE" ] && [ -n "$GBASE" ] || \
+		skip_all "$me has no subordinate ids (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $me)"
+	# container 0 is the caller, N >= 1 is UBASE+N-1 (newuidmap)
+	host_uid() { echo $((UBASE + $1 - 1)); }
+	host_gid() { echo $((GBASE + $1 - 1)); }
+	EXPECT_MAP="0 $ME 1|1 $UBASE 65535"
+fi
+
+# run_multi SUBID_FILE NSRUN-ARGS...: as root, nsrun with SUBID_FILE over /etc/subuid and
+# /etc/subgid (a private mount namespace); rootless, nsrun as it is
+run_multi() {
+	local file=$1
+	shift
+	if [ "$ME" = 0 ]; then
+		run_cmd unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid && shift &&
+			exec "$@"' sh "$file" "$NSRUN" "$@"
+	else
+		run_nsrun "$@"
+	fi
+}
+SUB=(--userns subids --image services)
+ROOT=(--user 0 --cap-add ALL)
+
+# ---- the map
+run_multi "$TESTTMP/subid" "${SUB[@]}" -- cat /proc/self/uid_map /proc/self/gid_map
+assert_eq "--userns subids: exit 0" 0 "$RC"
+maps=$(awk '{ print $1, $2, $3 }' <<<"$OUT" | tr '\n' '|' | sed 's/|$//')
+assert_eq "  ... uid_map and gid_map: the subordinate range ($EXPECT_MAP)" \
+	"$EXPECT_MAP|${EXPECT_MAP//$UBASE/$GBASE}" "$maps"
+
+# ---- an entrypoint as root that switches user (gosu's pattern), writing to a volume
+mkdir "$TESTTMP/vol"
+[ "$ME" = 0 ] && chown "$(host_uid 0):$(host_gid 0)" "$TESTTMP/vol"   # the container root's, as podman's volumes
+ENTRY='chown 100:102 /data && exec setpriv --reuid 100 --regid 102 --clear-groups sh -c "id -u; id -g; id -G; echo hi >/data/f"'
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol:/data:rw" -- sh -c "$ENTRY"
+assert_eq "root entrypoint -> setpriv to redis (100:102): exit 0" 0 "$RC"
+assert_eq "  ... the service runs as 100:102, no other group" "100|102|102" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+assert_eq "  ... its file in the volume is owned by the subordinate ids on the host" \
+	"$(host_uid 100):$(host_gid 102)" "$(stat -c %u:%g "$TESTTMP/vol/f" 2>&1)"
+assert_eq "  ... and so is the directory it chowned" "$(host_uid 100):$(host_gid 102)" \
+	"$(stat -c %u:%g "$TESTTMP/vol" 2>&1)"
+
+# ---- root inside: Docker's default capabilities, bounded by the user namespace
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -- sh -c 'grep -E "^Cap(Eff|Bnd):" /proc/self/status'
+assert_eq "--cap-add ALL: effective and bounding sets are Docker's default (a80425fb)" \
+	"CapEff:	00000000a80425fb|CapBnd:	00000000a80425fb" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+run_multi "$TESTTMP/subid" "${SUB[@]}" --user 0 -- sh -c 'grep -E "^Cap(Eff|Bnd):" /proc/self/status'
+assert_eq "  ... control: without --cap-add, root inside has none" \
+	"CapEff:	0000000000000000|CapBnd:	0000000000000000" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+run_nsrun --image services --cap-add SYS_ADMIN -- true
+assert_eq "--cap-add SYS_ADMIN (beyond Docker's set): exit 125" 125 "$RC"
+assert_match "  ... says which and why" '^nsrun: --cap-add: "SYS_ADMIN": not one of Docker.s default capabilities' "$ERR"
+assert_nsrun_error "  ... one error line and a hint"
+run_nsrun --image services --cap-add sys_module -- true
+assert_eq "--cap-add sys_module: exit 125" 125 "$RC"
+
+# mount(2): denied to root with every capability it has (Landlock off and the seccomp
+# filter of --allow-nested, so only the capabilities decide); the control does the
+# same in a user namespace of its own, where it may
+NEST=(--security-opt landlock=unconfined --allow-nested -v "$PROBE_DIR:/mnt:ro")
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${NEST[@]}" -- /mnt/nsrun-probe mount-tmpfs /tmp
+assert_eq "root inside cannot mount in the container's mount namespace" "mount-tmpfs: denied EPERM /tmp" "$OUT"
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${NEST[@]}" -- unshare -Urm /mnt/nsrun-probe mount-tmpfs /tmp
+assert_eq "  ... control: the same probe in a mount namespace of its own" "mount-tmpfs: ok /tmp" "$OUT"
+
+# host root's files: not mapped, so no capability applies to them; control: a 0600
+# file of a subordinate id is read with CAP_DAC_OVERRIDE, and not without it
+mkdir "$TESTTMP/vol2"
+echo secret >"$TESTTMP/vol2/private"
+chmod 600 "$TESTTMP/vol2/private"
+if [ "$ME" = 0 ]; then
+	chown "$(host_uid 0):$(host_gid 0)" "$TESTTMP/vol2" && chown "$(host_uid 100):$(host_gid 102)" "$TESTTMP/vol2/private"
+else
+	run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol2:/data:rw" -- chown 100:102 /data/private
+fi
+HOSTROOT=/etc/shadow
+[ "$ME" = 0 ] && { echo root-secret >"$TESTTMP/rootfile"; chmod 600 "$TESTTMP/rootfile"; HOSTROOT=$TESTTMP/rootfile; }
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$PROBE_DIR:/mnt:ro" -v "$HOSTROOT:/hostroot:ro" \
+	-v "$TESTTMP/vol2:/data:rw" -- sh -c '/mnt/nsrun-probe read /hostroot; /mnt/nsrun-probe read /data/private'
+assert_eq "root inside with DAC_OVERRIDE cannot read host root's 0600 file" "read: denied EACCES open /hostroot" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_match "  ... control: it reads a subordinate id's 0600 file" '^read: ok /data/private 7 bytes' \
+	"$(sed -n 2p <<<"$OUT")"
+run_multi "$TESTTMP/subid" "${SUB[@]}" --user 0 -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/vol2:/data:rw" -- \
+	/mnt/nsrun-probe read /data/private
+assert_eq "  ... and not without the capability" "read: denied EACCES open /data/private" "$OUT"
+
+# the read-only parts stay read-only to root inside
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/vol:/ro:ro" -- \
+	sh -c '/mnt/nsrun-probe write /etc/x 1; /mnt/nsrun-probe write /ro/x 1; /mnt/nsrun-probe write /tmp/x 1'
+assert_eq "root inside: the image (read-only by default) refuses a write" "write: denied EROFS open /etc/x" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... so does a :ro volume" "write: denied EROFS open /ro/x" "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... control: /tmp takes it" "write: ok /tmp/x 1 bytes" "$(sed -n 3p <<<"$OUT")"
+
+# ---- the writable root: an overlay with a tmpfs upper layer of --tmpfs-size, over an
+# image of the caller's own (rootless pulls and builds are; root's is idmapped onto the
+# range): a tiny one of the test's
+BARE=$TESTTMP/bare
+mkdir -p "$BARE/bin" "$BARE/etc" && cp "$PROBE" "$BARE/bin/nsrun-probe" && echo old >"$BARE/etc/existing"
+chmod -R a+rX "$BARE"
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" "${ROOT[@]}" --read-only=false --tmpfs-size 8m -- \
+	/bin/nsrun-probe write /etc/x 1000
+assert_eq "--read-only=false: root writes to the image's /etc" "write: ok /etc/x 1000 bytes" "$OUT"
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" "${ROOT[@]}" --read-only=false --tmpfs-size 8m -- \
+	/bin/nsrun-probe write /etc/existing 3
+assert_eq "  ... and to a file of the image (copied up)" "write: ok /etc/existing 3 bytes" "$OUT"
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" "${ROOT[@]}" --read-only=false --tmpfs-size 8m -- \
+	/bin/nsrun-probe write /big 16777216
+assert_match "  ... the writes stop at --tmpfs-size (8m)" '^write: denied ENOSPC /big after [0-9]+ bytes$' "$OUT"
+n=$(sed -n 's/.* after \([0-9]*\) bytes$/\1/p' <<<"$OUT")
+check "  ... between 7m and 8m of them" test "${n:-0}" -gt 7340032 -a "${n:-0}" -le 8388608
+check "  ... the image is untouched" test ! -e "$BARE/etc/x" -a ! -e "$BARE/big"
+assert_eq "  ... its file too" old "$(cat "$BARE/etc/existing")"
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe read /etc/x
+assert_eq "  ... and the next run does not see them" "read: denied ENOENT open /etc/x" "$OUT"
+run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe write /etc/x 1
+assert_eq "--read-only=false without --userns subids (65534 inside)" "write: ok /etc/x 1 bytes" "$OUT"
+run_nsrun --rootfs "$BARE" -- /bin/nsrun-probe write /etc/x 1
+assert_eq "  ... control: the default root is read-only" "write: denied EROFS open /etc/x" "$OUT"
+run_nsrun --image services --read-only=false --isolation minimal -- true
+assert_eq "--read-only=false needs the full tier: exit 125" 125 "$RC"
+
+# ---- without subordinate ids (as root: an unprivileged caller cannot hide its own entry)
+if [ "$ME" = 0 ]; then
+	run_multi "$TESTTMP/nosubid" "${SUB[@]}" -- true
+	assert_eq "no subordinate ids for root: exit 125" 125 "$RC"
+	assert_eq "  ... the one line" "nsrun: --userns subids: /etc/subuid has no subordinate ids for root (uid 0)" \
+		"$(head -n 1 <<<"$ERR")"
+	assert_match "  ... the hint names the fix" '^nsrun: hint: .*usermod --add-subuids [0-9]+-[0-9]+ --add-subgids' \
+		"$(sed -n 2p <<<"$ERR")"
+	assert_nsrun_error "  ... nothing else"
+	printf 'root:0:65536\n' >"$TESTTMP/badsubid"
+	run_multi "$TESTTMP/badsubid" "${SUB[@]}" -- true
+	assert_eq "a range holding host root: refused (exit 125)" 125 "$RC"
+	assert_match "  ... says so" 'holds host root' "$ERR"
+fi
+
+# ---- the default is unchanged: one id, 65534, no capabilities
+run_nsrun --image services -- sh -c 'id -u; wc -l </proc/self/uid_map; grep ^CapEff /proc/self/status'
+assert_eq "default run: 65534, one id, no capabilities" "65534|1|CapEff:	0000000000000000" \
+	"$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+
+# the volume's files belong to subordinate ids: rootless, only the container's root can
+# remove them (what a user does with `nsrun --userns subids ... rm`)
+if [ "$ME" != 0 ]; then
+	run_nsrun "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol:/data:rw" -v "$TESTTMP/vol2:/data2:rw" -- \
+		sh -c 'rm -f /data/* /data2/* && chown 0:0 /data /data2'
+	assert_eq "rootless: root inside cleans the volume up" 0 "$RC"
+fi
+done_testing
