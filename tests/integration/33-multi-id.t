@@ -170,6 +170,16 @@ if [ "$ME" = 0 ]; then
 	assert_match "  ... says so" 'holds host root' "$ERR"
 fi
 
+# ---- nsrun check maps a throwaway namespace the same way
+run_multi "$TESTTMP/subid" check
+assert_match "nsrun check: the newuidmap line is a real map" \
+	"(^|"$'\n'")newuidmap: ok \\(--userns subids maps a user namespace: subordinate uids $UBASE\\+" "$OUT"
+if [ "$ME" = 0 ]; then
+	run_multi "$TESTTMP/nosubid" check
+	assert_match "  ... and says why not, with the fix" \
+		"(^|"$'\n'")newuidmap: missing: --userns subids: /etc/subuid has no subordinate ids for root.*; fix: .*usermod" "$OUT"
+fi
+
 # ---- the default is unchanged: one id, 65534, no capabilities
 run_nsrun --image services -- sh -c 'id -u; wc -l </proc/self/uid_map; grep ^CapEff /proc/self/status'
 assert_eq "default run: 65534, one id, no capabilities" "65534|1|CapEff:	0000000000000000" \
