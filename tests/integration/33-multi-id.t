@@ -170,6 +170,22 @@ if [ "$ME" = 0 ]; then
 	assert_match "  ... says so" 'holds host root' "$ERR"
 fi
 
+# ---- a service (-d) and nsrun exec into it: the command joins the container's one
+# user namespace, with the payload's capabilities, as any id of the range
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SVC=multi-id-$$
+at_exit "\"$NSRUN\" rm -f $SVC >/dev/null 2>&1"
+run_multi "$TESTTMP/subid" -d --name "$SVC" "${SUB[@]}" "${ROOT[@]}" -- sleep 60
+assert_eq "-d --userns subids: the service starts" 0 "$RC"
+run_nsrun exec "$SVC" -- sh -c 'id -u; grep -E "^CapEff:" /proc/self/status; awk "{ print \$1, \$2, \$3 }" /proc/self/uid_map'
+assert_eq "  ... exec: root with the payload's capabilities, in the container's namespace" \
+	"0|CapEff:	00000000a80425fb|${EXPECT_MAP}" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+run_nsrun exec -u 100:102 "$SVC" -- sh -c 'id -u; id -G; grep -E "^Cap(Eff|Bnd):" /proc/self/status'
+assert_eq "  ... exec -u 100:102: that id, no capability but in the bounding set" \
+	"100|102|CapEff:	0000000000000000|CapBnd:	00000000a80425fb" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+run_nsrun rm -f "$SVC"
+
 # ---- nsrun check maps a throwaway namespace the same way
 run_multi "$TESTTMP/subid" check
 assert_match "nsrun check: the newuidmap line is a real map" \
