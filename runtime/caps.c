@@ -1,5 +1,6 @@
 /* caps.c - see caps.h */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -27,6 +28,17 @@ uint64_t caps_docker_default(void)
 	for (size_t i = 0; i < sizeof(docker_default) / sizeof(docker_default[0]); i++)
 		m |= 1ULL << docker_default[i].cap;
 	return m;
+}
+
+void caps_format(uint64_t mask, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(docker_default) / sizeof(docker_default[0]) && n < len; i++)
+		if (mask & (1ULL << docker_default[i].cap))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", docker_default[i].name);
 }
 
 int caps_parse_add(const char *arg, uint64_t *mask, struct nsrun_error *err)

@@ -2,6 +2,7 @@
 #ifndef NSRUN_CAPS_H
 #define NSRUN_CAPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -15,6 +16,10 @@ uint64_t caps_docker_default(void);
  * ORs the bits into *mask.  Returns 0, or -1 with err naming the refused one
  * (capabilities beyond Docker's default are not granted). */
 int caps_parse_add(const char *arg, uint64_t *mask, struct nsrun_error *err);
+
+/* Writes the names of mask's capabilities of Docker's default set to buf, comma-
+ * separated (what --cap-add takes); "" for none. */
+void caps_format(uint64_t mask, char *buf, size_t len);
 
 /* As caps_drop_bounding, but keeps the capabilities of keep (bits 1 << CAP_X) in
  * the bounding set.  Returns 0 or -1 with err. */

@@ -186,6 +186,51 @@ assert_eq "  ... exec -u 100:102: that id, no capability but in the bounding set
 	"100|102|CapEff:	0000000000000000|CapBnd:	00000000a80425fb" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
 run_nsrun rm -f "$SVC"
 
+# ---- nsrun api: Docker's run semantics by default (no User: root, Docker's default
+# capabilities, the range, a writable root); ReadonlyRootfs and CapDrop as asked
+if /usr/bin/python3 -c 'import docker' 2>/dev/null; then
+	SOCK="$TESTTMP/d.sock"
+	if [ "$ME" = 0 ]; then
+		unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid && shift && exec "$@"' \
+			sh "$TESTTMP/subid" "$NSRUN" api --socket "$SOCK" --idle-timeout 0 --volume-root "$TESTTMP" \
+			2>"$TESTTMP/api.err" &
+	else
+		"$NSRUN" api --socket "$SOCK" --idle-timeout 0 --volume-root "$TESTTMP" 2>"$TESTTMP/api.err" &
+	fi
+	at_exit "kill $!"
+	for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+	# the API binds only the caller's own directories (as root, not the range's): one
+	# all may write to, in which the entrypoint makes the service's
+	mkdir -m 777 "$TESTTMP/apivol"
+	APIENTRY='mkdir /data/d && chown 100:102 /data/d && exec setpriv --reuid 100 --regid 102 --clear-groups sh -c "id -u; id -g; id -G; echo hi >/data/d/f"'
+	run_cmd /usr/bin/python3 - "$SOCK" "$TESTTMP/apivol" "$APIENTRY" <<'PY'
+import sys, docker
+c = docker.DockerClient(base_url="unix://" + sys.argv[1])
+def run(cmd, **kw):
+    k = c.containers.run("services", ["sh", "-c", cmd], detach=True, **kw)
+    k.wait(timeout=60)
+    out = k.logs().decode().strip().replace("\n", "|")
+    k.remove(force=True)
+    return out
+print(run("id -u; grep ^CapEff /proc/self/status | cut -f2; awk '{ print $1, $2, $3 }' /proc/self/uid_map; "
+          "echo w >/new && cat /new; " + sys.argv[3], volumes={sys.argv[2]: {"bind": "/data", "mode": "rw"}}))
+print(run("{ echo w >/new; } 2>/dev/null || echo read-only; grep ^CapEff /proc/self/status | cut -f2", read_only=True,
+          cap_drop=["NET_RAW", "MKNOD"], cap_add=["CAP_KILL"]))
+PY
+	assert_eq "nsrun api, no User: root, Docker's capabilities, the range, a writable root; an entrypoint switching user works" \
+		"0|00000000a80425fb|${EXPECT_MAP}|w|100|102|102" "$(sed -n 1p <<<"$OUT")"
+	assert_eq "  ... its file is the subordinate id's" "$(host_uid 100):$(host_gid 102)" \
+		"$(stat -c %u:%g "$TESTTMP/apivol/d/f" 2>&1)"
+	assert_eq "  ... ReadonlyRootfs, CapDrop NET_RAW and MKNOD as asked (CapAdd KILL, in the set, changes nothing)" \
+		"read-only|00000000a00405fb" "$(sed -n 2p <<<"$OUT")"
+	[ "$RC" = 0 ] || diag "$ERR"
+	if [ "$ME" != 0 ]; then
+		run_nsrun "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/apivol:/data:rw" -- rm -rf /data/d
+	fi
+else
+	skip "no docker-py (Debian python3-docker; make deps)" "nsrun api's defaults"
+fi
+
 # ---- nsrun check maps a throwaway namespace the same way
 run_multi "$TESTTMP/subid" check
 assert_match "nsrun check: the newuidmap line is a real map" \
