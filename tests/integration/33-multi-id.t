@@ -17,7 +17,6 @@ require_userns
 require_probe
 require_image services
 
-STORE=${NSRUN_IMAGES:-$HOME/.local/share/nsrun/images}
 ME=$(id -u)
 if [ "$ME" = 0 ]; then
 	[ -f /etc/subuid ] && [ -f /etc/subgid ] || skip_all "no /etc/subuid or /etc/subgid to bind a test range over"
@@ -55,77 +54,67 @@ run_multi() {
 SUB=(--userns subids --image services)
 ROOT=(--user 0 --cap-add ALL)
 
-# ---- the map
-run_multi "$TESTTMP/subid" "${SUB[@]}" -- cat /proc/self/uid_map /proc/self/gid_map
-assert_eq "--userns subids: exit 0" 0 "$RC"
-maps=$(awk '{ print $1, $2, $3 }' <<<"$OUT" | tr '\n' '|' | sed 's/|$//')
-assert_eq "  ... uid_map and gid_map: the subordinate range ($EXPECT_MAP)" \
-	"$EXPECT_MAP|${EXPECT_MAP//$UBASE/$GBASE}" "$maps"
-
-# ---- an entrypoint as root that switches user (gosu's pattern), writing to a volume
-mkdir "$TESTTMP/vol"
-[ "$ME" = 0 ] && chown "$(host_uid 0):$(host_gid 0)" "$TESTTMP/vol"   # the container root's, as podman's volumes
+# ---- root inside with the range and Docker's capabilities, an entrypoint that switches
+# user (gosu's pattern) and writes to a volume; it also gives a file of vol2 to 100:102
+mkdir "$TESTTMP/vol" "$TESTTMP/vol2"
+echo secret >"$TESTTMP/vol2/private"
+chmod 600 "$TESTTMP/vol2/private"
+# as root the volumes are the container root's (host root is not mapped), as podman's
+[ "$ME" = 0 ] && chown "$(host_uid 0):$(host_gid 0)" "$TESTTMP/vol" "$TESTTMP/vol2" "$TESTTMP/vol2/private"
 ENTRY='chown 100:102 /data && exec setpriv --reuid 100 --regid 102 --clear-groups sh -c "id -u; id -g; id -G; echo hi >/data/f"'
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol:/data:rw" -- sh -c "$ENTRY"
-assert_eq "root entrypoint -> setpriv to redis (100:102): exit 0" 0 "$RC"
-assert_eq "  ... the service runs as 100:102, no other group" "100|102|102" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol:/data:rw" -v "$TESTTMP/vol2:/data2:rw" -- sh -c \
+	'awk "{ printf \"%s %s %s|\", \$1, \$2, \$3 }" /proc/self/uid_map /proc/self/gid_map; echo
+	grep -E "^Cap(Eff|Bnd):" /proc/self/status | tr "\n" " "; echo
+	chown 100:102 /data2/private; '"$ENTRY"
+assert_eq "--userns subids, root, --cap-add ALL, an entrypoint switching user: exit 0" 0 "$RC"
+assert_eq "  ... uid_map and gid_map: the subordinate range ($EXPECT_MAP)" \
+	"$EXPECT_MAP|${EXPECT_MAP//$UBASE/$GBASE}|" "$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... effective and bounding sets: Docker's default (a80425fb)" \
+	"CapEff:	00000000a80425fb CapBnd:	00000000a80425fb " "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... the service runs as 100:102, no other group" "100|102|102" "$(sed -n 3,5p <<<"$OUT" | tr '\n' '|' | sed 's/|$//')"
 assert_eq "  ... its file in the volume is owned by the subordinate ids on the host" \
 	"$(host_uid 100):$(host_gid 102)" "$(stat -c %u:%g "$TESTTMP/vol/f" 2>&1)"
 assert_eq "  ... and so is the directory it chowned" "$(host_uid 100):$(host_gid 102)" \
 	"$(stat -c %u:%g "$TESTTMP/vol" 2>&1)"
 
-# ---- root inside: Docker's default capabilities, bounded by the user namespace
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -- sh -c 'grep -E "^Cap(Eff|Bnd):" /proc/self/status'
-assert_eq "--cap-add ALL: effective and bounding sets are Docker's default (a80425fb)" \
-	"CapEff:	00000000a80425fb|CapBnd:	00000000a80425fb" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
-run_multi "$TESTTMP/subid" "${SUB[@]}" --user 0 -- sh -c 'grep -E "^Cap(Eff|Bnd):" /proc/self/status'
-assert_eq "  ... control: without --cap-add, root inside has none" \
-	"CapEff:	0000000000000000|CapBnd:	0000000000000000" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
+# ---- root inside stays bounded by its user namespace.  Landlock off and the seccomp
+# filter of --allow-nested, so only the capabilities and the mounts decide:
+# mount(2) is denied; host root's 0600 file is unmapped, so CAP_DAC_OVERRIDE does not
+# apply; the image and a :ro volume are read-only.  Controls: a subordinate id's 0600
+# file is read; /tmp is written; in a user namespace of its own the same mount works;
+# without the capabilities (next run) the same file is refused.
+HOSTROOT=/etc/shadow
+[ "$ME" = 0 ] && { echo root-secret >"$TESTTMP/rootfile"; chmod 600 "$TESTTMP/rootfile"; HOSTROOT=$TESTTMP/rootfile; }
+NEST=(--security-opt landlock=unconfined --allow-nested -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/vol2:/data:rw")
+P=/mnt/nsrun-probe
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${NEST[@]}" -v "$HOSTROOT:/hostroot:ro" -v "$TESTTMP/vol:/ro:ro" -- \
+	sh -c "$P mount-tmpfs /tmp; $P read /hostroot; $P read /data/private; $P write /etc/x 1; $P write /ro/x 1;
+	$P write /tmp/x 1; unshare -Urm $P mount-tmpfs /tmp"
+assert_eq "root inside cannot mount in the container's mount namespace" "mount-tmpfs: denied EPERM /tmp" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... nor read host root's 0600 file (DAC_OVERRIDE held)" "read: denied EACCES open /hostroot" \
+	"$(sed -n 2p <<<"$OUT")"
+assert_match "  ... control: it reads a subordinate id's 0600 file" '^read: ok /data/private 7 bytes' \
+	"$(sed -n 3p <<<"$OUT")"
+assert_eq "  ... the image (read-only by default) refuses a write" "write: denied EROFS open /etc/x" \
+	"$(sed -n 4p <<<"$OUT")"
+assert_eq "  ... so does a :ro volume" "write: denied EROFS open /ro/x" "$(sed -n 5p <<<"$OUT")"
+assert_eq "  ... control: /tmp takes it" "write: ok /tmp/x 1 bytes" "$(sed -n 6p <<<"$OUT")"
+assert_eq "  ... control: the mount probe works in a user and mount namespace of its own" "mount-tmpfs: ok /tmp" \
+	"$(sed -n 7p <<<"$OUT")"
+run_multi "$TESTTMP/subid" "${SUB[@]}" --user 0 "${NEST[@]}" -- \
+	sh -c "grep -E '^Cap(Eff|Bnd):' /proc/self/status | tr '\n' ' '; echo; $P read /data/private"
+assert_eq "control: root without --cap-add has no capability" \
+	"CapEff:	0000000000000000 CapBnd:	0000000000000000 " "$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... the subordinate id's 0600 file is refused without CAP_DAC_OVERRIDE" \
+	"read: denied EACCES open /data/private" "$(sed -n 2p <<<"$OUT")"
+
 run_nsrun --image services --cap-add SYS_ADMIN -- true
 assert_eq "--cap-add SYS_ADMIN (beyond Docker's set): exit 125" 125 "$RC"
 assert_match "  ... says which and why" '^nsrun: --cap-add: "SYS_ADMIN": not one of Docker.s default capabilities' "$ERR"
 assert_nsrun_error "  ... one error line and a hint"
 run_nsrun --image services --cap-add sys_module -- true
 assert_eq "--cap-add sys_module: exit 125" 125 "$RC"
-
-# mount(2): denied to root with every capability it has (Landlock off and the seccomp
-# filter of --allow-nested, so only the capabilities decide); the control does the
-# same in a user namespace of its own, where it may
-NEST=(--security-opt landlock=unconfined --allow-nested -v "$PROBE_DIR:/mnt:ro")
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${NEST[@]}" -- /mnt/nsrun-probe mount-tmpfs /tmp
-assert_eq "root inside cannot mount in the container's mount namespace" "mount-tmpfs: denied EPERM /tmp" "$OUT"
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${NEST[@]}" -- unshare -Urm /mnt/nsrun-probe mount-tmpfs /tmp
-assert_eq "  ... control: the same probe in a mount namespace of its own" "mount-tmpfs: ok /tmp" "$OUT"
-
-# host root's files: not mapped, so no capability applies to them; control: a 0600
-# file of a subordinate id is read with CAP_DAC_OVERRIDE, and not without it
-mkdir "$TESTTMP/vol2"
-echo secret >"$TESTTMP/vol2/private"
-chmod 600 "$TESTTMP/vol2/private"
-if [ "$ME" = 0 ]; then
-	chown "$(host_uid 0):$(host_gid 0)" "$TESTTMP/vol2" && chown "$(host_uid 100):$(host_gid 102)" "$TESTTMP/vol2/private"
-else
-	run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/vol2:/data:rw" -- chown 100:102 /data/private
-fi
-HOSTROOT=/etc/shadow
-[ "$ME" = 0 ] && { echo root-secret >"$TESTTMP/rootfile"; chmod 600 "$TESTTMP/rootfile"; HOSTROOT=$TESTTMP/rootfile; }
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$PROBE_DIR:/mnt:ro" -v "$HOSTROOT:/hostroot:ro" \
-	-v "$TESTTMP/vol2:/data:rw" -- sh -c '/mnt/nsrun-probe read /hostroot; /mnt/nsrun-probe read /data/private'
-assert_eq "root inside with DAC_OVERRIDE cannot read host root's 0600 file" "read: denied EACCES open /hostroot" \
-	"$(sed -n 1p <<<"$OUT")"
-assert_match "  ... control: it reads a subordinate id's 0600 file" '^read: ok /data/private 7 bytes' \
-	"$(sed -n 2p <<<"$OUT")"
-run_multi "$TESTTMP/subid" "${SUB[@]}" --user 0 -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/vol2:/data:rw" -- \
-	/mnt/nsrun-probe read /data/private
-assert_eq "  ... and not without the capability" "read: denied EACCES open /data/private" "$OUT"
-
-# the read-only parts stay read-only to root inside
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/vol:/ro:ro" -- \
-	sh -c '/mnt/nsrun-probe write /etc/x 1; /mnt/nsrun-probe write /ro/x 1; /mnt/nsrun-probe write /tmp/x 1'
-assert_eq "root inside: the image (read-only by default) refuses a write" "write: denied EROFS open /etc/x" \
-	"$(sed -n 1p <<<"$OUT")"
-assert_eq "  ... so does a :ro volume" "write: denied EROFS open /ro/x" "$(sed -n 2p <<<"$OUT")"
-assert_eq "  ... control: /tmp takes it" "write: ok /tmp/x 1 bytes" "$(sed -n 3p <<<"$OUT")"
 
 # ---- the writable root: an overlay with a tmpfs upper layer of --tmpfs-size, over an
 # image of the caller's own (rootless pulls and builds are; root's is idmapped onto the
