@@ -563,6 +563,13 @@ static void debug_dump(const struct nsrun_config *cfg)
 		fprintf(stderr, "nsrun: debug: argv[%zu] %s\n", i, cfg->process.args.v[i]);
 	for (size_t i = 0; i < cfg->process.env.n; i++)
 		fprintf(stderr, "nsrun: debug: env %s\n", cfg->process.env.v[i]);
+	{
+		char caps[256];
+		caps_format(cfg->security.cap_add, caps, sizeof(caps));
+		fprintf(stderr, "nsrun: debug: user %u:%u, userns %s, cap-add %s, root %s\n", (unsigned)cfg->process.uid,
+			(unsigned)cfg->process.gid, cfg->userns == NSRUN_USERNS_SUBIDS ? "subids" : "one",
+			caps[0] ? caps : "none", cfg->rootfs_writable ? "writable (tmpfs upper layer)" : "read-only");
+	}
 	if (mount_plan_build(cfg, &plan, &err) == 0) {
 		mount_plan_format(&plan, cfg, buf, sizeof(buf));
 		fprintf(stderr, "%s", buf);
