@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,9 @@ static int find_range(const char *file, const char *user, unsigned long id, stru
 			    "100000-165535 --add-subgids 100000-165535 $USER";
 		return -1;
 	}
+	if (r->start > UINT32_MAX - 1 || r->count > UINT32_MAX - r->start)
+		return error_set_stage(err, STAGE_PREPARE, EINVAL, "--userns subids: the range of %s in %s is past "
+				       "the last id (4294967294)", user ? user : "this user", file);
 	if (r->count < SUBID_MIN_COUNT)
 		return error_set_stage(err, STAGE_PREPARE, EINVAL, "--userns subids: %s gives %s only %lu ids "
 				       "(at least %lu are needed)", file, user ? user : "this user", r->count,
