@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,15 +122,40 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 	return 0;
 }
 
-/* Runs argv (a helper found through PATH), its stderr into err on failure.
- * Returns 0 or -1 with err. */
+/* Where the setuid helper argv0 (newuidmap, newgidmap) may come from: a root-owned
+ * file in a system directory, never through PATH, which a payload with a writable
+ * volume on it (~/bin, ~/.local/bin) could have planted a program of its own in.
+ * Fills path (size bytes); returns 0, or -1 with errno ENOENT. */
+static int helper_path(const char *argv0, char *path, size_t size)
+{
+	static const char *const dirs[] = { "/usr/bin", "/usr/sbin", "/bin", "/sbin" };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, size, "%s/%s", dirs[i], argv0);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)))
+			return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* Runs argv (a helper from a system directory: helper_path), its stderr into err
+ * on failure.  Returns 0 or -1 with err. */
 static int run_helper(char *const argv[], struct nsrun_error *err)
 {
-	char out[200] = "";
+	static char *const no_env[] = { NULL };
+	char out[200] = "", path[64];
 	int pipefd[2], status;
 	ssize_t n, len = 0;
 	pid_t pid;
 
+	if (helper_path(argv[0], path, sizeof(path)) < 0) {
+		error_set_stage(err, STAGE_ID_MAPS, ENOENT, "--userns subids: %s not found", argv[0]);
+		err->hint = "install it (root-owned, in /usr/bin): apt-get install uidmap (Debian, Ubuntu), "
+			    "dnf install shadow-utils";
+		return -1;
+	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return error_set_stage(err, STAGE_ID_MAPS, errno, "pipe for %s", argv[0]);
 	pid = fork();
@@ -145,7 +171,7 @@ static int run_helper(char *const argv[], struct nsrun_error *err)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (null < 0 || dup2(null, 0) < 0 || dup2(pipefd[1], 1) < 0 || dup2(pipefd[1], 2) < 0)
 			_exit(126);
-		execvp(argv[0], argv);
+		execve(path, argv, no_env);
 		dprintf(2, "%s", strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
@@ -169,7 +195,7 @@ static int run_helper(char *const argv[], struct nsrun_error *err)
 	}
 	error_set_stage(err, STAGE_ID_MAPS, EPERM, "--userns subids: %s failed: %s", argv[0],
 			out[0] ? out : "no message");
-	err->hint = "is it setuid root (ls -l $(command -v newuidmap)), and does /etc/subuid give you the range?";
+	err->hint = "is it setuid root (ls -l /usr/bin/newuidmap), and does /etc/subuid give you the range?";
 	return -1;
 }
 
@@ -220,6 +246,7 @@ int subid_check(struct nsrun_error *err)
 
 	if (subid_maps_for_caller(&m, err) < 0)
 		return -1;
+	/* sv: the child says its namespace is made (or exits, EOF) */
 	if (pipe2(sv, O_CLOEXEC) < 0)
 		return error_set(err, errno, "pipe");
 	pid = fork();
@@ -229,29 +256,27 @@ int subid_check(struct nsrun_error *err)
 		return error_set(err, errno, "fork");
 	}
 	if (pid == 0) {
-		/* a throwaway namespace: made, mapped by the parent, then we go */
-		close(sv[1]);
+		/* a throwaway namespace: made, mapped by the parent, then killed */
+		close(sv[0]);
 		if (unshare(CLONE_NEWUSER) < 0)
 			_exit(2);
-		if (read(sv[0], &c, 1) != 1)
+		c = 'u';
+		if (write(sv[1], &c, 1) != 1)
 			_exit(3);
-		_exit(0);
+		for (;;)
+			pause();
 	}
-	close(sv[0]);
-	/* the child's unshare must be done before the maps are written: wait for
-	 * /proc/PID/ns/user to differ from ours */
-	for (int i = 0; i < 2000; i++) {
-		char p[64], a[64] = "", b[64] = "";
-		snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-		if (readlink(p, a, sizeof(a) - 1) < 0 || readlink("/proc/self/ns/user", b, sizeof(b) - 1) < 0 ||
-		    strcmp(a, b) != 0)
-			break;
-		usleep(1000);
-	}
-	rc = subid_write_maps(pid, &m, err);
-	if (write(sv[1], &c, 1) < 0 && rc == 0)
-		rc = error_set(err, errno, "write to the check's child");
 	close(sv[1]);
-	waitpid(pid, &status, 0);
+	ssize_t n;
+	while ((n = read(sv[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	close(sv[0]);
+	if (n == 1)
+		rc = subid_write_maps(pid, &m, err);
+	else
+		rc = error_set(err, EPERM, "make a user namespace to map");
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 	return rc;
 }

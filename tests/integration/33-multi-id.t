@@ -235,6 +235,22 @@ run_nsrun --image services -- sh -c 'id -u; wc -l </proc/self/uid_map; grep ^Cap
 assert_eq "default run: 65534, one id, no capabilities" "65534|1|CapEff:	0000000000000000" \
 	"$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
 
+# the setuid helpers come from a system directory, never through PATH: a payload with a
+# writable volume on the caller's PATH (~/bin) could plant a newuidmap of its own there,
+# which the next --userns subids start would run on the host, outside any sandbox
+if [ "$ME" != 0 ]; then
+	mkdir -p "$TESTTMP/planted"
+	for h in newuidmap newgidmap; do
+		printf '#!/bin/sh\necho planted-ran >>%q\nexec /usr/bin/%s "$@"\n' "$TESTTMP/planted.log" "$h" >"$TESTTMP/planted/$h"
+		chmod 755 "$TESTTMP/planted/$h"
+	done
+	run_cmd env PATH="$TESTTMP/planted:$PATH" sh -c 'command -v newuidmap'
+	assert_eq "control: a newuidmap planted first on PATH is the one PATH finds" "$TESTTMP/planted/newuidmap" "$OUT"
+	run_cmd env PATH="$TESTTMP/planted:$PATH" "$NSRUN" "${SUB[@]}" -- true
+	assert_eq "--userns subids with a planted newuidmap first on PATH: the run works" 0 "$RC"
+	assert_eq "  ... and never runs the planted one" "" "$(cat "$TESTTMP/planted.log" 2>/dev/null)"
+fi
+
 # the volume's files belong to subordinate ids: rootless, only the container's root can
 # remove them (what a user does with `nsrun --userns subids ... rm`)
 if [ "$ME" != 0 ]; then
