@@ -104,6 +104,20 @@ assert_eq "  ... ps shows (healthy)" "running (healthy)" "$(status "$N-h")"
 run_nsrun ps --json
 assert_eq "  ... ps --json has the health" "healthy 0 fine" \
 	"$(jq -r --arg n "$N-h" '.[] | select(.name == $n) | .health | "\(.status) \(.exit_code) \(.output)"' <<<"$OUT")"
+"$NSRUN" api --socket "$TESTTMP/api.sock" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API=$!
+wait_until 30 test -S "$TESTTMP/api.sock"
+# shellcheck disable=SC2016
+run_cmd python3 -c 'import http.client, json, socket, sys
+class C(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX); self.sock.connect(sys.argv[1])
+c = C("localhost"); c.request("GET", "/containers/" + sys.argv[2] + "/json"); h = json.loads(c.getresponse().read())["State"]["Health"]
+c = C("localhost"); c.request("GET", "/containers/json"); s = [x["Status"] for x in json.loads(c.getresponse().read())]
+print(h["Status"], h["FailingStreak"], h["Log"][-1]["ExitCode"], h["Log"][-1]["Output"].strip(), s)' "$TESTTMP/api.sock" "$N-h"
+kill "$API"
+wait "$API"
+assert_eq "  ... nsrun api's inspect has State.Health, its list Up (healthy)" "healthy 0 0 fine ['Up (healthy)']" "$OUT"
 run_nsrun exec "$N-h" -- rm /tmp/ok
 wait_until 30 has_status "$N-h" "running (unhealthy)"
 assert_eq "  ... the file removed: (unhealthy) after --health-retries failures" "running (unhealthy)" "$(status "$N-h")"
