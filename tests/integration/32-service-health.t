@@ -5,7 +5,8 @@
 # --wait-healthy, each with a service that becomes ready late (the wait is
 # shown to have happened) and one that never does (the error names the wait and
 # shows the last log lines, nothing left); a published port's
-# --publish-max-connections (the connection past it is reset, and counted).
+# --publish-max-connections (the connection past it is reset, and counted); nsrun
+# api's State.Health and Healthcheck.
 # Uses the `python` image (sh, python3).
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
@@ -47,7 +48,7 @@ for args in "--label a=b|--label: only with -d" \
 	want=${args#*|}
 	IFS=' ' read -r -a a <<<"${args%%|*}"
 	a=("${a[@]//\\t/$'\t'}")
-	run_nsrun "${a[@]}" --image python -- sleep 60
+	run_nsrun "${a[@]}" --image python -- sleep 600
 	assert_eq "${args%%|*}: exit 125" 125 "$RC"
 	assert_match "  ... says why" "$want" "$ERR"
 done
@@ -58,10 +59,10 @@ run_nsrun stop --filter label=a
 assert_eq "stop --filter without --all: exit 125" 125 "$RC"
 
 # ---- labels: ps --filter, stop --all --filter; control: the other stays
-run_nsrun -d --name "$N-a" --label "suite=$N" --label tier=db --image python -- sleep 60
+run_nsrun -d --name "$N-a" --label "suite=$N" --label tier=db --image python -- sleep 600
 assert_eq "-d --label: started" 0 "$RC"
-run_nsrun -d --name "$N-b" --label "suite=$N" --label "note=a b" --image python -- sleep 60
-run_nsrun -d --name "$N-c" --image python -- sleep 60
+run_nsrun -d --name "$N-b" --label "suite=$N" --label "note=a b" --image python -- sleep 600
+run_nsrun -d --name "$N-c" --image python -- sleep 600
 run_nsrun ps --json
 assert_eq "ps --json shows the labels" '{"suite":"'"$N"'","tier":"db"}' \
 	"$(jq -c --arg n "$N-a" '.[] | select(.name == $n) | .labels' <<<"$OUT")"
@@ -83,12 +84,12 @@ run_nsrun rm -f "$N-c"
 
 # ---- --wait-log: late, and never
 run_nsrun -d --name "$N-log" --wait-log 'ready to (serve|go)$' --ready-timeout 30 --image python -- \
-	sh -c 'echo starting; sleep 1; echo "now ready to serve"; exec sleep 60'
+	sh -c 'echo starting; sleep 1; echo "now ready to serve"; exec sleep 600'
 assert_eq "--wait-log, the line printed after 1 s: started" 0 "$RC"
 check "  ... it returned once the line was in the log, not before" grep -q 'ready to serve' "$STATE/$N-log/log"
 run_nsrun rm -f "$N-log"
 run_nsrun -d --name "$N-nolog" --wait-log 'never printed' --ready-timeout 2 --image python -- \
-	sh -c 'echo first words; echo last words; exec sleep 60'
+	sh -c 'echo first words; echo last words; exec sleep 600'
 assert_eq "--wait-log, a line that never comes: exit 125 after --ready-timeout" 125 "$RC"
 assert_match "  ... says which wait fell short" "not ready within 2s \(--ready-timeout\): no line of its log matched --wait-log \"never printed\"" "$ERR"
 assert_match "  ... shows the last log lines" "last log lines:.*first words.*last words" "$(tr '\n' ' ' <<<"$ERR")"
@@ -97,7 +98,7 @@ check "  ... nothing left" no_trace "$N-nolog"
 # ---- --health-cmd with --wait-healthy: late, and never; ps shows the health
 run_nsrun -d --name "$N-h" --health-cmd 'test -e /tmp/ok && echo fine' --health-interval 0.2 \
 	--health-start-period 30 --wait-healthy --ready-timeout 30 --image python -- \
-	sh -c 'sleep 1; touch /tmp/ok; echo made; exec sleep 60'
+	sh -c 'sleep 1; touch /tmp/ok; echo made; exec sleep 600'
 assert_eq "--wait-healthy, healthy after 1 s: started" 0 "$RC"
 check "  ... it returned once the check passed, not before" grep -q made "$STATE/$N-h/log"
 assert_eq "  ... ps shows (healthy)" "running (healthy)" "$(status "$N-h")"
@@ -107,32 +108,47 @@ assert_eq "  ... ps --json has the health" "healthy 0 fine" \
 "$NSRUN" api --socket "$TESTTMP/api.sock" --idle-timeout 0 2>"$TESTTMP/api.err" &
 API=$!
 wait_until 30 test -S "$TESTTMP/api.sock"
-# shellcheck disable=SC2016
-run_cmd python3 -c 'import http.client, json, socket, sys
+# api METHOD PATH [BODY] — a request to nsrun api; prints the status and the JSON answer
+cat >"$TESTTMP/api.py" <<'PY'
+import http.client, json, socket, sys
 class C(http.client.HTTPConnection):
     def connect(self):
         self.sock = socket.socket(socket.AF_UNIX); self.sock.connect(sys.argv[1])
-c = C("localhost"); c.request("GET", "/containers/" + sys.argv[2] + "/json"); h = json.loads(c.getresponse().read())["State"]["Health"]
-c = C("localhost"); c.request("GET", "/containers/json"); s = [x["Status"] for x in json.loads(c.getresponse().read())]
-print(h["Status"], h["FailingStreak"], h["Log"][-1]["ExitCode"], h["Log"][-1]["Output"].strip(), s)' "$TESTTMP/api.sock" "$N-h"
+c = C("localhost")
+c.request(sys.argv[2], sys.argv[3], body=sys.argv[4] if len(sys.argv) > 4 else None, headers={"Content-Type": "application/json"})
+r = c.getresponse()
+print(r.status, r.read().decode())
+PY
+api() { python3 "$TESTTMP/api.py" "$TESTTMP/api.sock" "$@"; }
+health_of() { api GET "/containers/$1/json" | sed 's/^[0-9]* //' | jq -r '.State.Health | "\(.Status) \(.FailingStreak) \(.Log[-1].ExitCode) \(.Log[-1].Output)"'; }
+assert_eq "  ... nsrun api's inspect has State.Health" "healthy 0 0 fine" "$(health_of "$N-h")"
+assert_eq "  ... and its list Up (healthy)" '["Up (healthy)"]' "$(api GET /containers/json | sed 's/^[0-9]* //' | jq -c '[.[].Status]')"
+run_cmd python3 "$TESTTMP/api.py" "$TESTTMP/api.sock" POST "/containers/create?name=$N-api" '{"Image": "python", "Cmd": ["sleep", "600"],
+	"Healthcheck": {"Test": ["CMD", "sh", "-c", "echo from the api"], "Interval": 200000000, "Retries": 2}}'
+assert_match "a container created through the API with a Healthcheck" "^201 " "$OUT"
+api POST "/containers/$N-api/start" >/dev/null
+wait_until 30 has_status "$N-api" "running (healthy)"
+assert_eq "  ... runs it: healthy, its output in State.Health" "healthy 0 0 from the api" "$(health_of "$N-api")"
+run_cmd python3 "$TESTTMP/api.py" "$TESTTMP/api.sock" POST "/containers/create?name=$N-bad" '{"Image": "python", "Cmd": ["true"], "Healthcheck": {"Test": ["CMD"]}}'
+assert_match "  ... a Healthcheck.Test without a command: 400" '^400 .*Healthcheck.Test' "$OUT"
+api DELETE "/containers/$N-api?force=1" >/dev/null
 kill "$API"
 wait "$API"
-assert_eq "  ... nsrun api's inspect has State.Health, its list Up (healthy)" "healthy 0 0 fine ['Up (healthy)']" "$OUT"
 run_nsrun exec "$N-h" -- rm /tmp/ok
 wait_until 30 has_status "$N-h" "running (unhealthy)"
 assert_eq "  ... the file removed: (unhealthy) after --health-retries failures" "running (unhealthy)" "$(status "$N-h")"
 run_nsrun rm -f "$N-h"
-run_nsrun -d --name "$N-slow" --health-cmd true --health-interval 300 --image python -- sleep 60
+run_nsrun -d --name "$N-slow" --health-cmd true --health-interval 300 --image python -- sleep 600
 assert_eq "a check not run yet: ps shows (health: starting)" "running (health: starting)" "$(status "$N-slow")"
 run_nsrun rm -f "$N-slow"
 run_nsrun -d --name "$N-sick" --health-cmd 'echo no such thing; exit 3' --health-interval 0.2 --health-retries 2 \
-	--wait-healthy --ready-timeout 30 --image python -- sh -c 'echo sick service; exec sleep 60'
+	--wait-healthy --ready-timeout 30 --image python -- sh -c 'echo sick service; exec sleep 600'
 assert_eq "--wait-healthy, a check that always fails: exit 125" 125 "$RC"
 assert_match "  ... says the check failed, with its status and output" "did not become ready: its health check failed 2 times in a row \(exit status 3: no such thing" "$ERR"
 assert_match "  ... shows the last log lines" "sick service" "$ERR"
 check "  ... nothing left" no_trace "$N-sick"
 run_nsrun -d --name "$N-hung" --health-cmd 'sleep 30' --health-timeout 0.3 --health-interval 0.2 --health-retries 1 \
-	--wait-healthy --ready-timeout 30 --image python -- sleep 60
+	--wait-healthy --ready-timeout 30 --image python -- sleep 600
 assert_match "a check past --health-timeout counts as failed" "health check failed 1 times in a row \(exit status -1: the check ran past --health-timeout" "$ERR"
 
 # ---- --wait-http: late, and a status that never comes
