@@ -69,7 +69,7 @@ PYTHON      ?= /usr/bin/python3
 DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio \
+	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio golang-go \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
 	help2man
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

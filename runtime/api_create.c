@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "api_internal.h"
+#include "caps.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "config.h"
 #include "image.h"
+#include "subid.h"
 
 /* A refusal or a mistake: HTTP status and Docker's message. */
 struct create_ctx {
@@ -274,8 +276,6 @@ static int host_namespaces(struct create_ctx *x, yajl_val hc)
 	if (nonempty(api_get(hc, "Devices", yajl_t_any)) || nonempty(api_get(hc, "DeviceRequests", yajl_t_any)) ||
 	    nonempty(api_get(hc, "DeviceCgroupRules", yajl_t_any)))
 		return refuse(x, 403, "Devices: refused by nsrun api: no host device is given to a container");
-	if (nonempty(api_get(hc, "CapAdd", yajl_t_any)))
-		return refuse(x, 403, "CapAdd: refused by nsrun api: the payload runs with no capability at all");
 	if (nonempty(api_get(hc, "Sysctls", yajl_t_any)))
 		return refuse(x, 403, "Sysctls: refused by nsrun api");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -346,6 +346,55 @@ static int limits(struct create_ctx *x, yajl_val hc)
 	return 0;
 }
 
+/* Is User (Docker's "user[:group]") root, or empty, which is root in Docker? */
+static bool user_is_root(const char *user)
+{
+	size_t n = user ? strcspn(user, ":") : 0;
+
+	return !user || !user[0] || (n == 1 && user[0] == '0') || (n == 4 && strncmp(user, "root", 4) == 0);
+}
+
+/* Docker's run semantics (docs/userns.md): root inside unless User says otherwise,
+ * with Docker's default capabilities (less CapDrop, plus CapAdd within that set:
+ * nothing beyond it), bounded by the container's user namespace; more than one id
+ * where the caller has subordinate ids, so an entrypoint may switch user; a
+ * writable root unless ReadonlyRootfs. */
+static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
+{
+	const char *user = api_get_str(body, "User");
+	yajl_val add_caps = api_get(hc, "CapAdd", yajl_t_array), drop = api_get(hc, "CapDrop", yajl_t_array);
+	uint64_t keep = caps_docker_default(), dropped = 0;
+	struct subid_maps m;
+	struct nsrun_error e = { 0 };
+	char names[256];
+
+	if (nonempty(api_get(hc, "CapAdd", yajl_t_any)) && !add_caps)
+		return refuse(x, 400, "HostConfig.CapAdd: expected an array of strings");
+	for (size_t i = 0; add_caps && i < add_caps->u.array.len; i++) {
+		const char *c = YAJL_GET_STRING(add_caps->u.array.values[i]);
+		if (!c || caps_parse_add(c, &keep, &e) < 0)
+			return refuse(x, 403, "CapAdd: refused by nsrun api: \"%s\" is beyond Docker's default "
+				      "capabilities, the most a container gets (inside its user namespace)", c ? c : "?");
+	}
+	for (size_t i = 0; drop && i < drop->u.array.len; i++) {
+		const char *c = YAJL_GET_STRING(drop->u.array.values[i]);
+		if (c)
+			caps_parse_add(c, &dropped, &e); /* one never granted is dropped already */
+	}
+	keep &= ~dropped;
+	if (!is_true(api_get(hc, "ReadonlyRootfs", yajl_t_any)) && add(x, "--read-only=false", NULL) < 0)
+		return -1;
+	if (!user_is_root(user))
+		return 0;
+	/* rootless with subordinate ids: the range; otherwise one id, root inside still */
+	if (subid_maps_for_caller(&m, &e) == 0 && add(x, "--userns", "subids") < 0)
+		return -1;
+	caps_format(keep, names, sizeof(names));
+	if (names[0] && add(x, "--cap-add", names) < 0)
+		return -1;
+	return 0;
+}
+
 /* Docker's Config.Healthcheck as --health-cmd and its kin: Test ["CMD-SHELL", CMD]
  * or ["CMD", ARG...] (as shell words), ["NONE"] or none: no check; the durations are
  * nanoseconds, 0 Docker's default.  Returns 0 or -1 (refused). */
@@ -394,8 +443,13 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 
 	if (is_true(api_get(body, "Tty", yajl_t_any)) || is_true(api_get(body, "OpenStdin", yajl_t_any)))
 		return refuse(x, 501, "Tty and OpenStdin: not supported by nsrun api yet (no attach)");
-	if (user && user[0] && add(x, "--user", user) < 0)
+	if (user_is_root(user)) {
+		const char *group = user ? strchr(user, ':') : NULL;
+		if (add_fmt(x, "--user", "0%s", group && strcmp(group, ":root") ? group : "") < 0)
+			return -1;
+	} else if (add(x, "--user", user) < 0) {
 		return -1;
+	}
 	if (wd && wd[0] && add(x, "-w", wd) < 0)
 		return -1;
 	if (host && host[0] && add(x, "--hostname", host) < 0)
@@ -495,7 +549,8 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 	hc = api_get(body, "HostConfig", yajl_t_object);
 	if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
 	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
-	    ports(&x, hc) < 0 || process(&x, body, hc) < 0 || check_options(&x, name) < 0)
+	    ports(&x, hc) < 0 || docker_semantics(&x, body, hc) < 0 || process(&x, body, hc) < 0 ||
+	    check_options(&x, name) < 0)
 		goto out;
 	if (!(g = api_gen())) {
 		refuse(&x, 500, "out of memory");

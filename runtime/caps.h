@@ -2,7 +2,35 @@
 #ifndef NSRUN_CAPS_H
 #define NSRUN_CAPS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "error.h"
+
+/* Docker's default capability set (moby oci/caps/defaults.go): the most --cap-add
+ * grants, as a mask of bits 1 << CAP_X. */
+uint64_t caps_docker_default(void);
+
+/* Parses one --cap-add value: a name of Docker's default set with or without
+ * "CAP_", any case, or ALL (meaning that whole set); several may be comma-separated.
+ * ORs the bits into *mask.  Returns 0, or -1 with err naming the refused one
+ * (capabilities beyond Docker's default are not granted). */
+int caps_parse_add(const char *arg, uint64_t *mask, struct nsrun_error *err);
+
+/* Writes the names of mask's capabilities of Docker's default set to buf, comma-
+ * separated (what --cap-add takes); "" for none. */
+void caps_format(uint64_t mask, char *buf, size_t len);
+
+/* As caps_drop_bounding, but keeps the capabilities of keep (bits 1 << CAP_X) in
+ * the bounding set.  Returns 0 or -1 with err. */
+int caps_keep_bounding(uint64_t keep, struct nsrun_error *err);
+
+/* As caps_clear_and_nnp, but leaves keep (bits 1 << CAP_X) in the permitted and
+ * effective sets (and inheritable, which no_new_privs bounds anyway): execve as
+ * uid 0 then keeps them (capabilities(7): a root execve's permitted set is the
+ * bounding set, cut to the old permitted one under no_new_privs).
+ * Returns 0 or -1 with err (errno of capset(2) or prctl(2)). */
+int caps_set_and_nnp(uint64_t keep, struct nsrun_error *err);
 
 /* Clears the ambient set and drops every capability from the bounding set
  * (PR_CAPBSET_DROP needs CAP_SETPCAP: call while still uid 0 of the namespace).

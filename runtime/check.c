@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "check.h"
+#include "subid.h"
 #include "cleanup.h"
 #include "config.h"
 #include "diagnose.h"
@@ -627,70 +628,27 @@ static void check_pasta(struct check_list *l)
 		 "runs with --network none need nothing");
 }
 
-/* The subordinate range of user (name or uid) in file, as "START+COUNT", or "". */
-static void subid_range(const char *file, const char *name, uid_t uid, char *out, size_t len)
-{
-	_cleanup_free_ char *text = NULL;
-	char id[16], *line, *save = NULL;
-
-	out[0] = '\0';
-	if (read_file(file, 1 << 20, &text, NULL) < 0)
-		return;
-	snprintf(id, sizeof(id), "%u", (unsigned)uid);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
-
-		if (!colon)
-			continue;
-		*colon = '\0';
-		if ((name && !strcmp(line, name)) || !strcmp(line, id)) {
-			char *c2 = strchr(colon + 1, ':');
-			if (c2)
-				snprintf(out, len, "%.*s+%s", (int)(c2 - colon - 1), colon + 1, c2 + 1);
-			return;
-		}
-	}
-}
-
-/* The name of uid in /etc/passwd, read with fgetpwent(3) (not getpwuid: nsrun is
- * static, and NSS modules cannot be loaded into it); name is "" when absent. */
-static void passwd_name(uid_t uid, char *name, size_t len)
-{
-	FILE *f = fopen("/etc/passwd", "re");
-	struct passwd *p;
-
-	name[0] = '\0';
-	if (!f)
-		return;
-	while ((p = fgetpwent(f)))
-		if (p->pw_uid == uid) {
-			snprintf(name, len, "%s", p->pw_name);
-			break;
-		}
-	fclose(f);
-}
-
+/* The real test: newuidmap and newgidmap (or, as root, a direct write) map a
+ * throwaway user namespace with the caller's subordinate ranges, as a run with
+ * --userns subids does (subid.h).  Not needed for a default run. */
 static void check_newuidmap(struct check_list *l)
 {
-	struct stat st;
-	char user[256];
-	char subuid[64], subgid[64];
-	bool tool = stat("/usr/bin/newuidmap", &st) == 0 && (st.st_mode & S_ISUID);
+	struct nsrun_error e = { 0 };
+	struct subid_maps m;
 	struct check_item *it;
+	bool ok = subid_check(&e) == 0;
 
-	passwd_name(getuid(), user, sizeof(user));
-	subid_range("/etc/subuid", user[0] ? user : NULL, getuid(), subuid, sizeof(subuid));
-	subid_range("/etc/subgid", user[0] ? user : NULL, getuid(), subgid, sizeof(subgid));
-	it = add(l, "newuidmap", false, tool && subuid[0] && subgid[0]);
-	if (it->ok) {
-		snprintf(it->detail, sizeof(it->detail), "/usr/bin/newuidmap; subordinate uids %s, gids %s; "
-			 "not needed: nsrun maps one id", subuid, subgid);
+	it = add(l, "newuidmap", false, ok);
+	if (ok && subid_maps_for_caller(&m, &e) == 0) {
+		snprintf(it->detail, sizeof(it->detail), "--userns subids maps a user namespace: subordinate uids "
+			 "%lu+%lu, gids %lu+%lu%s", m.uids.start, m.uids.count, m.gids.start, m.gids.count,
+			 m.direct ? ", written directly as root" : " through newuidmap and newgidmap");
 		return;
 	}
-	snprintf(it->detail, sizeof(it->detail), "%s%s", tool ? "" : "no setuid /usr/bin/newuidmap; ",
-		 subuid[0] && subgid[0] ? "" : "no subordinate ids in /etc/subuid and /etc/subgid");
-	snprintf(it->fix, sizeof(it->fix), "none needed: nsrun maps one id (uidmap package and usermod "
-		 "--add-subuids give them to tools that want more)");
+	it->ok = false;
+	snprintf(it->detail, sizeof(it->detail), "%s", e.msg[0] ? e.msg : "--userns subids cannot map a user namespace");
+	snprintf(it->fix, sizeof(it->fix), "none needed but for --userns subids%s%s", e.hint ? ": " : "",
+		 e.hint ? e.hint : "");
 }
 
 /* ---- output ---- */

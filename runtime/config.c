@@ -296,6 +296,14 @@ int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err)
 		return error_set(err, 0, "--volume: at most %d volumes", NSRUN_MAX_MOUNTS - 1);
 	if (cfg->limits.tmpfs_bytes == 0)
 		return error_set(err, 0, "--tmpfs-size: must be more than 0");
+	if ((cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) &&
+	    (cfg->userns == NSRUN_USERNS_SUBIDS || cfg->rootfs_writable)) {
+		error_set(err, 0, "isolation %s: %s needs the full tier", tier_name(cfg->isolation),
+			  cfg->userns == NSRUN_USERNS_SUBIDS ? "--userns subids" : "--read-only=false");
+		if (cfg->isolation_why)
+			err->hint = cfg->isolation_why;
+		return -1;
+	}
 	if (cfg->isolation == NSRUN_ISOLATION_REDUCED || cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		if (tier_options_check(cfg, err) < 0) {
 			/* a tier chosen because full could not be had: say why it could not,

@@ -53,6 +53,14 @@ enum nsrun_isolation {
 	                                 * Landlock, rlimits; as root also chroot and uid 65534 */
 };
 
+/* The user namespace's id map (--userns; docs/userns.md). */
+enum nsrun_userns {
+	NSRUN_USERNS_ONE = 0,           /* one id: the payload's uid -> the caller's (root: 65534) */
+	NSRUN_USERNS_SUBIDS,            /* 0 -> the caller, 1..N -> its subordinate ids (/etc/subuid,
+	                                 * /etc/subgid) through newuidmap(1)/newgidmap(1); as root
+	                                 * 0..N-1 -> root's subordinate range, written directly */
+};
+
 /* What the payload is: FILE run by the interpreter, a program on stdin, or a command. */
 enum nsrun_mode {
 	NSRUN_MODE_COMMAND = 0,         /* nsrun ... -- CMD [ARG...] */
@@ -121,7 +129,12 @@ struct nsrun_config {
 		bool landlock;          /* apply nsrun's Landlock ruleset where the kernel has it */
 		bool landlock_no_tcp;   /* landlock=strict: also no TCP bind or connect (ABI 4), loopback too */
 		bool allow_nested;      /* --allow-nested: the payload may make namespaces (nsrun in nsrun) */
+		uint64_t cap_add;       /* --cap-add: bit N keeps capability N (Docker's default set at
+					 * most, caps.h), in the innermost user namespace; 0: none */
 	} security;
+	enum nsrun_userns userns;       /* --userns */
+	bool rootfs_writable;           /* --read-only=false: an overlay over the image with a tmpfs
+					 * upper layer of --tmpfs-size; the default is read-only */
 	struct nsrun_output {
 		bool capture;           /* stdout and stderr through pipes, not passed through */
 		uint64_t limit_bytes;   /* kept of each captured stream (--output-limit) */

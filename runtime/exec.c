@@ -121,16 +121,25 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		if (limits_apply_rlimits(rlimits, &err) < 0)
 			fail(report_fd, &err, 125);
 	} else {
-		/* unmapped (reduced): so is any namespace below it: we are nobody already */
-		if (!unmapped && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
+		/* unmapped (reduced): so is any namespace below it: we are nobody already.
+		 * --userns subids: the container's namespace has the payload's ids itself;
+		 * the payload stays in it (its capabilities are those of --cap-add) */
+		bool own_userns = !unmapped && cfg->userns != NSRUN_USERNS_SUBIDS;
+		if (own_userns && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
 			fail(report_fd, &err, 125);
+		/* the caller's supplementary groups (overflow ids inside) go: the map
+		 * newgidmap wrote allows setgroups(2) */
+		if (cfg->userns == NSRUN_USERNS_SUBIDS && setgroups(0, NULL) < 0) {
+			error_set(&err, errno, "drop the supplementary groups");
+			fail(report_fd, &err, 125);
+		}
 		/* reduced: here, as root of our own user namespace, because the kernel
 		 * refuses a new user namespace to a chrooted process (unshare(2), EPERM) */
 		if (cfg->isolation == NSRUN_ISOLATION_REDUCED && (chroot(cfg->rootfs) < 0 || chdir("/") < 0)) {
 			error_set(&err, errno, "chroot into \"%s\"", cfg->rootfs);
 			fail(report_fd, &err, 125);
 		}
-		if (caps_drop_bounding(&err) < 0 ||
+		if (caps_keep_bounding(cfg->security.cap_add, &err) < 0 ||
 		    (!unmapped && ns_become(proc->uid, proc->gid, &err) < 0) ||
 		    limits_apply_rlimits(rlimits, &err) < 0)
 			fail(report_fd, &err, 125);
@@ -154,7 +163,8 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	}
 	cloexec_all_fds();
 	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
-	if (caps_clear_and_nnp(&err) < 0)
+	/* --cap-add: root keeps them across execve; any other uid lost them in setresuid */
+	if (caps_set_and_nnp(geteuid() == 0 ? cfg->security.cap_add : 0, &err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_PRIVS);
 	/* after no_new_privs, which landlock_restrict_self(2) requires; before seccomp */

@@ -107,7 +107,7 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 	if (a->own_userns && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||
 			      ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0))
 		report(a->report_fd, &err, 125);
-	if (caps_drop_bounding(&err) < 0 || ns_become(proc->uid, proc->gid, &err) < 0)
+	if (caps_keep_bounding(a->cfg->security.cap_add, &err) < 0 || ns_become(proc->uid, proc->gid, &err) < 0)
 		report(a->report_fd, &err, 125);
 	/* credential changes clear it */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
@@ -170,7 +170,17 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 			report(a->report_fd, &err, 125);
 		}
 	}
-	if (!a->own_userns) {
+	if (t->multi_id) {
+		/* --userns subids: the payload's namespace is this one, where setgroups
+		 * is allowed: the caller's groups go, as the payload's went */
+		if (setgroups(0, NULL) < 0) {
+			error_set(&err, errno, "drop supplementary groups");
+			report(a->report_fd, &err, 125);
+		}
+		/* root of it until the command has set its bounding set (command_main) */
+		if (ns_become(0, 0, &err) < 0)
+			report(a->report_fd, &err, 125);
+	} else if (!a->own_userns) {
 		/* a child of the container's: our capabilities there cover it */
 		if (setns(t->userns_payload, CLONE_NEWUSER) < 0) {
 			error_set(&err, errno, "join the payload's user namespace");
@@ -610,6 +620,10 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 	if (cfg.security.landlock && !cfg.security.allow_nested)
 		landlock = landlock_abi();
 	err->stage = STAGE_PREPARE;
+	t.multi_id = cfg.userns == NSRUN_USERNS_SUBIDS;
+	/* every id of the range is mapped: no namespace of its own for another -u */
+	if (t.multi_id)
+		own_userns = false;
 	if (exec_target_open(&t, dir_fd, monitor, err) < 0)
 		goto out;
 	if (x->debug) {

@@ -7,6 +7,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "caps.h"
 #include "cleanup.h"
 #include "exec_spec.h"
 #include "sys.h"
@@ -66,6 +67,11 @@ int exec_spec_format(const struct nsrun_config *cfg, const char *profiles_dir, c
 	gen_bool(g, "allow_nested", cfg->security.allow_nested);
 	gen_bool(g, "landlock", cfg->security.landlock);
 	gen_bool(g, "landlock_no_tcp", cfg->security.landlock_no_tcp);
+	/* --userns subids: the payload is in the container's user namespace; exec's
+	 * command too, with the capabilities of --cap-add as the payload has them */
+	gen_bool(g, "userns_subids", cfg->userns == NSRUN_USERNS_SUBIDS);
+	gen_int(g, "cap_add", (long long)cfg->security.cap_add);
+	gen_bool(g, "rootfs_writable", cfg->rootfs_writable);
 	/* what the payload's Landlock ruleset opens for writing and binding */
 	GEN_STR(g, "rw_volumes");
 	yajl_gen_array_open(g);
@@ -193,6 +199,14 @@ static int parse_root(yajl_val root, struct nsrun_config *cfg, char **profiles_d
 	cfg->security.allow_nested = get_bool(root, "allow_nested");
 	cfg->security.landlock = get_bool(root, "landlock");
 	cfg->security.landlock_no_tcp = get_bool(root, "landlock_no_tcp");
+	cfg->userns = get_bool(root, "userns_subids") ? NSRUN_USERNS_SUBIDS : NSRUN_USERNS_ONE;
+	cfg->rootfs_writable = get_bool(root, "rootfs_writable");
+	{
+		/* never more than Docker's default set, whatever the file says */
+		yajl_val v = get(root, "cap_add", yajl_t_number);
+		if (v && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0)
+			cfg->security.cap_add = (uint64_t)YAJL_GET_INTEGER(v) & caps_docker_default();
+	}
 	if (get_str(root, "cwd", &cfg->process.cwd) < 0 || get_str(root, "seccomp", &cfg->security.seccomp) < 0 ||
 	    get_str(root, "seccomp_profiles_dir", profiles_dir) < 0 || get_strings(root, "env", false, &env) < 0 ||
 	    get_strings(root, "rw_volumes", true, &rw) < 0 || get_strings(root, "tmpfs", true, &tmpfs) < 0) {

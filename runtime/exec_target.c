@@ -222,13 +222,25 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 	t->userns_outer = ioctl(t->userns_payload, NS_GET_PARENT);
 	if (t->userns_outer < 0)
 		return error_set(err, errno, "the parent of its payload's user namespace (NS_GET_PARENT)");
-	if (same_file(t->userns_outer, self))
+	if (same_file(t->userns_outer, self) && t->multi_id) {
+		/* --userns subids: one level, the container's (the joiner checks the root
+		 * is no chroot, as the reduced tier's is) */
+		close(t->userns_outer);
+		t->userns_outer = t->userns_payload;
+		t->userns_payload = -1;
+		above = ioctl(t->userns_outer, NS_GET_PARENT);
+		if (above < 0 || !same_file(above, self))
+			return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun "
+					 "made for it");
+	} else if (same_file(t->userns_outer, self)) {
 		return error_set(err, 0, "its payload runs in the container's user namespace (isolation reduced): "
 				 "exec joins only a service of isolation full");
-	above = ioctl(t->userns_outer, NS_GET_PARENT);
-	if (above < 0 || !same_file(above, self))
-		return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun made "
-				 "for it (it made one of its own?)");
+	} else {
+		above = ioctl(t->userns_outer, NS_GET_PARENT);
+		if (above < 0 || !same_file(above, self))
+			return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun "
+					 "made for it (it made one of its own?)");
+	}
 	for (int k = 0; k < NS__COUNT; k++) {
 		_cleanup_close_ int fd = -1, ours = -1, owner = -1;
 		snprintf(path, sizeof(path), "ns/%s", ns_kinds[k].name);

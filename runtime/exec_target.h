@@ -20,7 +20,10 @@ struct exec_target {
 	int pidfd[3];                   /* of the monitor, init, the payload */
 	int proc_fd;                    /* /proc/PAYLOAD */
 	int userns_outer;               /* the container's user namespace (init's) */
-	int userns_payload;             /* the payload's own, a child of it */
+	int userns_payload;             /* the payload's own, a child of it; -1 with multi_id */
+	bool multi_id;                  /* set before exec_target_open for a service of --userns
+					 * subids: its payload is in the container's user namespace
+					 * (one level), which maps more than one id */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */

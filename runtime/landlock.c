@@ -118,7 +118,7 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 		return error_set(err, errno, "landlock: create the ruleset (ABI %d)", abi);
 	/* read and execute everywhere; device nodes (a read-only tmpfs holds them) stay
 	 * usable; /proc's own permissions and masks decide what is written there */
-	if (add_path(ruleset, "/", read, err) < 0)
+	if (add_path(ruleset, "/", cfg->rootfs_writable ? all : read, err) < 0)
 		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* the outer /dev and /proc: only the harmless nodes are writable */

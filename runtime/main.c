@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "caps.h"
 #include "check.h"
 #include "cleanup.h"
 #include "cli.h"
@@ -39,6 +40,7 @@ enum {
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
 	OPT_STOP_TIMEOUT, OPT_ADD_HOST, OPT_STOP_WITH_PARENT, OPT_STOP_WITH_PID,
+	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
 	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
 	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
 };
@@ -54,6 +56,9 @@ static const struct option options[] = {
 	{ "hostname", required_argument, NULL, OPT_HOSTNAME },
 	{ "add-host", required_argument, NULL, OPT_ADD_HOST },
 	{ "user", required_argument, NULL, 'u' },
+	{ "userns", required_argument, NULL, OPT_USERNS },
+	{ "cap-add", required_argument, NULL, OPT_CAP_ADD },
+	{ "read-only", optional_argument, NULL, OPT_READ_ONLY },
 	{ "network", required_argument, NULL, OPT_NETWORK },
 	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
 	{ "pids-limit", required_argument, NULL, OPT_PIDS_LIMIT },
@@ -128,6 +133,13 @@ static const char usage_text[] =
 	"  --hostname NAME           hostname inside (default nsrun)\n"
 	"  --add-host NAME:IP        one more line of the container's /etc/hosts (repeatable)\n"
 	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
+	"  --userns one|subids       one: one id inside, the payload's (default); subids: 0 is you,\n"
+	"                            1..65535 your ids of /etc/subuid and /etc/subgid (newuidmap),\n"
+	"                            for images that start as root and switch user (docs/userns.md)\n"
+	"  --cap-add CAP[,CAP...]    keep CAP for a uid-0 payload (Docker's default set at most; ALL:\n"
+	"                            that set), only over what its user namespace owns\n"
+	"  --read-only=false         a writable root: an overlay over the image, its writes in a\n"
+	"                            tmpfs of --tmpfs-size, gone after the run (default: read-only)\n"
 	"  --network none|pasta      none: no network but loopback (default); pasta: also eth0, a way\n"
 	"                            out as the caller through pasta(1), not to the host's loopback\n"
 	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
@@ -341,6 +353,25 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return (cfg->process.cwd = config_container_path("--workdir", arg, err)) ? 0 : -1;
 	case 'u':
 		return config_set_user(cfg, arg, err);
+	case OPT_USERNS:
+		if (strcmp(arg, "one") == 0)
+			cfg->userns = NSRUN_USERNS_ONE;
+		else if (strcmp(arg, "subids") == 0)
+			cfg->userns = NSRUN_USERNS_SUBIDS;
+		else
+			return error_set(err, 0, "--userns: \"%s\": unknown (one: the payload's id only; subids: "
+					 "also your subordinate ids)", arg);
+		return 0;
+	case OPT_CAP_ADD:
+		return caps_parse_add(arg, &cfg->security.cap_add, err);
+	case OPT_READ_ONLY:
+		if (!arg || strcmp(arg, "true") == 0)
+			cfg->rootfs_writable = false;
+		else if (strcmp(arg, "false") == 0)
+			cfg->rootfs_writable = true;
+		else
+			return error_set(err, 0, "--read-only: \"%s\": expected true or false", arg);
+		return 0;
 	case OPT_HOSTNAME:
 		if (!arg[0] || strlen(arg) > 64 || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 							       "0123456789.-") != strlen(arg) ||
@@ -582,6 +613,13 @@ static void debug_dump(const struct nsrun_config *cfg)
 		fprintf(stderr, "nsrun: debug: argv[%zu] %s\n", i, cfg->process.args.v[i]);
 	for (size_t i = 0; i < cfg->process.env.n; i++)
 		fprintf(stderr, "nsrun: debug: env %s\n", cfg->process.env.v[i]);
+	{
+		char caps[256];
+		caps_format(cfg->security.cap_add, caps, sizeof(caps));
+		fprintf(stderr, "nsrun: debug: user %u:%u, userns %s, cap-add %s, root %s\n", (unsigned)cfg->process.uid,
+			(unsigned)cfg->process.gid, cfg->userns == NSRUN_USERNS_SUBIDS ? "subids" : "one",
+			caps[0] ? caps : "none", cfg->rootfs_writable ? "writable (tmpfs upper layer)" : "read-only");
+	}
 	if (mount_plan_build(cfg, &plan, &err) == 0) {
 		mount_plan_format(&plan, cfg, buf, sizeof(buf));
 		fprintf(stderr, "%s", buf);

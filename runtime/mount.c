@@ -48,6 +48,9 @@ struct mount_attr {
 	__u64 userns_fd;
 };
 #endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
 
 #define STAGING "/tmp"          /* host path over which the staging tmpfs is mounted, in our namespace only */
 #define NEWROOT STAGING "/root"
@@ -151,6 +154,30 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 	if (set_mount_attrs(fd, true, attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	s->tree_fd = steal_fd(&fd);
+	return 0;
+}
+
+int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_error *err)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	_cleanup_close_ int userns = -1;
+	char path[64];
+
+	if (src->rootfs.tree_fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", n);
+	userns = open(path, O_RDONLY | O_CLOEXEC);
+	if (userns < 0)
+		return error_set_stage(err, STAGE_ID_MAPS, errno, "open %s", path);
+	attr.userns_fd = (__u64)userns;
+	if (syscall(SYS_mount_setattr, src->rootfs.tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+		    sizeof(attr)) < 0) {
+		error_set_stage(err, STAGE_ID_MAPS, errno, "--userns subids: map the image's ids onto the "
+				"container's (an idmapped mount of the rootfs)");
+		err->hint = "the image's file system must support idmapped mounts (ext4, xfs, btrfs, tmpfs "
+			    "since Linux 6.3), or run nsrun as an unprivileged user with an image of its own";
+		return -1;
+	}
 	return 0;
 }
 
@@ -672,18 +699,28 @@ static int populate_upper(int lower_fd, int upper_fd, const char *path, enum mou
 /* An overlay over the image whose upper layer holds the mount points it lacks,
  * so nsrun never writes into an image (overlayfs(5): "userxattr" for a mount in
  * a user namespace). */
-static int mount_overlay_root(const struct mount_plan *plan, int tree, bool legacy, struct nsrun_error *err)
+static int mount_overlay_root(const struct nsrun_config *cfg, const struct mount_plan *plan, int tree, bool legacy,
+			      struct nsrun_error *err)
 {
 	_cleanup_close_ int lower = -1;
 	_cleanup_close_ int upper = -1;
+	char size[64];
 
-	if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/upper", 0755) < 0 ||
-	    mkdir(STAGING "/work", 0755) < 0)
+	if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/rw", 0755) < 0)
+		return error_set(err, errno, "make the overlay directories");
+	/* --read-only=false: the writes of the payload go to a tmpfs of their own,
+	 * --tmpfs-size at most, which ends with the mount namespace */
+	snprintf(size, sizeof(size), "mode=0755,size=%llu",
+		 (unsigned long long)(cfg->rootfs_writable ? cfg->limits.tmpfs_bytes : 1ULL << 20));
+	if (cfg->rootfs_writable &&
+	    mount("nsrun-root", STAGING "/rw", "tmpfs", MS_NOSUID | MS_NODEV, size) < 0)
+		return error_set(err, errno, "mount the tmpfs of the writable root");
+	if (mkdir(STAGING "/rw/upper", 0755) < 0 || mkdir(STAGING "/rw/work", 0755) < 0)
 		return error_set(err, errno, "make the overlay directories");
 	if (attach_tree(tree, legacy, STAGING "/lower", -1, err, "the rootfs") < 0)
 		return -1;
 	lower = open(STAGING "/lower", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	upper = open(STAGING "/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	upper = open(STAGING "/rw/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (lower < 0 || upper < 0)
 		return error_set(err, errno, "open the overlay directories");
 	for (size_t i = 0; i < plan->n; i++) {
@@ -698,15 +735,17 @@ static int mount_overlay_root(const struct mount_plan *plan, int tree, bool lega
 		    populate_upper(lower, upper, op->target, op->create, etc, err) < 0)
 			return -1;
 	}
-	if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV | MS_RDONLY,
-		  "lowerdir=" STAGING "/lower,upperdir=" STAGING "/upper,workdir=" STAGING "/work,userxattr") < 0)
-		return error_set(err, errno, "mount an overlay over the image (it lacks mount points)");
+	if (mount("overlay", NEWROOT, "overlay", MS_NOSUID | MS_NODEV | (cfg->rootfs_writable ? 0 : MS_RDONLY),
+		  "lowerdir=" STAGING "/lower,upperdir=" STAGING "/rw/upper,workdir=" STAGING "/rw/work,userxattr") < 0)
+		return error_set(err, errno, "mount an overlay over the image (%s)",
+				 cfg->rootfs_writable ? "--read-only=false" : "it lacks mount points");
 	return 0;
 }
 
 /* The staging tmpfs, the rootfs (or an overlay over it) at NEWROOT, read-only.
  * Returns an O_PATH fd of the new root or -1. */
-static int build_rootfs(const struct mount_plan *plan, int tree, bool legacy, struct nsrun_error *err)
+static int build_rootfs(const struct nsrun_config *cfg, const struct mount_plan *plan, int tree, bool legacy,
+			struct nsrun_error *err)
 {
 	int root_fd;
 
@@ -715,16 +754,16 @@ static int build_rootfs(const struct mount_plan *plan, int tree, bool legacy, st
 		return error_set(err, errno, "mount the staging tmpfs on %s", STAGING);
 	if (mkdir(NEWROOT, 0755) < 0)
 		return error_set(err, errno, "mkdir %s", NEWROOT);
-	if (!plan->needs_overlay) {
+	if (!plan->needs_overlay && !cfg->rootfs_writable) {
 		if (attach_tree(tree, legacy, NEWROOT, -1, err, "the rootfs") < 0)
 			return -1;
-	} else if (mount_overlay_root(plan, tree, legacy, err) < 0) {
+	} else if (mount_overlay_root(cfg, plan, tree, legacy, err) < 0) {
 		return -1;
 	}
 	root_fd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return error_set(err, errno, "open %s", NEWROOT);
-	if (legacy && !plan->needs_overlay &&
+	if (legacy && !plan->needs_overlay && !cfg->rootfs_writable &&
 	    set_mount_attrs(root_fd, false, MOUNT_ATTR_RDONLY | attrs_of(0)) < 0) {
 		close(root_fd);
 		return error_set(err, errno, "make the rootfs read-only");
@@ -792,7 +831,7 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
-	root_fd = build_rootfs(plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
+	root_fd = build_rootfs(cfg, plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
 	if (root_fd < 0)
 		return -1;
 	timing_mark(timing, TP_ROOTFS);

@@ -41,6 +41,7 @@
 #include "landlock.h"
 #include "protected.h"
 #include "seccomp.h"
+#include "subid.h"
 #include "sync.h"
 #include "sys.h"
 #include "tier.h"
@@ -276,8 +277,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	gid_t host_gid;
 	bool in_cgroup = false;
 	int unmapped = 0;
+	struct subid_maps subids;
 
 	if (ns_host_ids(&host_uid, &host_gid, err) < 0)
+		return -1;
+	/* --userns subids: the ranges are found (or refused) before anything is made */
+	if (cfg->userns == NSRUN_USERNS_SUBIDS && subid_maps_for_caller(&subids, err) < 0)
 		return -1;
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
@@ -355,8 +360,6 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		close(run->err.write_fd);
 	run->out.write_fd = run->err.write_fd = -1;
 	relay_close_payload_ends(&run->relay);
-	/* the trees were copied into the child with its fd table: ours can go */
-	mount_sources_close(&run->sources);
 	/* before ID_MAPS_WRITTEN: the child waits for it, so it has run nothing yet */
 	if (!in_cgroup && cgroup_enter(&run->cg, run->child, err) < 0)
 		return -1;
@@ -364,7 +367,16 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
 	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
-	if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
+	if (cfg->userns == NSRUN_USERNS_SUBIDS) {
+		/* the helpers have exited when this returns: the maps are in place */
+		if (subid_write_maps(run->child, &subids, err) < 0)
+			return -1;
+		/* root: the image's ids onto the container's, through the tree the
+		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it) */
+		if (subids.direct && mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
+			return -1;
+	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL &&
+		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
 		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
 			return -1;
 		if (tier_host_root()) {
@@ -375,6 +387,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		}
 		unmapped = SYNC_UNMAPPED;
 	}
+	/* the trees were copied into the child with its fd table: ours can go */
+	mount_sources_close(&run->sources);
 	timing_mark(run->timing, TP_ID_MAPS);
 	/* before init goes on: the payload must find eth0 configured.  pasta joins the
 	 * user namespace, so it comes after the id maps. */

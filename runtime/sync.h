@@ -6,6 +6,9 @@
  * sendto); only -t passes an fd, with sendmsg/recvmsg.  Both sides mark each exchange with the same comment
  * (`sync: ID_MAPS_WRITTEN`) so a reader can pair them.  Order of a run:
  *   parent -> pid 1   ID_MAPS_WRITTEN      uid_map/gid_map are written
+ *                                         (--userns subids: newuidmap and newgidmap
+ *                                         have exited, and as root the image tree is
+ *                                         idmapped; subid.h)
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
  *                  or EXEC_FAILED(errno)   execve failed (126/127)
  *                  or ERROR(nsrun_error)   set-up failed (125)

@@ -22,7 +22,7 @@ assert_match "landlock: its ABI, or why not" '(^|
 assert_match "pasta: ok, or why --network pasta cannot work and the fix" '(^|
 )pasta: (ok \(--network pasta can make eth0|missing: .*(passt|/dev/net/tun).*; fix: )' "$OUT"
 assert_match "newuidmap and subordinate ids" '(^|
-)newuidmap: (ok|missing: .*; fix: none needed)' "$OUT"
+)newuidmap: (ok \(--userns subids maps a user namespace|missing: .*; fix: none needed but for --userns subids)' "$OUT"
 bad=$(grep -Ev '^[a-z/_ 0-9]+: (ok( \(.+\))?|missing: .+)$' <<<"$OUT" || true)
 assert_eq "every line is FEATURE: ok or FEATURE: missing: ..." "" "$bad"
 bad=$(grep ': missing: ' <<<"$OUT" | grep -v '; fix: ' || true)

@@ -100,6 +100,45 @@ assert_match "  ... and check names the same tier and exits 1" "(^|
 )isolation: missing: not full; a run takes the $tier tier.*
 check status 1\$" "$OUT"
 
+# ---- the probe battery (examples/test_isolation.py) at podman's defaults, asserting
+# what that tier promises (issue 16): its harness runs outside podman, as the user, and
+# every nsrun it starts runs inside one long-lived container through `podman exec`,
+# which sees the harness's temporary files at the same path
+B=$P/battery
+mkdir -p "$B/lib" "$B/tmp"
+cp "$TESTS_DIR/../examples/test_isolation.py" "$B/lib/" && cp -r "$TESTS_DIR/../bindings/python/nsrun" "$B/lib/"
+[ "$(id -u)" = 0 ] && chown -R "$USER_NAME" "$B"
+chmod -R a+rX "$B"
+run_cmd "${as_user[@]}" "${podman[@]}" run -d --name nsrun-battery --network none \
+	-v "$P/nsrun:/opt/nsrun:ro" -v "$NSRUN_IMAGES:/images:ro" -v "$B/tmp:$B/tmp" \
+	localhost/nsrun-python sleep 600
+if [ "$RC" != 0 ]; then
+	not_ok "podman run -d of the battery's container" "$(_ctx)"
+else
+	{
+		echo '#!/bin/sh'
+		printf 'exec'
+		printf ' %q' "${podman[@]}" exec -i -e LD_LIBRARY_PATH=/opt/nsrun -e NSRUN_IMAGES=/images \
+			-e ASAN_OPTIONS=detect_leaks=0 -e XDG_CACHE_HOME="$B/tmp/cache" nsrun-battery /opt/nsrun/nsrun
+		printf ' "$@"\n'
+	} >"$B/nsrun"
+	chmod 755 "$B/nsrun"
+	deselect=()
+	# (a sanitizer build cannot run the minimal tier: its RLIMIT_DATA backstop is below
+	# ASan's shadow reservation)
+	[ -n "${NSRUN_TEST_SANITIZER:-}" ] && deselect=(-k "not minimal")
+	NSRUN_TEST_GUARD=300 run_cmd "${as_user[@]}" NSRUN="$B/nsrun" NSRUN_ISOLATION="$tier" TMPDIR="$B/tmp" \
+		PYTHONPATH="$B/lib" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs "${deselect[@]+"${deselect[@]}"}" \
+		--basetemp "$B/tmp/pytest" "$B/lib/test_isolation.py"
+	diag "the battery in podman ($tier tier): $(grep -E '[0-9]+ (passed|failed)' <<<"$OUT" | tail -n 1)"
+	assert_match "podman defaults: examples/test_isolation.py passes for the $tier tier's properties" \
+		'(^|
+)[0-9]+ passed, [0-9]+ skipped' "$OUT"
+	assert_eq "  ... skipping only what the tier does not promise" "" \
+		"$(grep '^SKIPPED' <<<"$OUT" | grep -Ev ": (the $tier tier does not promise this|the minimal tier has no chroot unprivileged)\$" || true)"
+	"${as_user[@]}" "${podman[@]}" rm -f -t 0 nsrun-battery >/dev/null 2>&1 || true
+fi
+
 # ---- the README's options: a default run with every property
 opts=(--security-opt systempaths=unconfined --cap-add SYS_ADMIN)
 in_podman "${opts[@]}" -- 'cd /; N=/opt/nsrun/nsrun

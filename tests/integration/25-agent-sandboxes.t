@@ -15,6 +15,7 @@
 #      install_network_seccomp_filter_on_current_thread: sendto, connect, bind, ...
 #      and every socket family but AF_UNIX denied)
 #   e) nsrun inside nsrun (--allow-nested) with only the binary mounted
+#   and plain bwrap --unshare-all --proc /proc, the baseline that always worked
 # The filters are tests/sandboxes/agent-sandbox.c (built by make as build/agent-sandbox).
 # In each: `nsrun check`'s status, a run printing its uid, and check's verdict is the
 # run's.  Each cell reaches full isolation where the kernel allows it.  Run as root,
@@ -197,6 +198,12 @@ run_cmd "${bw_hidden[@]}" "${env[@]}" "$NS" --debug --image python -- true
 assert_match "  ... and --debug says where the profile came from" \
 	'(^|
 )nsrun: debug: seccomp profile built-in default \(compiled into nsrun\)' "$ERR"
+
+# ---- plain bwrap --unshare-all with its own /proc (the issue's second row; 22-nesting.t
+# has its properties one by one): the same check, run and battery
+bw_plain=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --)
+cell "plain bwrap --unshare-all --proc /proc" "${bw_plain[@]}"
+battery "plain bwrap --unshare-all" "${bw_plain[@]}"
 
 # ---- b) bwrap --unshare-pid without --proc: /proc of another pid namespace
 bw_noproc=("${AGENT[@]+"${AGENT[@]}"}" bwrap --unshare-user --unshare-pid --die-with-parent --ro-bind / / --bind /proc /proc --dev /dev --)

@@ -63,25 +63,9 @@ run_cmd prlimit --data=$((512 << 20)) "$PROBE" reserve 4
 assert_match "  control: under RLIMIT_DATA 512m (what --memory was) the same reservation fails" \
 	'^reserve: denied ENOMEM' "$OUT"
 
-# an AddressSanitizer program, built here (it reserves terabytes of shadow memory)
-cat >"$TESTTMP/asan.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-int main(int argc, char **argv)
-{
-	size_t n = 16 << 20;
-	char *p = malloc(n);
-	memset(p, 1, n);
-	volatile char *q = p;
-	if (argc > 1)
-		q[n + 8] = 1; /* "overflow": ASan must catch it */
-	printf("asan: ok %d\n", p[n - 1]);
-	free(p);
-	return 0;
-}
-C
-if ! gcc -fsanitize=address -static-libasan -O1 -g -o "$TESTTMP/asan" "$TESTTMP/asan.c" 2>"$TESTTMP/gcc.err"; then
+# an AddressSanitizer program (probe/asan-alloc.c), built here: it reserves terabytes
+# of shadow memory
+if ! gcc -fsanitize=address -static-libasan -O1 -g -o "$TESTTMP/asan" "$TESTS_DIR/probe/asan-alloc.c" 2>"$TESTTMP/gcc.err"; then
 	skip "gcc -fsanitize=address failed (Debian: build-essential): $(head -c 300 "$TESTTMP/gcc.err")" "ASan program"
 else
 	chmod 755 "$TESTTMP/asan"

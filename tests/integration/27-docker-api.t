@@ -168,7 +168,7 @@ all=['lc-a', 'lc-b']
 n2=['lc-b']
 created=created
 prefix=lc-a
-exec=3 ['65534', 'err', 'out']
+exec=3 ['0', 'err', 'out']
 exec_sees_sleep=True
 exec_created=409
 stopped=exited exit=143

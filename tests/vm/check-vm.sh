@@ -41,6 +41,25 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/nsrun-vm.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# programs that reserve far more address space than they use (issue 22), built here
+# from tests/probe: an AddressSanitizer one (gcc) and a Go one (Debian's golang-go),
+# with the list of the libraries the ASan one needs, which the guest copies into the
+# rootfs it runs it from; the guest test fails where one is missing
+mkdir -p "$work/memprogs"
+if gcc -fsanitize=address -static-libasan -O1 -g -o "$work/memprogs/asan-alloc" "$top/tests/probe/asan-alloc.c" \
+	2>"$work/gcc.err"; then
+	LC_ALL=C ldd "$work/memprogs/asan-alloc" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' \
+		>"$work/memprogs/asan-alloc.libs"
+else
+	echo "check-vm: gcc -fsanitize=address failed (build-essential): $(head -c 300 "$work/gcc.err")" >&2
+fi
+gocache=${NSRUN_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nsrun-vm}/go-build
+mkdir -p "$gocache"
+if ! (cd "$work" && GOCACHE=$gocache GOPATH=$work/gopath CGO_ENABLED=0 GOFLAGS=-mod=mod \
+	go build -o "$work/memprogs/go-alloc" "$top/tests/probe/go-alloc.go") 2>"$work/go.err"; then
+	echo "check-vm: go build failed (golang-go): $(head -c 300 "$work/go.err")" >&2
+fi
+payload+=(-p "$work/memprogs")
 "$here/build-initramfs.sh" -o "$work/initramfs.cpio.gz" "${payload[@]}"
 set +e
 "$here/run-vm.sh" -i "$work/initramfs.cpio.gz" -t "$tmo" -l "$work/console.log" ${quiet[@]+"${quiet[@]}"} -- "$@"

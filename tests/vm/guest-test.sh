@@ -175,6 +175,14 @@ make_rootfs() {
 	cp "$PROBE" "$ROOTFS/probe"
 	cp /bin/busybox "$ROOTFS/bin/busybox"
 	ln -s busybox "$ROOTFS/bin/sh"
+	# check-vm.sh's ASan and Go programs (issue 22), the ASan one with its libraries
+	if [ -f "$HERE/memprogs/asan-alloc" ]; then
+		cp "$HERE/memprogs/asan-alloc" "$ROOTFS/asan-alloc"
+		while read -r lib; do
+			mkdir -p "$ROOTFS$(dirname "$lib")" && cp -L "$lib" "$ROOTFS$lib"
+		done <"$HERE/memprogs/asan-alloc.libs"
+	fi
+	[ ! -f "$HERE/memprogs/go-alloc" ] || cp "$HERE/memprogs/go-alloc" "$ROOTFS/go-alloc"
 	chmod -R a+rX "$ROOTFS"
 }
 
@@ -292,6 +300,31 @@ nsrun_limits() {
 	# MAP_NORESERVE reservation (one page touched) runs under the default --memory
 	nsrun_json -- /probe reserve 4
 	is "$who: a 4 GiB MAP_NORESERVE reservation under the default --memory: exit" "$RC" 0
+	# an AddressSanitizer program (terabytes of shadow reserved) and a Go program (its
+	# heap arenas) under the default --memory, each with a control that shows it is what
+	# it claims: ASan catches an overflow; the Go program's real use is counted
+	if [ -f "$ROOTFS/asan-alloc" ]; then
+		nsrun_json -e ASAN_OPTIONS=detect_leaks=0 -- /asan-alloc
+		is "$who: an ASan-built program under the default --memory: exit, stdout" "$RC $(jget stdout)" "0 asan: ok 1\n"
+		is "$who: ... limits.memory_bytes.enforced" "$(jget limits.memory_bytes.enforced)" cgroup
+		nsrun_json -e ASAN_OPTIONS=detect_leaks=0 -- /asan-alloc overflow
+		case $(jget stderr) in
+		*heap-buffer-overflow*) record ok "$who: ... ASan works there: it catches a heap overflow" ;;
+		*) record fail "$who: ... ASan works there: it catches a heap overflow (stderr: $(jget stderr | head -c 300))" ;;
+		esac
+	else
+		record fail "$who: an ASan-built program is in the payload (check-vm.sh builds it with gcc -fsanitize=address)"
+	fi
+	if [ -f "$ROOTFS/go-alloc" ]; then
+		nsrun_json -- /go-alloc 64
+		is "$who: a Go program using 64 MiB under the default --memory: exit, stdout" "$RC $(jget stdout)" \
+			"0 go: ok 64 MiB\n"
+		nsrun_json --memory 128m -- /go-alloc 300
+		show_run
+		is "$who: ... control: using 300 MiB under --memory 128m it is ended: status" "$(jget status)" oom_killed
+	else
+		record fail "$who: a Go program is in the payload (check-vm.sh builds it with go build)"
+	fi
 	# 300 MiB: the guest has 512 MiB, and the kernel's overcommit heuristic refuses a
 	# single allocation larger than its memory outright (ENOMEM, no limit involved)
 	for kind in malloc memfd shm shared procs:128; do

@@ -1,0 +1,49 @@
+/* subid.h - more than one id in the container's user namespace (--userns subids):
+ * container id 0 is the caller, 1..N the caller's subordinate ids from
+ * /etc/subuid and /etc/subgid (subuid(5), subgid(5)), the maps written by the
+ * setuid helpers newuidmap(1) and newgidmap(1), as podman maps a rootless
+ * container.  As root no helper is needed: root's own subordinate range is written
+ * to /proc/PID/{uid,gid}_map directly, container 0..N-1 onto it (root is never
+ * mapped).  docs/userns.md says what this means for the host. */
+#ifndef NSRUN_SUBID_H
+#define NSRUN_SUBID_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* One contiguous range of subordinate ids. */
+struct subid_range {
+	unsigned long start;            /* first host id */
+	unsigned long count;            /* how many */
+};
+
+/* The maps of a run: uid and gid ranges, and who they are for. */
+struct subid_maps {
+	uid_t uid;                      /* the caller's uid (container 0 when unprivileged) */
+	gid_t gid;
+	bool direct;                    /* root: written directly, container 0 -> start */
+	struct subid_range uids, gids;
+};
+
+/* The first range of user (by name, or by uid in decimal, as subuid(5) allows) in
+ * the text of a subuid/subgid file.  Returns 1 with *r set, 0 when there is none. */
+int subid_find(const char *text, const char *user, unsigned long id, struct subid_range *r);
+
+/* Fills m for the caller (getuid/getgid, the name from the password database): the
+ * first subuid and subgid ranges, at least 1000 ids each, and none holding id 0 or
+ * the caller's own id.  Returns 0, or -1 with err: ENOENT (no range: the hint gives
+ * the usermod(8) line) or EINVAL (a range that would map host root or the caller). */
+int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err);
+
+/* Writes the maps of the child pid (a number in nsrun's pid namespace) with
+ * newuidmap/newgidmap, or directly as root; waits for the helpers, whose stderr
+ * becomes the error's text.  Returns 0 or -1 with err (stage id maps). */
+int subid_write_maps(pid_t pid, const struct subid_maps *m, struct nsrun_error *err);
+
+/* nsrun check: maps a throwaway user namespace with the helpers (or directly as
+ * root).  Returns 0 when it worked, or -1 with err saying why not. */
+int subid_check(struct nsrun_error *err);
+
+#endif
