@@ -242,6 +242,33 @@ static const char *state_word(const struct api_ctr *c)
 	return strcmp(c->st.status, "created") == 0 ? "created" : "exited";
 }
 
+/* Docker's State.Health of a container with a health check (--health-cmd). */
+static void gen_health(yajl_gen g, const struct service_health *h)
+{
+	char when[32] = "0001-01-01T00:00:00Z";
+	time_t t = (time_t)h->checked;
+	struct tm tm;
+
+	if (h->checked > 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	api_gen_str(g, "Health");
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Status", h->status);
+	api_gen_kv_int(g, "FailingStreak", h->failing_streak);
+	api_gen_str(g, "Log");
+	yajl_gen_array_open(g);
+	if (h->checked > 0) {
+		yajl_gen_map_open(g);
+		api_gen_kv_str(g, "Start", when);
+		api_gen_kv_str(g, "End", when);
+		api_gen_kv_int(g, "ExitCode", h->exit_code);
+		api_gen_kv_str(g, "Output", h->output);
+		yajl_gen_map_close(g);
+	}
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
 static void gen_labels(yajl_gen g, const struct api_ctr *c)
 {
 	yajl_val l = api_get(c->config, "labels", yajl_t_object);
@@ -277,7 +304,9 @@ static void gen_summary(yajl_gen g, const struct api_ctr *c)
 	char status[64], iid[80], name[NAME_MAX_LEN + 2];
 
 	if (c->alive)
-		snprintf(status, sizeof(status), "Up");
+		snprintf(status, sizeof(status), "Up%s%s%s", !c->st.health.status[0] ? "" :
+			 strcmp(c->st.health.status, "starting") == 0 ? " (health: " : " (", c->st.health.status,
+			 c->st.health.status[0] ? ")" : "");
 	else if (strcmp(c->st.status, "created") == 0)
 		snprintf(status, sizeof(status), "Created");
 	else
@@ -419,6 +448,8 @@ void api_gen_inspect(yajl_gen g, const struct api_ctr *c)
 	api_gen_kv_str(g, "Error", "");
 	api_gen_kv_str(g, "StartedAt", strcmp(state_word(c), "created") ? created : "0001-01-01T00:00:00Z");
 	api_gen_kv_str(g, "FinishedAt", "0001-01-01T00:00:00Z");
+	if (c->st.health.status[0]) /* --health-cmd: Docker's State.Health, the last check as its Log */
+		gen_health(g, &c->st.health);
 	yajl_gen_map_close(g);
 	api_gen_kv_str(g, "Image", iid);
 	api_gen_kv_str(g, "Name", name);

@@ -395,6 +395,44 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 	return 0;
 }
 
+/* Docker's Config.Healthcheck as --health-cmd and its kin: Test ["CMD-SHELL", CMD]
+ * or ["CMD", ARG...] (as shell words), ["NONE"] or none: no check; the durations are
+ * nanoseconds, 0 Docker's default.  Returns 0 or -1 (refused). */
+static int healthcheck(struct create_ctx *x, yajl_val body)
+{
+	yajl_val h = api_get(body, "Healthcheck", yajl_t_object);
+	yajl_val test = api_get(h, "Test", yajl_t_array);
+	static const char *const durations[][2] = { { "Interval", "--health-interval" },
+						    { "Timeout", "--health-timeout" },
+						    { "StartPeriod", "--health-start-period" } };
+	const char *kind = test && test->u.array.len ? YAJL_GET_STRING(test->u.array.values[0]) : NULL;
+	const char *words[64];
+	char cmd[4096];
+	size_t n = 0;
+
+	if (!kind || strcmp(kind, "NONE") == 0)
+		return 0;
+	for (size_t i = 1; i < test->u.array.len && n < 64; i++)
+		if (!(words[n++] = YAJL_GET_STRING(test->u.array.values[i])))
+			return refuse(x, 400, "Healthcheck.Test[%zu]: expected a string", i);
+	if (strcmp(kind, "CMD-SHELL") == 0 && n == 1)
+		snprintf(cmd, sizeof(cmd), "%s", words[0]);
+	else if (strcmp(kind, "CMD") == 0 && n >= 1 && n < 64)
+		shell_quote_join(words, n, cmd, sizeof(cmd));
+	else
+		return refuse(x, 400, "Healthcheck.Test: expected [\"CMD-SHELL\", CMD], [\"CMD\", ARG...] or [\"NONE\"]");
+	if (add(x, "--health-cmd", cmd) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+		long long ns = get_ll(h, durations[i][0]);
+		if (ns > 0 && add_fmt(x, durations[i][1], "%lld.%09lld", ns / 1000000000LL, ns % 1000000000LL) < 0)
+			return -1;
+	}
+	if (get_ll(h, "Retries") > 0 && add_fmt(x, "--health-retries", "%lld", get_ll(h, "Retries")) < 0)
+		return -1;
+	return 0;
+}
+
 static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
 	const char *user = api_get_str(body, "User"), *wd = api_get_str(body, "WorkingDir");
@@ -429,7 +467,7 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 		if (h && add(x, "--add-host", h) < 0)
 			return -1;
 	}
-	if (add(x, "--", NULL) < 0)
+	if (healthcheck(x, body) < 0 || add(x, "--", NULL) < 0)
 		return -1;
 	for (int pass = 0; pass < 2; pass++) {
 		yajl_val a = pass ? cmd : ep;

@@ -24,6 +24,11 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->network = NSRUN_NETWORK_NONE;
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
 	cfg->service.ready_timeout_us = NSRUN_DEFAULT_READY_TIMEOUT_US;
+	/* docker run's defaults (docs.docker.com/reference/dockerfile/#healthcheck) */
+	cfg->service.health.interval_us = 30ULL * 1000000;
+	cfg->service.health.timeout_us = 30ULL * 1000000;
+	cfg->service.health.retries = 3;
+	cfg->publish_max_connections = NSRUN_DEFAULT_PUBLISH_CONNECTIONS;
 	cfg->hostname = strdup(NSRUN_DEFAULT_HOSTNAME);
 	cfg->security.seccomp = strdup("default");
 	cfg->security.landlock = true;
@@ -332,6 +337,10 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->publish);
 	free(cfg->add_hosts);
 	free(cfg->service.name);
+	strv_free(&cfg->service.labels);
+	free(cfg->service.wait_log);
+	free(cfg->service.wait_http_path);
+	free(cfg->service.health.cmd);
 	free(cfg->security.seccomp);
 	free(cfg->cgroup_parent);
 	free(cfg->output.json_path);

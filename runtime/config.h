@@ -30,6 +30,11 @@
 #define NSRUN_MAX_ADD_HOSTS 64          /* --add-host */
 #define NSRUN_HOST_NAME_MAX 253         /* a DNS name in text form (RFC 1035) */
 #define NSRUN_DEFAULT_READY_TIMEOUT_US (60ULL * 1000000)
+#define NSRUN_MAX_LABELS 16             /* --label (state.h keeps as many) */
+#define NSRUN_LABEL_KEY_MAX 127
+#define NSRUN_LABEL_VALUE_MAX 255
+#define NSRUN_DEFAULT_PUBLISH_CONNECTIONS 256
+#define NSRUN_MAX_PUBLISH_CONNECTIONS 4096     /* two fds each in the forwarder */
 
 enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
@@ -151,7 +156,22 @@ struct nsrun_config {
 		bool timeout_given;     /* --timeout was given (a -d service has none by default) */
 		bool stop_with_parent;  /* --stop-with-parent: stopped when the process that ran nsrun -d ends */
 		pid_t stop_with_pid;    /* --stop-with-pid: stopped when that process ends; 0 = none */
+		struct strv labels;     /* --label KEY=VALUE (as docker's), in state.json; for ps and
+					 * stop/rm --all --filter label=KEY[=VALUE] */
+		char *wait_log;         /* --wait-log REGEX: -d returns once a line of the log matches (POSIX ERE) */
+		uint16_t wait_http_port;        /* --wait-http PORT[/PATH]: ... once GET PATH on that published */
+		char *wait_http_path;           /* container port answers 2xx or 3xx; 0 = none */
+		bool wait_healthy;      /* --wait-healthy: ... once --health-cmd succeeded */
+		struct nsrun_health {
+			char *cmd;              /* --health-cmd: run by /bin/sh -c inside, as nsrun exec; NULL = none */
+			uint64_t interval_us;   /* --health-interval (docker's default 30s) */
+			uint64_t timeout_us;    /* --health-timeout: a longer check counts as failed (30s) */
+			uint64_t start_period_us;       /* --health-start-period: failures then do not count (0) */
+			uint64_t retries;       /* --health-retries: failures in a row that make it unhealthy (3) */
+		} health;
 	} service;
+	uint64_t publish_max_connections;       /* --publish-max-connections: simultaneous connections
+						 * of each published port; more are reset (default 256) */
 	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
 					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
@@ -190,6 +210,17 @@ int config_add_publish(struct nsrun_config *cfg, const char *spec, struct nsrun_
  * docker takes it) and appends it.  "host-gateway" is refused: nsrun gives the
  * container no address of the host.  Returns 0 or -1 with err. */
 int config_add_host(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "--label KEY[=VALUE]" (docker's: KEY alone has an empty value; a KEY given
+ * again replaces).  Returns 0 or -1 with err. */
+int config_add_label(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Sets --wait-log REGEX once it compiles as a POSIX extended regular expression
+ * (regcomp(3)).  Returns 0 or -1 with err. */
+int config_set_wait_log(struct nsrun_config *cfg, const char *regex, struct nsrun_error *err);
+
+/* Parses "--wait-http CONTAINER_PORT[/PATH]" (PATH default "/").  Returns 0 or -1 with err. */
+int config_set_wait_http(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* The cross-field checks of -p, --tmpfs, -d, --name and --wait-port (config_service.c);
  * called by config_validate.  Returns 0 or -1 with err. */

@@ -2,6 +2,7 @@
  * (see config.h).  Pure: no syscalls. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,65 @@ int config_add_publish(struct nsrun_config *cfg, const char *spec, struct nsrun_
 	return 0;
 }
 
+int config_add_label(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	size_t klen = strcspn(spec, "=");
+	_cleanup_free_ char *kv = NULL;
+
+	if (klen == 0 || klen > NSRUN_LABEL_KEY_MAX || strlen(spec + klen) > NSRUN_LABEL_VALUE_MAX + 1)
+		return error_set(err, 0, "--label: \"%s\": expected KEY=VALUE, KEY of 1 to %d and VALUE of at most %d "
+				 "characters", spec, NSRUN_LABEL_KEY_MAX, NSRUN_LABEL_VALUE_MAX);
+	for (const char *c = spec; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return error_set(err, 0, "--label: \"%s\": no control characters", spec);
+	/* docker's "--label KEY" is KEY with an empty value */
+	if (asprintf(&kv, "%s%s", spec, spec[klen] ? "" : "=") < 0)
+		return error_set(err, ENOMEM, "--label");
+	if (cfg->service.labels.n >= NSRUN_MAX_LABELS && !strv_getenv(&cfg->service.labels, spec))
+		return error_set(err, 0, "--label: at most %d", NSRUN_MAX_LABELS);
+	return strv_setenv(&cfg->service.labels, kv) < 0 ? error_set(err, ENOMEM, "--label") : 0;
+}
+
+int config_set_wait_log(struct nsrun_config *cfg, const char *regex, struct nsrun_error *err)
+{
+	regex_t re;
+	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+	char why[128];
+
+	if (rc != 0) {
+		regerror(rc, &re, why, sizeof(why));
+		return error_set(err, 0, "--wait-log: \"%s\": %s (a POSIX extended regular expression)", regex, why);
+	}
+	regfree(&re);
+	free(cfg->service.wait_log);
+	cfg->service.wait_log = strdup(regex);
+	return cfg->service.wait_log ? 0 : error_set(err, ENOMEM, "--wait-log");
+}
+
+int config_set_wait_http(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	const char *slash = strchr(spec, '/');
+	char port[8];
+	size_t plen = slash ? (size_t)(slash - spec) : strlen(spec);
+	uint16_t p = 0;
+
+	if (plen == 0 || plen >= sizeof(port))
+		return error_set(err, 0, "--wait-http: \"%s\": expected CONTAINER_PORT[/PATH]", spec);
+	memcpy(port, spec, plen);
+	port[plen] = '\0';
+	if (parse_port(spec, "container port", port, false, &p, err) < 0)
+		return error_set(err, 0, "--wait-http: \"%s\": expected CONTAINER_PORT[/PATH], the port 1 to 65535", spec);
+	for (const char *c = slash ? slash : ""; *c; c++)
+		if ((unsigned char)*c <= 0x20 || *c == 0x7f)
+			return error_set(err, 0, "--wait-http: \"%s\": the path has a space or control character", spec);
+	free(cfg->service.wait_http_path);
+	cfg->service.wait_http_path = strdup(slash ? slash : "/");
+	if (!cfg->service.wait_http_path)
+		return error_set(err, ENOMEM, "--wait-http");
+	cfg->service.wait_http_port = p;
+	return 0;
+}
+
 /* Cross-field checks of -p, --tmpfs, -d and their kin. Returns 0 or -1 with err. */
 int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *err)
 {
@@ -170,6 +230,21 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 						 (unsigned)cfg->publish[i].host_port);
 		found |= cfg->publish[i].container_port == s->wait_port;
 	}
+	if (s->wait_http_port) {
+		bool http_found = false;
+		for (size_t i = 0; i < cfg->n_publish; i++)
+			http_found |= cfg->publish[i].container_port == s->wait_http_port;
+		if (!http_found)
+			return error_set(err, 0, "--wait-http %u: not a published container port (add -p 0:%u)",
+					 (unsigned)s->wait_http_port, (unsigned)s->wait_http_port);
+	}
+	if (!s->detach && (s->labels.n || s->wait_log || s->wait_http_port || s->wait_healthy || s->health.cmd))
+		return error_set(err, 0, "%s: only with -d", s->labels.n ? "--label" : s->wait_log ? "--wait-log" :
+				 s->wait_http_port ? "--wait-http" : s->wait_healthy ? "--wait-healthy" : "--health-cmd");
+	if (s->wait_healthy && !s->health.cmd)
+		return error_set(err, 0, "--wait-healthy: there is no health check (add --health-cmd CMD)");
+	if (s->health.cmd && (!s->health.interval_us || !s->health.timeout_us || !s->health.retries))
+		return error_set(err, 0, "--health-interval, --health-timeout and --health-retries must be more than 0");
 	if (s->wait_port && !found)
 		return error_set(err, 0, "--wait-port %u: not a published container port (add -p 0:%u)", (unsigned)s->wait_port,
 				 (unsigned)s->wait_port);

@@ -41,6 +41,8 @@ enum {
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
 	OPT_STOP_TIMEOUT, OPT_ADD_HOST, OPT_STOP_WITH_PARENT, OPT_STOP_WITH_PID,
 	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
+	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
+	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
 };
 
 static const struct option options[] = {
@@ -85,6 +87,16 @@ static const struct option options[] = {
 	{ "ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "stop-with-parent", no_argument, NULL, OPT_STOP_WITH_PARENT },
 	{ "stop-with-pid", required_argument, NULL, OPT_STOP_WITH_PID },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "wait-log", required_argument, NULL, OPT_WAIT_LOG },
+	{ "wait-http", required_argument, NULL, OPT_WAIT_HTTP },
+	{ "wait-healthy", no_argument, NULL, OPT_WAIT_HEALTHY },
+	{ "health-cmd", required_argument, NULL, OPT_HEALTH_CMD },
+	{ "health-interval", required_argument, NULL, OPT_HEALTH_INTERVAL },
+	{ "health-timeout", required_argument, NULL, OPT_HEALTH_TIMEOUT },
+	{ "health-retries", required_argument, NULL, OPT_HEALTH_RETRIES },
+	{ "health-start-period", required_argument, NULL, OPT_HEALTH_START_PERIOD },
+	{ "publish-max-connections", required_argument, NULL, OPT_PUBLISH_MAX_CONNECTIONS },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -104,7 +116,9 @@ static const char usage_text[] =
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
-	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME...|--all | rm [-f] NAME...|--all\n"
+	"  nsrun ps [--json] [--filter label=K[=V]] | logs [-f] NAME\n"
+	"  nsrun stop [-t SECONDS] NAME...|--all [--filter label=K[=V]]\n"
+	"  nsrun rm [-f] NAME...|--all [--filter label=K[=V]]\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
@@ -139,6 +153,16 @@ static const char usage_text[] =
 	"  --stop-with-parent        -d: stop the service (as nsrun stop) when the process that ran\n"
 	"                            nsrun -d ends, by any signal (a test run killed leaves nothing)\n"
 	"  --stop-with-pid PID       -d: the same when process PID ends\n"
+	"  --label KEY=VALUE         -d: a label of the service (ps, stop/rm --all --filter label=KEY=VALUE)\n"
+	"  --wait-log REGEX          -d returns only once a line of the log matches REGEX (POSIX ERE)\n"
+	"  --wait-http PORT[/PATH]   -d returns only once GET PATH on published container PORT answers\n"
+	"                            2xx or 3xx\n"
+	"  --wait-healthy            -d returns only once the health check passed (--health-cmd)\n"
+	"  --health-cmd CMD          -d: run CMD (sh -c) inside, as nsrun exec, every --health-interval\n"
+	"                            (default 30s), a failure past --health-timeout (30s); unhealthy after\n"
+	"                            --health-retries (3) in a row, not counting --health-start-period (0)\n"
+	"  --publish-max-connections N  simultaneous connections to each -p port (default 256, at most\n"
+	"                            4096); more are reset at once and counted in the log\n"
 	"  --pids-limit N            processes of the container (default 128; 0 = none)\n"
 	"  --memory BYTES            memory of each process, with k, m or g (default 512m; 0 = none)\n"
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
@@ -286,6 +310,32 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		cfg->service.stop_with_pid = (pid_t)pid;
 		return 0;
 	}
+	case OPT_LABEL:
+		return config_add_label(cfg, arg, err);
+	case OPT_WAIT_LOG:
+		return config_set_wait_log(cfg, arg, err);
+	case OPT_WAIT_HTTP:
+		return config_set_wait_http(cfg, arg, err);
+	case OPT_WAIT_HEALTHY:
+		cfg->service.wait_healthy = true;
+		return 0;
+	case OPT_HEALTH_CMD:
+		if (!arg[0])
+			return error_set(err, 0, "--health-cmd: empty");
+		return set_str(&cfg->service.health.cmd, arg, "--health-cmd", err);
+	case OPT_HEALTH_INTERVAL:
+		return parse_duration_us("--health-interval", arg, &cfg->service.health.interval_us, err);
+	case OPT_HEALTH_TIMEOUT:
+		return parse_duration_us("--health-timeout", arg, &cfg->service.health.timeout_us, err);
+	case OPT_HEALTH_START_PERIOD:
+		return parse_duration_us("--health-start-period", arg, &cfg->service.health.start_period_us, err);
+	case OPT_HEALTH_RETRIES:
+		return parse_uint("--health-retries", arg, 1000000, &cfg->service.health.retries, err);
+	case OPT_PUBLISH_MAX_CONNECTIONS:
+		if (parse_uint("--publish-max-connections", arg, NSRUN_MAX_PUBLISH_CONNECTIONS,
+			       &cfg->publish_max_connections, err) < 0)
+			return -1;
+		return cfg->publish_max_connections ? 0 : error_set(err, 0, "--publish-max-connections: must be 1 or more");
 	case OPT_CPU_TIME:
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:

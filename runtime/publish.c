@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -34,7 +35,6 @@
 #include "sys.h"
 
 #define RELAY_BUF 16384
-#define MAX_CONNS 256           /* more at once are accepted and closed */
 #define PROBE_INTERVAL_MS 50
 
 void publish_init(struct publish_state *ps)
@@ -329,15 +329,31 @@ static int probe(int factory, uint16_t port)
 	return 0;
 }
 
+/* One connection past the limit: reset at once (SO_LINGER 0: the client reads
+ * ECONNRESET, not a quiet end of file, socket(7)), and said in the log (stderr, the
+ * service's log under -d) for the first and then every 100th. */
+static void refuse(int cl, const struct nsrun_publish *p, size_t max_conns, uint64_t refused)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(cl, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(cl);
+	if (refused == 1 || refused % 100 == 0)
+		fprintf(stderr, "nsrun: -p %u: connection refused: %zu open already (--publish-max-connections); "
+			"%llu refused so far\n", (unsigned)p->container_port, max_conns, (unsigned long long)refused);
+}
+
 static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *cfg, struct publish_state *ps,
 						      int ready_fd)
 {
-	struct relay *conns[MAX_CONNS] = { 0 };
-	struct pollfd pfd[NSRUN_MAX_PUBLISH + 1 + 2 * MAX_CONNS];
+	/* --publish-max-connections at once; one more is reset (refused) at once and counted */
+	const size_t max_conns = cfg->publish_max_connections;
+	struct relay **conns = calloc(max_conns, sizeof(*conns));
+	struct pollfd *pfd = calloc(NSRUN_MAX_PUBLISH + 1 + 2 * max_conns, sizeof(*pfd));
 	uint16_t cport[NSRUN_MAX_PUBLISH];
 	int keep[NSRUN_MAX_PUBLISH + 2];
 	size_t nk = 0;
-	uint64_t next_probe = 0;
+	uint64_t next_probe = 0, refused = 0;
 
 	for (size_t i = 0; i < ps->n; i++) {
 		keep[nk++] = ps->listen_fd[i];
@@ -347,6 +363,17 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 	keep[nk++] = ready_fd;
 	close_fds_except(keep, nk);
 	signal(SIGPIPE, SIG_IGN);
+	if (!conns || !pfd)
+		_exit(1);
+	{
+		/* two fds a connection: the soft limit up to the hard one if need be (getrlimit(2)) */
+		struct rlimit rl;
+		rlim_t need = 2 * max_conns + 64;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < need) {
+			rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	for (;;) {
 		size_t np = 0;
 		int timeout = -1;
@@ -354,7 +381,7 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 		for (size_t i = 0; i < ps->n; i++)
 			pfd[np++] = (struct pollfd){ .fd = ps->listen_fd[i], .events = POLLIN };
 		pfd[np++] = (struct pollfd){ .fd = ps->factory_fd, .events = 0 }; /* POLLHUP: init is gone */
-		for (size_t c = 0; c < MAX_CONNS; c++) {
+		for (size_t c = 0; c < max_conns; c++) {
 			pfd[np++] = (struct pollfd){ .fd = conns[c] ? conns[c]->fd[0] : -1,
 						     .events = conns[c] ? relay_events(conns[c], 0) : 0 };
 			pfd[np++] = (struct pollfd){ .fd = conns[c] ? conns[c]->fd[1] : -1,
@@ -388,20 +415,23 @@ static void __attribute__((noreturn)) forwarder_main(const struct nsrun_config *
 			while ((cl = accept4(ps->listen_fd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 				size_t c = 0;
 				int srv = -1;
-				while (c < MAX_CONNS && conns[c])
+				while (c < max_conns && conns[c])
 					c++;
-				if (c < MAX_CONNS)
-					srv = connect_inside(ps->factory_fd, cport[i]);
+				if (c == max_conns) {
+					refuse(cl, &cfg->publish[i], max_conns, ++refused);
+					continue;
+				}
+				srv = connect_inside(ps->factory_fd, cport[i]);
 				if (srv >= 0 && (conns[c] = calloc(1, sizeof(*conns[c])))) {
 					*conns[c] = (struct relay){ .fd = { cl, srv }, .connecting = true };
 					continue;
 				}
 				if (srv >= 0)
 					close(srv);
-				close(cl); /* full, or the container refused: the client sees it closed */
+				close(cl); /* the container refused: the client sees it closed */
 			}
 		}
-		for (size_t c = 0; c < MAX_CONNS; c++) {
+		for (size_t c = 0; c < max_conns; c++) {
 			struct relay *r = conns[c];
 			short r0 = pfd[ps->n + 1 + 2 * c].revents, r1 = pfd[ps->n + 2 + 2 * c].revents;
 			if (!r || pfd[ps->n + 1 + 2 * c].fd != r->fd[0])

@@ -26,6 +26,7 @@
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
+#include "service_wait.h"
 #include "state.h"
 #include "sys.h"
 
@@ -51,6 +52,17 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 	for (size_t i = 0; i < cfg->n_publish; i++) {
 		st->ports[i] = cfg->publish[i];
 		st->ports[i].host_port = pub->host_port[i];
+	}
+	for (size_t i = 0; i < cfg->service.labels.n && i < NSRUN_MAX_LABELS; i++) {
+		const char *kv = cfg->service.labels.v[i];
+		size_t klen = strcspn(kv, "=");
+		snprintf(st->labels[i].key, sizeof(st->labels[i].key), "%.*s", (int)klen, kv);
+		snprintf(st->labels[i].value, sizeof(st->labels[i].value), "%s", kv[klen] ? kv + klen + 1 : "");
+		st->n_labels = i + 1;
+	}
+	if (cfg->service.health.cmd) {
+		snprintf(st->health.status, sizeof(st->health.status), "starting");
+		st->health.exit_code = -1;
 	}
 }
 
@@ -141,6 +153,7 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	struct nsrun_result result;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int code;
+	pid_t checker;
 
 	setsid();
 	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
@@ -151,7 +164,15 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	signal(SIGHUP, SIG_IGN);
 	st->pid = getpid();
 	state_write(dir_fd, st);
+	checker = health_start(cfg, dir_fd, st->name);
 	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd);
+	/* before state.json is written again: the checker writes it too */
+	health_stop(checker);
+	if (st->health.status[0]) { /* its last word, for ps and inspect */
+		struct service_state last;
+		if (state_read(dir_fd, &last) == 0)
+			st->health = last.health;
+	}
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	result_free(&result);
@@ -331,8 +352,15 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	publish_close(&pub); /* the monitor has them */
 	close(lock_fd);
 	lock_fd = -1;
+	uint64_t deadline = monotonic_us() + cfg->service.ready_timeout_us;
+	char why[512] = "";
 	r = wait_ready(ready[0], cfg->service.ready_timeout_us);
 	close(ready[0]);
+	if (r == 1 && service_wants_wait(cfg)) {
+		r = service_wait(cfg, dir_fd, &st, deadline, why, sizeof(why));
+		if (r < 0) /* it cannot be ready: it goes as one that timed out */
+			r = -2;
+	}
 	if (r == 1) {
 		st.pid = monitor;
 		if (print_started(cfg, &st, dir, &json, &err) < 0 || (fflush(stdout) != 0 &&
@@ -349,9 +377,9 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	}
 	/* not ready: the monitor goes, and with it (PDEATHSIG) everything it started;
 	 * one that closed the pipe is ending by itself: its status and last words count */
-	if (r < 0)
+	if (r == -1)
 		reap_within(monitor, &status, KILL_WAIT_US);
-	if (r == 0 || status == -1) {
+	if (r == 0 || r == -2 || status == -1) {
 		kill(monitor, SIGKILL);
 		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 			;
@@ -361,8 +389,11 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	if (r == 0) {
 		char secs[32];
 		format_seconds(cfg->service.ready_timeout_us, secs, sizeof(secs));
-		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" was not ready within %s (--ready-timeout)%s",
-				name, secs, cfg->service.wait_port ? ": its port did not accept a connection" : "");
+		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" was not ready within %s (--ready-timeout)%s%s",
+				name, secs, why[0] ? ": " : cfg->service.wait_port ? ": its port did not accept a connection" : "",
+				why);
+	} else if (r == -2) {
+		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" did not become ready: %s", name, why);
 	} else {
 		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" ended before it was ready (status %d)", name,
 				WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -399,39 +430,81 @@ static int __attribute__((format(printf, 1, 2))) fail_msg(const char *fmt, ...)
 	return 125;
 }
 
+/* --filter label=KEY[=VALUE] (docker's; several must all hold) into labels.
+ * Returns 0 or 125 after printing why. */
+static int add_filter(struct strv *labels, const char *arg)
+{
+	if (strncmp(arg, "label=", 6) != 0 || !arg[6] || arg[6] == '=')
+		return fail_msg("--filter \"%s\": only label=KEY or label=KEY=VALUE is known", arg);
+	return strv_push(labels, arg + 6) < 0 ? fail_msg("out of memory") : 0;
+}
+
+/* True if st has every label of labels. */
+static bool filter_matches(const struct service_state *st, const struct strv *labels)
+{
+	for (size_t i = 0; i < labels->n; i++)
+		if (!state_has_label(st, labels->v[i]))
+			return false;
+	return true;
+}
+
+static const struct option filter_opts[] = { { "json", no_argument, NULL, 'j' },
+					     { "filter", required_argument, NULL, 'f' },
+					     { NULL, 0, NULL, 0 } };
+
 static int cmd_ps(int argc, char **argv)
 {
 	struct nsrun_error err = { 0 };
 	char root[PATH_MAX];
 	_cleanup_close_ int root_fd = -1;
-	bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
+	bool json = false;
 	yajl_gen g = NULL;
 	DIR *d;
 	struct dirent *e;
+	struct strv filter = { 0 };
+	int c, rc = 0;
 
-	if (argc > 3 || (argc == 3 && !json))
-		return fail_msg("usage: nsrun ps [--json]");
+	optind = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:", filter_opts, NULL)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'f')
+			rc = rc ? rc : add_filter(&filter, optarg);
+		else
+			rc = fail_msg("usage: nsrun ps [--json] [--filter label=KEY[=VALUE]]...");
+	}
+	if (!rc && optind < argc)
+		rc = fail_msg("usage: nsrun ps [--json] [--filter label=KEY[=VALUE]]...");
+	if (rc) {
+		strv_free(&filter);
+		return rc;
+	}
 	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0) {
+		strv_free(&filter);
 		error_print(&err, stderr);
 		return 125;
 	}
-	if (!(d = fdopendir(dup(root_fd))))
+	if (!(d = fdopendir(dup(root_fd)))) {
+		strv_free(&filter);
 		return fail_msg("read %s", root);
+	}
 	if (json) {
 		g = yajl_gen_alloc(NULL);
 		if (!g) {
+			strv_free(&filter);
 			closedir(d);
 			return 125;
 		}
 		yajl_gen_config(g, yajl_gen_beautify, 1);
 		yajl_gen_array_open(g);
 	} else {
-		printf("%-24s %-12s %-8s %-36s %s\n", "NAME", "STATUS", "PID", "PORTS", "COMMAND");
+		printf("%-24s %-22s %-8s %-36s %s\n", "NAME", "STATUS", "PID", "PORTS", "COMMAND");
 	}
 	while ((e = readdir(d))) {
 		_cleanup_close_ int fd = -1;
 		struct service_state st;
-		char dir[PATH_MAX + 300], status[32], ports[512] = "";
+		char dir[PATH_MAX + 300], status[48], ports[512] = "";
 		size_t o = 0;
 
 		if (e->d_name[0] == '.' || !service_name_valid(e->d_name))
@@ -447,12 +520,18 @@ static int cmd_ps(int argc, char **argv)
 			state_remove_dir(root_fd, e->d_name);
 			continue;
 		}
+		if (!filter_matches(&st, &filter))
+			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", root, e->d_name);
 		if (json) {
 			state_gen(g, &st, dir);
 			continue;
 		}
-		if (alive)
+		if (alive && strcmp(st.health.status, "starting") == 0)
+			snprintf(status, sizeof(status), "running (health: starting)"); /* docker's words */
+		else if (alive && st.health.status[0])
+			snprintf(status, sizeof(status), "running (%s)", st.health.status);
+		else if (alive)
 			snprintf(status, sizeof(status), "running");
 		else if (strcmp(st.status, "created") == 0)
 			snprintf(status, sizeof(status), "created");
@@ -465,9 +544,10 @@ static int cmd_ps(int argc, char **argv)
 				break;
 			o += (size_t)n;
 		}
-		printf("%-24s %-12s %-8lld %-36s %s\n", st.name, status, st.pid, ports, st.command);
+		printf("%-24s %-22s %-8lld %-36s %s\n", st.name, status, st.pid, ports, st.command);
 	}
 	closedir(d);
+	strv_free(&filter);
 	if (json) {
 		const unsigned char *buf;
 		size_t len;
@@ -583,8 +663,9 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 	return 0;
 }
 
-/* The names of every service of the caller into names.  Returns 0 or 125 after printing why. */
-static int all_services(struct strv *names)
+/* The names of every service of the caller with every label of filter into names.
+ * Returns 0 or 125 after printing why. */
+static int all_services(struct strv *names, const struct strv *filter)
 {
 	struct nsrun_error err = { 0 };
 	char root[PATH_MAX];
@@ -598,11 +679,20 @@ static int all_services(struct strv *names)
 	}
 	if (!(d = fdopendir(dup(root_fd))))
 		return fail_msg("read %s", root);
-	while ((e = readdir(d)))
-		if (service_name_valid(e->d_name) && strv_push(names, e->d_name) < 0) {
+	while ((e = readdir(d))) {
+		if (!service_name_valid(e->d_name))
+			continue;
+		if (filter->n) {
+			_cleanup_close_ int fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct service_state st;
+			if (fd < 0 || state_read(fd, &st) < 0 || !filter_matches(&st, filter))
+				continue;
+		}
+		if (strv_push(names, e->d_name) < 0) {
 			closedir(d);
 			return fail_msg("out of memory");
 		}
+	}
 	closedir(d);
 	return 0;
 }
@@ -612,13 +702,14 @@ static int cmd_stop_rm(int argc, char **argv)
 	bool rm = strcmp(argv[1], "rm") == 0, force = false, all = false;
 	uint64_t timeout_us = rm ? 0 : DEFAULT_STOP_TIMEOUT_US;
 	struct nsrun_error err = { 0 };
-	struct strv names = { 0 };
+	struct strv names = { 0 }, filter = { 0 };
 	int rc = 0, c;
-	const char *usage = rm ? "usage: nsrun rm [-f] NAME... | rm [-f] --all" :
-				 "usage: nsrun stop [-t SECONDS] NAME... | stop [-t SECONDS] --all";
+	const char *usage = rm ? "usage: nsrun rm [-f] NAME... | rm [-f] --all [--filter label=KEY[=VALUE]]..." :
+				 "usage: nsrun stop [-t SECONDS] NAME... | stop [-t SECONDS] --all [--filter label=KEY[=VALUE]]...";
 	static const struct option opts[] = { { "time", required_argument, NULL, 't' },
 					      { "force", no_argument, NULL, 'f' },
 					      { "all", no_argument, NULL, 'a' },
+					      { "filter", required_argument, NULL, 'F' },
 					      { NULL, 0, NULL, 0 } };
 
 	optind = 2;
@@ -633,13 +724,22 @@ static int cmd_stop_rm(int argc, char **argv)
 			force = true;
 		} else if (c == 'a') {
 			all = true;
+		} else if (c == 'F') {
+			if ((rc = add_filter(&filter, optarg)) != 0)
+				break;
 		} else {
-			return fail_msg("%s", usage);
+			rc = fail_msg("%s", usage);
+			break;
 		}
 	}
-	if (all ? optind < argc : optind >= argc)
-		return fail_msg("%s", usage);
-	if (all && (rc = all_services(&names)) != 0) {
+	if (!rc && (all ? optind < argc : optind >= argc))
+		rc = fail_msg("%s", usage);
+	if (!rc && filter.n && !all)
+		rc = fail_msg("--filter: only with --all (%s)", usage + 7);
+	if (!rc && all)
+		rc = all_services(&names, &filter);
+	strv_free(&filter);
+	if (rc) {
 		strv_free(&names);
 		return rc;
 	}

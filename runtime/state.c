@@ -37,6 +37,16 @@ bool state_is_kept(const struct service_state *st)
 	return strcmp(st->status, "exited") == 0 || strcmp(st->status, "created") == 0;
 }
 
+bool state_has_label(const struct service_state *st, const char *want)
+{
+	size_t klen = strcspn(want, "=");
+
+	for (size_t i = 0; i < st->n_labels; i++)
+		if (strlen(st->labels[i].key) == klen && strncmp(st->labels[i].key, want, klen) == 0)
+			return !want[klen] || strcmp(st->labels[i].value, want + klen + 1) == 0;
+	return false;
+}
+
 /* Opens dir (made 0700 if missing) under parent_fd, refusing a symlink, another
  * owner, or access for group and others.  Returns the fd or -1 with err. */
 static int open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
@@ -183,6 +193,21 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 	gen_kv_str(g, "image", st->image);
 	gen_kv_str(g, "command", st->command);
 	gen_kv_int(g, "created", st->created);
+	GEN_STR(g, "labels");
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < st->n_labels; i++)
+		gen_kv_str(g, st->labels[i].key, st->labels[i].value);
+	yajl_gen_map_close(g);
+	if (st->health.status[0]) {
+		GEN_STR(g, "health");
+		yajl_gen_map_open(g);
+		gen_kv_str(g, "status", st->health.status);
+		gen_kv_int(g, "failing_streak", st->health.failing_streak);
+		gen_kv_int(g, "exit_code", st->health.exit_code);
+		gen_kv_str(g, "output", st->health.output);
+		gen_kv_int(g, "checked", st->health.checked);
+		yajl_gen_map_close(g);
+	}
 	yajl_gen_map_close(g);
 }
 
@@ -230,10 +255,11 @@ static long long get_int(yajl_val root, const char *key)
 int state_read(int dir_fd, struct service_state *st)
 {
 	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	char text[16384], ebuf[128];
+	char text[32768], ebuf[128];
 	ssize_t n;
-	yajl_val root, ports;
-	const char *ports_path[] = { "ports", NULL };
+	yajl_val root, ports, labels, health;
+	const char *ports_path[] = { "ports", NULL }, *labels_path[] = { "labels", NULL };
+	const char *health_path[] = { "health", NULL };
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
@@ -266,6 +292,23 @@ int state_read(int dir_fd, struct service_state *st)
 		st->ports[i].host_port = (uint16_t)get_int(p, "host_port");
 		st->ports[i].container_port = (uint16_t)get_int(p, "container_port");
 		st->n_ports = i + 1;
+	}
+	labels = yajl_tree_get(root, labels_path, yajl_t_object);
+	for (size_t i = 0; labels && i < labels->u.object.len && st->n_labels < NSRUN_MAX_LABELS; i++) {
+		yajl_val v = labels->u.object.values[i];
+		if (!YAJL_IS_STRING(v))
+			continue;
+		snprintf(st->labels[st->n_labels].key, sizeof(st->labels[0].key), "%s", labels->u.object.keys[i]);
+		snprintf(st->labels[st->n_labels].value, sizeof(st->labels[0].value), "%s", YAJL_GET_STRING(v));
+		st->n_labels++;
+	}
+	health = yajl_tree_get(root, health_path, yajl_t_object);
+	if (health) {
+		copy_str(health, "status", st->health.status, sizeof(st->health.status));
+		copy_str(health, "output", st->health.output, sizeof(st->health.output));
+		st->health.failing_streak = get_int(health, "failing_streak");
+		st->health.exit_code = get_int(health, "exit_code");
+		st->health.checked = get_int(health, "checked");
 	}
 	yajl_tree_free(root);
 	return 0;

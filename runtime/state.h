@@ -31,7 +31,22 @@ struct service_state {
 	char image[256];
 	char command[512];
 	long long created;              /* seconds since the epoch */
+	size_t n_labels;                /* --label */
+	struct service_label {
+		char key[NSRUN_LABEL_KEY_MAX + 1];
+		char value[NSRUN_LABEL_VALUE_MAX + 1];
+	} labels[NSRUN_MAX_LABELS];
+	struct service_health {         /* --health-cmd (docker's State.Health) */
+		char status[16];        /* "" (none), "starting", "healthy", "unhealthy" */
+		long long failing_streak;       /* failed checks in a row */
+		long long exit_code;    /* of the last check; -1: none yet or timed out */
+		char output[256];       /* the last check's output, its start */
+		long long checked;      /* when the last check ended, seconds since the epoch */
+	} health;
 };
+
+/* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */
+bool state_has_label(const struct service_state *st, const char *want);
 
 /* True if st stays until rm without a live lock: "exited" or "created" (a
  * "running" one whose lock is free lost its monitor, and with it the container). */

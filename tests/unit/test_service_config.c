@@ -6,6 +6,7 @@
 #include "config.h"
 #include "mount_plan.h"
 #include "service.h"
+#include "state.h"
 #include "tap.h"
 
 static const struct mount_op *find(const struct mount_plan *p, enum mount_op_kind kind, const char *target)
@@ -125,6 +126,56 @@ static void tmpfs_cases(struct tap *t)
 	config_free(&cfg);
 }
 
+/* --label, --wait-log, --wait-http, --health-*: parsing, checks, and labels in a state */
+static void wait_label_cases(struct tap *t)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+	struct service_state st = { 0 };
+
+	config_init(&cfg, &err);
+	cfg.rootfs = strdup("/");
+	tap_ok(t, config_add_label(&cfg, "app=web", &err) == 0, "--label app=web");
+	tap_ok(t, config_add_label(&cfg, "flag", &err) == 0, "--label KEY alone");
+	tap_str(t, "  ... has an empty value", "", strv_getenv(&cfg.service.labels, "flag"));
+	tap_ok(t, config_add_label(&cfg, "app=db", &err) == 0 && cfg.service.labels.n == 2, "a KEY again replaces");
+	tap_ok(t, config_add_label(&cfg, "=v", &err) < 0 && err.errnum == 0, "--label =v is rejected");
+	tap_ok(t, config_add_label(&cfg, "a=\n", &err) < 0, "--label with a control character is rejected");
+	tap_ok(t, config_set_wait_log(&cfg, "ready (to|for)", &err) == 0, "--wait-log with a valid ERE");
+	tap_ok(t, config_set_wait_log(&cfg, "(", &err) < 0 && strstr(err.msg, "--wait-log"), "--wait-log \"(\" is rejected");
+	tap_ok(t, config_set_wait_http(&cfg, "8080", &err) == 0 && cfg.service.wait_http_port == 8080 &&
+			  strcmp(cfg.service.wait_http_path, "/") == 0, "--wait-http 8080: path /");
+	tap_ok(t, config_set_wait_http(&cfg, "8080/health?x=1", &err) == 0 &&
+			  strcmp(cfg.service.wait_http_path, "/health?x=1") == 0, "--wait-http 8080/health?x=1");
+	tap_ok(t, config_set_wait_http(&cfg, "0/x", &err) < 0, "--wait-http 0 is rejected");
+	tap_ok(t, config_set_wait_http(&cfg, "/x", &err) < 0, "--wait-http without a port is rejected");
+	tap_ok(t, config_set_wait_http(&cfg, "80/a b", &err) < 0, "--wait-http with a space in the path is rejected");
+	cfg.service.wait_http_port = 8080;
+	cfg.service.detach = true;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "not a published container port"),
+	       "--wait-http of a port not published is rejected");
+	config_add_publish(&cfg, "0:8080", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "... published: fine");
+	cfg.service.wait_healthy = true;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "no health check"),
+	       "--wait-healthy without --health-cmd is rejected");
+	cfg.service.health.cmd = strdup("true");
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "... with one: fine");
+	tap_int(t, "  ... docker's default retries", 3, (long long)cfg.service.health.retries);
+	cfg.service.detach = false;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "only with -d"), "labels and waits need -d");
+	config_free(&cfg);
+
+	snprintf(st.labels[0].key, sizeof(st.labels[0].key), "app");
+	snprintf(st.labels[0].value, sizeof(st.labels[0].value), "web");
+	snprintf(st.labels[1].key, sizeof(st.labels[1].key), "ap");
+	st.n_labels = 2;
+	tap_ok(t, state_has_label(&st, "app") && state_has_label(&st, "app=web") && state_has_label(&st, "ap="),
+	       "state_has_label: KEY, KEY=VALUE, an empty value");
+	tap_ok(t, !state_has_label(&st, "app=we") && !state_has_label(&st, "a") && !state_has_label(&st, "apps"),
+	       "state_has_label: no prefix matches");
+}
+
 int main(void)
 {
 	struct tap t = { 0 };
@@ -135,6 +186,7 @@ int main(void)
 	publish_cases(&t);
 	tmpfs_cases(&t);
 	stop_with_cases(&t);
+	wait_label_cases(&t);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		tap_ok(&t, service_name_valid(good[i]), good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
