@@ -152,6 +152,9 @@ struct nsrun_config {
 	bool isolation_retry;           /* this run is that fallback: what the failed full attempt
 					 * warned of (seccomp, --cpus) is not said twice */
 	char *hostname;
+	char *exec_fifo;                /* OCI create (oci.h): the fifo pid 1 opens for writing, which
+					 * blocks until `nsrun start` opens it, before the payload is
+					 * forked; NULL: none */
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */
 };

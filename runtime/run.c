@@ -289,6 +289,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	}
 	run->sync_fd = sv[0];
+	/* OCI create: opened here, as the caller, the container reopens it through
+	 * /proc/self/fd (it could not reach the state directory by its path) */
+	if (cfg->exec_fifo && (run->exec_fifo_fd = open(cfg->exec_fifo, O_PATH | O_CLOEXEC)) < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "open the exec fifo %s", cfg->exec_fifo);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (const int *s = forward_signals; *s; s++)
@@ -340,6 +346,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.landlock_abi = run->landlock_abi,
 			.publish_fd = run->pub->container_fd,
 			.ucounts = &run->ucounts,
+			.exec_fifo_fd = run->exec_fifo_fd,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -517,6 +524,15 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 		if (run->ready_fd >= 0) {
 			if (write(run->ready_fd, "R", 1) < 0) {
 				/* the waiting nsrun -d is gone: nothing to tell */
+			}
+			close(run->ready_fd);
+			run->ready_fd = -1;
+		}
+		return 0;
+	case SYNC_CREATED: /* sync: CREATED */
+		if (run->ready_fd >= 0) {
+			if (write(run->ready_fd, "R", 1) < 0) {
+				/* the waiting nsrun create is gone: nothing to tell */
 			}
 			close(run->ready_fd);
 			run->ready_fd = -1;
@@ -838,6 +854,9 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
 	run->ready_fd = -1;
+	if (run->exec_fifo_fd >= 0)
+		close(run->exec_fifo_fd);
+	run->exec_fifo_fd = -1;
 	if (run->image_lock_fd >= 0)
 		close(run->image_lock_fd); /* and with it the image's lock */
 	run->image_lock_fd = -1;
@@ -880,7 +899,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .image_lock_fd = -1,
+				 .image_lock_fd = -1, .exec_fifo_fd = -1,
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

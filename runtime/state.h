@@ -31,6 +31,7 @@ struct service_state {
 	char image[256];
 	char command[512];
 	long long created;              /* seconds since the epoch */
+	char bundle[PATH_MAX];          /* an OCI container's bundle (oci.h), else "" */
 };
 
 /* True if st stays until rm without a live lock: "exited" or "created" (a

@@ -6,6 +6,8 @@
  * sendto); only -t passes an fd, with sendmsg/recvmsg.  Both sides mark each exchange with the same comment
  * (`sync: ID_MAPS_WRITTEN`) so a reader can pair them.  Order of a run:
  *   parent -> pid 1   ID_MAPS_WRITTEN      uid_map/gid_map are written
+ *   pid 1 -> parent   CREATED              (OCI create only) set up; pid 1 now waits until
+ *                                          `nsrun start` opens the exec fifo
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
  *                  or EXEC_FAILED(errno)   execve failed (126/127)
  *                  or ERROR(nsrun_error)   set-up failed (125)
@@ -31,6 +33,8 @@ enum sync_type {
 	SYNC_ERROR,
 	SYNC_KILL_ALL,
 	SYNC_PTY,               /* pid 1 -> parent, before EXEC_OK: the pty master (SCM_RIGHTS) */
+	SYNC_CREATED,           /* pid 1 -> parent (OCI create, cfg->exec_fifo): set up, waiting on the
+				 * exec fifo before the payload is forked */
 };
 
 /* The value of ID_MAPS_WRITTEN when the reduced tier runs without id maps (the
