@@ -126,6 +126,27 @@ static void warn_all(const struct oci_globals *g, const struct strv *w)
 
 /* ---- the state directory ---- */
 
+/* True unless we are root of the initial user namespace (or root as such in
+ * another, USER=root): runc's rule for its state directory, which sends rootless
+ * podman's runtime (uid 0 in podman's user namespace) to XDG_RUNTIME_DIR. */
+static bool rootless(void)
+{
+	char map[128] = "";
+	const char *user = getenv("USER");
+	_cleanup_close_ int fd = -1;
+	unsigned long a, b, n;
+
+	if (geteuid() != 0)
+		return true;
+	if (!getenv("XDG_RUNTIME_DIR") || (user && strcmp(user, "root") == 0))
+		return false;
+	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, map, sizeof(map) - 1) <= 0)
+		return false;
+	/* the initial namespace maps every id to itself (user_namespaces(7)) */
+	return !(sscanf(map, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 && n == 4294967295UL);
+}
+
 /* mkdir -p of path, the last level 0700 (and as root the default /run/nsrun too).
  * Returns an fd of it or -1 with err. */
 static int open_root(const struct oci_globals *g, char *path, size_t len, struct nsrun_error *err)
@@ -136,7 +157,7 @@ static int open_root(const struct oci_globals *g, char *path, size_t len, struct
 
 	if (g->root)
 		snprintf(path, len, "%s", g->root);
-	else if (geteuid() == 0)
+	else if (!rootless())
 		snprintf(path, len, "/run/nsrun");
 	else if (xdg && xdg[0] == '/')
 		snprintf(path, len, "%s/nsrun/oci", xdg);

@@ -1,0 +1,217 @@
+#!/bin/bash
+# nsrun as an OCI runtime (issue 19, docs/oci-runtime.md): runc's command line over
+# a bundle made here from the python image (runc spec --rootless as the template),
+# then podman --runtime nsrun, as whoever runs the suite (root, or the
+# unprivileged user of the rootless suite).
+#
+# The two-phase model: the payload writes a marker into a bind-mounted directory;
+# it must not be there after create (probe), and must be after start (control).
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
+command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
+
+T=$TESTTMP/oci
+mkdir -p "$T/bundle" "$T/out"
+chmod 777 "$T/out" # the payload is the container's root, another id on the host as root
+ln -s "$NSRUN_IMAGES/python/rootfs" "$T/bundle/rootfs"
+(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
+ROOT=$T/state
+oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
+# bundle_with ARGS-AS-JSON [JQ-LIKE PYTHON EDIT]: rewrites config.json of the bundle
+bundle_with() {
+	python3 - "$T/bundle/config.json" "$T/out" "$1" "${2:-}" <<'EOF'
+import json, sys
+path, out, args, edit = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/out"]
+c["mounts"].append({"destination": "/out", "type": "bind", "source": out, "options": ["rbind", "rw"]})
+if edit:
+    exec(edit)
+json.dump(c, open(path, "w"))
+EOF
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# gone PID: no such process, or a zombie (its parent, which create left, may not reap)
+gone() { ! alive "$1" || grep -q '^State:	Z' "/proc/$1/status" 2>/dev/null; }
+# wait_status ID STATUS: up to 60 s (a loaded machine)
+wait_status() {
+	local i
+	for i in $(seq 1 600); do
+		oci state "$1"
+		[[ $OUT =~ \"status\":\ \"$2\" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+cleanup_oci() {
+	local d
+	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
+}
+at_exit cleanup_oci
+
+# ---- version and features
+run_nsrun --version
+assert_match "--version: runc's three lines" '^nsrun version [^
+]+
+commit: [^
+]+
+spec: 1\.2\.0$' "$OUT"
+oci features
+assert_match "features: a runtime-spec features document" '"ociVersionMax": "1\.2\.0"' "$OUT"
+
+# ---- create: the container is made, its payload has not run
+bundle_with '["python3", "-c", "import os, socket, sys; open(\"/out/ran\", \"w\").write(\"%d %s\" % (os.getuid(), socket.gethostname())); print(\"hello from the payload\"); sys.exit(3)"]' \
+	'c["hostname"] = "oci-test"'
+oci create --bundle "$T/bundle" --pid-file "$T/pid" c1
+assert_eq "create: exit 0" 0 "$RC"
+oci state c1
+assert_match "state after create: created" '"status": "created"' "$OUT"
+pid=$(cat "$T/pid" 2>/dev/null)
+assert_match "  ... with the pid of the pid file" "\"pid\": $pid," "$OUT"
+assert_match "  ... and the bundle" "\"bundle\": \"$T/bundle\"" "$OUT"
+check "  ... that process is alive" alive "$pid"
+sleep 0.5
+check "  ... the payload has not run (no marker)" test ! -e "$T/out/ran"
+oci list --format json
+assert_match "list --format json: c1 is there" '"id":"c1"' "$OUT"
+
+# ---- start: it runs
+oci start c1
+assert_eq "start: exit 0" 0 "$RC"
+wait_status c1 stopped
+assert_match "  ... then stopped" '"status": "stopped"' "$OUT"
+assert_eq "  ... the payload ran as uid 0 of its user namespace, with the config's hostname" "0 oci-test" \
+	"$(cat "$T/out/ran" 2>/dev/null)"
+oci start c1
+assert_ne "start again: refused" 0 "$RC"
+oci delete c1
+assert_eq "delete: exit 0" 0 "$RC"
+oci state c1
+assert_match "state after delete: no such container" '^nsrun: container "c1" does not exist' "$ERR"
+check "  ... the monitor is gone" gone "$pid"
+
+# ---- run: create and start in the foreground, the payload's status
+rm -f "$T/out/ran"
+oci run --bundle "$T/bundle" c2
+assert_eq "run: the payload's exit status" 3 "$RC"
+assert_eq "  ... its stdout passed through" "hello from the payload" "$OUT"
+check "  ... and nothing kept under --root" test ! -e "$ROOT/c2"
+
+# ---- kill: a signal by name reaches the payload, which handles it
+bundle_with '["python3", "-c", "import signal, sys, time\ndef term(*a):\n    open(\"/out/term\", \"w\").write(\"got term\"); sys.exit(7)\nsignal.signal(signal.SIGTERM, term)\nopen(\"/out/up\", \"w\").write(\"up\")\ntime.sleep(300)"]'
+oci create --bundle "$T/bundle" c3
+oci start c3
+for _ in $(seq 1 600); do [ -e "$T/out/up" ] && break; sleep 0.1; done
+oci state c3
+assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
+oci delete c3
+assert_match "delete of a running container without --force: refused" \
+	'^nsrun: container "c3" is running: stop it first' "$ERR"
+oci kill c3 SIGTERM
+assert_eq "kill c3 SIGTERM: exit 0" 0 "$RC"
+wait_status c3 stopped
+assert_match "  ... it stopped" '"status": "stopped"' "$OUT"
+assert_eq "  ... by its own SIGTERM handler" "got term" "$(cat "$T/out/term" 2>/dev/null)"
+oci delete c3
+
+# ---- kill KILL (by number) and delete --force of a running one
+rm -f "$T/out/up"
+oci create --bundle "$T/bundle" --pid-file "$T/pid4" c4
+oci kill c4 9
+wait_status c4 stopped
+assert_match "kill 9 of a created container: stopped" '"status": "stopped"' "$OUT"
+oci delete c4
+check "  ... its payload never ran" test ! -e "$T/out/up"
+oci create --bundle "$T/bundle" --pid-file "$T/pid5" c5
+oci start c5
+pid=$(cat "$T/pid5")
+oci delete --force c5
+assert_eq "delete --force of a running container: exit 0" 0 "$RC"
+check "  ... its monitor is gone" gone "$pid"
+oci create --bundle "$T/bundle" c5
+oci create --bundle "$T/bundle" c5
+assert_match "create of an existing id: refused" '(^|
+)nsrun: container "c5" exists' "$ERR"
+oci delete --force c5
+
+# ---- a bad config.json: the JSON path named, nothing made
+bundle_with '["true"]' 'c["process"]["args"] = "true"'
+oci create --bundle "$T/bundle" bad1
+assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
+assert_match "  ... naming the JSON path" '^nsrun: config.json: process.args: expected an array of strings$' "$ERR"
+check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
+bundle_with '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
+oci create --bundle "$T/bundle" bad2
+assert_match "joining a namespace by path: refused, naming the entry" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing network namespace is not supported' "$ERR"
+bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000'
+oci create --bundle "$T/bundle" bad3
+assert_match "a uid range: refused, naming the entry" '^nsrun: config.json: linux\.uidMappings\[0\]: a range of ids' \
+	"$ERR"
+
+# ---- podman --runtime nsrun: an image of the static probe alone (an import of a
+# few hundred kB: the python rootfs would cost seconds to import and remove)
+command -v podman >/dev/null || skip_all "podman is not installed (make deps)"
+P=$TESTTMP/podman
+mkdir -p "$P/home" "$P/xdg" "$P/tmp" "$P/image/etc"
+chmod 700 "$P/xdg"
+(cd "$P/image" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
+	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+	cp "$PROBE_DIR/nsrun-probe" .)
+podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
+	--cgroup-manager cgroupfs --events-backend none)
+as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
+	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
+cleanup_podman() {
+	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	local pause
+	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
+}
+at_exit cleanup_podman
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$P/image" "${podman[@]}" import -q - \
+	localhost/nsrun-probe
+[ "$RC" = 0 ] || { not_ok "podman import of the probe image" "$(_ctx)"; done_testing; exit 1; }
+who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
+# nsrun's default --root (podman passes its --runtime-flag to create and start, not
+# to the delete of its cleanup): as root /run/nsrun, else under XDG_RUNTIME_DIR
+state_root=$([ "$(id -u)" = 0 ] && echo /run/nsrun || echo "$P/xdg/nsrun/oci")
+pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+
+pod run --rm --network none localhost/nsrun-probe /nsrun-probe status
+assert_eq "podman ($who) run --rm: exit 0" 0 "$RC"
+assert_match "  ... the payload ran as uid 0 of its user namespace" '^Uid:	0	0	0	0' "$OUT"
+assert_match "  ... with no capabilities" 'CapEff:	0000000000000000' "$OUT"
+assert_match "  ... no_new_privs and nsrun's seccomp filter" 'NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+pod run --rm --network none localhost/nsrun-probe /nsrun-probe exit 5
+assert_eq "podman run --rm: the payload's exit status" 5 "$RC"
+
+pod run -d --network none localhost/nsrun-probe /nsrun-probe pids
+id=$OUT
+assert_eq "podman run -d: exit 0" 0 "$RC"
+pod wait "$id"
+assert_eq "  ... podman wait: its exit status" 0 "$OUT"
+pod logs "$id"
+assert_match "  ... podman logs: its output, from its own pid namespace (nsrun's init and itself)" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+pod rm "$id"
+
+pod run -d --network none localhost/nsrun-probe /nsrun-probe sleep 300
+id=$OUT
+pod inspect --format '{{.State.Status}}' "$id"
+assert_eq "podman run -d of a sleeper: running" running "$OUT"
+pod stop -t 30 "$id"
+assert_eq "  ... podman stop: exit 0" 0 "$RC"
+pod inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$id"
+assert_eq "  ... ended by its SIGTERM (143), not by SIGKILL after the timeout" "exited 143" "$OUT"
+pod rm "$id"
+assert_eq "  ... podman rm: exit 0" 0 "$RC"
+check "  ... nothing left in nsrun's state" test ! -e "$state_root/$id"
+
+done_testing
