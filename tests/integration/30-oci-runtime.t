@@ -1,8 +1,9 @@
 #!/bin/bash
 # nsrun as an OCI runtime (issue 19, docs/oci-runtime.md): runc's command line over
-# a bundle made here from the python image (runc spec --rootless as the template),
-# then podman --runtime nsrun, as whoever runs the suite (root, or the
-# unprivileged user of the rootless suite).
+# a bundle made here (runc spec --rootless as the template, an image of the static
+# probe alone as its rootfs: it starts at once), then podman --runtime nsrun with
+# the same image, as whoever runs the suite (root, or the unprivileged user of the
+# rootless suite).
 #
 # The two-phase model: the payload writes a marker into a bind-mounted directory;
 # it must not be there after create (probe), and must be after start (control).
@@ -13,13 +14,18 @@ command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
 command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
 
 T=$TESTTMP/oci
-mkdir -p "$T/bundle" "$T/out"
+IMG=$TESTTMP/image
+mkdir -p "$T/bundle" "$T/out" "$IMG/etc"
 chmod 777 "$T/out" # the payload is the container's root, another id on the host as root
-ln -s "$NSRUN_IMAGES/python/rootfs" "$T/bundle/rootfs"
+(cd "$IMG" && mkdir proc dev sys tmp run out && touch etc/hosts etc/hostname etc/resolv.conf &&
+	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+	cp "$PROBE_DIR/nsrun-probe" .)
+chmod -R a+rX "$IMG"
+ln -s "$IMG" "$T/bundle/rootfs"
 (cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
 ROOT=$T/state
 oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
-# bundle_with ARGS-AS-JSON [JQ-LIKE PYTHON EDIT]: rewrites config.json of the bundle
+# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: rewrites config.json of the bundle
 bundle_with() {
 	python3 - "$T/bundle/config.json" "$T/out" "$1" "${2:-}" <<'EOF'
 import json, sys
@@ -64,8 +70,7 @@ oci features
 assert_match "features: a runtime-spec features document" '"ociVersionMax": "1\.2\.0"' "$OUT"
 
 # ---- create: the container is made, its payload has not run
-bundle_with '["python3", "-c", "import os, socket, sys; open(\"/out/ran\", \"w\").write(\"%d %s\" % (os.getuid(), socket.gethostname())); print(\"hello from the payload\"); sys.exit(3)"]' \
-	'c["hostname"] = "oci-test"'
+bundle_with '["/nsrun-probe", "write", "/out/ran"]'
 oci create --bundle "$T/bundle" --pid-file "$T/pid" c1
 assert_eq "create: exit 0" 0 "$RC"
 oci state c1
@@ -74,7 +79,7 @@ pid=$(cat "$T/pid" 2>/dev/null)
 assert_match "  ... with the pid of the pid file" "\"pid\": $pid," "$OUT"
 assert_match "  ... and the bundle" "\"bundle\": \"$T/bundle\"" "$OUT"
 check "  ... that process is alive" alive "$pid"
-sleep 0.5
+sleep 0.2
 check "  ... the payload has not run (no marker)" test ! -e "$T/out/ran"
 oci list --format json
 assert_match "list --format json: c1 is there" '"id":"c1"' "$OUT"
@@ -84,8 +89,7 @@ oci start c1
 assert_eq "start: exit 0" 0 "$RC"
 wait_status c1 stopped
 assert_match "  ... then stopped" '"status": "stopped"' "$OUT"
-assert_eq "  ... the payload ran as uid 0 of its user namespace, with the config's hostname" "0 oci-test" \
-	"$(cat "$T/out/ran" 2>/dev/null)"
+check "  ... the payload ran (the marker is there)" test -e "$T/out/ran"
 oci start c1
 assert_ne "start again: refused" 0 "$RC"
 oci delete c1
@@ -94,38 +98,36 @@ oci state c1
 assert_match "state after delete: no such container" '^nsrun: container "c1" does not exist' "$ERR"
 check "  ... the monitor is gone" gone "$pid"
 
-# ---- run: create and start in the foreground, the payload's status
-rm -f "$T/out/ran"
+# ---- run: create and start in the foreground, the payload's output and status
+bundle_with '["/nsrun-probe", "hostname"]' 'c["hostname"] = "oci-test"'
+oci run --bundle "$T/bundle" c2
+assert_eq "run: exit 0" 0 "$RC"
+assert_eq "  ... its stdout passed through: the config's hostname" "hostname: ok oci-test" "$OUT"
+check "  ... and nothing kept under --root" test ! -e "$ROOT/c2"
+bundle_with '["/nsrun-probe", "exit", "3"]'
 oci run --bundle "$T/bundle" c2
 assert_eq "run: the payload's exit status" 3 "$RC"
-assert_eq "  ... its stdout passed through" "hello from the payload" "$OUT"
-check "  ... and nothing kept under --root" test ! -e "$ROOT/c2"
 
-# ---- kill: a signal by name reaches the payload, which handles it
-bundle_with '["python3", "-c", "import signal, sys, time\ndef term(*a):\n    open(\"/out/term\", \"w\").write(\"got term\"); sys.exit(7)\nsignal.signal(signal.SIGTERM, term)\nopen(\"/out/up\", \"w\").write(\"up\")\ntime.sleep(300)"]'
-oci create --bundle "$T/bundle" c3
-oci start c3
-for _ in $(seq 1 600); do [ -e "$T/out/up" ] && break; sleep 0.1; done
-oci state c3
+# ---- kill: a signal by name reaches the payload, whose status run returns
+bundle_with '["/nsrun-probe", "sleep", "300"]'
+timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
+bg=$!
+wait_status c3 running
 assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
 oci delete c3
 assert_match "delete of a running container without --force: refused" \
 	'^nsrun: container "c3" is running: stop it first' "$ERR"
 oci kill c3 SIGTERM
 assert_eq "kill c3 SIGTERM: exit 0" 0 "$RC"
-wait_status c3 stopped
-assert_match "  ... it stopped" '"status": "stopped"' "$OUT"
-assert_eq "  ... by its own SIGTERM handler" "got term" "$(cat "$T/out/term" 2>/dev/null)"
-oci delete c3
+wait "$bg"
+assert_eq "  ... the payload ended by SIGTERM: run exits 143" 143 "$?"
 
-# ---- kill KILL (by number) and delete --force of a running one
-rm -f "$T/out/up"
+# ---- kill KILL (by number) of a created container, delete --force of a running one
 oci create --bundle "$T/bundle" --pid-file "$T/pid4" c4
 oci kill c4 9
 wait_status c4 stopped
 assert_match "kill 9 of a created container: stopped" '"status": "stopped"' "$OUT"
 oci delete c4
-check "  ... its payload never ran" test ! -e "$T/out/up"
 oci create --bundle "$T/bundle" --pid-file "$T/pid5" c5
 oci start c5
 pid=$(cat "$T/pid5")
@@ -153,15 +155,11 @@ oci create --bundle "$T/bundle" bad3
 assert_match "a uid range: refused, naming the entry" '^nsrun: config.json: linux\.uidMappings\[0\]: a range of ids' \
 	"$ERR"
 
-# ---- podman --runtime nsrun: an image of the static probe alone (an import of a
-# few hundred kB: the python rootfs would cost seconds to import and remove)
+# ---- podman --runtime nsrun, with the probe's image
 command -v podman >/dev/null || skip_all "podman is not installed (make deps)"
 P=$TESTTMP/podman
-mkdir -p "$P/home" "$P/xdg" "$P/tmp" "$P/image/etc"
+mkdir -p "$P/home" "$P/xdg" "$P/tmp"
 chmod 700 "$P/xdg"
-(cd "$P/image" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
-	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
-	cp "$PROBE_DIR/nsrun-probe" .)
 podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
 	--cgroup-manager cgroupfs --events-backend none)
 as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
@@ -174,7 +172,7 @@ cleanup_podman() {
 	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
 }
 at_exit cleanup_podman
-run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$P/image" "${podman[@]}" import -q - \
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q - \
 	localhost/nsrun-probe
 [ "$RC" = 0 ] || { not_ok "podman import of the probe image" "$(_ctx)"; done_testing; exit 1; }
 who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
@@ -204,8 +202,6 @@ pod rm "$id"
 
 pod run -d --network none localhost/nsrun-probe /nsrun-probe sleep 300
 id=$OUT
-pod inspect --format '{{.State.Status}}' "$id"
-assert_eq "podman run -d of a sleeper: running" running "$OUT"
 pod stop -t 30 "$id"
 assert_eq "  ... podman stop: exit 0" 0 "$RC"
 pod inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$id"
