@@ -104,6 +104,8 @@ static const char usage_text[] =
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME...|--all | rm [-f] NAME...|--all\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
+	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features ... ID\n"
+	"                                                 the OCI runtime, runc's command line (create --help)\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
