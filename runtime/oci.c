@@ -368,12 +368,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	}
 	if (oci_config_load(bundle, &cfg, &warnings, err) < 0)
 		goto out;
-	if (cfg.tty) {
-		error_set(err, 0, "config.json: process.terminal: true: a terminal (--console-socket) is not supported "
-			  "yet");
+	if (cfg.tty && !o->console_socket) {
+		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
+			  "terminal goes");
 		goto out;
 	}
-	if (o->console_socket) {
+	if (cfg.tty && !(cfg.console_socket = strdup(o->console_socket))) {
+		error_set(err, ENOMEM, "--console-socket");
+		goto out;
+	}
+	if (o->console_socket && !cfg.tty) {
 		error_set(err, 0, "--console-socket given but config.json's process.terminal is not true");
 		goto out;
 	}
@@ -514,7 +518,7 @@ static const char create_usage[] =
 	"unless --detach (then removed at its end unless --keep).  docs/oci-runtime.md.\n"
 	"  -b, --bundle DIR          the bundle (default: the current directory)\n"
 	"  --pid-file FILE           write the container's pid (its monitor's) there\n"
-	"  --console-socket PATH     (process.terminal; not supported yet)\n"
+	"  --console-socket PATH     process.terminal: the pty's master goes there (SCM_RIGHTS)\n"
 	"  --no-pivot, --no-new-keyring, --no-subreaper   accepted; nsrun always pivots, never\n"
 	"                            shares a keyring (the container has its own user namespace)\n"
 	"  --preserve-fds N          only 0 (extra fds are not passed yet)\n"

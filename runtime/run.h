@@ -60,6 +60,7 @@ struct nsrun_run {
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */
 	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
+	const char *console_socket;     /* cfg->console_socket: where the master goes instead */
 	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
 	bool payload_started;           /* EXEC_OK came: only now is stdin read (a set-up that fails
 					 * before may be retried in a lower tier with all of it) */

@@ -187,6 +187,9 @@ assert_match "  ... the payload ran as uid 0 of its user namespace" '^Uid:	0	0	0
 assert_match "  ... with no capabilities" 'CapEff:	0000000000000000' "$OUT"
 assert_match "  ... no_new_privs and nsrun's seccomp filter" 'NoNewPrivs:	1
 Seccomp:	2' "$OUT"
+pod run --rm -t --network none localhost/nsrun-probe /nsrun-probe status
+assert_match "podman run -t: the payload's output comes through a terminal (--console-socket: CR LF)" \
+	$'NoNewPrivs:\t1\r\n' "$OUT"
 pod run --rm --network none localhost/nsrun-probe /nsrun-probe exit 5
 assert_eq "podman run --rm: the payload's exit status" 5 "$RC"
 
