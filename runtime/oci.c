@@ -342,6 +342,39 @@ static int monitor_main(struct nsrun_config *cfg, int dir_fd, int ready_fd, stru
 	return code;
 }
 
+/* --preserve-fds N and LISTEN_FDS (systemd's socket activation, sd_listen_fds(3),
+ * for us when LISTEN_PID is our pid): as runc, the listening fds then the
+ * preserved ones, from fd 3, reach the payload, which gets LISTEN_FDS and
+ * LISTEN_PID=2 (the payload is pid 2 of its pid namespace, after nsrun's init).
+ * Each must be open now, before create opens anything that could take a free
+ * number.  Returns 0 or -1 with err. */
+static int pass_fds(const struct create_opts *o, struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+	long listen = 0;
+	char kv[32];
+
+	if (fds && pid && atol(pid) == (long)getpid()) {
+		char *end;
+		listen = strtol(fds, &end, 10);
+		if (*end || listen < 0 || listen > 1024)
+			return error_set(err, 0, "LISTEN_FDS=\"%s\": expected a number of fds", fds);
+	}
+	if (o->preserve_fds > 1024)
+		return error_set(err, 0, "--preserve-fds %ld: at most 1024", o->preserve_fds);
+	cfg->preserve_fds = (unsigned)(listen + o->preserve_fds);
+	for (unsigned fd = 3; fd < 3 + cfg->preserve_fds; fd++)
+		if (fcntl((int)fd, F_GETFD) < 0)
+			return error_set(err, errno, "%s: fd %u is not open", fd < 3 + listen ? "LISTEN_FDS" :
+					 "--preserve-fds", fd);
+	if (listen) {
+		snprintf(kv, sizeof(kv), "LISTEN_FDS=%ld", listen);
+		if (strv_setenv(&cfg->process.env, kv) < 0 || strv_setenv(&cfg->process.env, "LISTEN_PID=2") < 0)
+			return error_set(err, ENOMEM, "LISTEN_FDS");
+	}
+	return 0;
+}
+
 /* Makes the container and its monitor; returns 0 with *monitor (our child), the
  * container waiting on its fifo, or -1 with err (nothing left).  *in_monitor is
  * set in the monitor, which returns its exit status in *code. */
@@ -381,11 +414,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		error_set(err, 0, "--console-socket given but config.json's process.terminal is not true");
 		goto out;
 	}
-	if (o->preserve_fds > 0) {
-		error_set(err, 0, "--preserve-fds %ld: passing extra fds to the payload is not supported yet",
-			  o->preserve_fds);
+	if (pass_fds(o, &cfg, err) < 0)
 		goto out;
-	}
 	if (config_validate(&cfg, err) < 0)
 		goto out;
 	warn_all(g, &warnings);
@@ -521,7 +551,7 @@ static const char create_usage[] =
 	"  --console-socket PATH     process.terminal: the pty's master goes there (SCM_RIGHTS)\n"
 	"  --no-pivot, --no-new-keyring, --no-subreaper   accepted; nsrun always pivots, never\n"
 	"                            shares a keyring (the container has its own user namespace)\n"
-	"  --preserve-fds N          only 0 (extra fds are not passed yet)\n"
+	"  --preserve-fds N          fds 3 to 3+N-1 reach the payload (after LISTEN_FDS's, as runc)\n"
 	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
 	"  --log-format text|json, --systemd-cgroup, --rootless V, --debug (accepted; docs/oci-runtime.md)\n";
 

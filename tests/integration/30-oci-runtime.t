@@ -108,6 +108,20 @@ bundle_with '["/nsrun-probe", "exit", "3"]'
 oci run --bundle "$T/bundle" c2
 assert_eq "run: the payload's exit status" 3 "$RC"
 
+# ---- --preserve-fds and LISTEN_FDS: the caller's fds from 3 reach the payload, no others
+bundle_with '["/nsrun-probe", "fds"]'
+oci run --bundle "$T/bundle" c2 3</dev/null 4</dev/null
+assert_eq "without --preserve-fds: the payload has only 0, 1, 2" "fds: ok 0 1 2" "$OUT"
+oci run --bundle "$T/bundle" --preserve-fds 2 c2 3</dev/null 4</dev/null
+assert_eq "--preserve-fds 2: 3 and 4 too" "fds: ok 0 1 2 3 4" "$OUT"
+bundle_with '["/nsrun-probe", "env"]'
+run_cmd sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --root "$1" run --bundle "$2" c2 3</dev/null' "$NSRUN" "$ROOT" \
+	"$T/bundle"
+assert_match "LISTEN_FDS for nsrun: the payload gets LISTEN_FDS and its own pid (2) as LISTEN_PID" \
+	'(^|
+)LISTEN_FDS=1
+LISTEN_PID=2$' "$OUT"
+
 # ---- kill: a signal by name reaches the payload, whose status run returns
 bundle_with '["/nsrun-probe", "sleep", "300"]'
 timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
