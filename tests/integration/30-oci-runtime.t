@@ -227,4 +227,64 @@ pod rm "$id"
 assert_eq "  ... podman rm: exit 0" 0 "$RC"
 check "  ... nothing left in nsrun's state" test ! -e "$state_root/$id"
 
+# ---- containerd (as root: containerd runs as root): its own containerd, started
+# here with a private root, state and socket, runs the probe's image through the
+# runc shim with --runc-binary nsrun: a process, a signal, a clean delete
+if [ "$(id -u)" != 0 ]; then
+	diag "containerd: not as $(id -un) (containerd runs as root; the root suite covers it)"
+	done_testing
+	exit 0
+fi
+command -v containerd >/dev/null && command -v ctr >/dev/null ||
+	{ not_ok "containerd and ctr are installed (make deps)"; done_testing; exit 1; }
+C=$TESTTMP/containerd
+mkdir -p "$C"
+cat >"$C/config.toml" <<EOF
+version = 2
+root = "$C/root"
+state = "$C/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$C/sock"
+[ttrpc]
+  address = "$C/sock.ttrpc"
+EOF
+# the shim keeps its sockets and the runtime's --root under /run/containerd
+had_run_containerd=$([ -e /run/containerd ] && echo 1)
+ns=nsrun-test-$$
+containerd --config "$C/config.toml" >"$C/log" 2>&1 &
+cd_pid=$!
+cleanup_containerd() {
+	ctr -a "$C/sock" -n "$ns" task kill -s SIGKILL c1
+	ctr -a "$C/sock" -n "$ns" task delete -f c1
+	ctr -a "$C/sock" -n "$ns" container delete c1
+	kill "$cd_pid"
+	wait "$cd_pid"
+	rm -rf "/run/containerd/runc/$ns"
+	[ -n "$had_run_containerd" ] || rm -rf /run/containerd
+}
+at_exit cleanup_containerd
+ctr=(ctr -a "$C/sock" -n "$ns")
+for _ in $(seq 1 300); do "${ctr[@]}" version >/dev/null 2>&1 && break; sleep 0.2; done
+run_cmd "${ctr[@]}" run --rm --runc-binary "$NSRUN" --rootfs "$IMG" c0 /nsrun-probe status
+assert_eq "containerd (ctr run --rm --runc-binary nsrun): exit 0" 0 "$RC"
+assert_match "  ... the payload has no capabilities, no_new_privs and seccomp" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+run_cmd "${ctr[@]}" run -d --runc-binary "$NSRUN" --rootfs "$IMG" c1 /nsrun-probe sleep 300
+assert_eq "ctr run -d: exit 0" 0 "$RC"
+run_cmd "${ctr[@]}" task kill -s SIGTERM c1
+assert_eq "  ... ctr task kill -s SIGTERM: exit 0" 0 "$RC"
+for _ in $(seq 1 300); do
+	run_cmd "${ctr[@]}" task ls
+	[[ $OUT =~ c1\ +[0-9]+\ +STOPPED ]] && break
+	sleep 0.2
+done
+assert_match "  ... the task stopped" 'c1 +[0-9]+ +STOPPED' "$OUT"
+run_cmd "${ctr[@]}" task delete c1
+assert_eq "  ... ctr task delete: exit 0" 0 "$RC"
+assert_match "  ... its status: SIGTERM's (143)" '143' "$OUT$ERR"
+run_cmd "${ctr[@]}" container delete c1
+check "  ... nothing left of it in nsrun's state" test -z "$(ls -A "/run/containerd/runc/$ns" 2>/dev/null)"
+
 done_testing
