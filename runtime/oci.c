@@ -32,6 +32,7 @@
 #endif
 
 #define FIFO_FILE "exec.fifo"
+#define SECCOMP_FILE "seccomp.json"
 #define CREATE_WAIT_US (120ULL * 1000000) /* set-up of a created container, on a loaded machine */
 #define GONE_WAIT_US (10ULL * 1000000)
 
@@ -176,6 +177,13 @@ static int open_root(const struct oci_globals *g, char *path, size_t len, struct
 	}
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return error_set(err, errno, "--root: open %s", path);
+	if (path[0] != '/') {
+		/* the paths made from it (exec.fifo, seccomp.json) are used after a chdir */
+		char *abs = realpath(path, NULL);
+		if (abs && strlen(abs) < len)
+			snprintf(path, len, "%s", abs);
+		free(abs);
+	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(fd);
 		return error_set(err, 0, "--root %s: not a private directory of ours (owner uid %u, mode %03o)", path,
@@ -383,7 +391,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 {
 	struct nsrun_config cfg;
 	struct strv warnings = { 0 };
-	_cleanup_free_ char *bundle = NULL;
+	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL;
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
 	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
 	struct service_state st;
@@ -399,7 +407,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		error_set(err, errno, "--bundle \"%s\"", o->bundle);
 		goto out;
 	}
-	if (oci_config_load(bundle, &cfg, &warnings, err) < 0)
+	if (oci_config_load(bundle, &cfg, &warnings, &seccomp_json, err) < 0)
 		goto out;
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
@@ -430,6 +438,19 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		if (!err->errnum)
 			snprintf(err->msg, sizeof(err->msg), "container \"%s\" exists (delete it first)", o->id);
 		goto out;
+	}
+	/* the config's profile, compiled by the monitor as a --security-opt seccomp=PATH
+	 * would be (a bad one ends the create with its message) */
+	if (seccomp_json) {
+		char path[sizeof(fifo)];
+		_cleanup_close_ int fd = openat(dir_fd, SECCOMP_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		snprintf(path, sizeof(path), "%s/%s/%s", root, o->id, SECCOMP_FILE);
+		free(cfg.security.seccomp);
+		if (fd < 0 || write_all(fd, seccomp_json, strlen(seccomp_json)) < 0 ||
+		    !(cfg.security.seccomp = strdup(path))) {
+			error_set(err, errno, "write %s", path);
+			goto remove;
+		}
 	}
 	snprintf(fifo, sizeof(fifo), "%s/%s/%s", root, o->id, FIFO_FILE);
 	/* writable by the container's init, whose id on the host is not ours as root */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
@@ -586,7 +587,7 @@ static int parse_linux(struct walk *w, yajl_val x)
 		else if (strcmp(k, "maskedPaths") == 0 || strcmp(k, "readonlyPaths") == 0)
 			rc = parse_paths(w, v, k);
 		else if (strcmp(k, "seccomp") == 0)
-			warn(w, "linux.seccomp: not used: the payload gets nsrun's default profile");
+			rc = expect_object(w, v, "linux.seccomp"); /* oci_config_seccomp: nsrun's profile code */
 		else if (strcmp(k, "cgroupsPath") == 0)
 			; /* nsrun makes the container's cgroup where it may (README, "Limits") */
 		else if (strcmp(k, "rootfsPropagation") == 0 || strcmp(k, "mountLabel") == 0 ||
@@ -697,7 +698,65 @@ int oci_config_parse(const char *bundle_dir, const char *buf, size_t len, struct
 	return rc;
 }
 
-int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings, struct nsrun_error *err)
+/* v as JSON text into g (numbers as written). */
+static void gen_value(yajl_gen g, yajl_val v)
+{
+	if (!v || YAJL_IS_NULL(v)) {
+		yajl_gen_null(g);
+	} else if (YAJL_IS_STRING(v)) {
+		yajl_gen_string(g, (const unsigned char *)v->u.string, strlen(v->u.string));
+	} else if (YAJL_IS_NUMBER(v)) {
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+	} else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+		yajl_gen_bool(g, YAJL_IS_TRUE(v));
+	} else if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			yajl_gen_string(g, (const unsigned char *)v->u.object.keys[i], strlen(v->u.object.keys[i]));
+			gen_value(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+	} else if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			gen_value(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+	}
+}
+
+int oci_config_seccomp(const char *buf, size_t len, char **out, struct nsrun_error *err)
+{
+	const char *path[] = { "linux", "seccomp", NULL };
+	_cleanup_free_ char *text = strndup(buf, len);
+	const unsigned char *gbuf;
+	size_t glen;
+	yajl_val t, s;
+	yajl_gen g;
+
+	*out = NULL;
+	if (!text)
+		return error_set(err, ENOMEM, "config.json: linux.seccomp");
+	/* oci_config_parse has checked the document: depth, NUL, syntax */
+	if (!(t = yajl_tree_parse(text, NULL, 0)))
+		return error_set(err, 0, "config.json: not a JSON object");
+	if (!(s = yajl_tree_get(t, path, yajl_t_object))) {
+		yajl_tree_free(t);
+		return 0;
+	}
+	if (!(g = yajl_gen_alloc(NULL))) {
+		yajl_tree_free(t);
+		return error_set(err, ENOMEM, "config.json: linux.seccomp");
+	}
+	gen_value(g, s);
+	yajl_gen_get_buf(g, &gbuf, &glen);
+	*out = strndup((const char *)gbuf, glen);
+	yajl_gen_free(g);
+	yajl_tree_free(t);
+	return *out ? 0 : error_set(err, ENOMEM, "config.json: linux.seccomp");
+}
+
+int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings, char **seccomp_json,
+		    struct nsrun_error *err)
 {
 	char path[PATH_MAX];
 	_cleanup_close_ int fd = -1;
@@ -717,5 +776,7 @@ int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct str
 		return error_set(err, errno, "read %s", path);
 	if (len > CONFIG_MAX_BYTES)
 		return error_set(err, EFBIG, "read %s: larger than %u bytes", path, CONFIG_MAX_BYTES);
-	return oci_config_parse(bundle_dir, buf, len, cfg, warnings, err);
+	if (oci_config_parse(bundle_dir, buf, len, cfg, warnings, err) < 0)
+		return -1;
+	return oci_config_seccomp(buf, len, seccomp_json, err);
 }

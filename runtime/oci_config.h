@@ -26,8 +26,15 @@
 int oci_config_parse(const char *bundle_dir, const char *buf, size_t len, struct nsrun_config *cfg,
 		     struct strv *warnings, struct nsrun_error *err);
 
-/* Reads BUNDLE/config.json and parses it as oci_config_parse.  Returns 0 or -1 with err. */
-int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings,
+/* The linux.seccomp object of the document (checked by oci_config_parse) as JSON
+ * text in *out (malloc'd), for nsrun's profile code (seccomp_profile.h: the OCI
+ * form is a subset of the profiles it reads), or NULL when there is none.
+ * Returns 0 or -1 with err. */
+int oci_config_seccomp(const char *buf, size_t len, char **out, struct nsrun_error *err);
+
+/* Reads BUNDLE/config.json and parses it as oci_config_parse, its seccomp object
+ * into *seccomp_json as oci_config_seccomp.  Returns 0 or -1 with err. */
+int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings, char **seccomp_json,
 		    struct nsrun_error *err);
 
 #endif

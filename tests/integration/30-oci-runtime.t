@@ -35,6 +35,7 @@ c["process"]["args"] = json.loads(args)
 c["process"]["terminal"] = False
 c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/out"]
 c["mounts"].append({"destination": "/out", "type": "bind", "source": out, "options": ["rbind", "rw"]})
+c["linux"].pop("seccomp", None)
 if edit:
     exec(edit)
 json.dump(c, open(path, "w"))
@@ -43,11 +44,12 @@ EOF
 alive() { kill -0 "$1" 2>/dev/null; }
 # gone PID: no such process, or a zombie (its parent, which create left, may not reap)
 gone() { ! alive "$1" || grep -q '^State:	Z' "/proc/$1/status" 2>/dev/null; }
-# wait_status ID STATUS: up to 60 s (a loaded machine)
+# wait_status ID STATUS: up to 60 s (a loaded machine); at once if there is no such container
 wait_status() {
-	local i
-	for i in $(seq 1 600); do
+	local end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ]; do
 		oci state "$1"
+		[ "$RC" = 0 ] || return 1
 		[[ $OUT =~ \"status\":\ \"$2\" ]] && return 0
 		sleep 0.1
 	done
@@ -121,6 +123,21 @@ assert_match "LISTEN_FDS for nsrun: the payload gets LISTEN_FDS and its own pid 
 	'(^|
 )LISTEN_FDS=1
 LISTEN_PID=2$' "$OUT"
+
+# ---- linux.seccomp: the config's profile, compiled by nsrun's profile code
+bundle_with '["/nsrun-probe", "mkdir", "/tmp/x"]' 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+oci run --bundle "$T/bundle" c2
+assert_eq "a config's seccomp profile denying mkdir: applied" "mkdir: denied EPERM /tmp/x" "$OUT"
+bundle_with '["/nsrun-probe", "mkdir", "/tmp/x"]'
+oci run --bundle "$T/bundle" c2
+assert_eq "  ... without it, mkdir works (nsrun's default profile)" "mkdir: ok /tmp/x" "$OUT"
+bundle_with '["true"]' 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_BOGUS"}]}'
+oci create --bundle "$T/bundle" c2
+assert_match "  ... a bad one: create fails, naming the field" '(^|
+)nsrun: seccomp profile "[^"]*/c2/seccomp.json": syscalls\[0\]\.action: unknown action "SCMP_ACT_BOGUS"' "$ERR"
+check "  ... and leaves nothing" test ! -e "$ROOT/c2"
 
 # ---- kill: a signal by name reaches the payload, whose status run returns
 bundle_with '["/nsrun-probe", "sleep", "300"]'
@@ -265,7 +282,8 @@ cleanup_containerd() {
 }
 at_exit cleanup_containerd
 ctr=(ctr -a "$C/sock" -n "$ns")
-for _ in $(seq 1 300); do "${ctr[@]}" version >/dev/null 2>&1 && break; sleep 0.2; done
+end=$((SECONDS + 60))
+until "${ctr[@]}" version >/dev/null 2>&1 || [ "$SECONDS" -ge "$end" ]; do sleep 0.2; done
 run_cmd "${ctr[@]}" run --rm --runc-binary "$NSRUN" --rootfs "$IMG" c0 /nsrun-probe status
 assert_eq "containerd (ctr run --rm --runc-binary nsrun): exit 0" 0 "$RC"
 assert_match "  ... the payload has no capabilities, no_new_privs and seccomp" 'CapEff:	0000000000000000
@@ -275,7 +293,8 @@ run_cmd "${ctr[@]}" run -d --runc-binary "$NSRUN" --rootfs "$IMG" c1 /nsrun-prob
 assert_eq "ctr run -d: exit 0" 0 "$RC"
 run_cmd "${ctr[@]}" task kill -s SIGTERM c1
 assert_eq "  ... ctr task kill -s SIGTERM: exit 0" 0 "$RC"
-for _ in $(seq 1 300); do
+end=$((SECONDS + 60))
+while [ "$SECONDS" -lt "$end" ]; do
 	run_cmd "${ctr[@]}" task ls
 	[[ $OUT =~ c1\ +[0-9]+\ +STOPPED ]] && break
 	sleep 0.2
