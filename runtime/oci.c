@@ -200,8 +200,11 @@ static int open_container(int root_fd, const char *id, struct nsrun_error *err)
 	if (!service_name_valid(id))
 		return error_set(err, 0, "container id \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters", id,
 				 NAME_MAX_LEN);
-	if ((fd = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return error_set(err, errno == ENOENT ? 0 : errno, "container \"%s\" does not exist", id);
+	if ((fd = openat(root_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		error_set(err, errno == ENOENT ? 0 : errno, "container \"%s\" does not exist", id);
+		err->hint = "nsrun [--root DIR] list shows the containers under the same --root";
+		return -1;
+	}
 	return fd;
 }
 
@@ -407,8 +410,10 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		error_set(err, errno, "--bundle \"%s\"", o->bundle);
 		goto out;
 	}
-	if (oci_config_load(bundle, &cfg, &warnings, &seccomp_json, err) < 0)
+	if (oci_config_load(bundle, &cfg, &warnings, &seccomp_json, err) < 0) {
+		err->hint = "docs/oci-runtime.md says what of config.json nsrun takes";
 		goto out;
+	}
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
 			  "terminal goes");
