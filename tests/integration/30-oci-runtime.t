@@ -117,6 +117,7 @@ assert_eq "without --preserve-fds: the payload has only 0, 1, 2" "fds: ok 0 1 2"
 oci run --bundle "$T/bundle" --preserve-fds 2 c2 3</dev/null 4</dev/null
 assert_eq "--preserve-fds 2: 3 and 4 too" "fds: ok 0 1 2 3 4" "$OUT"
 bundle_with '["/nsrun-probe", "env"]'
+# shellcheck disable=SC2016 # expanded by that sh
 run_cmd sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --root "$1" run --bundle "$2" c2 3</dev/null' "$NSRUN" "$ROOT" \
 	"$T/bundle"
 assert_match "LISTEN_FDS for nsrun: the payload gets LISTEN_FDS and its own pid (2) as LISTEN_PID" \
@@ -175,7 +176,8 @@ oci delete --force c5
 bundle_with '["true"]' 'c["process"]["args"] = "true"'
 oci create --bundle "$T/bundle" bad1
 assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
-assert_match "  ... naming the JSON path" '^nsrun: config.json: process.args: expected an array of strings$' "$ERR"
+assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
+nsrun: hint: ' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
 bundle_with '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
 oci create --bundle "$T/bundle" bad2
@@ -203,6 +205,7 @@ cleanup_podman() {
 	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
 }
 at_exit cleanup_podman
+# shellcheck disable=SC2016 # expanded by that sh
 run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q - \
 	localhost/nsrun-probe
 [ "$RC" = 0 ] || { not_ok "podman import of the probe image" "$(_ctx)"; done_testing; exit 1; }
@@ -252,8 +255,11 @@ if [ "$(id -u)" != 0 ]; then
 	done_testing
 	exit 0
 fi
-command -v containerd >/dev/null && command -v ctr >/dev/null ||
-	{ not_ok "containerd and ctr are installed (make deps)"; done_testing; exit 1; }
+if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
+	not_ok "containerd and ctr are installed (make deps)"
+	done_testing
+	exit 1
+fi
 C=$TESTTMP/containerd
 mkdir -p "$C"
 cat >"$C/config.toml" <<EOF
