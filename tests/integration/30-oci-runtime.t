@@ -198,8 +198,10 @@ podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay 
 as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
 	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
 	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
+had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
 cleanup_podman() {
 	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
 	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
 	local pause
 	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
