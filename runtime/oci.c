@@ -21,6 +21,7 @@
 #include "cleanup.h"
 #include "oci.h"
 #include "oci_config.h"
+#include "oci_internal.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
@@ -31,16 +32,9 @@
 #define NSRUN_VERSION "0.0.0-dev"
 #endif
 
-#define FIFO_FILE "exec.fifo"
 #define SECCOMP_FILE "seccomp.json"
 #define CREATE_WAIT_US (120ULL * 1000000) /* set-up of a created container, on a loaded machine */
-#define GONE_WAIT_US (10ULL * 1000000)
 
-struct oci_globals {
-	const char *root;       /* --root, or NULL: the default */
-	const char *log;        /* --log FILE, or NULL: stderr only */
-	bool log_json;          /* --log-format json */
-};
 
 static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features", NULL };
 
@@ -92,7 +86,7 @@ static void log_line(const struct oci_globals *g, const char *level, const char 
 }
 
 /* The one error of a command: stderr (with its hint) and --log.  Returns 1. */
-static int fail(const struct oci_globals *g, const struct nsrun_error *err)
+int oci_fail(const struct oci_globals *g, const struct nsrun_error *err)
 {
 	char line[512];
 
@@ -102,7 +96,7 @@ static int fail(const struct oci_globals *g, const struct nsrun_error *err)
 	return 1;
 }
 
-static int __attribute__((format(printf, 2, 3))) failf(const struct oci_globals *g, const char *fmt, ...)
+int __attribute__((format(printf, 2, 3))) oci_failf(const struct oci_globals *g, const char *fmt, ...)
 {
 	struct nsrun_error err = { 0 };
 	va_list ap;
@@ -110,7 +104,7 @@ static int __attribute__((format(printf, 2, 3))) failf(const struct oci_globals 
 	va_start(ap, fmt);
 	vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
 	va_end(ap);
-	return fail(g, &err);
+	return oci_fail(g, &err);
 }
 
 /* Warnings go to --log when there is one (stderr may be the container's: conmon's
@@ -150,7 +144,7 @@ static bool rootless(void)
 
 /* mkdir -p of path, the last level 0700 (and as root the default /run/nsrun too).
  * Returns an fd of it or -1 with err. */
-static int open_root(const struct oci_globals *g, char *path, size_t len, struct nsrun_error *err)
+int oci_open_root(const struct oci_globals *g, char *path, size_t len, struct nsrun_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
@@ -193,7 +187,7 @@ static int open_root(const struct oci_globals *g, char *path, size_t len, struct
 }
 
 /* The directory of container id under root_fd, or -1 with err naming it. */
-static int open_container(int root_fd, const char *id, struct nsrun_error *err)
+int oci_open_container(int root_fd, const char *id, struct nsrun_error *err)
 {
 	int fd;
 
@@ -208,60 +202,20 @@ static int open_container(int root_fd, const char *id, struct nsrun_error *err)
 	return fd;
 }
 
-static bool is_created(int dir_fd)
+bool oci_is_created(int dir_fd)
 {
 	return faccessat(dir_fd, FIFO_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-static const char *status_of(int dir_fd)
+const char *oci_status_of(int dir_fd)
 {
 	if (!state_is_alive(dir_fd))
 		return "stopped";
-	return is_created(dir_fd) ? "created" : "running";
-}
-
-static void gen_str(yajl_gen y, const char *k, const char *v)
-{
-	yajl_gen_string(y, (const unsigned char *)k, strlen(k));
-	yajl_gen_string(y, (const unsigned char *)v, strlen(v));
-}
-
-/* runtime-spec's state (runtime.md "State"), with runc's "created" and "owner". */
-static void gen_state(yajl_gen y, const struct service_state *st, const char *status)
-{
-	char created[40];
-	time_t t = (time_t)st->created;
-	struct tm tm;
-
-	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-	yajl_gen_map_open(y);
-	gen_str(y, "ociVersion", OCI_VERSION);
-	gen_str(y, "id", st->name);
-	gen_str(y, "status", status);
-	yajl_gen_string(y, (const unsigned char *)"pid", 3);
-	yajl_gen_integer(y, strcmp(status, "stopped") == 0 ? 0 : st->pid);
-	gen_str(y, "bundle", st->bundle);
-	gen_str(y, "rootfs", st->image);
-	gen_str(y, "created", created);
-	gen_str(y, "owner", "");
-	yajl_gen_string(y, (const unsigned char *)"annotations", 11);
-	yajl_gen_map_open(y);
-	yajl_gen_map_close(y);
-	yajl_gen_map_close(y);
-}
-
-static void print_gen(yajl_gen y)
-{
-	const unsigned char *buf;
-	size_t len;
-
-	yajl_gen_get_buf(y, &buf, &len);
-	fwrite(buf, 1, len, stdout);
-	fputc('\n', stdout);
+	return oci_is_created(dir_fd) ? "created" : "running";
 }
 
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
-static bool wait_gone(int dir_fd)
+bool oci_wait_gone(int dir_fd)
 {
 	uint64_t end = monotonic_us() + GONE_WAIT_US;
 
@@ -271,23 +225,6 @@ static bool wait_gone(int dir_fd)
 		usleep(10000);
 	}
 	return true;
-}
-
-/* Sends sig to the monitor of dir_fd through a pidfd (pidfd_open(2)), taken while
- * the lock shows it alive: a reused pid cannot get it.  Returns 0 or -1 with err. */
-static int signal_monitor(int dir_fd, const struct service_state *st, int sig, struct nsrun_error *err)
-{
-	_cleanup_close_ int pidfd = -1;
-
-	if (st->pid <= 0)
-		return error_set(err, 0, "container \"%s\": no monitor pid in its state", st->name);
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)st->pid, 0);
-	if (pidfd < 0 || !state_is_alive(dir_fd))
-		return error_set(err, pidfd < 0 ? errno : ESRCH, "container \"%s\": signal its monitor %lld", st->name,
-				 st->pid);
-	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
-		return error_set(err, errno, "container \"%s\": signal its monitor %lld", st->name, st->pid);
-	return 0;
 }
 
 /* ---- create, run ---- */
@@ -432,7 +369,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	if (config_validate(&cfg, err) < 0)
 		goto out;
 	warn_all(g, &warnings);
-	if ((root_fd = open_root(g, root, sizeof(root), err)) < 0)
+	if ((root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
 		goto out;
 	if (!service_name_valid(o->id)) {
 		error_set(err, 0, "container id \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters", o->id,
@@ -508,7 +445,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	kill(*monitor, SIGKILL);
 	while (waitpid(*monitor, NULL, 0) < 0 && errno == EINTR)
 		;
-	wait_gone(dir_fd);
+	oci_wait_gone(dir_fd);
 remove:
 	state_remove_dir(root_fd, o->id);
 out:
@@ -530,7 +467,7 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
 
 	if (!state_is_alive(dir_fd))
 		return error_set(err, 0, "container \"%s\" is stopped: it cannot be started", id);
-	if (!is_created(dir_fd))
+	if (!oci_is_created(dir_fd))
 		return error_set(err, 0, "container \"%s\" is running already", id);
 	if ((fd = openat(dir_fd, FIFO_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return error_set(err, errno, "container \"%s\": open its exec fifo", id);
@@ -601,13 +538,13 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 			errno = 0;
 			o.preserve_fds = strtol(optarg, &end, 10);
 			if (errno || *end || o.preserve_fds < 0)
-				return failf(g, "--preserve-fds: \"%s\": expected a number", optarg);
+				return oci_failf(g, "--preserve-fds: \"%s\": expected a number", optarg);
 			break;
 		}
 		case 'd':
 		case 'k':
 			if (!run)
-				return failf(g, "%s: unknown option %s", argv[0], argv[optind - 1]);
+				return oci_failf(g, "%s: unknown option %s", argv[0], argv[optind - 1]);
 			if (c == 'd')
 				o.detach = true;
 			else
@@ -616,55 +553,55 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 		case 'P': case 'K': case 'S': break;
 		case 'h': fputs(create_usage, stdout); return 0;
 		default:
-			return failf(g, "%s: unknown option %s (nsrun %s --help)", argv[0], argv[optind - 1], argv[0]);
+			return oci_failf(g, "%s: unknown option %s (nsrun %s --help)", argv[0], argv[optind - 1], argv[0]);
 		}
 	}
 	if (optind != argc - 1)
-		return failf(g, "%s: expected one container ID (nsrun %s --help)", argv[0], argv[0]);
+		return oci_failf(g, "%s: expected one container ID (nsrun %s --help)", argv[0], argv[0]);
 	o.id = argv[optind];
 	if (create_container(g, &o, &monitor, &in_monitor, &code, &err) < 0)
-		return fail(g, &err);
+		return oci_fail(g, &err);
 	if (in_monitor)
 		return code;
 	if (o.pid_file && write_pid_file(o.pid_file, monitor, &err) < 0) {
 		kill(monitor, SIGKILL);
-		return fail(g, &err);
+		return oci_fail(g, &err);
 	}
 	if (!run)
 		return 0;
 	{
 		char root[PATH_MAX];
-		_cleanup_close_ int root_fd = open_root(g, root, sizeof(root), &err), dir_fd = -1;
-		if (root_fd < 0 || (dir_fd = open_container(root_fd, o.id, &err)) < 0 ||
+		_cleanup_close_ int root_fd = oci_open_root(g, root, sizeof(root), &err), dir_fd = -1;
+		if (root_fd < 0 || (dir_fd = oci_open_container(root_fd, o.id, &err)) < 0 ||
 		    start_container(dir_fd, o.id, &err) < 0) {
 			kill(monitor, SIGKILL);
-			return fail(g, &err);
+			return oci_fail(g, &err);
 		}
 		if (o.detach)
 			return 0;
 		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 			;
-		wait_gone(dir_fd);
+		oci_wait_gone(dir_fd);
 		if (!o.keep)
 			state_remove_dir(root_fd, o.id);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }
 
-/* ---- start, state, kill, delete, list, features ---- */
+/* ---- start (state, kill, delete, list, features: oci_verbs.c) ---- */
 
 /* Opens root and ID (argv[optind], the only argument left) into *root_fd, *dir_fd.
  * Returns 0 or -1 with err. */
-static int open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd, int *dir_fd,
+int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd, int *dir_fd,
 		   struct nsrun_error *err)
 {
 	char root[PATH_MAX];
 
 	if (optind >= argc)
 		return error_set(err, 0, "%s: expected a container ID", argv[0]);
-	if ((*root_fd = open_root(g, root, sizeof(root), err)) < 0)
+	if ((*root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
 		return -1;
-	return (*dir_fd = open_container(*root_fd, argv[optind], err)) < 0 ? -1 : 0;
+	return (*dir_fd = oci_open_container(*root_fd, argv[optind], err)) < 0 ? -1 : 0;
 }
 
 static int cmd_start(const struct oci_globals *g, int argc, char **argv)
@@ -674,232 +611,9 @@ static int cmd_start(const struct oci_globals *g, int argc, char **argv)
 
 	optind = 1;
 	if (argc != 2)
-		return failf(g, "start: expected one container ID");
-	if (open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
-		return fail(g, &err);
-	return 0;
-}
-
-static int cmd_state(const struct oci_globals *g, int argc, char **argv)
-{
-	struct nsrun_error err = { 0 };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1;
-	struct service_state st;
-	yajl_gen y;
-
-	optind = 1;
-	if (argc != 2)
-		return failf(g, "state: expected one container ID");
-	if (open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
-		return fail(g, &err);
-	if (state_read(dir_fd, &st) < 0)
-		return failf(g, "container \"%s\": read its state: %s", argv[1], strerror(errno));
-	if (!(y = yajl_gen_alloc(NULL)))
-		return failf(g, "state: out of memory");
-	yajl_gen_config(y, yajl_gen_beautify, 1);
-	gen_state(y, &st, status_of(dir_fd));
-	print_gen(y);
-	yajl_gen_free(y);
-	return 0;
-}
-
-/* A signal by name (KILL, SIGKILL, sigkill) or number.  Returns it or -1. */
-static int parse_signal(const char *s)
-{
-	static const struct { const char *name; int sig; } names[] = {
-		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "KILL", SIGKILL }, { "USR1", SIGUSR1 },
-		{ "USR2", SIGUSR2 }, { "TERM", SIGTERM }, { "ABRT", SIGABRT }, { "ALRM", SIGALRM }, { "CONT", SIGCONT },
-		{ "STOP", SIGSTOP }, { "TSTP", SIGTSTP }, { "WINCH", SIGWINCH }, { "PIPE", SIGPIPE },
-	};
-	char *end;
-	long n;
-
-	if (strncasecmp(s, "SIG", 3) == 0)
-		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcasecmp(s, names[i].name) == 0)
-			return names[i].sig;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	return !errno && *s && !*end && n > 0 && n < 65 ? (int)n : -1;
-}
-
-static int cmd_kill(const struct oci_globals *g, int argc, char **argv)
-{
-	static const struct option opts[] = { { "all", no_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
-	struct nsrun_error err = { 0 };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1;
-	struct service_state st;
-	int c, sig = SIGTERM;
-	bool forwarded;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+a", opts, NULL)) != -1)
-		if (c != 'a')
-			return failf(g, "kill: unknown option %s", argv[optind - 1]);
-	if (optind != argc - 1 && optind != argc - 2)
-		return failf(g, "kill: expected ID [SIGNAL]");
-	if (optind == argc - 2 && (sig = parse_signal(argv[argc - 1])) < 0)
-		return failf(g, "kill: \"%s\": not a signal name or number", argv[argc - 1]);
-	if (open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
-		return fail(g, &err);
-	if (state_read(dir_fd, &st) < 0 || !state_is_alive(dir_fd))
-		return failf(g, "container \"%s\" is not running", argv[optind]);
-	/* the monitor forwards these to the payload (run.c); a created container has
-	 * no payload yet: any of them ends it, as it would runc's waiting init */
-	forwarded = sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 ||
-		    sig == SIGUSR2;
-	if (sig != SIGKILL && !forwarded)
-		return failf(g, "kill: signal %d: nsrun forwards only TERM, INT, HUP, QUIT, USR1, USR2 and KILL",
-			     sig);
-	if (is_created(dir_fd))
-		sig = SIGKILL;
-	if (signal_monitor(dir_fd, &st, sig, &err) < 0)
-		return fail(g, &err);
-	return 0;
-}
-
-static int cmd_delete(const struct oci_globals *g, int argc, char **argv)
-{
-	static const struct option opts[] = { { "force", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
-	struct nsrun_error err = { 0 };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1;
-	struct service_state st;
-	bool force = false;
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f", opts, NULL)) != -1) {
-		if (c != 'f')
-			return failf(g, "delete: unknown option %s", argv[optind - 1]);
-		force = true;
-	}
-	if (optind != argc - 1)
-		return failf(g, "delete: expected one container ID");
-	if (open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0) {
-		/* delete --force of one that is gone: nothing to do (runc's) */
-		return force && !err.errnum ? 0 : fail(g, &err);
-	}
-	if (state_is_alive(dir_fd)) {
-		if (!force && !is_created(dir_fd))
-			return failf(g, "container \"%s\" is running: stop it first (nsrun kill), or delete --force",
-				     argv[optind]);
-		if (state_read(dir_fd, &st) < 0 || signal_monitor(dir_fd, &st, SIGKILL, &err) < 0) {
-			if (state_is_alive(dir_fd))
-				return fail(g, err.msg[0] ? &err : &(struct nsrun_error){ .msg = "read the state" });
-		}
-		if (!wait_gone(dir_fd))
-			return failf(g, "container \"%s\" still running 10 s after SIGKILL", argv[optind]);
-	}
-	if (state_remove_dir(root_fd, argv[optind]) < 0)
-		return failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
-	return 0;
-}
-
-static int cmd_list(const struct oci_globals *g, int argc, char **argv)
-{
-	static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-					      { "quiet", no_argument, NULL, 'q' }, { NULL, 0, NULL, 0 } };
-	struct nsrun_error err = { 0 };
-	char root[PATH_MAX];
-	_cleanup_close_ int root_fd = -1;
-	bool json = false, quiet = false;
-	yajl_gen y = NULL;
-	DIR *d;
-	struct dirent *e;
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f:q", opts, NULL)) != -1) {
-		if (c == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0))
-			json = strcmp(optarg, "json") == 0;
-		else if (c == 'q')
-			quiet = true;
-		else
-			return failf(g, "list: expected [--format table|json] [--quiet]");
-	}
-	if ((root_fd = open_root(g, root, sizeof(root), &err)) < 0)
-		return fail(g, &err);
-	if (!(d = fdopendir(dup(root_fd))))
-		return failf(g, "list: read %s: %s", root, strerror(errno));
-	if (json) {
-		y = yajl_gen_alloc(NULL);
-		yajl_gen_array_open(y);
-	} else if (!quiet) {
-		printf("%-24s %-8s %-8s %s\n", "ID", "PID", "STATUS", "BUNDLE");
-	}
-	while ((e = readdir(d))) {
-		_cleanup_close_ int fd = -1;
-		struct service_state st;
-		if (e->d_name[0] == '.' ||
-		    (fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-		    state_read(fd, &st) < 0 || !st.bundle[0])
-			continue;
-		const char *status = status_of(fd);
-		if (y)
-			gen_state(y, &st, status);
-		else if (quiet)
-			printf("%s\n", st.name);
-		else
-			printf("%-24s %-8lld %-8s %s\n", st.name, strcmp(status, "stopped") ? st.pid : 0, status,
-			       st.bundle);
-	}
-	closedir(d);
-	if (y) {
-		yajl_gen_array_close(y);
-		print_gen(y);
-		yajl_gen_free(y);
-	}
-	return 0;
-}
-
-/* runtime-spec's features document (features.md), what nsrun does of it. */
-static int cmd_features(void)
-{
-	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
-	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec", NULL };
-	yajl_gen y = yajl_gen_alloc(NULL);
-
-	if (!y)
-		return 1;
-	yajl_gen_config(y, yajl_gen_beautify, 1);
-	yajl_gen_map_open(y);
-	gen_str(y, "ociVersionMin", "1.0.0");
-	gen_str(y, "ociVersionMax", OCI_VERSION);
-	yajl_gen_string(y, (const unsigned char *)"hooks", 5);
-	yajl_gen_array_open(y);
-	yajl_gen_array_close(y);
-	yajl_gen_string(y, (const unsigned char *)"mountOptions", 12);
-	yajl_gen_array_open(y);
-	for (size_t i = 0; mount_options[i]; i++)
-		yajl_gen_string(y, (const unsigned char *)mount_options[i], strlen(mount_options[i]));
-	yajl_gen_array_close(y);
-	yajl_gen_string(y, (const unsigned char *)"linux", 5);
-	yajl_gen_map_open(y);
-	yajl_gen_string(y, (const unsigned char *)"namespaces", 10);
-	yajl_gen_array_open(y);
-	for (size_t i = 0; namespaces[i]; i++)
-		yajl_gen_string(y, (const unsigned char *)namespaces[i], strlen(namespaces[i]));
-	yajl_gen_array_close(y);
-	yajl_gen_string(y, (const unsigned char *)"capabilities", 12);
-	yajl_gen_array_open(y); /* every one is dropped */
-	yajl_gen_array_close(y);
-	yajl_gen_string(y, (const unsigned char *)"seccomp", 7);
-	yajl_gen_map_open(y);
-	yajl_gen_string(y, (const unsigned char *)"enabled", 7);
-	yajl_gen_bool(y, 1);
-	yajl_gen_map_close(y);
-	yajl_gen_map_close(y);
-	yajl_gen_string(y, (const unsigned char *)"annotations", 11);
-	yajl_gen_map_open(y);
-	gen_str(y, "org.nsrun.version", NSRUN_VERSION);
-	yajl_gen_map_close(y);
-	yajl_gen_map_close(y);
-	print_gen(y);
-	yajl_gen_free(y);
+		return oci_failf(g, "start: expected one container ID");
+	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
+		return oci_fail(g, &err);
 	return 0;
 }
 
@@ -918,7 +632,7 @@ int oci_main(int argc, char **argv)
 			     (n == 4 && strncmp(a, "criu", 4) == 0);
 		if (takes && !val) {
 			if (i + 1 >= argc)
-				return failf(&g, "--%.*s: needs a value", (int)n, a);
+				return oci_failf(&g, "--%.*s: needs a value", (int)n, a);
 			val = argv[++i];
 		}
 		if (n == 4 && strncmp(a, "root", 4) == 0)
@@ -927,15 +641,15 @@ int oci_main(int argc, char **argv)
 			g.log = val;
 		else if (n == 10 && strncmp(a, "log-format", 10) == 0) {
 			if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
-				return failf(&g, "--log-format: \"%s\": use text or json", val);
+				return oci_failf(&g, "--log-format: \"%s\": use text or json", val);
 			g.log_json = strcmp(val, "json") == 0;
 		} else if (!takes && !(n == 14 && strncmp(a, "systemd-cgroup", 14) == 0) &&
 			   !(n == 5 && strncmp(a, "debug", 5) == 0)) {
-			return failf(&g, "unknown global option %s (docs/oci-runtime.md)", argv[i]);
+			return oci_failf(&g, "unknown global option %s (docs/oci-runtime.md)", argv[i]);
 		}
 	}
 	if (i >= argc)
-		return failf(&g, "expected a command: create, start, state, kill, delete, run, list or features");
+		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list or features");
 	argc -= i;
 	argv += i;
 	if (strcmp(argv[0], "create") == 0 || strcmp(argv[0], "run") == 0)
@@ -943,15 +657,15 @@ int oci_main(int argc, char **argv)
 	if (strcmp(argv[0], "start") == 0)
 		return cmd_start(&g, argc, argv);
 	if (strcmp(argv[0], "state") == 0)
-		return cmd_state(&g, argc, argv);
+		return oci_cmd_state(&g, argc, argv);
 	if (strcmp(argv[0], "kill") == 0)
-		return cmd_kill(&g, argc, argv);
+		return oci_cmd_kill(&g, argc, argv);
 	if (strcmp(argv[0], "delete") == 0)
-		return cmd_delete(&g, argc, argv);
+		return oci_cmd_delete(&g, argc, argv);
 	if (strcmp(argv[0], "list") == 0)
-		return cmd_list(&g, argc, argv);
+		return oci_cmd_list(&g, argc, argv);
 	if (strcmp(argv[0], "features") == 0)
-		return cmd_features();
-	return failf(&g, "\"%s\": not a command of nsrun's OCI runtime (create, start, state, kill, delete, run, list, "
+		return oci_cmd_features();
+	return oci_failf(&g, "\"%s\": not a command of nsrun's OCI runtime (create, start, state, kill, delete, run, list, "
 		     "features)", argv[0]);
 }

@@ -42,8 +42,16 @@ json.dump(c, open(path, "w"))
 EOF
 }
 alive() { kill -0 "$1" 2>/dev/null; }
-# gone PID: no such process, or a zombie (its parent, which create left, may not reap)
-gone() { ! alive "$1" || grep -q '^State:	Z' "/proc/$1/status" 2>/dev/null; }
+# gone PID: no such process, or a zombie (its parent, which create left, may not
+# reap), within 30 s (the lock is free once its files are closed, a moment
+# before it is a zombie)
+gone() {
+	local end=$((SECONDS + 30))
+	until ! alive "$1" || grep -q '^State:	Z' "/proc/$1/status" 2>/dev/null; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
 # wait_status ID STATUS: up to 60 s (a loaded machine); at once if there is no such container
 wait_status() {
 	local end=$((SECONDS + 60))
