@@ -346,6 +346,8 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->output.json_path);
 	free(cfg->output.stdin_path);
 	free(cfg->hostname);
+	free(cfg->exec_fifo);
+	free(cfg->console_socket);
 	free(cfg->isolation_why);
 	memset(cfg, 0, sizeof(*cfg));
 }

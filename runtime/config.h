@@ -185,6 +185,13 @@ struct nsrun_config {
 	bool isolation_retry;           /* this run is that fallback: what the failed full attempt
 					 * warned of (seccomp, --cpus) is not said twice */
 	char *hostname;
+	char *exec_fifo;                /* OCI create (oci.h): the fifo pid 1 opens for writing, which
+					 * blocks until `nsrun start` opens it, before the payload is
+					 * forked; NULL: none */
+	unsigned preserve_fds;          /* OCI create --preserve-fds and LISTEN_FDS: fds 3 to 3+N-1 of
+					 * the caller reach the payload as they are; 0: none */
+	char *console_socket;           /* OCI create --console-socket (with tty): the pty master goes
+					 * to this AF_UNIX socket (SCM_RIGHTS), not relayed; NULL: none */
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */
 };

@@ -255,6 +255,32 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 	}
 }
 
+/* OCI create: tells the supervisor the container is made, then opens the exec
+ * fifo for writing, which blocks until `nsrun start` opens it for reading
+ * (fifo(7)), and writes one byte for it.  The fd is reopened through /proc/self/fd
+ * (the new /proc is mounted by now).  Returns 0 or -1 with err. */
+static int wait_exec_fifo(const struct container_args *a, struct nsrun_error *err)
+{
+	char path[64];
+	int fd;
+
+	/* sync: CREATED */
+	if (sync_send(a->sync_fd, SYNC_CREATED, 0, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", a->exec_fifo_fd);
+	while ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		return error_set(err, errno, "open the exec fifo");
+	if (write(fd, "0", 1) != 1) {
+		close(fd);
+		return error_set(err, errno, "write to the exec fifo");
+	}
+	close(fd);
+	close(a->exec_fifo_fd);
+	return 0;
+}
+
 void container_main(const struct container_args *a)
 {
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
@@ -286,6 +312,8 @@ void container_main(const struct container_args *a)
 		error_set(&err, errno, "signalfd");
 		die_with_error(a->sync_fd, &err);
 	}
+	if (a->exec_fifo_fd >= 0 && wait_exec_fifo(a, &err) < 0)
+		die_with_error(a->sync_fd, &err);
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		error_set(&err, errno, "pipe for the exec report");
 		die_with_error(a->sync_fd, &err);

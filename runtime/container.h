@@ -34,6 +34,7 @@ struct container_args {
 	int publish_fd;                 /* -p: init's end of the socket channel (publish.h), or -1 */
 	struct winsize winsize;         /* -t: the pty's first size (nsrun's terminal; 0x0: none) */
 	const struct ucounts_plan *ucounts;     /* limits of the container's user namespace */
+	int exec_fifo_fd;               /* OCI create: O_PATH fd of the exec fifo to wait on, or -1 */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

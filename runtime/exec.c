@@ -42,14 +42,15 @@ void exec_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* Marks every fd above 2 close-on-exec: nothing of nsrun's, nor of its caller's,
- * reaches the payload (CVE-2024-21626 is the kind of leak this stops). */
-static int cloexec_all_fds(void)
+/* Marks every fd from first (3, or past an OCI caller's preserved fds) on
+ * close-on-exec: nothing of nsrun's, nor of its caller's, reaches the payload
+ * (CVE-2024-21626 is the kind of leak this stops). */
+static int cloexec_all_fds(unsigned first)
 {
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+	if (syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
 	long max = sysconf(_SC_OPEN_MAX);
-	for (int fd = 3; fd < (max > 0 ? max : 1024); fd++)
+	for (int fd = (int)first; fd < (max > 0 ? max : 1024); fd++)
 		close(fd);
 	return 0;
 }
@@ -161,7 +162,7 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
 		fail(report_fd, &err, 125);
 	}
-	cloexec_all_fds();
+	cloexec_all_fds(3U + cfg->preserve_fds);
 	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
 	/* --cap-add: root keeps them across execve; any other uid lost them in setresuid */
 	if (caps_set_and_nnp(geteuid() == 0 ? cfg->security.cap_add : 0, &err) < 0)

@@ -21,6 +21,8 @@
 #include "hostfile.h"
 #include "image.h"
 #include "mount_plan.h"
+#include "oci.h"
+#include "oci_config.h"
 #include "result.h"
 #include "pasta.h"
 #include "run.h"
@@ -121,6 +123,8 @@ static const char usage_text[] =
 	"  nsrun rm [-f] NAME...|--all [--filter label=K[=V]]\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
+	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features ... ID\n"
+	"                                                 the OCI runtime, runc's command line (create --help)\n"
 	"\n"
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
@@ -791,6 +795,11 @@ int main(int argc, char **argv)
 		timing_free(timing);
 		return service_main(argc, argv);
 	}
+	/* the OCI runtime's command line (runc's): a verb of its own or a global option of runc's first */
+	if (oci_is_command(argc, argv)) {
+		timing_free(timing);
+		return oci_main(argc, argv);
+	}
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		timing_free(timing);
 		return exec_main(argc, argv);
@@ -819,7 +828,8 @@ int main(int argc, char **argv)
 		if (code == CLI_HELP)
 			fputs(usage_text, stdout);
 		else
-			printf("nsrun %s\n", NSRUN_VERSION);
+			/* runc's three lines, which podman info and containerd show */
+			printf("nsrun version %s\ncommit: %s\nspec: %s\n", NSRUN_VERSION, NSRUN_VERSION, OCI_VERSION);
 		config_free(&cfg);
 		timing_free(timing);
 		return 0;

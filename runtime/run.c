@@ -29,10 +29,12 @@
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "container.h"
 #include "diagnose.h"
 #include "hostfile.h"
@@ -294,6 +296,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	}
 	run->sync_fd = sv[0];
+	/* OCI create: opened here, as the caller, the container reopens it through
+	 * /proc/self/fd (it could not reach the state directory by its path) */
+	if (cfg->exec_fifo && (run->exec_fifo_fd = open(cfg->exec_fifo, O_PATH | O_CLOEXEC)) < 0) {
+		close(sv[1]);
+		return error_set(err, errno, "open the exec fifo %s", cfg->exec_fifo);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (const int *s = forward_signals; *s; s++)
@@ -345,6 +353,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.landlock_abi = run->landlock_abi,
 			.publish_fd = run->pub->container_fd,
 			.ucounts = &run->ucounts,
+			.exec_fifo_fd = run->exec_fifo_fd,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -502,6 +511,38 @@ static void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
 	}
 }
 
+/* Sends the pty master fd to the AF_UNIX stream socket at path with SCM_RIGHTS
+ * (unix(7)), its path as the data, as runc does for --console-socket.  Returns 0
+ * or -1 with err. */
+static int send_console(const char *path, int fd, struct nsrun_error *err)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char data[] = "/dev/ptmx";
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *c;
+	_cleanup_close_ int s = -1;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return error_set_stage(err, STAGE_SUPERVISE, ENAMETOOLONG, "--console-socket \"%s\"", path);
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	memset(&control, 0, sizeof(control));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0 || sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+		return error_set_stage(err, STAGE_SUPERVISE, errno, "--console-socket \"%s\": send the terminal", path);
+	return 0;
+}
+
 /* One message from pid 1. Returns 1 when the run is over, 0 to go on, -1 on error. */
 static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *result, struct nsrun_error *err)
 {
@@ -536,9 +577,24 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 			run->ready_fd = -1;
 		}
 		return 0;
+	case SYNC_CREATED: /* sync: CREATED */
+		if (run->ready_fd >= 0) {
+			if (write(run->ready_fd, "R", 1) < 0) {
+				/* the waiting nsrun create is gone: nothing to tell */
+			}
+			close(run->ready_fd);
+			run->ready_fd = -1;
+		}
+		return 0;
 	case SYNC_PTY: /* sync: PTY */
 		if (msg.value < 0 || run->pty_fd >= 0)
 			return error_set_stage(err, STAGE_SUPERVISE, EPROTO, "PTY without a terminal from the container");
+		if (run->console_socket) {
+			/* OCI: the caller (conmon, containerd's shim) relays the terminal */
+			int rc = send_console(run->console_socket, (int)msg.value, err);
+			close((int)msg.value);
+			return rc;
+		}
 		run->pty_fd = (int)msg.value;
 		if (tty_start(run, err) < 0)
 			return -1;
@@ -852,6 +908,9 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
 	run->ready_fd = -1;
+	if (run->exec_fifo_fd >= 0)
+		close(run->exec_fifo_fd);
+	run->exec_fifo_fd = -1;
 	if (run->image_lock_fd >= 0)
 		close(run->image_lock_fd); /* and with it the image's lock */
 	run->image_lock_fd = -1;
@@ -894,7 +953,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .image_lock_fd = -1,
+				 .image_lock_fd = -1, .exec_fifo_fd = -1,
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
@@ -905,6 +964,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.pub = pub;
 	run.ready_fd = ready_fd;
 	run.stop_fd = stop_fd;
+	run.console_socket = cfg->console_socket;
 	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
 	if (run_prepare(cfg, &run, &err) < 0 || run_start(cfg, &run, &err) < 0 ||

@@ -51,13 +51,16 @@ struct nsrun_run {
 	int landlock_abi;               /* the payload's Landlock ruleset ABI, 0: none */
 	struct publish_state *pub;      /* -p: listening sockets and the forwarder */
 	struct pasta_state pasta;       /* --network pasta: pasta's guard */
-	int ready_fd;                   /* -d: gets "R" once the service is ready, else -1 */
+	int ready_fd;                   /* -d: gets "R" once the service is ready (OCI create: once
+					 * it waits on the exec fifo), else -1 */
 	int stop_fd;                    /* -d --stop-with-*: a pidfd, readable = stop as on SIGTERM
 					 * (the caller's: not closed here), else -1 */
 	int image_lock_fd;              /* the image's rootfs, flock(LOCK_SH) for the run, or -1 */
+	int exec_fifo_fd;               /* cfg->exec_fifo opened O_PATH (the container reopens it), or -1 */
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */
 	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
+	const char *console_socket;     /* cfg->console_socket: where the master goes instead */
 	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
 	bool payload_started;           /* EXEC_OK came: only now is stdin read (a set-up that fails
 					 * before may be retried in a lower tier with all of it) */

@@ -208,6 +208,8 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 		gen_kv_int(g, "checked", st->health.checked);
 		yajl_gen_map_close(g);
 	}
+	if (st->bundle[0])
+		gen_kv_str(g, "bundle", st->bundle);
 	yajl_gen_map_close(g);
 }
 
@@ -282,6 +284,7 @@ int state_read(int dir_fd, struct service_state *st)
 	copy_str(root, "log", st->log, sizeof(st->log));
 	copy_str(root, "image", st->image, sizeof(st->image));
 	copy_str(root, "command", st->command, sizeof(st->command));
+	copy_str(root, "bundle", st->bundle, sizeof(st->bundle));
 	st->pid = get_int(root, "pid");
 	st->exit_code = get_int(root, "exit_code");
 	st->created = get_int(root, "created");

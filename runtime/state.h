@@ -43,6 +43,7 @@ struct service_state {
 		char output[256];       /* the last check's output, its start */
 		long long checked;      /* when the last check ended, seconds since the epoch */
 	} health;
+	char bundle[PATH_MAX];          /* an OCI container's bundle (oci.h), else "" */
 };
 
 /* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */

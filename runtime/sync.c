@@ -23,6 +23,7 @@ const char *sync_type_name(uint32_t type)
 	case SYNC_ERROR: return "ERROR";
 	case SYNC_KILL_ALL: return "KILL_ALL";
 	case SYNC_PTY: return "PTY";
+	case SYNC_CREATED: return "CREATED";
 	}
 	return "unknown";
 }

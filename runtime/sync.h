@@ -9,6 +9,8 @@
  *                                         (--userns subids: newuidmap and newgidmap
  *                                         have exited, and as root the image tree is
  *                                         idmapped; subid.h)
+ *   pid 1 -> parent   CREATED              (OCI create only) set up; pid 1 now waits until
+ *                                          `nsrun start` opens the exec fifo
  *   pid 1 -> parent   EXEC_OK(pid)         the payload exec'd (value: its pid inside)
  *                  or EXEC_FAILED(errno)   execve failed (126/127)
  *                  or ERROR(nsrun_error)   set-up failed (125)
@@ -34,6 +36,8 @@ enum sync_type {
 	SYNC_ERROR,
 	SYNC_KILL_ALL,
 	SYNC_PTY,               /* pid 1 -> parent, before EXEC_OK: the pty master (SCM_RIGHTS) */
+	SYNC_CREATED,           /* pid 1 -> parent (OCI create, cfg->exec_fifo): set up, waiting on the
+				 * exec fifo before the payload is forked */
 };
 
 /* The value of ID_MAPS_WRITTEN when the reduced tier runs without id maps (the

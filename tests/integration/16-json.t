@@ -19,7 +19,7 @@ for c in ${NSRUN_PYTHON:-} python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] || skip_all "no python3 with the jsonschema module (Debian: apt-get install python3-jsonschema)"
 
-VERSION=$("$NSRUN" --version | awk '{ print $2 }')
+VERSION=$("$NSRUN" --version | awk 'NR == 1 { print $3 }')
 DOC="$TESTTMP/result.json"
 
 # ---------------------------------------------------------------- the checker

@@ -1,0 +1,42 @@
+/* oci_internal.h - what oci.c and oci_verbs.c share (not an interface: oci.h is). */
+#ifndef NSRUN_OCI_INTERNAL_H
+#define NSRUN_OCI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define FIFO_FILE "exec.fifo"           /* in ROOT/ID/ until start: the container is created */
+#define GONE_WAIT_US (10ULL * 1000000)  /* delete: how long a killed container may take to go */
+
+struct oci_globals {
+	const char *root;       /* --root, or NULL: the default */
+	const char *log;        /* --log FILE, or NULL: stderr only */
+	bool log_json;          /* --log-format json */
+};
+
+/* The one error of a command: stderr (with its hint) and --log.  Return 1. */
+int oci_fail(const struct oci_globals *g, const struct nsrun_error *err);
+int oci_failf(const struct oci_globals *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens (making it) the state directory, its path into path.  Returns an fd or -1 with err. */
+int oci_open_root(const struct oci_globals *g, char *path, size_t len, struct nsrun_error *err);
+/* The directory of container id under root_fd, or -1 with err naming it. */
+int oci_open_container(int root_fd, const char *id, struct nsrun_error *err);
+/* Opens root and the ID argv[optind] into *root_fd, *dir_fd.  Returns 0 or -1 with err. */
+int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd, int *dir_fd, struct nsrun_error *err);
+/* created (exec.fifo is there), and "created", "running" or "stopped". */
+bool oci_is_created(int dir_fd);
+const char *oci_status_of(int dir_fd);
+/* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
+bool oci_wait_gone(int dir_fd);
+
+/* The verbs of oci_verbs.c: argv[0] is the verb.  Return the exit status. */
+int oci_cmd_state(const struct oci_globals *g, int argc, char **argv);
+int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv);
+int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv);
+int oci_cmd_list(const struct oci_globals *g, int argc, char **argv);
+int oci_cmd_features(void);
+
+#endif

@@ -1,0 +1,303 @@
+/* oci_verbs.c - the OCI runtime's verbs that read or end a container: state,
+ * kill, delete, list, features (oci.h; create, run and start are in oci.c). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "cleanup.h"
+#include "oci_config.h"
+#include "oci_internal.h"
+#include "state.h"
+
+#ifndef NSRUN_VERSION
+#define NSRUN_VERSION "0.0.0-dev"
+#endif
+
+static void gen_str(yajl_gen y, const char *k, const char *v)
+{
+	yajl_gen_string(y, (const unsigned char *)k, strlen(k));
+	yajl_gen_string(y, (const unsigned char *)v, strlen(v));
+}
+
+/* runtime-spec's state (runtime.md "State"), with runc's "created" and "owner". */
+static void gen_state(yajl_gen y, const struct service_state *st, const char *status)
+{
+	char created[40];
+	time_t t = (time_t)st->created;
+	struct tm tm;
+
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	yajl_gen_map_open(y);
+	gen_str(y, "ociVersion", OCI_VERSION);
+	gen_str(y, "id", st->name);
+	gen_str(y, "status", status);
+	yajl_gen_string(y, (const unsigned char *)"pid", 3);
+	yajl_gen_integer(y, strcmp(status, "stopped") == 0 ? 0 : st->pid);
+	gen_str(y, "bundle", st->bundle);
+	gen_str(y, "rootfs", st->image);
+	gen_str(y, "created", created);
+	gen_str(y, "owner", "");
+	yajl_gen_string(y, (const unsigned char *)"annotations", 11);
+	yajl_gen_map_open(y);
+	yajl_gen_map_close(y);
+	yajl_gen_map_close(y);
+}
+
+static void print_gen(yajl_gen y)
+{
+	const unsigned char *buf;
+	size_t len;
+
+	yajl_gen_get_buf(y, &buf, &len);
+	fwrite(buf, 1, len, stdout);
+	fputc('\n', stdout);
+}
+
+/* Sends sig to the monitor of dir_fd through a pidfd (pidfd_open(2)), taken while
+ * the lock shows it alive: a reused pid cannot get it.  Returns 0 or -1 with err. */
+static int signal_monitor(int dir_fd, const struct service_state *st, int sig, struct nsrun_error *err)
+{
+	_cleanup_close_ int pidfd = -1;
+
+	if (st->pid <= 0)
+		return error_set(err, 0, "container \"%s\": no monitor pid in its state", st->name);
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)st->pid, 0);
+	if (pidfd < 0 || !state_is_alive(dir_fd))
+		return error_set(err, pidfd < 0 ? errno : ESRCH, "container \"%s\": signal its monitor %lld", st->name,
+				 st->pid);
+	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+		return error_set(err, errno, "container \"%s\": signal its monitor %lld", st->name, st->pid);
+	return 0;
+}
+
+int oci_cmd_state(const struct oci_globals *g, int argc, char **argv)
+{
+	struct nsrun_error err = { 0 };
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	struct service_state st;
+	yajl_gen y;
+
+	optind = 1;
+	if (argc != 2)
+		return oci_failf(g, "state: expected one container ID");
+	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
+		return oci_fail(g, &err);
+	if (state_read(dir_fd, &st) < 0)
+		return oci_failf(g, "container \"%s\": read its state: %s", argv[1], strerror(errno));
+	if (!(y = yajl_gen_alloc(NULL)))
+		return oci_failf(g, "state: out of memory");
+	yajl_gen_config(y, yajl_gen_beautify, 1);
+	gen_state(y, &st, oci_status_of(dir_fd));
+	print_gen(y);
+	yajl_gen_free(y);
+	return 0;
+}
+
+/* A signal by name (KILL, SIGKILL, sigkill) or number.  Returns it or -1. */
+static int parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "KILL", SIGKILL }, { "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 }, { "TERM", SIGTERM }, { "ABRT", SIGABRT }, { "ALRM", SIGALRM }, { "CONT", SIGCONT },
+		{ "STOP", SIGSTOP }, { "TSTP", SIGTSTP }, { "WINCH", SIGWINCH }, { "PIPE", SIGPIPE },
+	};
+	char *end;
+	long n;
+
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(s, names[i].name) == 0)
+			return names[i].sig;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	return !errno && *s && !*end && n > 0 && n < 65 ? (int)n : -1;
+}
+
+int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = { { "all", no_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
+	struct nsrun_error err = { 0 };
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	struct service_state st;
+	int c, sig = SIGTERM;
+	bool forwarded;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+a", opts, NULL)) != -1)
+		if (c != 'a')
+			return oci_failf(g, "kill: unknown option %s", argv[optind - 1]);
+	if (optind != argc - 1 && optind != argc - 2)
+		return oci_failf(g, "kill: expected ID [SIGNAL]");
+	if (optind == argc - 2 && (sig = parse_signal(argv[argc - 1])) < 0)
+		return oci_failf(g, "kill: \"%s\": not a signal name or number", argv[argc - 1]);
+	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
+		return oci_fail(g, &err);
+	if (state_read(dir_fd, &st) < 0 || !state_is_alive(dir_fd))
+		return oci_failf(g, "container \"%s\" is not running", argv[optind]);
+	/* the monitor forwards these to the payload (run.c); a created container has
+	 * no payload yet: any of them ends it, as it would runc's waiting init */
+	forwarded = sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 ||
+		    sig == SIGUSR2;
+	if (sig != SIGKILL && !forwarded)
+		return oci_failf(g, "kill: signal %d: nsrun forwards only TERM, INT, HUP, QUIT, USR1, USR2 and KILL",
+			     sig);
+	if (oci_is_created(dir_fd))
+		sig = SIGKILL;
+	if (signal_monitor(dir_fd, &st, sig, &err) < 0)
+		return oci_fail(g, &err);
+	return 0;
+}
+
+int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = { { "force", no_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
+	struct nsrun_error err = { 0 };
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	struct service_state st;
+	bool force = false;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f", opts, NULL)) != -1) {
+		if (c != 'f')
+			return oci_failf(g, "delete: unknown option %s", argv[optind - 1]);
+		force = true;
+	}
+	if (optind != argc - 1)
+		return oci_failf(g, "delete: expected one container ID");
+	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0) {
+		/* delete --force of one that is gone: nothing to do (runc's) */
+		return force && !err.errnum ? 0 : oci_fail(g, &err);
+	}
+	if (state_is_alive(dir_fd)) {
+		if (!force && !oci_is_created(dir_fd))
+			return oci_failf(g, "container \"%s\" is running: stop it first (nsrun kill), or delete --force",
+				     argv[optind]);
+		if (state_read(dir_fd, &st) < 0 || signal_monitor(dir_fd, &st, SIGKILL, &err) < 0) {
+			if (state_is_alive(dir_fd))
+				return oci_fail(g, err.msg[0] ? &err : &(struct nsrun_error){ .msg = "read the state" });
+		}
+		if (!oci_wait_gone(dir_fd))
+			return oci_failf(g, "container \"%s\" still running 10 s after SIGKILL", argv[optind]);
+	}
+	if (state_remove_dir(root_fd, argv[optind]) < 0)
+		return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
+	return 0;
+}
+
+int oci_cmd_list(const struct oci_globals *g, int argc, char **argv)
+{
+	static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
+					      { "quiet", no_argument, NULL, 'q' }, { NULL, 0, NULL, 0 } };
+	struct nsrun_error err = { 0 };
+	char root[PATH_MAX];
+	_cleanup_close_ int root_fd = -1;
+	bool json = false, quiet = false;
+	yajl_gen y = NULL;
+	DIR *d;
+	struct dirent *e;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:q", opts, NULL)) != -1) {
+		if (c == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0))
+			json = strcmp(optarg, "json") == 0;
+		else if (c == 'q')
+			quiet = true;
+		else
+			return oci_failf(g, "list: expected [--format table|json] [--quiet]");
+	}
+	if ((root_fd = oci_open_root(g, root, sizeof(root), &err)) < 0)
+		return oci_fail(g, &err);
+	if (!(d = fdopendir(dup(root_fd))))
+		return oci_failf(g, "list: read %s: %s", root, strerror(errno));
+	if (json) {
+		y = yajl_gen_alloc(NULL);
+		yajl_gen_array_open(y);
+	} else if (!quiet) {
+		printf("%-24s %-8s %-8s %s\n", "ID", "PID", "STATUS", "BUNDLE");
+	}
+	while ((e = readdir(d))) {
+		_cleanup_close_ int fd = -1;
+		struct service_state st;
+		if (e->d_name[0] == '.' ||
+		    (fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+		    state_read(fd, &st) < 0 || !st.bundle[0])
+			continue;
+		const char *status = oci_status_of(fd);
+		if (y)
+			gen_state(y, &st, status);
+		else if (quiet)
+			printf("%s\n", st.name);
+		else
+			printf("%-24s %-8lld %-8s %s\n", st.name, strcmp(status, "stopped") ? st.pid : 0, status,
+			       st.bundle);
+	}
+	closedir(d);
+	if (y) {
+		yajl_gen_array_close(y);
+		print_gen(y);
+		yajl_gen_free(y);
+	}
+	return 0;
+}
+
+/* runtime-spec's features document (features.md), what nsrun does of it. */
+int oci_cmd_features(void)
+{
+	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
+	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec", NULL };
+	yajl_gen y = yajl_gen_alloc(NULL);
+
+	if (!y)
+		return 1;
+	yajl_gen_config(y, yajl_gen_beautify, 1);
+	yajl_gen_map_open(y);
+	gen_str(y, "ociVersionMin", "1.0.0");
+	gen_str(y, "ociVersionMax", OCI_VERSION);
+	yajl_gen_string(y, (const unsigned char *)"hooks", 5);
+	yajl_gen_array_open(y);
+	yajl_gen_array_close(y);
+	yajl_gen_string(y, (const unsigned char *)"mountOptions", 12);
+	yajl_gen_array_open(y);
+	for (size_t i = 0; mount_options[i]; i++)
+		yajl_gen_string(y, (const unsigned char *)mount_options[i], strlen(mount_options[i]));
+	yajl_gen_array_close(y);
+	yajl_gen_string(y, (const unsigned char *)"linux", 5);
+	yajl_gen_map_open(y);
+	yajl_gen_string(y, (const unsigned char *)"namespaces", 10);
+	yajl_gen_array_open(y);
+	for (size_t i = 0; namespaces[i]; i++)
+		yajl_gen_string(y, (const unsigned char *)namespaces[i], strlen(namespaces[i]));
+	yajl_gen_array_close(y);
+	yajl_gen_string(y, (const unsigned char *)"capabilities", 12);
+	yajl_gen_array_open(y); /* every one is dropped */
+	yajl_gen_array_close(y);
+	yajl_gen_string(y, (const unsigned char *)"seccomp", 7);
+	yajl_gen_map_open(y);
+	yajl_gen_string(y, (const unsigned char *)"enabled", 7);
+	yajl_gen_bool(y, 1);
+	yajl_gen_map_close(y);
+	yajl_gen_map_close(y);
+	yajl_gen_string(y, (const unsigned char *)"annotations", 11);
+	yajl_gen_map_open(y);
+	gen_str(y, "org.nsrun.version", NSRUN_VERSION);
+	yajl_gen_map_close(y);
+	yajl_gen_map_close(y);
+	print_gen(y);
+	yajl_gen_free(y);
+	return 0;
+}

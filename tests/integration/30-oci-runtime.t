@@ -1,0 +1,325 @@
+#!/bin/bash
+# nsrun as an OCI runtime (issue 19, docs/oci-runtime.md): runc's command line over
+# a bundle made here (runc spec --rootless as the template, an image of the static
+# probe alone as its rootfs: it starts at once), then podman --runtime nsrun with
+# the same image, as whoever runs the suite (root, or the unprivileged user of the
+# rootless suite).
+#
+# The two-phase model: the payload writes a marker into a bind-mounted directory;
+# it must not be there after create (probe), and must be after start (control).
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
+command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
+
+T=$TESTTMP/oci
+IMG=$TESTTMP/image
+mkdir -p "$T/bundle" "$T/out" "$IMG/etc"
+chmod 777 "$T/out" # the payload is the container's root, another id on the host as root
+(cd "$IMG" && mkdir proc dev sys tmp run out && touch etc/hosts etc/hostname etc/resolv.conf &&
+	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+	cp "$PROBE_DIR/nsrun-probe" .)
+chmod -R a+rX "$IMG"
+ln -s "$IMG" "$T/bundle/rootfs"
+(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
+ROOT=$T/state
+oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
+# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: rewrites config.json of the bundle
+bundle_with() {
+	python3 - "$T/bundle/config.json" "$T/out" "$1" "${2:-}" <<'EOF'
+import json, sys
+path, out, args, edit = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/out"]
+c["mounts"].append({"destination": "/out", "type": "bind", "source": out, "options": ["rbind", "rw"]})
+c["linux"].pop("seccomp", None)
+if edit:
+    exec(edit)
+json.dump(c, open(path, "w"))
+EOF
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# gone PID: no such process, or a zombie (its parent, which create left, may not
+# reap), within 30 s (the lock is free once its files are closed, a moment
+# before it is a zombie)
+gone() {
+	local end=$((SECONDS + 30))
+	until ! alive "$1" || grep -q '^State:	Z' "/proc/$1/status" 2>/dev/null; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+# wait_status ID STATUS: up to 60 s (a loaded machine); at once if there is no such container
+wait_status() {
+	local end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ]; do
+		oci state "$1"
+		[ "$RC" = 0 ] || return 1
+		[[ $OUT =~ \"status\":\ \"$2\" ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+cleanup_oci() {
+	local d
+	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
+}
+at_exit cleanup_oci
+
+# ---- version and features
+run_nsrun --version
+assert_match "--version: runc's three lines" '^nsrun version [^
+]+
+commit: [^
+]+
+spec: 1\.2\.0$' "$OUT"
+oci features
+assert_match "features: a runtime-spec features document" '"ociVersionMax": "1\.2\.0"' "$OUT"
+
+# ---- create: the container is made, its payload has not run
+bundle_with '["/nsrun-probe", "write", "/out/ran"]'
+oci create --bundle "$T/bundle" --pid-file "$T/pid" c1
+assert_eq "create: exit 0" 0 "$RC"
+oci state c1
+assert_match "state after create: created" '"status": "created"' "$OUT"
+pid=$(cat "$T/pid" 2>/dev/null)
+assert_match "  ... with the pid of the pid file" "\"pid\": $pid," "$OUT"
+assert_match "  ... and the bundle" "\"bundle\": \"$T/bundle\"" "$OUT"
+check "  ... that process is alive" alive "$pid"
+sleep 0.2
+check "  ... the payload has not run (no marker)" test ! -e "$T/out/ran"
+oci list --format json
+assert_match "list --format json: c1 is there" '"id":"c1"' "$OUT"
+
+# ---- start: it runs
+oci start c1
+assert_eq "start: exit 0" 0 "$RC"
+wait_status c1 stopped
+assert_match "  ... then stopped" '"status": "stopped"' "$OUT"
+check "  ... the payload ran (the marker is there)" test -e "$T/out/ran"
+oci start c1
+assert_ne "start again: refused" 0 "$RC"
+oci delete c1
+assert_eq "delete: exit 0" 0 "$RC"
+oci state c1
+assert_match "state after delete: no such container" '^nsrun: container "c1" does not exist' "$ERR"
+check "  ... the monitor is gone" gone "$pid"
+
+# ---- run: create and start in the foreground, the payload's output and status
+bundle_with '["/nsrun-probe", "hostname"]' 'c["hostname"] = "oci-test"'
+oci run --bundle "$T/bundle" c2
+assert_eq "run: exit 0" 0 "$RC"
+assert_eq "  ... its stdout passed through: the config's hostname" "hostname: ok oci-test" "$OUT"
+check "  ... and nothing kept under --root" test ! -e "$ROOT/c2"
+bundle_with '["/nsrun-probe", "exit", "3"]'
+oci run --bundle "$T/bundle" c2
+assert_eq "run: the payload's exit status" 3 "$RC"
+
+# ---- --preserve-fds and LISTEN_FDS: the caller's fds from 3 reach the payload, no others
+bundle_with '["/nsrun-probe", "fds"]'
+oci run --bundle "$T/bundle" c2 3</dev/null 4</dev/null
+assert_eq "without --preserve-fds: the payload has only 0, 1, 2" "fds: ok 0 1 2" "$OUT"
+oci run --bundle "$T/bundle" --preserve-fds 2 c2 3</dev/null 4</dev/null
+assert_eq "--preserve-fds 2: 3 and 4 too" "fds: ok 0 1 2 3 4" "$OUT"
+bundle_with '["/nsrun-probe", "env"]'
+# shellcheck disable=SC2016 # expanded by that sh
+run_cmd sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --root "$1" run --bundle "$2" c2 3</dev/null' "$NSRUN" "$ROOT" \
+	"$T/bundle"
+assert_match "LISTEN_FDS for nsrun: the payload gets LISTEN_FDS and its own pid (2) as LISTEN_PID" \
+	'(^|
+)LISTEN_FDS=1
+LISTEN_PID=2$' "$OUT"
+
+# ---- linux.seccomp: the config's profile, compiled by nsrun's profile code
+bundle_with '["/nsrun-probe", "mkdir", "/tmp/x"]' 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+oci run --bundle "$T/bundle" c2
+assert_eq "a config's seccomp profile denying mkdir: applied" "mkdir: denied EPERM /tmp/x" "$OUT"
+bundle_with '["/nsrun-probe", "mkdir", "/tmp/x"]'
+oci run --bundle "$T/bundle" c2
+assert_eq "  ... without it, mkdir works (nsrun's default profile)" "mkdir: ok /tmp/x" "$OUT"
+bundle_with '["true"]' 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_BOGUS"}]}'
+oci create --bundle "$T/bundle" c2
+assert_match "  ... a bad one: create fails, naming the field" '(^|
+)nsrun: seccomp profile "[^"]*/c2/seccomp.json": syscalls\[0\]\.action: unknown action "SCMP_ACT_BOGUS"' "$ERR"
+check "  ... and leaves nothing" test ! -e "$ROOT/c2"
+
+# ---- kill: a signal by name reaches the payload, whose status run returns
+bundle_with '["/nsrun-probe", "sleep", "300"]'
+timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
+bg=$!
+wait_status c3 running
+assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
+oci delete c3
+assert_match "delete of a running container without --force: refused" \
+	'^nsrun: container "c3" is running: stop it first' "$ERR"
+oci kill c3 SIGTERM
+assert_eq "kill c3 SIGTERM: exit 0" 0 "$RC"
+wait "$bg"
+assert_eq "  ... the payload ended by SIGTERM: run exits 143" 143 "$?"
+
+# ---- kill KILL (by number) of a created container, delete --force of a running one
+oci create --bundle "$T/bundle" --pid-file "$T/pid4" c4
+oci kill c4 9
+wait_status c4 stopped
+assert_match "kill 9 of a created container: stopped" '"status": "stopped"' "$OUT"
+oci delete c4
+oci create --bundle "$T/bundle" --pid-file "$T/pid5" c5
+oci start c5
+pid=$(cat "$T/pid5")
+oci delete --force c5
+assert_eq "delete --force of a running container: exit 0" 0 "$RC"
+check "  ... its monitor is gone" gone "$pid"
+oci create --bundle "$T/bundle" c5
+oci create --bundle "$T/bundle" c5
+assert_match "create of an existing id: refused" '(^|
+)nsrun: container "c5" exists' "$ERR"
+oci delete --force c5
+
+# ---- a bad config.json: the JSON path named, nothing made
+bundle_with '["true"]' 'c["process"]["args"] = "true"'
+oci create --bundle "$T/bundle" bad1
+assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
+assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
+nsrun: hint: ' "$ERR"
+check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
+bundle_with '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
+oci create --bundle "$T/bundle" bad2
+assert_match "joining a namespace by path: refused, naming the entry" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing network namespace is not supported' "$ERR"
+bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000'
+oci create --bundle "$T/bundle" bad3
+assert_match "a uid range: refused, naming the entry" '^nsrun: config.json: linux\.uidMappings\[0\]: a range of ids' \
+	"$ERR"
+
+# ---- podman --runtime nsrun, with the probe's image
+command -v podman >/dev/null || skip_all "podman is not installed (make deps)"
+P=$TESTTMP/podman
+mkdir -p "$P/home" "$P/xdg" "$P/tmp"
+chmod 700 "$P/xdg"
+podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
+	--cgroup-manager cgroupfs --events-backend none)
+as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
+	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
+had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
+cleanup_podman() {
+	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
+	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	local pause
+	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
+}
+at_exit cleanup_podman
+# shellcheck disable=SC2016 # expanded by that sh
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q - \
+	localhost/nsrun-probe
+[ "$RC" = 0 ] || { not_ok "podman import of the probe image" "$(_ctx)"; done_testing; exit 1; }
+who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
+# nsrun's default --root (podman passes its --runtime-flag to create and start, not
+# to the delete of its cleanup): as root /run/nsrun, else under XDG_RUNTIME_DIR
+state_root=$([ "$(id -u)" = 0 ] && echo /run/nsrun || echo "$P/xdg/nsrun/oci")
+pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+
+pod run --rm --network none localhost/nsrun-probe /nsrun-probe status
+assert_eq "podman ($who) run --rm: exit 0" 0 "$RC"
+assert_match "  ... the payload ran as uid 0 of its user namespace" '^Uid:	0	0	0	0' "$OUT"
+assert_match "  ... with no capabilities" 'CapEff:	0000000000000000' "$OUT"
+assert_match "  ... no_new_privs and nsrun's seccomp filter" 'NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+pod run --rm -t --network none localhost/nsrun-probe /nsrun-probe status
+assert_match "podman run -t: the payload's output comes through a terminal (--console-socket: CR LF)" \
+	$'NoNewPrivs:\t1\r\n' "$OUT"
+pod run --rm --network none localhost/nsrun-probe /nsrun-probe exit 5
+assert_eq "podman run --rm: the payload's exit status" 5 "$RC"
+
+pod run -d --network none localhost/nsrun-probe /nsrun-probe pids
+id=$OUT
+assert_eq "podman run -d: exit 0" 0 "$RC"
+pod wait "$id"
+assert_eq "  ... podman wait: its exit status" 0 "$OUT"
+pod logs "$id"
+assert_match "  ... podman logs: its output, from its own pid namespace (nsrun's init and itself)" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+pod rm "$id"
+
+pod run -d --network none localhost/nsrun-probe /nsrun-probe sleep 300
+id=$OUT
+pod stop -t 30 "$id"
+assert_eq "  ... podman stop: exit 0" 0 "$RC"
+pod inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$id"
+assert_eq "  ... ended by its SIGTERM (143), not by SIGKILL after the timeout" "exited 143" "$OUT"
+pod rm "$id"
+assert_eq "  ... podman rm: exit 0" 0 "$RC"
+check "  ... nothing left in nsrun's state" test ! -e "$state_root/$id"
+
+# ---- containerd (as root: containerd runs as root): its own containerd, started
+# here with a private root, state and socket, runs the probe's image through the
+# runc shim with --runc-binary nsrun: a process, a signal, a clean delete
+if [ "$(id -u)" != 0 ]; then
+	diag "containerd: not as $(id -un) (containerd runs as root; the root suite covers it)"
+	done_testing
+	exit 0
+fi
+if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null; then
+	not_ok "containerd and ctr are installed (make deps)"
+	done_testing
+	exit 1
+fi
+C=$TESTTMP/containerd
+mkdir -p "$C"
+cat >"$C/config.toml" <<EOF
+version = 2
+root = "$C/root"
+state = "$C/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$C/sock"
+[ttrpc]
+  address = "$C/sock.ttrpc"
+EOF
+# the shim keeps its sockets and the runtime's --root under /run/containerd
+had_run_containerd=$([ -e /run/containerd ] && echo 1)
+ns=nsrun-test-$$
+containerd --config "$C/config.toml" >"$C/log" 2>&1 &
+cd_pid=$!
+cleanup_containerd() {
+	ctr -a "$C/sock" -n "$ns" task kill -s SIGKILL c1
+	ctr -a "$C/sock" -n "$ns" task delete -f c1
+	ctr -a "$C/sock" -n "$ns" container delete c1
+	kill "$cd_pid"
+	wait "$cd_pid"
+	rm -rf "/run/containerd/runc/$ns"
+	[ -n "$had_run_containerd" ] || rm -rf /run/containerd
+}
+at_exit cleanup_containerd
+ctr=(ctr -a "$C/sock" -n "$ns")
+end=$((SECONDS + 60))
+until "${ctr[@]}" version >/dev/null 2>&1 || [ "$SECONDS" -ge "$end" ]; do sleep 0.2; done
+run_cmd "${ctr[@]}" run --rm --runc-binary "$NSRUN" --rootfs "$IMG" c0 /nsrun-probe status
+assert_eq "containerd (ctr run --rm --runc-binary nsrun): exit 0" 0 "$RC"
+assert_match "  ... the payload has no capabilities, no_new_privs and seccomp" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+run_cmd "${ctr[@]}" run -d --runc-binary "$NSRUN" --rootfs "$IMG" c1 /nsrun-probe sleep 300
+assert_eq "ctr run -d: exit 0" 0 "$RC"
+run_cmd "${ctr[@]}" task kill -s SIGTERM c1
+assert_eq "  ... ctr task kill -s SIGTERM: exit 0" 0 "$RC"
+end=$((SECONDS + 60))
+while [ "$SECONDS" -lt "$end" ]; do
+	run_cmd "${ctr[@]}" task ls
+	[[ $OUT =~ c1\ +[0-9]+\ +STOPPED ]] && break
+	sleep 0.2
+done
+assert_match "  ... the task stopped" 'c1 +[0-9]+ +STOPPED' "$OUT"
+run_cmd "${ctr[@]}" task delete c1
+assert_eq "  ... ctr task delete: exit 0" 0 "$RC"
+assert_match "  ... its status: SIGTERM's (143)" '143' "$OUT$ERR"
+run_cmd "${ctr[@]}" container delete c1
+check "  ... nothing left of it in nsrun's state" test -z "$(ls -A "/run/containerd/runc/$ns" 2>/dev/null)"
+
+done_testing

@@ -1,0 +1,133 @@
+/* Unit tests of config.json -> struct nsrun_config (oci_config.c): what is mapped,
+ * what is a warning, and that each refusal names its JSON path. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "oci_config.h"
+#include "tap.h"
+
+#define OK(desc, cond) tap_ok(&t, (cond), (desc))
+
+/* A document with rootfs "/" (it exists everywhere) and fields spliced in. */
+static int parse(const char *process_extra, const char *top_extra, struct nsrun_config *cfg, struct strv *w,
+		 struct nsrun_error *err)
+{
+	char doc[8192];
+
+	snprintf(doc, sizeof(doc),
+		 "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"/\", \"readonly\": true},"
+		 " \"process\": {\"args\": [\"sh\", \"-c\", \"true\"], \"cwd\": \"/tmp\"%s}%s}",
+		 process_extra, top_extra);
+	memset(err, 0, sizeof(*err));
+	memset(w, 0, sizeof(*w));
+	if (config_init(cfg, err) < 0)
+		return -1;
+	return oci_config_parse("/", doc, strlen(doc), cfg, w, err);
+}
+
+static bool has_warning(const struct strv *w, const char *prefix)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strncmp(w->v[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+/* The error of a document with those fields, for comparison with want. */
+static void refused(struct tap *t, const char *desc, const char *process_extra, const char *top_extra,
+		    const char *want)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err;
+	struct strv w;
+	int rc = parse(process_extra, top_extra, &cfg, &w, &err);
+
+	tap_ok(t, rc < 0, desc);
+	tap_str(t, "  ... the message", want, err.msg);
+	strv_free(&w);
+	config_free(&cfg);
+}
+
+int main(void)
+{
+	struct tap t = { 0 };
+	struct nsrun_config cfg;
+	struct nsrun_error err;
+	struct strv w;
+
+	int rc = parse(", \"env\": [\"A=1\", \"PATH=/bin\"], \"user\": {\"uid\": 1000, \"gid\": 1001},"
+		       " \"capabilities\": {\"bounding\": [\"CAP_CHOWN\"]}",
+		       ", \"hostname\": \"box\", \"mounts\": ["
+		       "{\"destination\": \"/proc\", \"type\": \"proc\", \"source\": \"proc\"},"
+		       "{\"destination\": \"/data\", \"type\": \"bind\", \"source\": \"/tmp\", \"options\": [\"rbind\", \"ro\"]},"
+		       "{\"destination\": \"/scratch\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"size=1m\", \"mode=700\"]},"
+		       "{\"destination\": \"/sys\", \"type\": \"sysfs\", \"source\": \"sysfs\"}],"
+		       " \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}],"
+		       " \"resources\": {\"memory\": {\"limit\": 268435456}, \"pids\": {\"limit\": 64},"
+		       " \"cpu\": {\"quota\": 50000, \"period\": 100000}}}",
+		       &cfg, &w, &err);
+	tap_int(&t, "a full config parses", 0, rc);
+	tap_str(&t, "  ... args", "sh", cfg.process.args.n ? cfg.process.args.v[0] : "");
+	tap_str(&t, "  ... env", "1", strv_getenv(&cfg.process.env, "A") ? strv_getenv(&cfg.process.env, "A") : "");
+	tap_str(&t, "  ... cwd", "/tmp", cfg.process.cwd ? cfg.process.cwd : "");
+	tap_int(&t, "  ... uid", 1000, cfg.process.uid);
+	tap_int(&t, "  ... gid", 1001, cfg.process.gid);
+	tap_str(&t, "  ... hostname", "box", cfg.hostname);
+	tap_int(&t, "  ... one bind mount (proc is nsrun's own, sysfs a warning)", 1, (long long)cfg.n_mounts);
+	OK("  ... read-only, at /data", cfg.n_mounts == 1 && !cfg.mounts[0].rw &&
+	       strcmp(cfg.mounts[0].destination, "/data") == 0);
+	OK("  ... a tmpfs of 1 MiB, mode 0700", cfg.n_tmpfs == 1 && cfg.tmpfs[0].size_bytes == 1 << 20 &&
+	       cfg.tmpfs[0].mode == 0700);
+	tap_int(&t, "  ... memory", 268435456, (long long)cfg.limits.memory_bytes);
+	tap_int(&t, "  ... pids", 64, (long long)cfg.limits.pids);
+	tap_int(&t, "  ... cpus (thousandths)", 500, (long long)cfg.limits.cpus_milli);
+	tap_int(&t, "  ... no wall-clock limit", 0, (long long)cfg.limits.timeout_us);
+	OK("  ... warns that capabilities are not granted", has_warning(&w, "process.capabilities: "));
+	OK("  ... warns that /sys is not mounted", has_warning(&w, "mounts[3]: sysfs at /sys"));
+	OK("  ... warns of the namespaces it makes all the same",
+	       has_warning(&w, "linux.namespaces: no network entry"));
+	strv_free(&w);
+	config_free(&cfg);
+
+	refused(&t, "env without =: refused", ", \"env\": [\"A=1\", \"B\"]", "",
+		"config.json: process.env[1]: \"B\": expected KEY=VALUE");
+	refused(&t, "a uid past 65534: refused", ", \"user\": {\"uid\": 70000}", "",
+		"config.json: process.user.uid: 70000: nsrun takes ids 0 to 65534");
+	refused(&t, "an unknown mount type: refused", "",
+		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
+		"config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
+		"mqueue)");
+	refused(&t, "a namespace path: refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"/proc/1/ns/net\"}]}",
+		"config.json: linux.namespaces[0].path: joining an existing network namespace is not supported yet "
+		"(nsrun makes every namespace of the container)");
+	refused(&t, "a uid range: refused", "",
+		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]}",
+		"config.json: linux.uidMappings[0]: a range of ids: nsrun maps one id (the caller's) into the "
+		"container; ranges (newuidmap/newgidmap) are not supported yet");
+	refused(&t, "a bind under /proc: refused", "",
+		", \"mounts\": [{\"destination\": \"/proc/sys\", \"type\": \"bind\", \"source\": \"/tmp\"}]",
+		"config.json: mounts[0].destination: /proc/sys: nsrun mounts /proc itself, with its masks");
+	refused(&t, "a memory limit that is not a number: refused", "",
+		", \"linux\": {\"resources\": {\"memory\": {\"limit\": \"1g\"}}}",
+		"config.json: linux.resources.memory.limit: expected an integer");
+
+	rc = parse("", "}", &cfg, &w, &err);
+	OK("not JSON: refused, saying so", rc < 0 && strncmp(err.msg, "config.json: not a JSON object", 30) == 0);
+	config_free(&cfg);
+	strv_free(&w);
+	{
+		const char *doc = "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"/\"}, \"process\": {\"args\": \"true\", "
+				  "\"cwd\": \"/\"}}";
+		memset(&w, 0, sizeof(w));
+		config_init(&cfg, &err);
+		rc = oci_config_parse("/", doc, strlen(doc), &cfg, &w, &err);
+		OK("process.args a string: names process.args", rc < 0 &&
+		       strcmp(err.msg, "config.json: process.args: expected an array of strings") == 0);
+		config_free(&cfg);
+		strv_free(&w);
+	}
+	return tap_done(&t);
+}
