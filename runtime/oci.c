@@ -437,6 +437,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
 			*err = cerr;
+			err->hint = NULL; /* a pointer into the monitor's memory, not ours */
 		} else {
 			error_set_stage(err, STAGE_SUPERVISE, 0, "container \"%s\" %s before it was created", o->id,
 					r == 0 ? "was not set up within 120 s" : "ended");
@@ -482,6 +483,12 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
 			break;
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return error_set(err, errno, "container \"%s\": read its exec fifo", id);
+		if (n == 0) {
+			/* no writer: the init has not opened it yet, or another start took its byte */
+			if (!oci_is_created(dir_fd))
+				return error_set(err, 0, "container \"%s\" is running already", id);
+			usleep(10000);
+		}
 		if (!state_is_alive(dir_fd))
 			return error_set(err, 0, "container \"%s\" ended before it started", id);
 	}

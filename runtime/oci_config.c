@@ -156,7 +156,9 @@ static int parse_rlimits(struct walk *w, yajl_val v)
 			return bad(w, "process.rlimits[%zu]: expected {\"type\": \"RLIMIT_...\", \"hard\": N, \"soft\": N}",
 				   i);
 		if (strcmp(type, "RLIMIT_CPU") == 0 && YAJL_GET_INTEGER(soft) > 0)
-			w->cfg->limits.cpu_time_us = (uint64_t)YAJL_GET_INTEGER(soft) * 1000000;
+			/* seconds, at most a year's (no wrap into a tiny limit) */
+			w->cfg->limits.cpu_time_us = (uint64_t)(YAJL_GET_INTEGER(soft) < 365LL * 24 * 3600 ?
+								YAJL_GET_INTEGER(soft) : 365LL * 24 * 3600) * 1000000;
 		else
 			warn(w, "process.rlimits[%zu]: %s not applied: nsrun sets its own (RLIMIT_CORE 0, "
 			     "RLIMIT_NOFILE)", i, type);
@@ -289,14 +291,54 @@ static bool has_option(struct strv *opts, const char *o)
 	return false;
 }
 
+/* Reads the options of mounts[i] of kind "bind" or "tmpfs": *ro is whether it is
+ * read-only ("ro", "rro": runc's recursive read-only).  What nsrun applies anyway
+ * (nosuid, nodev, private propagation) or what does not weaken it passes; an option
+ * that asks for more than nsrun does is a warning for a bind (noexec: the mount stays
+ * executable, as the payload's other writable places are) and an error for a tmpfs's
+ * ro, which nsrun cannot give (mount(8), the OCI runtime spec's "mounts").  Unknown
+ * options are warnings.  Returns 0 or -1 with err. */
+static int mount_options(struct walk *w, size_t i, const char *kind, struct strv *opts, bool *ro)
+{
+	static const char *const pass[] = { "bind", "rbind", "rw", "rrw", "nosuid", "nodev", "private", "rprivate",
+					    "slave", "rslave", "shared", "rshared", "unbindable", "runbindable",
+					    "relatime", "norelatime", "noatime", "strictatime", "nodiratime",
+					    "exec", "suid", "dev", "async", "nosymfollow", "tmpcopyup" };
+	*ro = false;
+	for (size_t j = 0; j < opts->n; j++) {
+		const char *o = opts->v[j];
+		bool known = false;
+		if (strcmp(o, "ro") == 0 || strcmp(o, "rro") == 0) {
+			if (strcmp(kind, "tmpfs") == 0)
+				return bad(w, "mounts[%zu].options: \"%s\": a read-only tmpfs is not supported by nsrun", i, o);
+			*ro = true;
+			continue;
+		}
+		if (strncmp(o, "size=", 5) == 0 || strncmp(o, "mode=", 5) == 0)
+			continue;
+		for (size_t k = 0; k < sizeof(pass) / sizeof(pass[0]); k++)
+			known = known || strcmp(o, pass[k]) == 0;
+		if (strcmp(o, "noexec") == 0)
+			warn(w, "mounts[%zu].options: noexec not applied: the %s stays executable", i, kind);
+		else if (!known)
+			warn(w, "mounts[%zu].options: \"%s\" not applied (unknown to nsrun)", i, o);
+	}
+	return 0;
+}
+
 /* A bind mount onto cfg->mounts.  Returns 0 or -1 with err. */
 static int add_bind(struct walk *w, size_t i, const char *source, char *dest, struct strv *opts)
 {
 	char path[64];
 	struct nsrun_mount *m;
 	char *host;
+	bool ro;
 
 	snprintf(path, sizeof(path), "mounts[%zu].source", i);
+	if (mount_options(w, i, "bind", opts, &ro) < 0) {
+		free(dest);
+		return -1;
+	}
 	if (!source) {
 		free(dest);
 		return bad(w, "%s: missing: a bind mount needs one", path);
@@ -311,7 +353,7 @@ static int add_bind(struct walk *w, size_t i, const char *source, char *dest, st
 		return error_set(w->err, ENOMEM, "config.json: mounts");
 	}
 	w->cfg->mounts = m;
-	m[w->cfg->n_mounts++] = (struct nsrun_mount){ .source = host, .destination = dest, .rw = !has_option(opts, "ro") };
+	m[w->cfg->n_mounts++] = (struct nsrun_mount){ .source = host, .destination = dest, .rw = !ro };
 	return 0;
 }
 
@@ -322,7 +364,11 @@ static int add_tmpfs(struct walk *w, size_t i, char *dest, struct strv *opts)
 	struct nsrun_tmpfs *n;
 	char path[64];
 
+	bool ro;
+
 	snprintf(path, sizeof(path), "config.json: mounts[%zu].options", i);
+	if (mount_options(w, i, "tmpfs", opts, &ro) < 0)
+		goto fail;
 	for (size_t j = 0; j < opts->n; j++) {
 		char *end = NULL;
 		if (strncmp(opts->v[j], "size=", 5) == 0 && parse_size_bytes(path, opts->v[j] + 5, &t.size_bytes, w->err) < 0)
@@ -516,7 +562,8 @@ static int parse_resources(struct walk *w, yajl_val r)
 			}
 			if (period <= 0)
 				return bad(w, "linux.resources.cpu.period: %lld: expected a positive number", period);
-			l->cpus_milli = quota > 0 ? (uint64_t)(quota * 1000 / period) : 0;
+			/* (quota / period in thousandths, without overflow: the quota may be any int64) */
+			l->cpus_milli = quota > 0 ? (uint64_t)((long double)quota * 1000 / period) : 0;
 			if (quota > 0 && !l->cpus_milli)
 				l->cpus_milli = 1;
 		} else if (strcmp(k, "devices") == 0 && v && YAJL_IS_ARRAY(v)) {
@@ -586,8 +633,16 @@ static int parse_linux(struct walk *w, yajl_val x)
 			rc = parse_resources(w, v);
 		else if (strcmp(k, "maskedPaths") == 0 || strcmp(k, "readonlyPaths") == 0)
 			rc = parse_paths(w, v, k);
-		else if (strcmp(k, "seccomp") == 0)
+		else if (strcmp(k, "seccomp") == 0) {
 			rc = expect_object(w, v, "linux.seccomp"); /* oci_config_seccomp: nsrun's profile code */
+			const char *dp[] = { "defaultAction", NULL };
+			const char *da = rc == 0 ? str(yajl_tree_get(v, dp, yajl_t_string)) : NULL;
+			/* it replaces nsrun's default profile: say so where it denies less by default */
+			if (da && (strcmp(da, "SCMP_ACT_ALLOW") == 0 || strcmp(da, "SCMP_ACT_LOG") == 0 ||
+				   strcmp(da, "SCMP_ACT_NOTIFY") == 0))
+				warn(w, "linux.seccomp: defaultAction %s: every call the profile does not name is "
+				     "allowed (nsrun's default profile, which this one replaces, denies them)", da);
+		}
 		else if (strcmp(k, "cgroupsPath") == 0)
 			; /* nsrun makes the container's cgroup where it may (README, "Limits") */
 		else if (strcmp(k, "rootfsPropagation") == 0 || strcmp(k, "mountLabel") == 0 ||

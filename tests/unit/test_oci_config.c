@@ -114,6 +114,29 @@ int main(void)
 		", \"linux\": {\"resources\": {\"memory\": {\"limit\": \"1g\"}}}",
 		"config.json: linux.resources.memory.limit: expected an integer");
 
+	refused(&t, "a read-only tmpfs (nsrun cannot give one): refused", "",
+		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\", \"options\": [\"ro\"]}]",
+		"config.json: mounts[0].options: \"ro\": a read-only tmpfs is not supported by nsrun");
+	rc = parse("", ", \"mounts\": [{\"destination\": \"/r\", \"type\": \"bind\", \"source\": \"/tmp\","
+		   " \"options\": [\"rbind\", \"rro\"]}, {\"destination\": \"/w\", \"type\": \"bind\", \"source\": \"/tmp\","
+		   " \"options\": [\"rbind\", \"noexec\", \"frobnicate\"]}]", &cfg, &w, &err);
+	OK("a bind with runc's rro (recursive read-only) is read-only",
+	   rc == 0 && cfg.n_mounts == 2 && !cfg.mounts[0].rw);
+	OK("  ... control: one without is writable", rc == 0 && cfg.n_mounts == 2 && cfg.mounts[1].rw);
+	OK("  ... noexec, which nsrun does not apply, is a warning", has_warning(&w, "mounts[1].options: noexec not applied"));
+	OK("  ... and so is an unknown option", has_warning(&w, "mounts[1].options: \"frobnicate\" not applied"));
+	config_free(&cfg);
+	strv_free(&w);
+
+	rc = parse("", ", \"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\"}}", &cfg, &w, &err);
+	OK("a seccomp profile that allows by default: a warning", rc == 0 && has_warning(&w, "linux.seccomp: defaultAction"));
+	config_free(&cfg);
+	strv_free(&w);
+	rc = parse("", ", \"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_ERRNO\"}}", &cfg, &w, &err);
+	OK("  ... control: one that denies by default: none", rc == 0 && !has_warning(&w, "linux.seccomp: defaultAction"));
+	config_free(&cfg);
+	strv_free(&w);
+
 	rc = parse("", "}", &cfg, &w, &err);
 	OK("not JSON: refused, saying so", rc < 0 && strncmp(err.msg, "config.json: not a JSON object", 30) == 0);
 	config_free(&cfg);
