@@ -442,9 +442,12 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 			return -1;
 	}
 	dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
-	if (optind >= argc)
+	if (optind >= argc && !cfg->image)
 		return error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (see nsrun --help)");
-	if (dashdash) {
+	if (optind >= argc) {
+		/* --image REF alone: the image's entrypoint and cmd (image.c), as docker run IMAGE */
+		cfg->mode = NSRUN_MODE_COMMAND;
+	} else if (dashdash) {
 		cfg->mode = NSRUN_MODE_COMMAND;
 	} else if (strcmp(argv[optind], "-") == 0) {
 		cfg->mode = NSRUN_MODE_STDIN;
@@ -495,6 +498,11 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->image) {
 		if (image_resolve(cfg, err) < 0)
 			return -1;
+		/* the image's User is not switched to (yet): the payload's uid stays nsrun's */
+		if (cfg->image_user && strcmp(cfg->image_user, "65534") != 0 && strcmp(cfg->image_user, "nobody") != 0 &&
+		    strncmp(cfg->image_user, "65534:", 6) != 0)
+			fprintf(stderr, "nsrun: note: image \"%s\" names user \"%s\": not applied, the payload runs as "
+				"uid %u (docs/images.md)\n", cfg->image, cfg->image_user, (unsigned)cfg->process.uid);
 	} else if (!cfg->rootfs) {
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
 	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
