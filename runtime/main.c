@@ -19,6 +19,7 @@
 #include "config.h"
 #include "hostfile.h"
 #include "image.h"
+#include "image_store.h"
 #include "mount_plan.h"
 #include "result.h"
 #include "pasta.h"
@@ -92,9 +93,12 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --image NAME FILE [ARG...]     run FILE with the image's interpreter\n"
 	"  nsrun [OPTIONS] --image NAME - [ARG...]        read the program from standard input\n"
 	"  nsrun [OPTIONS] --image NAME -- CMD [ARG...]   run a command inside the image\n"
+	"  nsrun [OPTIONS] --image REFERENCE [-- CMD]      run an image pulled by nsrun pull (redis:7)\n"
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
+	"  nsrun pull [-q] REFERENCE                      pull an image from a registry (redis:7, docs/images.md)\n"
+	"  nsrun image ls|inspect|rm [IMAGE...]           the store's images, as docker image ls|inspect|rm\n"
 	"  nsrun image check [--json] [--name NAME] DIR    what a run would refuse in an image directory\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
@@ -104,7 +108,9 @@ static const char usage_text[] =
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
 	"Options:\n"
-	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
+	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images): a name,\n"
+	"                            or a reference as docker writes it (redis:7); with no command,\n"
+	"                            the image's entrypoint and cmd run\n"
 	"  --rootfs DIR              a root file system directory to use as the image\n"
 	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
 	"  --stop-timeout SECONDS    after SIGINT, SIGTERM or SIGHUP to nsrun, SIGKILL (default 2)\n"
@@ -717,7 +723,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "image") == 0) {
 		timing_free(timing);
-		return image_check_main(argc - 1, argv + 1, stdout);
+		return image_cmd_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "pull") == 0) {
+		timing_free(timing);
+		return image_pull_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && strcmp(argv[1], "api") == 0) {
 		timing_free(timing);

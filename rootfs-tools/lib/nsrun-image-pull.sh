@@ -92,6 +92,8 @@ write_oci_image_json() {  # CMD NAME INTERP...
 			entrypoint: ([($c.Entrypoint // [])[] | strings]),
 			cmd: ([($c.Cmd // [])[] | strings]),
 			user: (if ($c.User | type) == "string" then $c.User else "" end),
+			exposed_ports: (if ($c.ExposedPorts | type) == "object" then ($c.ExposedPorts | keys) else [] end),
+			volumes: (if ($c.Volumes | type) == "object" then ($c.Volumes | keys) else [] end),
 			source: {type: "oci", ref: $ref, digest: $digest, manifest: $manifest},
 			created: $created
 		}' "${IMAGE_JSON_ARGS[@]}" --rawfile interp "$BUILD_TMP/interp" \
@@ -161,6 +163,14 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		esac
 	done
 	nargs=${#pos[@]}
+	# a Docker reference alone (redis:7): nsrun pull, the one front door for
+	# registry images, which comes back here with docker://REF and its store name
+	if [[ $cmd == pull && $nargs == 1 && ${pos[0]} != *://* && ${pos[0]} != oci:* &&
+		${pos[0]} != oci-archive:* && ${pos[0]} != docker-archive:* ]]; then
+		[[ -z $store_opt ]] || export NSRUN_IMAGES=$store_opt
+		find_nsrun "$cmd" "${pos[0]}"
+		exec "$NSRUN_BIN" pull ${QUIET:+--quiet} -- "${pos[0]}"
+	fi
 	((nargs >= 1)) || usage_error "$cmd: missing REF and NAME (see $PROG --help)"
 	((nargs >= 2)) || usage_error "$cmd: missing image NAME after \"${pos[0]}\" (see $PROG --help)"
 	((nargs == 2)) || usage_error "$cmd: unexpected argument \"${pos[2]}\": expected REF NAME"
