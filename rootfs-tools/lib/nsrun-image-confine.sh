@@ -74,6 +74,20 @@ show_log() {  # FILE
 
 # The bwrap command line around CMD. NET=1 shares the host's network (a
 # registry, also on loopback); anything else gets a private, empty one.
+# The caller's containers-registries.conf(5) (mirrors, insecure registries):
+# $CONTAINERS_REGISTRIES_CONF (as podman reads it; skopeo 1.9 does not), else
+# the user's ~/.config/containers/registries.conf, which the sandbox's HOME
+# hides. Prints its path, or nothing (then /etc/containers', bound as is).
+registries_conf() {
+	local d
+	for d in "${CONTAINERS_REGISTRIES_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/registries.conf"; do
+		if [[ -n $d && -f $d && -r $d ]]; then
+			printf '%s\n' "$d"
+			return
+		fi
+	done
+}
+
 sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 	local net=$1 d
 	shift
@@ -98,16 +112,14 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 				--setenv REGISTRY_AUTH_FILE /run/auth.json)
 			break
 		done
-		# the caller's registries.conf (containers-registries.conf(5): mirrors,
-		# insecure registries), as a read-only copy: the sandbox's HOME is not theirs
+		# the caller's registries.conf, as a read-only copy (skopeo is given
+		# --registries-conf /run/registries.conf: see registries_conf)
 		REGCONF_FD=''
-		for d in "${CONTAINERS_REGISTRIES_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/registries.conf"; do
-			[[ -n $d && -f $d && -r $d ]] || continue
+		d=$(registries_conf)
+		if [[ -n $d ]]; then
 			exec {REGCONF_FD}<"$d"
-			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$REGCONF_FD" /run/registries.conf
-				--setenv CONTAINERS_REGISTRIES_CONF /run/registries.conf)
-			break
-		done
+			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$REGCONF_FD" /run/registries.conf)
+		fi
 		SANDBOX+=(--share-net --ro-bind-try /etc/ssl /etc/ssl
 			--ro-bind-try /etc/ca-certificates /etc/ca-certificates
 			--ro-bind-try /etc/resolv.conf /etc/resolv.conf --ro-bind-try /etc/hosts /etc/hosts

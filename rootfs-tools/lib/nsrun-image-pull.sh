@@ -230,13 +230,15 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	local layout=$BUILD_TMP/work/oci rootfs=$BUILD_TMP/work/rootfs
 	local net=0 digest='' src=$ref opts=()
 
+	local regconf=()
+	[[ -z $(registries_conf) ]] || regconf=(--registries-conf /run/registries.conf)
 	if [[ $ref == docker://* ]]; then
 		net=1
 		[[ -z $tls ]] || opts+=("--tls-verify=$tls")
 		# The digest of the registry's top-level manifest (an image or an
 		# index of platforms), then a copy of exactly that manifest.
 		info "resolving $ref"
-		run_confined 1 /dev/null "$BUILD_TMP/manifest" "$log" skopeo --command-timeout "${net_timeout}s" \
+		run_confined 1 /dev/null "$BUILD_TMP/manifest" "$log" skopeo "${regconf[@]}" --command-timeout "${net_timeout}s" \
 			inspect --raw "${opts[@]}" "$ref" ||
 			step_failed "$cmd" "$name" "$log" "cannot read the manifest of $ref (skopeo inspect failed)"
 		digest=sha256:$(sha256sum <"$BUILD_TMP/manifest" | cut -d' ' -f1)
@@ -251,7 +253,8 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		[[ $src != oci:* ]] || opts+=(--preserve-digests --dest-oci-accept-uncompressed-layers)
 	fi
 	info "fetching $src"
-	run_confined "$net" /dev/null /dev/null "$log" skopeo copy --quiet "${opts[@]}" -- "$src" "oci:/build/oci:$OCI_TAG" ||
+	((net)) || regconf=()
+	run_confined "$net" /dev/null /dev/null "$log" skopeo "${regconf[@]}" copy --quiet "${opts[@]}" -- "$src" "oci:/build/oci:$OCI_TAG" ||
 		step_failed "$cmd" "$name" "$log" "skopeo copy $src failed"
 	remove_tree "$work/in"
 
