@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "config.h"
 #include "image.h"
+#include "image_store.h"
 
 /* A refusal or a mistake: HTTP status and Docker's message. */
 struct create_ctx {
@@ -25,6 +26,7 @@ struct create_ctx {
 	unsigned status;
 	char *msg;
 	size_t msg_len;
+	char image_entry[IMAGE_STORE_NAME_MAX + 1];     /* the image's store entry */
 };
 
 static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
@@ -97,20 +99,24 @@ static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t
 {
 	const char *ref = api_get_str(body, "Image");
 	struct nsrun_error err = { 0 };
-	_cleanup_free_ char *store = NULL, *path = NULL;
-	struct stat st;
+	struct image_ref r;
 
 	if (!ref || !ref[0])
 		return refuse(x, 400, "config: Image is required");
-	if (api_image_name(ref, image, len) < 0)
-		return refuse(x, 404, "No such image: %s (nsrun api serves the images of nsrun's store, as NAME or "
-			      "NAME:latest; registries are not reached)", ref);
-	if (!(store = image_store_dir(&err)))
-		return refuse(x, 500, "%s", err.msg);
-	if (asprintf(&path, "%s/%s/image.json", store, image) < 0)
-		return refuse(x, 500, "out of memory");
-	if (stat(path, &st) < 0)
-		return refuse(x, 404, "No such image: %s (not in the store %s: see nsrun images)", ref, store);
+	/* a name of the store, a reference pulled (redis:7), or an image id */
+	if (image_find(ref, x->image_entry, sizeof(x->image_entry), &err) < 0) {
+		if (err.errnum == ENOENT)
+			return refuse(x, 404, "No such image: %s (pull it: POST /images/create, docker pull, nsrun pull)",
+				      ref);
+		return refuse(x, 400, "%s", err.msg);
+	}
+	/* what --image takes: the plain name, or the reference of a pulled entry */
+	if (image_store_name_ref(x->image_entry, &r) == 0) {
+		if (!image_ref_string(&r, image, len))
+			return refuse(x, 400, "image reference too long: %s", ref);
+	} else {
+		snprintf(image, len, "%s", x->image_entry);
+	}
 	return add(x, "--image", image);
 }
 
@@ -377,6 +383,22 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 	}
 	if (add(x, "--", NULL) < 0)
 		return -1;
+	/* docker's rule: the request's Entrypoint, else the image's; the request's
+	 * Cmd, else the image's unless the request set an Entrypoint */
+	bool own_ep = ep && !YAJL_IS_NULL(ep), own_cmd = cmd && !YAJL_IS_NULL(cmd);
+	if (!own_ep || !own_cmd) {
+		struct strv iep = { 0 }, icmd = { 0 };
+		struct nsrun_error err = { 0 };
+		int rc = image_default_command(x->image_entry, &iep, &icmd, &err);
+		for (size_t i = 0; rc == 0 && !own_ep && i < iep.n; i++)
+			rc = add(x, iep.v[i], NULL);
+		for (size_t i = 0; rc == 0 && !own_ep && !own_cmd && i < icmd.n; i++)
+			rc = add(x, icmd.v[i], NULL);
+		strv_free(&iep);
+		strv_free(&icmd);
+		if (rc < 0)
+			return x->status ? -1 : refuse(x, 500, "image %s: %s", x->image_entry, err.msg);
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		yajl_val a = pass ? cmd : ep;
 		if (a && YAJL_IS_STRING(a) && add(x, YAJL_GET_STRING(a), NULL) < 0)
@@ -390,7 +412,7 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 		}
 	}
 	if (strcmp(x->args.v[x->args.n - 1], "--") == 0)
-		return refuse(x, 400, "No command specified (nsrun images have no default command: give Cmd)");
+		return refuse(x, 400, "No command specified (the image has no Entrypoint or Cmd: give Cmd)");
 	return 0;
 }
 
@@ -445,7 +467,7 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 {
 	struct create_ctx x = { .srv = srv, .msg = msg, .msg_len = msg_len };
 	yajl_val body = NULL, hc;
-	char image[160], err[256];
+	char image[IMAGE_REF_MAX + 8], err[256];
 	char *out = NULL;
 	yajl_gen g = NULL;
 

@@ -445,6 +445,30 @@ int image_gen(yajl_gen g, const char *entry, bool full, struct nsrun_error *err)
 	return 0;
 }
 
+static int strings_of(yajl_val root, const char *key, struct strv *out)
+{
+	const char *p[] = { key, NULL };
+	yajl_val v = yajl_tree_get(root, p, yajl_t_array);
+
+	for (size_t i = 0; v && i < v->u.array.len; i++)
+		if (YAJL_IS_STRING(v->u.array.values[i]) && strv_push(out, YAJL_GET_STRING(v->u.array.values[i])) < 0)
+			return -1;
+	return 0;
+}
+
+int image_default_command(const char *entry, struct strv *entrypoint, struct strv *cmd, struct nsrun_error *err)
+{
+	char dir[PATH_MAX];
+	yajl_val root = load_json(entry, dir, sizeof(dir), err);
+	int rc;
+
+	if (!root)
+		return -1;
+	rc = strings_of(root, "entrypoint", entrypoint) < 0 || strings_of(root, "cmd", cmd) < 0 ? -1 : 0;
+	yajl_tree_free(root);
+	return rc < 0 ? error_set(err, ENOMEM, "image %s", entry) : 0;
+}
+
 /* ---- rm ---- */
 
 static int open_up(const char *path, const struct stat *st, int type, struct FTW *ftw)

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "image_ref.h"
+#include "util.h"
 
 /* `nsrun pull [-q] REF`, `nsrun image ls|inspect|rm ...` (argv[0] is "pull"
  * or "image").  Prints errors as main does.  Returns the exit status. */
@@ -42,6 +43,10 @@ int image_find(const char *name, char *entry, size_t len, struct nsrun_error *er
 /* Docker's image object for the store entry: full, `docker image inspect`'s
  * (with Config); else /images/json's summary.  Returns 0 or -1 with err. */
 int image_gen(yajl_gen g, const char *entry, bool full, struct nsrun_error *err);
+
+/* The image's Entrypoint and Cmd (image.json "entrypoint", "cmd"), appended
+ * to entrypoint and cmd.  Returns 0 or -1 with err. */
+int image_default_command(const char *entry, struct strv *entrypoint, struct strv *cmd, struct nsrun_error *err);
 
 /* The id of an entry, "sha256:" and 64 hex (id gets at least 72 bytes). */
 void image_id(const char *entry, char *id, size_t len);
