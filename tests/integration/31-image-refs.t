@@ -133,8 +133,6 @@ if [ -x "$DOCKER" ]; then
 	assert_match "docker images lists it" 'redis +7 +[0-9a-f]{12} ' "$OUT"
 	dk run --rm redis:7
 	assert_eq "docker run --rm redis:7: the image's Entrypoint and Cmd" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
-	dk run --rm redis:7 sh -c 'echo "cmd $GREETING"'
-	assert_eq "docker run redis:7 CMD: the image's Entrypoint (env), then CMD" "0 cmd hello-ref" "$RC $OUT"
 	dk pull nosuch:1
 	assert_eq "docker pull of an image the registry lacks: 1" 1 "$RC"
 	assert_match "  ... with the pull's error" 'cannot read the manifest of docker://docker.io/library/nosuch:1' "$ERR"
