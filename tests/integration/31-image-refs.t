@@ -28,6 +28,8 @@ export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
 export HOME=$T/home XDG_RUNTIME_DIR=$T/run NSRUN_IMAGES=$T/store
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$NSRUN_IMAGES" && chmod 700 "$XDG_RUNTIME_DIR"
 unset XDG_DATA_HOME XDG_CONFIG_HOME SOURCE_DATE_EPOCH
+# what the store holds, but the name locks nsrun-image keeps
+store_entries() { find "$NSRUN_IMAGES" -mindepth 1 -maxdepth 1 ! -name .lock -printf '%f\n'; }
 
 # ---- malformed references, and one not pulled yet
 run_nsrun --image 'Redis:7' -- true
@@ -93,7 +95,7 @@ assert_eq "nsrun pull redis:7 (docker.io mirrored by registries.conf): the refer
 	"0 docker.io/library/redis:7" "$RC $OUT"
 [ "$RC" = 0 ] || diag "$ERR"
 check "  ... stored under the reference's store name" test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json"
-assert_eq "  ... and nothing else in the store" "docker.io+library+redis=7" "$(ls -A "$NSRUN_IMAGES" | grep -v '^\.lock$')"
+assert_eq "  ... and nothing else in the store" "docker.io+library+redis=7" "$(store_entries)"
 
 run_nsrun --image redis:7
 assert_eq "--image redis:7 without a command: Entrypoint+Cmd, Env, WorkingDir" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
@@ -143,7 +145,7 @@ fi
 # ---- rm
 run_nsrun image rm redis:7
 assert_eq "nsrun image rm redis:7" "0 Untagged: redis:7" "$RC $(head -1 <<<"$OUT")"
-assert_eq "  ... the store is empty again" "" "$(ls -A "$NSRUN_IMAGES" | grep -v '^\.lock$')"
+assert_eq "  ... the store is empty again" "" "$(store_entries)"
 run_nsrun --image redis:7 -- true
 assert_eq "  ... and --image redis:7 is not found" 125 "$RC"
 
