@@ -213,8 +213,9 @@ static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *inte
 
 	if (cfg->mode == NSRUN_MODE_COMMAND && cfg->process.args.n == 0) {
 		if (defcmd->n == 0) {
-			error_set(err, 0, "no command: image \"%s\" has no entrypoint or cmd", cfg->image);
-			err->hint = "give FILE, - or -- CMD [ARG...] (see nsrun --help)";
+			error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (image \"%s\" has no entrypoint or "
+				  "cmd to run)", cfg->image);
+			err->hint = "see nsrun --help";
 			return -1;
 		}
 		strv_free(&cfg->process.args);
@@ -298,8 +299,12 @@ int image_store_entry(const char *image, char *name, size_t len, struct nsrun_er
 		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
 			return 0;
 	}
-	if (image_ref_parse(image, &ref, err) < 0)
+	const char *why = NULL;
+	if (image_ref_check(image, &ref, &why) < 0) {
+		error_set(err, 0, "\"%.160s\": not a valid image name or reference: %s", image, why);
+		err->hint = image_ref_hint;
 		return -1;
+	}
 	return image_ref_store_name(&ref, name, len, err);
 }
 

@@ -4,8 +4,8 @@
 
 #include "image_ref.h"
 
-#define REF_HINT "a reference is [REGISTRY[:PORT]/]NAME[:TAG][@sha256:DIGEST], e.g. redis:7, " \
-		 "library/postgres:16-alpine, 127.0.0.1:5000/team/tool:1 (NAME lower case)"
+const char image_ref_hint[] = "a reference is [REGISTRY[:PORT]/]NAME[:TAG][@sha256:DIGEST], e.g. redis:7, " \
+		 "library/postgres:16-alpine, 127.0.0.1:5000/team/tool:1 (NAME lower case)";
 
 static bool is_lower_alnum(char c)
 {
@@ -22,10 +22,11 @@ static bool is_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
-static int bad(struct nsrun_error *err, const char *s, const char *why)
+/* records why in *err (a const char **: the reason, static text) */
+static int bad(const char **err, const char *s, const char *why)
 {
-	error_set(err, 0, "invalid image reference \"%.160s\": %s", s, why);
-	err->hint = REF_HINT;
+	(void)s;
+	*err = why;
 	return -1;
 }
 
@@ -112,7 +113,7 @@ static const char *check_domain(const char *d, size_t n)
 	return NULL;
 }
 
-int image_ref_parse(const char *s, struct image_ref *ref, struct nsrun_error *err)
+int image_ref_check(const char *s, struct image_ref *ref, const char **err)
 {
 	size_t len = strlen(s);
 	const char *at, *name = s, *slash, *colon, *e;
@@ -200,6 +201,17 @@ int image_ref_parse(const char *s, struct image_ref *ref, struct nsrun_error *er
 	if (!ref->tag[0] && !ref->digest[0])
 		snprintf(ref->tag, sizeof(ref->tag), "latest");
 	return 0;
+}
+
+int image_ref_parse(const char *s, struct image_ref *ref, struct nsrun_error *err)
+{
+	const char *why = NULL;
+
+	if (image_ref_check(s, ref, &why) == 0)
+		return 0;
+	error_set(err, 0, "invalid image reference \"%.160s\": %s", s, why);
+	err->hint = image_ref_hint;
+	return -1;
 }
 
 char *image_ref_string(const struct image_ref *ref, char *buf, size_t len)

@@ -30,6 +30,12 @@ struct image_ref {
 	char digest[160];   /* sha256:HEX or "" */
 };
 
+/* The form of a reference, for hints. */
+extern const char image_ref_hint[];
+
+/* As image_ref_parse; on failure *why is the reason (static text).  Returns 0 or -1. */
+int image_ref_check(const char *s, struct image_ref *ref, const char **why);
+
 /* Parses the reference s into *ref, normalised.  Returns 0, or -1 with err
  * (errnum 0; the message names what is wrong and err->hint gives the form). */
 int image_ref_parse(const char *s, struct image_ref *ref, struct nsrun_error *err);

@@ -35,7 +35,7 @@ store_entries() { find "$NSRUN_IMAGES" -mindepth 1 -maxdepth 1 ! -name .lock -pr
 run_nsrun --image 'Redis:7' -- true
 assert_eq "--image with a malformed reference: exit 125" 125 "$RC"
 assert_nsrun_error "  ... one error line and a hint"
-assert_match "  ... saying what is wrong" 'invalid image reference "Redis:7": the repository name must be lower case' "$ERR"
+assert_match "  ... saying what is wrong" '^nsrun: --image: "Redis:7": not a valid image name or reference: the repository name must be lower case' "$ERR"
 run_nsrun pull 'redis@sha256:abc'
 assert_eq "nsrun pull with a short digest: 125, saying so" \
 	'125 nsrun: invalid image reference "redis@sha256:abc": a sha256 digest is 64 hex digits' "$RC $(head -1 <<<"$ERR")"
