@@ -156,8 +156,11 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 		return api_error(c, 501, "fromSrc (docker import) is not supported by nsrun api: use nsrun-image import");
 	if (!from || !from[0])
 		return api_error(c, 400, "fromImage is required");
-	/* docker pull redis:7 sends fromImage=redis&tag=7; a digest comes as the tag too */
-	if (tag && tag[0])
+	/* docker pull redis:7 sends fromImage=redis&tag=7, a digest comes as the tag
+	 * too; some clients put the tag in fromImage (then a tag parameter is not added) */
+	const char *last = strrchr(from, '/');
+	bool tagged = strchr(from, '@') || strchr(last ? last : from, ':');
+	if (tag && tag[0] && !tagged)
 		snprintf(refstr, sizeof(refstr), "%s%s%s", from, strncmp(tag, "sha", 3) == 0 && strchr(tag, ':') ? "@" : ":",
 			 tag);
 	else
