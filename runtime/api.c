@@ -20,6 +20,7 @@
 #include "api_internal.h"
 #include "cleanup.h"
 #include "image.h"
+#include "image_store.h"
 #include "sys.h"
 
 #ifndef NSRUN_VERSION
@@ -94,35 +95,19 @@ static enum MHD_Result version(struct MHD_Connection *c)
 	return api_reply_gen(c, 200, g);
 }
 
-/* The names of the store's images (those with an image.json), at most max. */
-static size_t store_images(char names[][160], size_t max)
+static void count_image(const char *entry, void *arg)
 {
-	struct nsrun_error err = { 0 };
-	_cleanup_free_ char *store = image_store_dir(&err);
-	DIR *d = store ? opendir(store) : NULL;
-	struct dirent *e;
-	size_t n = 0;
-
-	while (d && n < max && (e = readdir(d))) {
-		char name[160];
-		if (api_image_name(e->d_name, name, sizeof(name)) < 0 || strcmp(name, e->d_name) != 0 ||
-		    faccessat(dirfd(d), name, F_OK, 0) < 0)
-			continue;
-		char json[200];
-		snprintf(json, sizeof(json), "%s/image.json", name);
-		if (faccessat(dirfd(d), json, R_OK, 0) == 0)
-			snprintf(names[n++], sizeof(names[0]), "%s", name);
-	}
-	if (d)
-		closedir(d);
-	return n;
+	(void)entry;
+	(*(size_t *)arg)++;
 }
 
 static enum MHD_Result info(struct api_server *srv, struct MHD_Connection *c)
 {
 	struct api_ctr *v = NULL;
 	size_t n = 0, running = 0, created = 0;
-	char names[256][160], msg[256];
+	char msg[256];
+	size_t images = 0;
+	struct nsrun_error ierr = { 0 };
 	struct utsname u;
 	yajl_gen g;
 
@@ -144,7 +129,8 @@ static enum MHD_Result info(struct api_server *srv, struct MHD_Connection *c)
 	api_gen_kv_int(g, "ContainersRunning", (long long)running);
 	api_gen_kv_int(g, "ContainersPaused", 0);
 	api_gen_kv_int(g, "ContainersStopped", (long long)(n - running - created));
-	api_gen_kv_int(g, "Images", (long long)store_images(names, 256));
+	image_each(count_image, &images, &ierr);
+	api_gen_kv_int(g, "Images", (long long)images);
 	api_gen_kv_str(g, "Driver", "nsrun");
 	api_gen_kv_str(g, "Name", u.nodename);
 	api_gen_kv_str(g, "ServerVersion", NSRUN_VERSION);
@@ -164,85 +150,6 @@ static enum MHD_Result info(struct api_server *srv, struct MHD_Connection *c)
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 	return api_reply_gen(c, 200, g);
-}
-
-static void gen_image(yajl_gen g, const char *name, bool full)
-{
-	char tag[200], seed[200], hex[API_ID_LEN + 1], id[API_ID_LEN + 8];
-
-	snprintf(tag, sizeof(tag), "%s:latest", name);
-	snprintf(seed, sizeof(seed), "nsrun-image:%s", name);
-	api_sha256_hex(seed, hex);
-	snprintf(id, sizeof(id), "sha256:%s", hex);
-	yajl_gen_map_open(g);
-	api_gen_kv_str(g, "Id", id);
-	api_gen_str(g, "RepoTags");
-	yajl_gen_array_open(g);
-	api_gen_str(g, tag);
-	yajl_gen_array_close(g);
-	api_gen_str(g, "RepoDigests");
-	yajl_gen_array_open(g);
-	yajl_gen_array_close(g);
-	api_gen_kv_int(g, "Created", 0);
-	api_gen_kv_int(g, "Size", 0);
-	if (full) {
-		api_gen_kv_str(g, "Os", "linux");
-		api_gen_kv_str(g, "Architecture", "amd64");
-		api_gen_str(g, "Config");
-		yajl_gen_map_open(g);
-		api_gen_kv_str(g, "Cmd", NULL);
-		api_gen_kv_str(g, "Entrypoint", NULL);
-		yajl_gen_map_close(g);
-	} else {
-		api_gen_kv_str(g, "ParentId", "");
-		api_gen_kv_int(g, "Containers", -1);
-		api_gen_str(g, "Labels");
-		yajl_gen_map_open(g);
-		yajl_gen_map_close(g);
-	}
-	yajl_gen_map_close(g);
-}
-
-static enum MHD_Result images(struct MHD_Connection *c, const char *rest)
-{
-	char names[256][160], name[160];
-	size_t n = store_images(names, 256);
-	yajl_gen g;
-
-	if (strcmp(rest, "json") == 0) {
-		if ((g = api_gen())) {
-			yajl_gen_array_open(g);
-			for (size_t i = 0; i < n; i++)
-				gen_image(g, names[i], false);
-			yajl_gen_array_close(g);
-		}
-		return api_reply_gen(c, 200, g);
-	}
-	/* {name}/json, the name may be NAME:latest */
-	size_t len = strlen(rest);
-	if (len > 5 && strcmp(rest + len - 5, "/json") == 0 && len - 5 < sizeof(name)) {
-		char ref[200];
-		snprintf(ref, sizeof(ref), "%.*s", (int)(len - 5), rest);
-		/* a name, NAME:latest, or the id (sha256:HEX or a prefix of HEX), as clients send */
-		const char *hexref = strncmp(ref, "sha256:", 7) == 0 ? ref + 7 : ref;
-		bool by_name = api_image_name(ref, name, sizeof(name)) == 0;
-		for (size_t i = 0; i < n; i++) {
-			char seed[200], hex[API_ID_LEN + 1];
-			snprintf(seed, sizeof(seed), "nsrun-image:%.159s", names[i]);
-			api_sha256_hex(seed, hex);
-			if (!(by_name && strcmp(names[i], name) == 0) &&
-			    !(strlen(hexref) >= 12 && strncmp(hex, hexref, strlen(hexref)) == 0))
-				continue;
-			if ((g = api_gen()))
-				gen_image(g, names[i], true);
-			return api_reply_gen(c, 200, g);
-		}
-		return api_error(c, 404, "No such image: %s", ref);
-	}
-	if (strcmp(rest, "create") == 0)
-		return api_error(c, 501, "pulling images is not supported by nsrun api yet: nsrun runs the images of "
-				 "its store (nsrun images)");
-	return api_error(c, 501, "/images/%s is not supported by nsrun api", rest);
 }
 
 static enum MHD_Result networks(struct MHD_Connection *c, const char *rest)
@@ -308,10 +215,8 @@ static enum MHD_Result route(struct api_server *srv, struct MHD_Connection *c, c
 		return version(c);
 	if (get && strcmp(path, "/info") == 0)
 		return info(srv, c);
-	if (get && strncmp(path, "/images/", 8) == 0)
-		return images(c, path + 8);
-	if (strncmp(path, "/images/", 8) == 0 && strcmp(path, "/images/create") == 0)
-		return images(c, "create");
+	if (strncmp(path, "/images/", 8) == 0)
+		return api_images(srv, c, method, path + 8);
 	if (get && (strcmp(path, "/networks") == 0 || strncmp(path, "/networks/", 10) == 0))
 		return networks(c, path[9] == '/' ? path + 10 : NULL);
 	if (strncmp(path, "/containers/", 12) == 0)

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "config.h"
 #include "image.h"
+#include "image_store.h"
 #include "subid.h"
 
 /* A refusal or a mistake: HTTP status and Docker's message. */
@@ -27,6 +28,7 @@ struct create_ctx {
 	unsigned status;
 	char *msg;
 	size_t msg_len;
+	char image_entry[IMAGE_STORE_NAME_MAX + 1];     /* the image's store entry */
 };
 
 static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
@@ -99,20 +101,24 @@ static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t
 {
 	const char *ref = api_get_str(body, "Image");
 	struct nsrun_error err = { 0 };
-	_cleanup_free_ char *store = NULL, *path = NULL;
-	struct stat st;
+	struct image_ref r;
 
 	if (!ref || !ref[0])
 		return refuse(x, 400, "config: Image is required");
-	if (api_image_name(ref, image, len) < 0)
-		return refuse(x, 404, "No such image: %s (nsrun api serves the images of nsrun's store, as NAME or "
-			      "NAME:latest; registries are not reached)", ref);
-	if (!(store = image_store_dir(&err)))
-		return refuse(x, 500, "%s", err.msg);
-	if (asprintf(&path, "%s/%s/image.json", store, image) < 0)
-		return refuse(x, 500, "out of memory");
-	if (stat(path, &st) < 0)
-		return refuse(x, 404, "No such image: %s (not in the store %s: see nsrun images)", ref, store);
+	/* a name of the store, a reference pulled (redis:7), or an image id */
+	if (image_find(ref, x->image_entry, sizeof(x->image_entry), &err) < 0) {
+		if (err.errnum == ENOENT)
+			return refuse(x, 404, "No such image: %s (pull it: POST /images/create, docker pull, nsrun pull)",
+				      ref);
+		return refuse(x, 400, "%s", err.msg);
+	}
+	/* what --image takes: the plain name, or the reference of a pulled entry */
+	if (image_store_name_ref(x->image_entry, &r) == 0) {
+		if (!image_ref_string(&r, image, len))
+			return refuse(x, 400, "image reference too long: %s", ref);
+	} else {
+		snprintf(image, len, "%s", x->image_entry);
+	}
 	return add(x, "--image", image);
 }
 
@@ -354,6 +360,26 @@ static bool user_is_root(const char *user)
 	return !user || !user[0] || (n == 1 && user[0] == '0') || (n == 4 && strncmp(user, "root", 4) == 0);
 }
 
+/* The container's user, as Docker picks it: the request's User, else the image's
+ * (its OCI config's), else root.  An image User that names a user rather than a
+ * number is not looked up in the image: it gives "" back with *named set, and the
+ * container runs as nsrun's default user (65534), without capabilities. */
+static const char *effective_user(struct create_ctx *x, yajl_val body, char *buf, size_t size, bool *named)
+{
+	const char *user = api_get_str(body, "User");
+	struct nsrun_error e = { 0 };
+
+	*named = false;
+	if (user && user[0])
+		return user;
+	if (!x->image_entry[0] || image_default_user(x->image_entry, buf, size, &e) < 0 || !buf[0])
+		return NULL;
+	if (user_is_root(buf) || strspn(buf, "0123456789:") == strlen(buf))
+		return buf;
+	*named = true;
+	return "";
+}
+
 /* Docker's run semantics (docs/userns.md): root inside unless User says otherwise,
  * with Docker's default capabilities (less CapDrop, plus CapAdd within that set:
  * nothing beyond it), bounded by the container's user namespace; more than one id
@@ -361,7 +387,9 @@ static bool user_is_root(const char *user)
  * writable root unless ReadonlyRootfs. */
 static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
-	const char *user = api_get_str(body, "User");
+	char ubuf[128];
+	bool named;
+	const char *user = effective_user(x, body, ubuf, sizeof(ubuf), &named);
 	yajl_val add_caps = api_get(hc, "CapAdd", yajl_t_array), drop = api_get(hc, "CapDrop", yajl_t_array);
 	uint64_t keep = caps_docker_default(), dropped = 0;
 	struct subid_maps m;
@@ -384,7 +412,7 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 	keep &= ~dropped;
 	if (!is_true(api_get(hc, "ReadonlyRootfs", yajl_t_any)) && add(x, "--read-only=false", NULL) < 0)
 		return -1;
-	if (!user_is_root(user))
+	if (named || !user_is_root(user))
 		return 0;
 	/* rootless with subordinate ids: the range; otherwise one id, root inside still */
 	if (subid_maps_for_caller(&m, &e) == 0 && add(x, "--userns", "subids") < 0)
@@ -435,7 +463,9 @@ static int healthcheck(struct create_ctx *x, yajl_val body)
 
 static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
-	const char *user = api_get_str(body, "User"), *wd = api_get_str(body, "WorkingDir");
+	char ubuf[128];
+	bool named;
+	const char *user = effective_user(x, body, ubuf, sizeof(ubuf), &named), *wd = api_get_str(body, "WorkingDir");
 	const char *host = api_get_str(body, "Hostname");
 	yajl_val env = api_get(body, "Env", yajl_t_array), ep = api_get(body, "Entrypoint", yajl_t_any);
 	yajl_val cmd = api_get(body, "Cmd", yajl_t_any), eh = api_get(hc, "ExtraHosts", yajl_t_array);
@@ -443,7 +473,9 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 
 	if (is_true(api_get(body, "Tty", yajl_t_any)) || is_true(api_get(body, "OpenStdin", yajl_t_any)))
 		return refuse(x, 501, "Tty and OpenStdin: not supported by nsrun api yet (no attach)");
-	if (user_is_root(user)) {
+	if (named) {
+		/* the image's user by name: nsrun's default user (effective_user) */
+	} else if (user_is_root(user)) {
 		const char *group = user ? strchr(user, ':') : NULL;
 		if (add_fmt(x, "--user", "0%s", group && strcmp(group, ":root") ? group : "") < 0)
 			return -1;
@@ -469,6 +501,22 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 	}
 	if (healthcheck(x, body) < 0 || add(x, "--", NULL) < 0)
 		return -1;
+	/* docker's rule: the request's Entrypoint, else the image's; the request's
+	 * Cmd, else the image's unless the request set an Entrypoint */
+	bool own_ep = ep && !YAJL_IS_NULL(ep), own_cmd = cmd && !YAJL_IS_NULL(cmd);
+	if (!own_ep || !own_cmd) {
+		struct strv iep = { 0 }, icmd = { 0 };
+		struct nsrun_error err = { 0 };
+		int rc = image_default_command(x->image_entry, &iep, &icmd, &err);
+		for (size_t i = 0; rc == 0 && !own_ep && i < iep.n; i++)
+			rc = add(x, iep.v[i], NULL);
+		for (size_t i = 0; rc == 0 && !own_ep && !own_cmd && i < icmd.n; i++)
+			rc = add(x, icmd.v[i], NULL);
+		strv_free(&iep);
+		strv_free(&icmd);
+		if (rc < 0)
+			return x->status ? -1 : refuse(x, 500, "image %s: %s", x->image_entry, err.msg);
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		yajl_val a = pass ? cmd : ep;
 		if (a && YAJL_IS_STRING(a) && add(x, YAJL_GET_STRING(a), NULL) < 0)
@@ -482,7 +530,7 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 		}
 	}
 	if (strcmp(x->args.v[x->args.n - 1], "--") == 0)
-		return refuse(x, 400, "No command specified (nsrun images have no default command: give Cmd)");
+		return refuse(x, 400, "No command specified (the image has no Entrypoint or Cmd: give Cmd)");
 	return 0;
 }
 
@@ -537,7 +585,7 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 {
 	struct create_ctx x = { .srv = srv, .msg = msg, .msg_len = msg_len };
 	yajl_val body = NULL, hc;
-	char image[160], err[256];
+	char image[IMAGE_REF_MAX + 8], err[256];
 	char *out = NULL;
 	yajl_gen g = NULL;
 

@@ -137,6 +137,11 @@ void api_gen_inspect(yajl_gen g, const struct api_ctr *c);
 /* GET /containers/json. */
 enum MHD_Result api_list(struct api_server *srv, struct MHD_Connection *conn);
 
+/* ---- api_images.c: /images ---- */
+
+/* Routes /images/REST (json, NAME/json, create, DELETE NAME).  Returns MHD's result. */
+enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, const char *method, const char *rest);
+
 /* ---- api_lifecycle.c: create, start, stop, kill, wait, logs, delete ---- */
 
 /* Routes /containers/... (path without the version prefix).  Returns MHD's result. */

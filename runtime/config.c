@@ -324,6 +324,7 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->process.cwd);
 	free(cfg->image);
 	free(cfg->image_dir);
+	free(cfg->image_user);
 	free(cfg->rootfs);
 	free(cfg->file);
 	for (size_t i = 0; i < cfg->n_mounts; i++) {

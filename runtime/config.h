@@ -108,6 +108,7 @@ struct nsrun_config {
 	} process;
 	char *image;                    /* --image NAME, or NULL with --rootfs */
 	char *image_dir;                /* resolved NAME directory in the store */
+	char *image_user;               /* the image's User (image.json "user"), not applied: main says so */
 	char *rootfs;                   /* host path of the rootfs directory */
 	char *file;                     /* FILE argument as given (FILE mode) */
 	struct nsrun_mount *mounts;     /* -v in order, then the FILE mount */

@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "exec.h"
 #include "image.h"
+#include "image_ref.h"
 #include "sys.h"
 #include "util.h"
 
@@ -77,7 +78,9 @@ static void list_names(const char *store, char *buf, size_t len)
 		snprintf(path, sizeof(path), "%s/%s/image.json", store, de->d_name);
 		if (access(path, F_OK) != 0)
 			continue;
-		int n = snprintf(buf + o, len - o, "%s%s", o ? ", " : "", de->d_name);
+		char shown[IMAGE_REF_MAX];
+		image_display_name(de->d_name, shown, sizeof(shown));
+		int n = snprintf(buf + o, len - o, "%s%s", o ? ", " : "", shown);
 		if (n < 0 || (size_t)n >= len - o)
 			break;
 		o += (size_t)n;
@@ -109,13 +112,13 @@ static int json_strv(yajl_val root, const char *key, const char *file, struct st
  * is an absolute path without "..".  Merges env and workdir into cfg and hands the
  * interpreter to *interp (the caller frees it).  Returns 0 or -1 with err. */
 static int merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct strv *interp,
-		      struct nsrun_error *err)
+		      struct strv *defcmd, struct nsrun_error *err)
 {
 	_cleanup_yajl_ yajl_val root = NULL;
 	struct strv env = { 0 };
 	char ebuf[256];
-	const char *wd_path[] = { "workdir", NULL };
-	yajl_val wd;
+	const char *wd_path[] = { "workdir", NULL }, *user_path[] = { "user", NULL };
+	yajl_val wd, user;
 	int rc = -1;
 	size_t len = strlen(text), off;
 
@@ -136,9 +139,28 @@ static int merge_json(struct nsrun_config *cfg, const char *file, const char *te
 	}
 	if (!YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "image.json \"%s\": must be a JSON object", file);
+	/* an OCI image's Entrypoint then Cmd: the command of a run that gives none */
 	if (json_strv(root, "interpreter", file, interp, err) < 0 ||
-	    json_strv(root, "env", file, &env, err) < 0)
+	    json_strv(root, "env", file, &env, err) < 0 ||
+	    json_strv(root, "entrypoint", file, defcmd, err) < 0 ||
+	    json_strv(root, "cmd", file, defcmd, err) < 0)
 		goto out;
+	if (defcmd->n && !defcmd->v[0][0]) {
+		error_set(err, 0, "image.json \"%s\": the entrypoint's (or cmd's) first element is an empty string", file);
+		goto out;
+	}
+	user = yajl_tree_get(root, user_path, yajl_t_any);
+	if (user && !YAJL_IS_STRING(user)) {
+		error_set(err, 0, "image.json \"%s\": \"user\" must be a string", file);
+		goto out;
+	}
+	free(cfg->image_user);
+	cfg->image_user = NULL;
+	const char *user_s = user ? YAJL_GET_STRING(user) : NULL;
+	if (user_s && user_s[0] && !(cfg->image_user = strdup(user_s))) {
+		error_set(err, ENOMEM, "image user");
+		goto out;
+	}
 	for (size_t i = 0; i < interp->n; i++) {
 		if (!interp->v[i][0]) {
 			error_set(err, 0, "image.json \"%s\": interpreter[%zu] is an empty string", file, i);
@@ -181,11 +203,26 @@ out:
 	return rc;
 }
 
-/* FILE and STDIN modes: the argv becomes the interpreter's, then the user's. */
-static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *interp, struct nsrun_error *err)
+/* FILE and STDIN modes: the argv becomes the interpreter's, then the user's.
+ * COMMAND mode without a command (nsrun --image REF): the image's Entrypoint
+ * and Cmd, as docker run IMAGE starts them. */
+static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *interp, struct strv *defcmd,
+			       struct nsrun_error *err)
 {
 	struct strv argv = { 0 };
 
+	if (cfg->mode == NSRUN_MODE_COMMAND && cfg->process.args.n == 0) {
+		if (defcmd->n == 0) {
+			error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (image \"%s\" has no entrypoint or "
+				  "cmd to run)", cfg->image);
+			err->hint = "see nsrun --help";
+			return -1;
+		}
+		strv_free(&cfg->process.args);
+		cfg->process.args = *defcmd;
+		memset(defcmd, 0, sizeof(*defcmd));
+		return 0;
+	}
 	if (cfg->mode == NSRUN_MODE_COMMAND)
 		return 0;
 	if (interp->n == 0)
@@ -206,12 +243,13 @@ oom:
 
 int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err)
 {
-	struct strv interp = { 0 };
-	int rc = merge_json(cfg, file, text, &interp, err);
+	struct strv interp = { 0 }, defcmd = { 0 };
+	int rc = merge_json(cfg, file, text, &interp, &defcmd, err);
 
 	if (rc == 0)
-		rc = prepend_interpreter(cfg, &interp, err);
+		rc = prepend_interpreter(cfg, &interp, &defcmd, err);
 	strv_free(&interp);
+	strv_free(&defcmd);
 	return rc;
 }
 
@@ -221,7 +259,7 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
 	_cleanup_free_ char *rootfs = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ char *dir_copy = strdup(dir);
-	struct strv own = { 0 };
+	struct strv own = { 0 }, defcmd = { 0 };
 	struct stat st;
 	int rc;
 
@@ -233,10 +271,11 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
 		return error_set(err, ENOTDIR, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
 	if (read_file(json, IMAGE_JSON_MAX, &text, NULL) < 0)
 		return error_set(err, errno, "read image.json \"%s\"", json);
-	rc = merge_json(cfg, json, text, interp ? interp : &own, err);
+	rc = merge_json(cfg, json, text, interp ? interp : &own, &defcmd, err);
 	if (rc == 0 && !interp)
-		rc = prepend_interpreter(cfg, &own, err);
+		rc = prepend_interpreter(cfg, &own, &defcmd, err);
 	strv_free(&own);
+	strv_free(&defcmd);
 	if (rc < 0)
 		return -1;
 	cfg->image_dir = steal_ptr(&dir_copy);
@@ -244,25 +283,62 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
 	return 0;
 }
 
-int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
+int image_store_entry(const char *image, char *name, size_t len, struct nsrun_error *err)
 {
 	_cleanup_free_ char *store = image_store_dir(err);
 	_cleanup_free_ char *dir = NULL;
+	struct image_ref ref;
 	struct stat st;
 
 	if (!store)
 		return -1;
-	if (!is_valid_image_name(cfg->image))
-		return error_set(err, 0, "--image: \"%s\": not a valid image name", cfg->image);
-	if (asprintf(&dir, "%s/%s", store, cfg->image) < 0)
+	/* a plain name (nsrun-image build NAME) in the store is that image, as it always was */
+	if (is_valid_image_name(image) && snprintf(name, len, "%s", image) < (int)len) {
+		if (asprintf(&dir, "%s/%s", store, image) < 0)
+			return error_set(err, ENOMEM, "image");
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	const char *why = NULL;
+	if (image_ref_check(image, &ref, &why) < 0) {
+		error_set(err, 0, "\"%.160s\": not a valid image name or reference: %s", image, why);
+		err->hint = image_ref_hint;
+		return -1;
+	}
+	return image_ref_store_name(&ref, name, len, err);
+}
+
+int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	_cleanup_free_ char *store = image_store_dir(err);
+	_cleanup_free_ char *dir = NULL;
+	char name[IMAGE_STORE_NAME_MAX + 1];
+	struct stat st;
+
+	if (!store)
+		return -1;
+	if (image_store_entry(cfg->image, name, sizeof(name), err) < 0)
+		return error_prefix(err, "--image");
+	if (asprintf(&dir, "%s/%s", store, name) < 0)
 		return error_set(err, ENOMEM, "image");
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		char names[512];
 		list_names(store, names, sizeof(names));
-		return error_set(err, 0, "image \"%s\" not found in %s (images there: %s)", cfg->image,
-				 store, names[0] ? names : "none; build one with `make image`");
+		error_set(err, 0, "image \"%s\" not found in %s (images there: %s)", cfg->image,
+			  store, names[0] ? names : "none; build one with `make image`");
+		if (image_store_name_is_ref(name))
+			err->hint = "pull it first: nsrun pull REFERENCE (docs/images.md)";
+		return -1;
 	}
 	return image_load_dir(cfg, dir, NULL, err);
+}
+
+void image_display_name(const char *entry, char *buf, size_t len)
+{
+	struct image_ref ref;
+
+	if (image_store_name_ref(entry, &ref) < 0 || !image_ref_familiar(&ref, buf, len))
+		snprintf(buf, len, "%s", entry);
 }
 
 /* Is p the container path dir or below it? */

@@ -3,7 +3,9 @@
  * An image is a directory NAME/ holding rootfs/ and image.json in the store
  * $NSRUN_IMAGES, else ${XDG_DATA_HOME:-$HOME/.local/share}/nsrun/images.
  * image.json (schema 1): {"interpreter": [argv...], "env": ["K=V", ...],
- * "workdir": "/work", "source": {...}, ...}; unknown keys are ignored.
+ * "workdir": "/work", "entrypoint": [...], "cmd": [...], "user": "...",
+ * "source": {...}, ...}; unknown keys are ignored.  Pulled images live under
+ * their reference's store name (image_ref.h).
  */
 #ifndef NSRUN_IMAGE_H
 #define NSRUN_IMAGE_H
@@ -16,9 +18,21 @@
 /* Returns the store directory as a malloc'd string, or NULL with err (no HOME). */
 char *image_store_dir(struct nsrun_error *err);
 
-/* Looks cfg->image up in the store, reads its image.json and merges it into cfg:
- * rootfs, image env (after the defaults, before -e), workdir (unless -w) and, in
- * FILE and STDIN modes, prepends the interpreter to the argv.
+/* The store entry (directory name) of image: the plain name itself when the
+ * store has it (nsrun-image build NAME), else the store name of image parsed as
+ * a Docker reference (image_ref.h: redis:7 is docker.io+library+redis=7).
+ * name gets len bytes.  Returns 0, or -1 with err (a malformed reference). */
+int image_store_entry(const char *image, char *name, size_t len, struct nsrun_error *err);
+
+/* How an entry of the store is shown: a reference's as docker writes it
+ * (redis:7), a plain name as it is.  buf gets len bytes. */
+void image_display_name(const char *entry, char *buf, size_t len);
+
+/* Looks cfg->image (a plain name or a Docker reference) up in the store, reads its image.json and merges it into cfg:
+ * rootfs, image env (after the defaults, before -e), workdir (unless -w), the
+ * user (cfg->image_user, for a note only); in FILE and STDIN modes prepends the
+ * interpreter to the argv; a COMMAND run with no argv gets the image's
+ * entrypoint then cmd (docker run IMAGE).
  * Returns 0 or -1 with err (unknown image: names the store and the images it has). */
 int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err);
 

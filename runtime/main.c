@@ -20,6 +20,7 @@
 #include "config.h"
 #include "hostfile.h"
 #include "image.h"
+#include "image_store.h"
 #include "mount_plan.h"
 #include "oci.h"
 #include "oci_config.h"
@@ -111,9 +112,12 @@ static const char usage_text[] =
 	"  nsrun [OPTIONS] --image NAME FILE [ARG...]     run FILE with the image's interpreter\n"
 	"  nsrun [OPTIONS] --image NAME - [ARG...]        read the program from standard input\n"
 	"  nsrun [OPTIONS] --image NAME -- CMD [ARG...]   run a command inside the image\n"
+	"  nsrun [OPTIONS] --image REFERENCE [-- CMD]      run an image pulled by nsrun pull (redis:7)\n"
 	"  nsrun [OPTIONS] --rootfs DIR -- CMD [ARG...]   use a rootfs directory as the image\n"
 	"  nsrun images                                   list installed images\n"
 	"  nsrun seccomp check PROFILE                    show what a seccomp profile does\n"
+	"  nsrun pull [-q] REFERENCE                      pull an image from a registry (redis:7, docs/images.md)\n"
+	"  nsrun image ls|inspect|rm [IMAGE...]           the store's images, as docker image ls|inspect|rm\n"
 	"  nsrun image check [--json] [--name NAME] DIR    what a run would refuse in an image directory\n"
 	"  nsrun check [--json]                           what this host lets nsrun do, and fixes\n"
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
@@ -127,7 +131,9 @@ static const char usage_text[] =
 	"                                                 the OCI runtime, runc's command line (create --help)\n"
 	"\n"
 	"Options:\n"
-	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images)\n"
+	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images): a name,\n"
+	"                            or a reference as docker writes it (redis:7); with no command,\n"
+	"                            the image's entrypoint and cmd run\n"
 	"  --rootfs DIR              a root file system directory to use as the image\n"
 	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
 	"  --stop-timeout SECONDS    after SIGINT, SIGTERM or SIGHUP to nsrun, SIGKILL (default 2)\n"
@@ -527,9 +533,12 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 			return -1;
 	}
 	dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
-	if (optind >= argc)
+	if (optind >= argc && !cfg->image)
 		return error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (see nsrun --help)");
-	if (dashdash) {
+	if (optind >= argc) {
+		/* --image REF alone: the image's entrypoint and cmd (image.c), as docker run IMAGE */
+		cfg->mode = NSRUN_MODE_COMMAND;
+	} else if (dashdash) {
 		cfg->mode = NSRUN_MODE_COMMAND;
 	} else if (strcmp(argv[optind], "-") == 0) {
 		cfg->mode = NSRUN_MODE_STDIN;
@@ -580,6 +589,11 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->image) {
 		if (image_resolve(cfg, err) < 0)
 			return -1;
+		/* the image's User is not switched to (yet): the payload's uid stays nsrun's */
+		if (cfg->image_user && strcmp(cfg->image_user, "65534") != 0 && strcmp(cfg->image_user, "nobody") != 0 &&
+		    strncmp(cfg->image_user, "65534:", 6) != 0)
+			fprintf(stderr, "nsrun: note: image \"%s\" names user \"%s\": not applied, the payload runs as "
+				"uid %u (docs/images.md)\n", cfg->image, cfg->image_user, (unsigned)cfg->process.uid);
 	} else if (!cfg->rootfs) {
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
 	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
@@ -806,7 +820,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "image") == 0) {
 		timing_free(timing);
-		return image_check_main(argc - 1, argv + 1, stdout);
+		return image_cmd_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "pull") == 0) {
+		timing_free(timing);
+		return image_pull_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && strcmp(argv[1], "api") == 0) {
 		timing_free(timing);

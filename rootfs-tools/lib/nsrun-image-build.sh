@@ -219,6 +219,7 @@ cmd_build() {
 	command -v "$mmdebstrap" >/dev/null ||
 		die "build \"$name\": mmdebstrap not found: install it (apt-get install mmdebstrap)"
 	find_nsrun build "$name"
+	command -v jq >/dev/null || die "build \"$name\": jq not found: install it (apt-get install jq)"
 	local mode=root
 	if (($(id -u) != 0)); then
 		mode=unshare
@@ -302,18 +303,24 @@ cmd_build() {
 	else
 		created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	fi
-	{
-		printf '{\n'
-		printf '  "schema": %d,\n' "$SCHEMA"
-		printf '  "name": %s,\n' "$(json_str "$name")"
-		printf '  "interpreter": %s,\n' "$(json_array "${interp[@]}")"
-		printf '  "env": %s,\n' "$(json_array "${env[@]}")"
-		printf '  "workdir": "/work",\n'
-		printf '  "source": {"type": "mmdebstrap", "suite": %s, "include": %s, "mirror": %s},\n' \
-			"$(json_str "$suite")" "$(json_array "${include[@]}")" "$(json_str "$mirror")"
-		printf '  "created": %s\n' "$(json_str "$created")"
-		printf '}\n'
-	} >"$BUILD_TMP/image.json"
+	# lists travel as NUL-separated files, as in pull: jq writes the JSON
+	printf '%s\0' "${interp[@]}" >"$BUILD_TMP/interp"
+	printf '%s\0' "${env[@]}" >"$BUILD_TMP/env"
+	printf '%s\0' "${include[@]}" >"$BUILD_TMP/include"
+	jq -n --argjson schema "$SCHEMA" --arg name "$name" --arg suite "$suite" --arg mirror "$mirror" \
+		--arg created "$created" --rawfile interp "$BUILD_TMP/interp" --rawfile env "$BUILD_TMP/env" \
+		--rawfile incl "$BUILD_TMP/include" '
+		def list: split("\u0000") | map(select(. != ""));
+		{
+			schema: $schema,
+			name: $name,
+			interpreter: ($interp | list),
+			env: ($env | list),
+			workdir: "/work",
+			source: {type: "mmdebstrap", suite: $suite, "include": ($incl | list), mirror: $mirror},
+			created: $created
+		}' >"$BUILD_TMP/image.json" || die "build \"$name\": cannot write image.json"
+	rm -f -- "$BUILD_TMP/interp" "$BUILD_TMP/env" "$BUILD_TMP/include"
 	chmod 0644 -- "$BUILD_TMP/image.json"
 	# what a run would refuse (an interpreter not in the image: a missing
 	# --include?) fails the build, in nsrun's words

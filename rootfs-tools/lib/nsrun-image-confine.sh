@@ -30,6 +30,7 @@ B_MAX_BYTES=0 B_MAX_FILES=0 B_TIMEOUT=0 B_DEADLINE=0 B_NET_TIMEOUT=0
 B_REASON=''
 WORK_FD=''
 AUTH_FD=''
+REGCONF_FD=''
 
 # ----------------------------------------------------------------- bounds --
 
@@ -73,6 +74,20 @@ show_log() {  # FILE
 
 # The bwrap command line around CMD. NET=1 shares the host's network (a
 # registry, also on loopback); anything else gets a private, empty one.
+# The caller's containers-registries.conf(5) (mirrors, insecure registries):
+# $CONTAINERS_REGISTRIES_CONF (as podman reads it; skopeo 1.9 does not), else
+# the user's ~/.config/containers/registries.conf, which the sandbox's HOME
+# hides. Prints its path, or nothing (then /etc/containers', bound as is).
+registries_conf() {
+	local d
+	for d in "${CONTAINERS_REGISTRIES_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/registries.conf"; do
+		if [[ -n $d && -f $d && -r $d ]]; then
+			printf '%s\n' "$d"
+			return
+		fi
+	done
+}
+
 sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 	local net=$1 d
 	shift
@@ -97,6 +112,14 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 				--setenv REGISTRY_AUTH_FILE /run/auth.json)
 			break
 		done
+		# the caller's registries.conf, as a read-only copy (skopeo is given
+		# --registries-conf /run/registries.conf: see registries_conf)
+		REGCONF_FD=''
+		d=$(registries_conf)
+		if [[ -n $d ]]; then
+			exec {REGCONF_FD}<"$d"
+			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$REGCONF_FD" /run/registries.conf)
+		fi
 		SANDBOX+=(--share-net --ro-bind-try /etc/ssl /etc/ssl
 			--ro-bind-try /etc/ca-certificates /etc/ca-certificates
 			--ro-bind-try /etc/resolv.conf /etc/resolv.conf --ro-bind-try /etc/hosts /etc/hosts
@@ -134,6 +157,7 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" close-fds "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
 	[[ -z $AUTH_FD ]] || { exec {AUTH_FD}<&-; AUTH_FD=''; }
+	[[ -z $REGCONF_FD ]] || { exec {REGCONF_FD}<&-; REGCONF_FD=""; }
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
 	# wait -n: that loses track of reaped children in bash 5.2.
 	local rc=0 state usage last=-1 since=$SECONDS n=0

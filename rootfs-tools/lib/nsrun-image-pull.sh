@@ -92,6 +92,8 @@ write_oci_image_json() {  # CMD NAME INTERP...
 			entrypoint: ([($c.Entrypoint // [])[] | strings]),
 			cmd: ([($c.Cmd // [])[] | strings]),
 			user: (if ($c.User | type) == "string" then $c.User else "" end),
+			exposed_ports: (if ($c.ExposedPorts | type) == "object" then ($c.ExposedPorts | keys) else [] end),
+			volumes: (if ($c.Volumes | type) == "object" then ($c.Volumes | keys) else [] end),
 			source: {type: "oci", ref: $ref, digest: $digest, manifest: $manifest},
 			created: $created
 		}' "${IMAGE_JSON_ARGS[@]}" --rawfile interp "$BUILD_TMP/interp" \
@@ -161,6 +163,14 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		esac
 	done
 	nargs=${#pos[@]}
+	# a Docker reference alone (redis:7): nsrun pull, the one front door for
+	# registry images, which comes back here with docker://REF and its store name
+	if [[ $cmd == pull && $nargs == 1 && ${pos[0]} != *://* && ${pos[0]} != oci:* &&
+		${pos[0]} != oci-archive:* && ${pos[0]} != docker-archive:* ]]; then
+		[[ -z $store_opt ]] || export NSRUN_IMAGES=$store_opt
+		find_nsrun "$cmd" "${pos[0]}"
+		exec "$NSRUN_BIN" pull ${QUIET:+--quiet} -- "${pos[0]}"
+	fi
 	((nargs >= 1)) || usage_error "$cmd: missing REF and NAME (see $PROG --help)"
 	((nargs >= 2)) || usage_error "$cmd: missing image NAME after \"${pos[0]}\" (see $PROG --help)"
 	((nargs == 2)) || usage_error "$cmd: unexpected argument \"${pos[2]}\": expected REF NAME"
@@ -220,13 +230,15 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	local layout=$BUILD_TMP/work/oci rootfs=$BUILD_TMP/work/rootfs
 	local net=0 digest='' src=$ref opts=()
 
+	local regconf=()
+	[[ -z $(registries_conf) ]] || regconf=(--registries-conf /run/registries.conf)
 	if [[ $ref == docker://* ]]; then
 		net=1
 		[[ -z $tls ]] || opts+=("--tls-verify=$tls")
 		# The digest of the registry's top-level manifest (an image or an
 		# index of platforms), then a copy of exactly that manifest.
 		info "resolving $ref"
-		run_confined 1 /dev/null "$BUILD_TMP/manifest" "$log" skopeo --command-timeout "${net_timeout}s" \
+		run_confined 1 /dev/null "$BUILD_TMP/manifest" "$log" skopeo "${regconf[@]}" --command-timeout "${net_timeout}s" \
 			inspect --raw "${opts[@]}" "$ref" ||
 			step_failed "$cmd" "$name" "$log" "cannot read the manifest of $ref (skopeo inspect failed)"
 		digest=sha256:$(sha256sum <"$BUILD_TMP/manifest" | cut -d' ' -f1)
@@ -241,7 +253,8 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		[[ $src != oci:* ]] || opts+=(--preserve-digests --dest-oci-accept-uncompressed-layers)
 	fi
 	info "fetching $src"
-	run_confined "$net" /dev/null /dev/null "$log" skopeo copy --quiet "${opts[@]}" -- "$src" "oci:/build/oci:$OCI_TAG" ||
+	((net)) || regconf=()
+	run_confined "$net" /dev/null /dev/null "$log" skopeo "${regconf[@]}" copy --quiet "${opts[@]}" -- "$src" "oci:/build/oci:$OCI_TAG" ||
 		step_failed "$cmd" "$name" "$log" "skopeo copy $src failed"
 	remove_tree "$work/in"
 

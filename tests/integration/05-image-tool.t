@@ -239,21 +239,10 @@ check "mmdebstrap got variant, include (and netbase: /etc/services) and the host
 	eval 'grep -qx -- --variant=essential "$FAKE_ARGS" &&
 		grep -qx -- --include=python3,libc6 "$FAKE_ARGS" && grep -qx -- --include=netbase "$FAKE_ARGS" &&
 		[[ $(tail -n 1 "$FAKE_ARGS") == http://mirror.example.org/debian ]]'
-want='{
-  "schema": 1,
-  "name": "py",
-  "interpreter": ["python3"],
-  "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", "FOO=a\"b"],
-  "workdir": "/work",
-  "source": {"type": "mmdebstrap", "suite": "bookworm", "include": ["python3", "libc6"], "mirror": "http://mirror.example.org/debian"},'
-check "image.json has the expected content" \
-	eval '[[ $(head -n 7 "$STORE/py/image.json") == "$want" ]] &&
-		grep -Eq "^  \"created\": \"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\"$" "$STORE/py/image.json"'
-if command -v jq >/dev/null; then
-	check "image.json is valid JSON" eval 'jq -e ".env[3] == \"FOO=a\\\"b\"" "$STORE/py/image.json" >/dev/null'
-else
-	pass "image.json is valid JSON # SKIP jq not installed"
-fi
+want='{"schema":1,"name":"py","interpreter":["python3"],"env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","LANG=C.UTF-8","PYTHONDONTWRITEBYTECODE=1","FOO=a\"b"],"workdir":"/work","source":{"type":"mmdebstrap","suite":"bookworm","include":["python3","libc6"],"mirror":"http://mirror.example.org/debian"}}'
+check "image.json has the expected content (written by jq)" \
+	eval '[[ $(jq -c "del(.created)" "$STORE/py/image.json") == "$want" ]] &&
+		jq -e ".created | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$\")" "$STORE/py/image.json" >/dev/null'
 check "setuid/setgid bits are dropped" \
 	eval '[[ -z $(find "$R" -perm /6000) && $(mode_of "$R/usr/bin/su") == 755 ]]'
 check "no device nodes; /dev is empty" \
@@ -275,13 +264,12 @@ ino=$(stat -c %i "$STORE/py")
 fake_build py --store "$STORE" --force --quiet --interpreter /bin/sh,-e --suite trixie --mirror http://m.example.org/debian/
 check "build --force replaces the image" \
 	eval '[[ $rc -eq 0 && $(stat -c %i "$STORE/py") != "$ino" ]] &&
-		grep -q "\"interpreter\": \[\"/bin/sh\", \"-e\"\]" "$STORE/py/image.json" &&
-		grep -q "\"suite\": \"trixie\", \"include\": \[\], \"mirror\": \"http://m.example.org/debian\"" "$STORE/py/image.json"'
+		[[ $(jq -c "[.interpreter, .source]" "$STORE/py/image.json") == "[[\"/bin/sh\",\"-e\"],{\"type\":\"mmdebstrap\",\"suite\":\"trixie\",\"include\":[],\"mirror\":\"http://m.example.org/debian\"}]" ]]'
 check "build --force leaves nothing aside" eval '! compgen -G "$STORE/.py.*" >/dev/null'
 
 fake_build sh --store "$STORE" --quiet
 check "default interpreter without python3 is sh, no python env" \
-	eval '[[ $rc -eq 0 ]] && grep -q "\"interpreter\": \[\"sh\"\]" "$STORE/sh/image.json" &&
+	eval '[[ $rc -eq 0 && $(jq -c .interpreter "$STORE/sh/image.json") == "[\"sh\"]" ]] &&
 		! grep -q PYTHONDONTWRITEBYTECODE "$STORE/sh/image.json"'
 
 FAKE_FAIL=1 fake_build broken --store "$STORE" --quiet

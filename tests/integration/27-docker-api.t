@@ -189,6 +189,8 @@ if [ -x "$DOCKER" ]; then
 	export DOCKER_CONFIG="$TESTTMP/docker-config"
 	# dk ARGS... — the CLI, killed if it hangs (it takes SIGTERM as a signal for the container)
 	dk() { run_cmd timeout -s KILL 60 "$DOCKER" "$@"; }
+	dk images
+	assert_match "docker images: the store's images (pulls: 31-image-refs)" 'python +latest +[0-9a-f]{12} ' "$OUT"
 	dk run --rm python python3 -c 'print(6 * 7); raise SystemExit(4)'
 	assert_eq "docker run --rm: the output and the exit code" "4 42" "$RC $OUT"
 	check "  ... and it is removed" no_state_soon

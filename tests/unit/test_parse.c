@@ -173,7 +173,7 @@ static void cli_tests(struct tap *t)
 	tap_str(t, "cli: a hostname is letters, digits, '.' and '-'",
 		"--hostname: \"a?b\": must be 1 to 64 letters, digits, '.' and '-' (RFC 1123)", msg);
 	config_free(&cfg);
-	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--image", "p", NULL });
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--rootfs", "/", NULL });
 	tap_str(t, "cli: no command", "no command: give FILE, - or -- CMD [ARG...] (see nsrun --help)", msg);
 	config_free(&cfg);
 }
@@ -251,6 +251,7 @@ static void image_json_nul_tests(struct tap *t)
 		strcpy(big + 12 + n - 2, "\"]}");
 		config_init(&cfg, &err);
 		cfg.mode = NSRUN_MODE_COMMAND;
+		strv_push(&cfg.process.args, "true");
 		snprintf(desc, sizeof(desc), "an env entry of %zu bytes %s", n, over ? "rejected" : "accepted");
 		tap_int(t, desc, over ? -1 : 0, image_merge_json(&cfg, "image.json", big, &err));
 		if (over)

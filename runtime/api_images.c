@@ -1,0 +1,223 @@
+/* api_images.c - /images: list, inspect, pull (/images/create) and delete,
+ * on image_store.c, the code of `nsrun image` and `nsrun pull`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api_internal.h"
+#include "image.h"
+#include "image_store.h"
+
+static void add_entry(const char *entry, void *arg)
+{
+	struct nsrun_error err = { 0 };
+
+	image_gen((yajl_gen)arg, entry, false, &err); /* an unreadable one is left out */
+}
+
+static enum MHD_Result list(struct MHD_Connection *c)
+{
+	struct nsrun_error err = { 0 };
+	yajl_gen g = api_gen();
+
+	if (!g)
+		return api_error(c, 500, "out of memory");
+	yajl_gen_array_open(g);
+	if (image_each(add_entry, g, &err) < 0) {
+		yajl_gen_free(g);
+		return api_error(c, 500, "%s", err.msg);
+	}
+	yajl_gen_array_close(g);
+	return api_reply_gen(c, 200, g);
+}
+
+static enum MHD_Result not_found(struct MHD_Connection *c, const char *name, const struct nsrun_error *err)
+{
+	if (err->errnum == ENOENT)
+		return api_error(c, 404, "No such image: %s", name);
+	return api_error(c, 400, "%s", err->msg);
+}
+
+static enum MHD_Result inspect(struct MHD_Connection *c, const char *name)
+{
+	struct nsrun_error err = { 0 };
+	char entry[IMAGE_STORE_NAME_MAX + 1];
+	yajl_gen g;
+
+	if (image_find(name, entry, sizeof(entry), &err) < 0)
+		return not_found(c, name, &err);
+	if (!(g = api_gen()))
+		return api_error(c, 500, "out of memory");
+	if (image_gen(g, entry, true, &err) < 0) {
+		yajl_gen_free(g);
+		return api_error(c, 500, "%s", err.msg);
+	}
+	return api_reply_gen(c, 200, g);
+}
+
+static enum MHD_Result delete(struct MHD_Connection *c, const char *name)
+{
+	struct nsrun_error err = { 0 };
+	char entry[IMAGE_STORE_NAME_MAX + 1], shown[IMAGE_REF_MAX], id[80];
+	yajl_gen g;
+
+	if (image_find(name, entry, sizeof(entry), &err) < 0)
+		return not_found(c, name, &err);
+	image_display_name(entry, shown, sizeof(shown));
+	image_id(entry, id, sizeof(id));
+	if (image_remove(entry, &err) < 0)
+		return api_error(c, 500, "%s", err.msg);
+	if (!(g = api_gen()))
+		return api_error(c, 500, "out of memory");
+	yajl_gen_array_open(g);
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Untagged", shown);
+	yajl_gen_map_close(g);
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Deleted", id);
+	yajl_gen_map_close(g);
+	yajl_gen_array_close(g);
+	return api_reply_gen(c, 200, g);
+}
+
+/* Appends one JSON object of Docker's pull stream ({"status", "id"} or
+ * {"errorDetail", "error"}) and a newline to buf (size len, used *o). */
+static void stream_line(char *buf, size_t len, size_t *o, const char *status, const char *id, const char *error)
+{
+	yajl_gen g = api_gen();
+	const unsigned char *b;
+	size_t n;
+
+	if (!g)
+		return;
+	yajl_gen_map_open(g);
+	if (error) {
+		api_gen_str(g, "errorDetail");
+		yajl_gen_map_open(g);
+		api_gen_kv_str(g, "message", error);
+		yajl_gen_map_close(g);
+		api_gen_kv_str(g, "error", error);
+	} else {
+		api_gen_kv_str(g, "status", status);
+		if (id)
+			api_gen_kv_str(g, "id", id);
+	}
+	yajl_gen_map_close(g);
+	yajl_gen_get_buf(g, &b, &n);
+	if (*o + n + 2 <= len) {
+		memcpy(buf + *o, b, n);
+		*o += n;
+		buf[(*o)++] = '\n';
+		buf[*o] = '\0';
+	}
+	yajl_gen_free(g);
+}
+
+/* The tool's last error line ("nsrun-image: ..." or "nsrun: ..."), without its
+ * prefix; else its last line. */
+static const char *last_error(char *out)
+{
+	const char *found = NULL, *last = out;
+
+	for (char *line = out, *nl; line && *line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = '\0';
+		last = line;
+		if (strstr(line, "hint:"))
+			continue;
+		if (strncmp(line, "nsrun-image: ", 13) == 0 && strstr(line, "failed"))
+			found = line + 13;
+		else if (strncmp(line, "nsrun: ", 7) == 0)
+			found = line + 7;
+	}
+	return found ? found : last;
+}
+
+/* POST /images/create?fromImage=NAME&tag=TAG: the pull of `nsrun pull`, its
+ * outcome in Docker's stream of JSON objects (sent when the pull has ended). */
+static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
+{
+	const char *from = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fromImage");
+	const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");
+	const char *src = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fromSrc");
+	struct nsrun_error err = { 0 };
+	struct image_ref ref;
+	char refstr[IMAGE_REF_MAX + 8], shown[IMAGE_REF_MAX], line[IMAGE_REF_MAX + 64], out[4096], reply[8192];
+	size_t o = 0, rl = 0;
+	int p[2];
+	pid_t pid;
+	ssize_t n;
+
+	if (src && src[0])
+		return api_error(c, 501, "fromSrc (docker import) is not supported by nsrun api: use nsrun-image import");
+	if (!from || !from[0])
+		return api_error(c, 400, "fromImage is required");
+	/* docker pull redis:7 sends fromImage=redis&tag=7, a digest comes as the tag
+	 * too; some clients put the tag in fromImage (then a tag parameter is not added) */
+	const char *last = strrchr(from, '/');
+	bool tagged = strchr(from, '@') || strchr(last ? last : from, ':');
+	if (tag && tag[0] && !tagged)
+		snprintf(refstr, sizeof(refstr), "%s%s%s", from, strncmp(tag, "sha", 3) == 0 && strchr(tag, ':') ? "@" : ":",
+			 tag);
+	else
+		snprintf(refstr, sizeof(refstr), "%s", from);
+	if (image_ref_parse(refstr, &ref, &err) < 0)
+		return api_error(c, 400, "%s", err.msg);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return api_error(c, 500, "pipe: %s", strerror(errno));
+	if (image_pull_spawn(srv->self_exe, &ref, false, p[1], &pid, &err) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return api_error(c, 500, "%s", err.msg);
+	}
+	close(p[1]);
+	/* the tool's progress, the end kept: its error is the last line */
+	while ((n = read(p[0], out + o, sizeof(out) - 1 - o)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		o += (size_t)n;
+		if (o == sizeof(out) - 1) {
+			memmove(out, out + sizeof(out) / 2, o - sizeof(out) / 2);
+			o -= sizeof(out) / 2;
+		}
+	}
+	out[o] = '\0';
+	close(p[0]);
+	image_ref_familiar(&ref, shown, sizeof(shown));
+	snprintf(line, sizeof(line), "Pulling from %s", ref.path);
+	stream_line(reply, sizeof(reply), &rl, line, ref.tag[0] ? ref.tag : ref.digest, NULL);
+	if (image_pull_wait(pid, &err) < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s: %.700s", err.msg, last_error(out));
+		stream_line(reply, sizeof(reply), &rl, NULL, NULL, msg);
+	} else {
+		snprintf(line, sizeof(line), "Status: Downloaded newer image for %s", shown);
+		stream_line(reply, sizeof(reply), &rl, line, NULL, NULL);
+	}
+	return api_reply(c, 200, "application/json", reply, rl);
+}
+
+enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, const char *method, const char *rest)
+{
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	size_t len = strlen(rest);
+	char name[IMAGE_REF_MAX + 8];
+
+	if (get && strcmp(rest, "json") == 0)
+		return list(c);
+	if (strcmp(rest, "create") == 0)
+		return strcmp(method, "POST") == 0 ? create(srv, c) : api_error(c, 405, "use POST /images/create");
+	if (get && len > 5 && strcmp(rest + len - 5, "/json") == 0 && len - 5 < sizeof(name)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 5), rest);
+		return inspect(c, name);
+	}
+	if (strcmp(method, "DELETE") == 0 && len && len < sizeof(name) && !strchr(rest, '?'))
+		return delete(c, rest);
+	return api_error(c, 501, "%s /images/%s is not supported by nsrun api", method, rest);
+}

@@ -1,0 +1,152 @@
+#!/bin/bash
+# Docker image references (docs/images.md): malformed ones refused in one line;
+# `nsrun pull redis:7` from a loopback registry (Debian's docker-registry, its
+# storage in this test's directory) that a containers-registries.conf(5) entry
+# puts in docker.io's place; the image lands under the reference's store name;
+# `nsrun --image redis:7` with no command runs its Entrypoint and Cmd with its
+# Env and WorkingDir, its User said not applied; `nsrun image ls|inspect|rm`;
+# and `docker pull`, `docker images`, `docker run`, `docker rmi` through
+# `nsrun api`. The image is made here (umoci) from a few files of the python
+# test image: a shell and libc, 2.4 MB, so each pull takes seconds.
+# shellcheck disable=SC2016
+. "$(dirname "$0")/../lib.sh"
+
+REGISTRY_BIN=${NSRUN_TEST_REGISTRY:-/usr/bin/docker-registry}
+SRC_IMAGES=${NSRUN_IMAGES:-/var/tmp/nsrun-check/images}
+missing=()
+for t in skopeo umoci jq bwrap; do
+	command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+done
+[ -x "$REGISTRY_BIN" ] || missing+=("$REGISTRY_BIN (package docker-registry)")
+[ -x "$NSRUN" ] || missing+=("$NSRUN (run make)")
+[ -f "$SRC_IMAGES/python/image.json" ] || missing+=("the python test image in $SRC_IMAGES (make test-image)")
+[ ${#missing[@]} -eq 0 ] || skip_all "needs: ${missing[*]} (make deps)"
+
+T=$TESTTMP
+# a pull runs skopeo and umoci in a sandbox: seconds, more on a loaded machine
+export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
+export HOME=$T/home XDG_RUNTIME_DIR=$T/run NSRUN_IMAGES=$T/store
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$NSRUN_IMAGES" && chmod 700 "$XDG_RUNTIME_DIR"
+unset XDG_DATA_HOME XDG_CONFIG_HOME SOURCE_DATE_EPOCH
+# what the store holds, but the name locks nsrun-image keeps
+store_entries() { find "$NSRUN_IMAGES" -mindepth 1 -maxdepth 1 ! -name .lock -printf '%f\n'; }
+
+# ---- malformed references, and one not pulled yet
+run_nsrun --image 'Redis:7' -- true
+assert_eq "--image with a malformed reference: exit 125" 125 "$RC"
+assert_nsrun_error "  ... one error line and a hint"
+assert_match "  ... saying what is wrong" '^nsrun: --image: "Redis:7": not a valid image name or reference: the repository name must be lower case' "$ERR"
+run_nsrun pull 'redis@sha256:abc'
+assert_eq "nsrun pull with a short digest: 125, saying so" \
+	'125 nsrun: invalid image reference "redis@sha256:abc": a sha256 digest is 64 hex digits' "$RC $(head -1 <<<"$ERR")"
+run_nsrun --image redis:7 -- true
+assert_eq "--image redis:7 before a pull: 125" 125 "$RC"
+assert_match "  ... not found, with the pull as hint" 'image "redis:7" not found in .*nsrun: hint: pull it first: nsrun pull' "$(tr '\n' ' ' <<<"$ERR")"
+
+# ---- the registry, as docker.io through registries.conf
+PORT=$(free_port)
+mkdir -p "$T/registry"
+cat >"$T/registry.yml" <<EOF
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $T/registry
+http:
+  addr: 127.0.0.1:$PORT
+  secret: nsrun-test-$$
+EOF
+"$REGISTRY_BIN" serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
+REGISTRY_PID=$!
+at_exit "kill -KILL $REGISTRY_PID; wait $REGISTRY_PID"
+for _ in $(seq 200); do
+	skopeo inspect --raw --tls-verify=false "docker://127.0.0.1:$PORT/none:1" 2>&1 | grep -q 'manifest unknown\|not found' && break
+	sleep 0.1
+done
+cat >"$T/registries.conf" <<EOF
+[[registry]]
+prefix = "docker.io"
+location = "127.0.0.1:$PORT"
+insecure = true
+EOF
+export CONTAINERS_REGISTRIES_CONF=$T/registries.conf
+
+# ---- the image: a shell and libc, with Docker's config
+R=$SRC_IMAGES/python/rootfs
+mkdir -p "$T/src"
+tar -C "$R" -cf - bin lib lib64 usr/bin/dash usr/bin/sh usr/bin/cat usr/bin/env usr/lib64 \
+	usr/lib/x86_64-linux-gnu/libc.so.6 usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 | tar -C "$T/src" -xf -
+mkdir -p "$T/src/srv" "$T/src/tmp"
+run_cmd sh -c "umoci init --layout '$T/oci' && umoci new --image '$T/oci:r' &&
+	umoci insert --rootless --image '$T/oci:r' '$T/src' / &&
+	umoci config --image '$T/oci:r' --config.entrypoint /usr/bin/env --config.cmd sh --config.cmd=-c \
+		--config.cmd 'echo from-cmd \$GREETING; pwd' --config.env PATH=/usr/bin:/bin --config.env GREETING=hello-ref \
+		--config.workingdir /srv --config.exposedports 6379/tcp --config.volume /data --config.user 1000 &&
+	skopeo copy --quiet --dest-tls-verify=false 'oci:$T/oci:r' 'docker://127.0.0.1:$PORT/library/redis:7'"
+assert_eq "an OCI image made and pushed to the loopback registry as library/redis:7" 0 "$RC"
+[ "$RC" = 0 ] || diag "$ERR"
+
+# ---- nsrun pull
+run_nsrun pull -q redis:7
+assert_eq "nsrun pull redis:7 (docker.io mirrored by registries.conf): the reference pulled" \
+	"0 docker.io/library/redis:7" "$RC $OUT"
+[ "$RC" = 0 ] || diag "$ERR"
+check "  ... stored under the reference's store name" test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json"
+assert_eq "  ... and nothing else in the store" "docker.io+library+redis=7" "$(store_entries)"
+
+run_nsrun --image redis:7
+assert_eq "--image redis:7 without a command: Entrypoint+Cmd, Env, WorkingDir" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
+assert_eq "  ... its User said not applied" \
+	'nsrun: note: image "redis:7" names user "1000": not applied, the payload runs as uid 65534 (docs/images.md)' "$ERR"
+run_nsrun --image docker.io/library/redis:7 -w / -- sh -c 'echo "$GREETING $(pwd)"; while read -r k v _; do [ "$k" = Uid: ] && echo "$v"; done </proc/self/status; exit 0'
+assert_eq "the same image by its full reference, with a command: no Entrypoint, -w wins, uid 65534" \
+	$'0 hello-ref /\n65534' "$RC $OUT"
+
+# ---- image ls, inspect
+run_nsrun image ls
+assert_match "nsrun image ls: Docker's table" '^REPOSITORY +TAG +IMAGE ID +CREATED +SIZE'$'\n''redis +7 +[0-9a-f]{12} ' "$OUT"
+run_nsrun image inspect library/redis:7
+assert_eq "nsrun image inspect: Docker's shape, with the image's config" \
+	'0 ["redis:7"] ["/usr/bin/env"] ["sh","-c","echo from-cmd $GREETING; pwd"] "/srv" "1000" {"6379/tcp":{}} {"/data":{}}' \
+	"$RC $(jq -c '.[0] | .RepoTags, .Config.Entrypoint, .Config.Cmd, .Config.WorkingDir, .Config.User, .Config.ExposedPorts, .Config.Volumes' <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+run_nsrun image inspect nosuch:1
+assert_eq "nsrun image inspect of an image not there: 1, saying so" '1 nsrun: no such image: nosuch:1' "$RC $ERR"
+
+# ---- the docker CLI through nsrun api: rmi, pull, images, run
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+if [ -x "$DOCKER" ]; then
+	export DOCKER_CONFIG=$T/docker-config DOCKER_HOST=unix://$T/api.sock
+	"$NSRUN" api --socket "$T/api.sock" --idle-timeout 0 2>"$T/api.err" &
+	API_PID=$!
+	at_exit "kill $API_PID"
+	for _ in $(seq 100); do [ -S "$T/api.sock" ] && break; sleep 0.1; done
+	dk() { run_cmd timeout -s KILL 120 "$DOCKER" "$@"; }
+	dk rmi redis:7
+	assert_eq "docker rmi redis:7" "0 Untagged: redis:7" "$RC $(head -1 <<<"$OUT")"
+	check "  ... its store entry is gone" test ! -e "$NSRUN_IMAGES/docker.io+library+redis=7"
+	dk pull redis:7
+	assert_eq "docker pull redis:7 through nsrun api" 0 "$RC"
+	assert_match "  ... Docker's progress lines" 'Pulling from library/redis.*Status: Downloaded newer image for redis:7.*docker.io/library/redis:7' "$(tr '\n' ' ' <<<"$OUT")"
+	dk images
+	assert_match "docker images lists it" 'redis +7 +[0-9a-f]{12} ' "$OUT"
+	dk run --rm redis:7
+	assert_eq "docker run --rm redis:7: the image's Entrypoint and Cmd" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
+	dk pull nosuch:1
+	assert_eq "docker pull of an image the registry lacks: 1" 1 "$RC"
+	assert_match "  ... with the pull's error" 'cannot read the manifest of docker://docker.io/library/nosuch:1' "$ERR"
+else
+	skip "no docker CLI at $DOCKER (make docker-cli takes it out of Debian's docker.io)" "docker pull/images/run/rmi through nsrun api"
+fi
+
+# ---- rm
+run_nsrun image rm redis:7
+assert_eq "nsrun image rm redis:7" "0 Untagged: redis:7" "$RC $(head -1 <<<"$OUT")"
+assert_eq "  ... the store is empty again" "" "$(store_entries)"
+run_nsrun --image redis:7 -- true
+assert_eq "  ... and --image redis:7 is not found" 125 "$RC"
+
+done_testing
