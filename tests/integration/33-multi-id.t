@@ -141,6 +141,24 @@ run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe write /etc/x 1
 assert_eq "--read-only=false without --userns subids (65534 inside)" "write: ok /etc/x 1 bytes" "$OUT"
 run_nsrun --rootfs "$BARE" -- /bin/nsrun-probe write /etc/x 1
 assert_eq "  ... control: the default root is read-only" "write: denied EROFS open /etc/x" "$OUT"
+# Landlock under a writable root gives every right on / (mounts beneath included), so a
+# :ro volume rests on its read-only flag, which Landlock keeps: no mount(2) at all, not
+# even with the capability of a user namespace of the payload's own and no seccomp
+# filter (--allow-nested turns Landlock off, so it is not used here).  Controls: a rw volume is written; without Landlock the
+# same mount works.
+mkdir -p "$TESTTMP/rov" "$TESTTMP/rwv" && echo keep >"$TESTTMP/rov/f" && chmod -R a+rwX "$TESTTMP/rov" "$TESTTMP/rwv"
+LLV=(--read-only=false --security-opt seccomp=unconfined -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/rov:/ro:ro" -v "$TESTTMP/rwv:/rw:rw")
+LLP='p=/mnt/nsrun-probe; $p write /ro/f 1; $p write /rw/x 1; $p mount-tmpfs /ro; unshare -Urm --propagation unchanged $p mount-tmpfs /ro'
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${LLV[@]}" -- sh -c "$LLP"
+assert_eq "--read-only=false, root, --cap-add ALL: a :ro volume stays read-only" "write: denied EROFS open /ro/f" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... control: a rw volume is written" "write: ok /rw/x 1 bytes" "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... no mount over it" "mount-tmpfs: denied EPERM /ro" "$(sed -n 3p <<<"$OUT")"
+assert_eq "  ... not even in a user and mount namespace of its own (Landlock)" "mount-tmpfs: denied EPERM /ro" \
+	"$(sed -n 4p <<<"$OUT")"
+check "  ... the volume's file is untouched" test "$(cat "$TESTTMP/rov/f")" = keep
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${LLV[@]}" --security-opt landlock=unconfined -- sh -c "$LLP"
+assert_eq "  ... control: without Landlock that mount works" "mount-tmpfs: ok /ro" "$(sed -n 4p <<<"$OUT")"
 run_nsrun --image services --read-only=false --isolation minimal -- true
 assert_eq "--read-only=false needs the full tier: exit 125" 125 "$RC"
 
