@@ -175,6 +175,21 @@ if [ "$ME" = 0 ]; then
 	run_multi "$TESTTMP/badsubid" "${SUB[@]}" -- true
 	assert_eq "a range holding host root: refused (exit 125)" 125 "$RC"
 	assert_match "  ... says so" 'holds host root' "$ERR"
+	# root's maps are written directly (no newuidmap to vet them): a range holding
+	# another entry's ids, or a user's of /etc/passwd, is refused; the good file of
+	# the runs above is the control
+	printf 'root:%s:65536\nalice:%s:65536\n' "$UBASE" $((UBASE + 65000)) >"$TESTTMP/sharedsubid"
+	run_multi "$TESTTMP/sharedsubid" "${SUB[@]}" -- true
+	assert_eq "root's range overlapping another entry's: refused (exit 125)" 125 "$RC"
+	assert_eq "  ... the one line names it" "nsrun: --userns subids: the range $UBASE-$((UBASE + 65535)) of root in \
+/etc/subuid holds alice's range $((UBASE + 65000))-$((UBASE + 130535))" "$(head -n 1 <<<"$ERR")"
+	assert_nsrun_error "  ... and a hint"
+	{ cat /etc/passwd; echo "svc:x:$((UBASE + 70)):$((UBASE + 70))::/:/bin/false"; } >"$TESTTMP/passwd"
+	run_cmd unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid &&
+		mount --bind "$2" /etc/passwd && shift 2 && exec "$@"' sh "$TESTTMP/subid" "$TESTTMP/passwd" "$NSRUN" "${SUB[@]}" -- true
+	assert_eq "root's range holding a user of /etc/passwd: refused (exit 125)" 125 "$RC"
+	assert_match "  ... naming the user" "holds user svc \\(uid $((UBASE + 70)) of /etc/passwd\\)" "$ERR"
+	assert_nsrun_error "  ... one line and a hint"
 fi
 
 # ---- a service (-d) and nsrun exec into it: the command joins the container's one
