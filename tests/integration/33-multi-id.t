@@ -135,6 +135,16 @@ n=$(sed -n 's/.* after \([0-9]*\) bytes$/\1/p' <<<"$OUT")
 check "  ... between 7m and 8m of them" test "${n:-0}" -gt 7340032 -a "${n:-0}" -le 8388608
 check "  ... the image is untouched" test ! -e "$BARE/etc/x" -a ! -e "$BARE/big"
 assert_eq "  ... its file too" old "$(cat "$BARE/etc/existing")"
+# empty files count against nr_inodes (one a page of --tmpfs-size, at least 1024), not the
+# size: in the writable root's upper layer, /tmp and /dev/shm alike
+FILL='for d in /etc /tmp /dev/shm; do i=0; while [ $i -lt 5000 ] && true 2>/dev/null >"$d/n$i"; do i=$((i+1)); done; echo $i; done'
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" --read-only=false --tmpfs-size 4m -- sh -c "$FILL"
+for k in 1 2 3; do
+	n=$(sed -n ${k}p <<<"$OUT")
+	check "  ... empty files stop near nr_inodes 1024 ($(sed -n ${k}p <<<'/etc (the upper layer)
+/tmp
+/dev/shm'): ${n:-none} made)" test "${n:-0}" -gt 900 -a "${n:-0}" -le 1024
+done
 run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe read /etc/x
 assert_eq "  ... and the next run does not see them" "read: denied ENOENT open /etc/x" "$OUT"
 run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe write /etc/x 1
