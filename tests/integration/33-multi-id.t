@@ -136,9 +136,15 @@ check "  ... between 7m and 8m of them" test "${n:-0}" -gt 7340032 -a "${n:-0}" 
 check "  ... the image is untouched" test ! -e "$BARE/etc/x" -a ! -e "$BARE/big"
 assert_eq "  ... its file too" old "$(cat "$BARE/etc/existing")"
 # empty files count against nr_inodes (one a page of --tmpfs-size, at least 1024), not the
-# size: in the writable root's upper layer, /tmp and /dev/shm alike
+# size: in the writable root's upper layer, /tmp and /dev/shm alike.  The image is the
+# caller's own (a rootless caller cannot copy up a root-owned image's directory):
+# the host's dash and its libraries
+SHIMG=$TESTTMP/shimg
+mkdir -p "$SHIMG/bin" "$SHIMG/etc" && cp /bin/dash "$SHIMG/bin/sh" &&
+	for lib in $(ldd /bin/dash | grep -o '/[^ ]*'); do mkdir -p "$SHIMG$(dirname "$lib")" && cp -L "$lib" "$SHIMG$lib"; done
+chmod -R a+rX "$SHIMG"
 FILL='for d in /etc /tmp /dev/shm; do i=0; while [ $i -lt 5000 ] && true 2>/dev/null >"$d/n$i"; do i=$((i+1)); done; echo $i; done'
-run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" --read-only=false --tmpfs-size 4m -- sh -c "$FILL"
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$SHIMG" "${ROOT[@]}" --read-only=false --tmpfs-size 4m -- /bin/sh -c "$FILL"
 for k in 1 2 3; do
 	n=$(sed -n ${k}p <<<"$OUT")
 	check "  ... empty files stop near nr_inodes 1024 ($(sed -n ${k}p <<<'/etc (the upper layer)
