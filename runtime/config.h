@@ -17,6 +17,9 @@
 #define NSRUN_DEFAULT_TIMEOUT_US (30ULL * 1000000)
 #define NSRUN_DEFAULT_MEMORY_BYTES (512ULL << 20)
 #define NSRUN_DEFAULT_TMPFS_BYTES (64ULL << 20)
+/* nr_inodes of a tmpfs of bytes (tmpfs(5)): one a page, at least 1024, so empty
+ * files cannot fill the kernel's memory past the size (a tmpfs counts only data) */
+#define NSRUN_TMPFS_INODES(bytes) ((bytes) / 4096 > 1024 ? (unsigned long long)(bytes) / 4096 : 1024ULL)
 #define NSRUN_DEFAULT_PIDS 128
 #define NSRUN_DEFAULT_UID 65534
 #define NSRUN_DEFAULT_HOSTNAME "nsrun"

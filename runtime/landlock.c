@@ -117,7 +117,15 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 	if (ruleset < 0)
 		return error_set(err, errno, "landlock: create the ruleset (ABI %d)", abi);
 	/* read and execute everywhere; device nodes (a read-only tmpfs holds them) stay
-	 * usable; /proc's own permissions and masks decide what is written there */
+	 * usable; /proc's own permissions and masks decide what is written there.
+	 * --read-only=false gives every right on / (a rule covers what is beneath it,
+	 * mounts included, and cannot be narrowed below: granting only the entries that
+	 * hold no mount would refuse a new file in / and in /etc, which holds nsrun's
+	 * /etc/hosts, as Docker never does).  A read-only volume, /sys and /dev then
+	 * rest on their read-only mount flags, which Landlock itself keeps: a restricted
+	 * process may not mount(2), remount or pivot_root(2) at all, whatever its
+	 * capabilities and seccomp filter (Documentation/userspace-api/landlock.rst,
+	 * "Filesystem topology modification"); 33-multi-id.t tries it. */
 	if (add_path(ruleset, "/", cfg->rootfs_writable ? all : read, err) < 0)
 		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {

@@ -451,7 +451,7 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 {
 	_cleanup_close_ int target = open_target(root_fd, op, false, err);
 	_cleanup_close_ int dev = -1;
-	char shm_data[64];
+	char shm_data[96];
 
 	if (target < 0)
 		return -1;
@@ -496,8 +496,8 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 		if (mount_on_fd("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
 				"newinstance,ptmxmode=0666,mode=0620", "/dev/pts", err) < 0)
 			return -1;
-		snprintf(shm_data, sizeof(shm_data), "mode=1777,size=%llu",
-			 (unsigned long long)cfg->limits.tmpfs_bytes);
+		snprintf(shm_data, sizeof(shm_data), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)cfg->limits.tmpfs_bytes, NSRUN_TMPFS_INODES(cfg->limits.tmpfs_bytes));
 		if (mount_on_fd("shm", shm, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_data, "/dev/shm",
 				err) < 0)
 			return -1;
@@ -704,14 +704,15 @@ static int mount_overlay_root(const struct nsrun_config *cfg, const struct mount
 {
 	_cleanup_close_ int lower = -1;
 	_cleanup_close_ int upper = -1;
-	char size[64];
+	char size[96];
 
 	if (mkdir(STAGING "/lower", 0755) < 0 || mkdir(STAGING "/rw", 0755) < 0)
 		return error_set(err, errno, "make the overlay directories");
 	/* --read-only=false: the writes of the payload go to a tmpfs of their own,
 	 * --tmpfs-size at most, which ends with the mount namespace */
-	snprintf(size, sizeof(size), "mode=0755,size=%llu",
-		 (unsigned long long)(cfg->rootfs_writable ? cfg->limits.tmpfs_bytes : 1ULL << 20));
+	snprintf(size, sizeof(size), "mode=0755,size=%llu,nr_inodes=%llu",
+		 (unsigned long long)(cfg->rootfs_writable ? cfg->limits.tmpfs_bytes : 1ULL << 20),
+		 NSRUN_TMPFS_INODES(cfg->rootfs_writable ? cfg->limits.tmpfs_bytes : 1ULL << 20));
 	if (cfg->rootfs_writable &&
 	    mount("nsrun-root", STAGING "/rw", "tmpfs", MS_NOSUID | MS_NODEV, size) < 0)
 		return error_set(err, errno, "mount the tmpfs of the writable root");

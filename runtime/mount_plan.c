@@ -125,8 +125,8 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 	if (!(op = push(plan, &cap, MOP_TMPFS, "/tmp", fsflags)))
 		goto oom;
 	op->create = CREATE_DIR;
-	snprintf(op->data, sizeof(op->data), "mode=1777,size=%llu",
-		 (unsigned long long)cfg->limits.tmpfs_bytes);
+	snprintf(op->data, sizeof(op->data), "mode=1777,size=%llu,nr_inodes=%llu",
+		 (unsigned long long)cfg->limits.tmpfs_bytes, NSRUN_TMPFS_INODES(cfg->limits.tmpfs_bytes));
 	if (cfg->mode == NSRUN_MODE_FILE) {
 		if (!(op = push(plan, &cap, MOP_TMPFS, NSRUN_WORKDIR, fsflags)))
 			goto oom;
@@ -152,8 +152,8 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 			const struct nsrun_tmpfs *t = &cfg->tmpfs[order[k] - cfg->n_mounts];
 			if (!(op = push(plan, &cap, MOP_TMPFS, t->destination, fsflags)))
 				goto oom;
-			snprintf(op->data, sizeof(op->data), "mode=%04o,size=%llu", t->mode,
-				 (unsigned long long)t->size_bytes);
+			snprintf(op->data, sizeof(op->data), "mode=%04o,size=%llu,nr_inodes=%llu", t->mode,
+				 (unsigned long long)t->size_bytes, NSRUN_TMPFS_INODES(t->size_bytes));
 			place(plan, op, CREATE_DIR);
 			continue;
 		}

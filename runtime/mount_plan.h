@@ -43,7 +43,7 @@ struct mount_op {
 	const char *target;             /* absolute path inside the container */
 	int source_index;               /* MOP_BIND: index into cfg->mounts; else -1 */
 	unsigned long flags;            /* MS_* flags for mount(2) */
-	char data[64];                  /* fs data string ("size=67108864,mode=1777") */
+	char data[96];                  /* fs data string ("size=67108864,mode=1777") */
 	enum mount_create create;
 	bool in_image;                  /* target lies in the rootfs (not in a tmpfs of ours) */
 };

@@ -1,6 +1,8 @@
 /* subid.c - see subid.h */
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +21,29 @@
 
 #define SUBID_MIN_COUNT 1000UL  /* fewer cannot hold a distribution's service users */
 
+/* A decimal number of digits only at *p (strtoul(3) alone would take a sign and
+ * leading spaces, so "-1" would be ULONG_MAX), ending at one of ends; moves *p
+ * past it.  Returns 0, or -1 when there is none or it overflows. */
+static int parse_id(const char **p, const char *ends, unsigned long *out)
+{
+	char *e;
+
+	if (!isdigit((unsigned char)**p))
+		return -1;
+	errno = 0;
+	*out = strtoul(*p, &e, 10);
+	if (errno || !strchr(ends, *e))
+		return -1;
+	*p = e;
+	return 0;
+}
+
+/* start:count at p, the rest of a subuid(5) line; 0, or -1 when it does not parse */
+static int parse_range(const char *p, unsigned long *start, unsigned long *count)
+{
+	return parse_id(&p, ":", start) < 0 || *p++ != ':' || parse_id(&p, "\n", count) < 0 ? -1 : 0;
+}
+
 int subid_find(const char *text, const char *user, unsigned long id, struct subid_range *r)
 {
 	char idstr[32];
@@ -30,11 +55,10 @@ int subid_find(const char *text, const char *user, unsigned long id, struct subi
 		const char *c1 = memchr(line, ':', (size_t)(end - line));
 		size_t nlen = c1 ? (size_t)(c1 - line) : 0;
 		unsigned long start, count;
-		char tail;
 
 		if (c1 && ((user && strlen(user) == nlen && strncmp(line, user, nlen) == 0) ||
 			   (strlen(idstr) == nlen && strncmp(line, idstr, nlen) == 0)) &&
-		    sscanf(c1 + 1, "%lu:%lu%c", &start, &count, &tail) >= 2 && count > 0) {
+		    parse_range(c1 + 1, &start, &count) == 0 && count > 0) {
 			r->start = start;
 			r->count = count;
 			return 1;
@@ -104,6 +128,62 @@ static int find_range(const char *file, const char *user, unsigned long id, stru
 	return 0;
 }
 
+int subid_taken(const char *text, const char *user, unsigned long id, const struct subid_range *r,
+		char *who, size_t who_size)
+{
+	char idstr[32];
+
+	snprintf(idstr, sizeof(idstr), "%lu", id);
+	for (const char *line = text; line && *line;) {
+		const char *end = strchrnul(line, '\n');
+		const char *c1 = memchr(line, ':', (size_t)(end - line));
+		size_t nlen = c1 ? (size_t)(c1 - line) : 0;
+		unsigned long start, count;
+
+		if (c1 && !((user && strlen(user) == nlen && strncmp(line, user, nlen) == 0) ||
+			    (strlen(idstr) == nlen && strncmp(line, idstr, nlen) == 0)) &&
+		    parse_range(c1 + 1, &start, &count) == 0 && count > 0 &&
+		    start < r->start + r->count && r->start < start + count) {
+			snprintf(who, who_size, "%.*s's range %lu-%lu", (int)nlen, line, start, start + count - 1);
+			return 1;
+		}
+		line = *end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+/* As root (the maps are written directly, with no newuidmap to vet them): 0 when
+ * no user of /etc/passwd (what "uid" names; group of /etc/group for "gid") and no
+ * other entry of file holds an id of r; -1 with err naming which otherwise. */
+static int check_free(const char *file, const char *what, const char *user, unsigned long id,
+		      const struct subid_range *r, struct nsrun_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char who[128] = "";
+	bool gid = strcmp(what, "gid") == 0;
+	FILE *f = fopen(gid ? "/etc/group" : "/etc/passwd", "re");
+
+	if (f) {
+		struct passwd *pw;
+		struct group *gr;
+		while (!who[0] && (gid ? (void *)(gr = fgetgrent(f)) : (void *)(pw = fgetpwent(f))))
+			if (holds(r, gid ? gr->gr_gid : pw->pw_uid))
+				snprintf(who, sizeof(who), "%s %s (%s %u of %s)", gid ? "group" : "user",
+					 gid ? gr->gr_name : pw->pw_name, what,
+					 gid ? (unsigned)gr->gr_gid : (unsigned)pw->pw_uid, gid ? "/etc/group" : "/etc/passwd");
+		fclose(f);
+	}
+	if (!who[0] && read_file(file, 1 << 20, &text, NULL) == 0)
+		subid_taken(text, user, id, r, who, sizeof(who));
+	if (!who[0])
+		return 0;
+	error_set_stage(err, STAGE_PREPARE, 0, "--userns subids: the range %lu-%lu of %s in %s holds %s",
+			r->start, r->start + r->count - 1, user ? user : "root", file, who);
+	err->hint = "give root a range no user, group or other entry has, e.g.: usermod --add-subuids "
+		    "200000-265535 --add-subgids 200000-265535 root";
+	return -1;
+}
+
 int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 {
 	_cleanup_free_ char *name = NULL;
@@ -119,6 +199,9 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 	if (m->gid != 0 && holds(&m->gids, m->gid))
 		return error_set_stage(err, STAGE_PREPARE, EINVAL, "--userns subids: the subordinate gids of %s "
 				       "hold its own gid %u", name ? name : "this user", (unsigned)m->gid);
+	if (m->direct && (check_free("/etc/subuid", "uid", name, m->uid, &m->uids, err) < 0 ||
+			  check_free("/etc/subgid", "gid", name, m->uid, &m->gids, err) < 0))
+		return -1;
 	return 0;
 }
 

@@ -31,6 +31,11 @@ struct subid_maps {
  * the text of a subuid/subgid file.  Returns 1 with *r set, 0 when there is none. */
 int subid_find(const char *text, const char *user, unsigned long id, struct subid_range *r);
 
+/* Whether another entry than user's (by name or uid id) of text, a subuid(5) or
+ * subgid(5) file, overlaps r: 1 and who (who_size bytes) says whose range, or 0. */
+int subid_taken(const char *text, const char *user, unsigned long id, const struct subid_range *r,
+		char *who, size_t who_size);
+
 /* Fills m for the caller (getuid/getgid, the name from the password database): the
  * first subuid and subgid ranges, at least 1000 ids each, and none holding id 0 or
  * the caller's own id.  Returns 0, or -1 with err: ENOENT (no range: the hint gives

@@ -135,12 +135,46 @@ n=$(sed -n 's/.* after \([0-9]*\) bytes$/\1/p' <<<"$OUT")
 check "  ... between 7m and 8m of them" test "${n:-0}" -gt 7340032 -a "${n:-0}" -le 8388608
 check "  ... the image is untouched" test ! -e "$BARE/etc/x" -a ! -e "$BARE/big"
 assert_eq "  ... its file too" old "$(cat "$BARE/etc/existing")"
+# empty files count against nr_inodes (one a page of --tmpfs-size, at least 1024), not the
+# size: in the writable root's upper layer, /tmp and /dev/shm alike.  The image is the
+# caller's own (a rootless caller cannot copy up a root-owned image's directory):
+# the host's dash and its libraries
+SHIMG=$TESTTMP/shimg
+mkdir -p "$SHIMG/bin" "$SHIMG/etc" && cp /bin/dash "$SHIMG/bin/sh" &&
+	for lib in $(ldd /bin/dash | grep -o '/[^ ]*'); do mkdir -p "$SHIMG$(dirname "$lib")" && cp -L "$lib" "$SHIMG$lib"; done
+chmod -R a+rX "$SHIMG"
+FILL='for d in /etc /tmp /dev/shm; do i=0; while [ $i -lt 5000 ] && true 2>/dev/null >"$d/n$i"; do i=$((i+1)); done; echo $i; done'
+run_multi "$TESTTMP/subid" --userns subids --rootfs "$SHIMG" "${ROOT[@]}" --read-only=false --tmpfs-size 4m -- /bin/sh -c "$FILL"
+for k in 1 2 3; do
+	n=$(sed -n ${k}p <<<"$OUT")
+	check "  ... empty files stop near nr_inodes 1024 ($(sed -n ${k}p <<<'/etc (the upper layer)
+/tmp
+/dev/shm'): ${n:-none} made)" test "${n:-0}" -gt 900 -a "${n:-0}" -le 1024
+done
 run_multi "$TESTTMP/subid" --userns subids --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe read /etc/x
 assert_eq "  ... and the next run does not see them" "read: denied ENOENT open /etc/x" "$OUT"
 run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe write /etc/x 1
 assert_eq "--read-only=false without --userns subids (65534 inside)" "write: ok /etc/x 1 bytes" "$OUT"
 run_nsrun --rootfs "$BARE" -- /bin/nsrun-probe write /etc/x 1
 assert_eq "  ... control: the default root is read-only" "write: denied EROFS open /etc/x" "$OUT"
+# Landlock under a writable root gives every right on / (mounts beneath included), so a
+# :ro volume rests on its read-only flag, which Landlock keeps: no mount(2) at all, not
+# even with the capability of a user namespace of the payload's own and no seccomp
+# filter (--allow-nested turns Landlock off, so it is not used here).  Controls: a rw volume is written; without Landlock the
+# same mount works.
+mkdir -p "$TESTTMP/rov" "$TESTTMP/rwv" && echo keep >"$TESTTMP/rov/f" && chmod -R a+rwX "$TESTTMP/rov" "$TESTTMP/rwv"
+LLV=(--read-only=false --security-opt seccomp=unconfined -v "$PROBE_DIR:/mnt:ro" -v "$TESTTMP/rov:/ro:ro" -v "$TESTTMP/rwv:/rw:rw")
+LLP='p=/mnt/nsrun-probe; $p write /ro/f 1; $p write /rw/x 1; $p mount-tmpfs /ro; unshare -Urm --propagation unchanged $p mount-tmpfs /ro'
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${LLV[@]}" -- sh -c "$LLP"
+assert_eq "--read-only=false, root, --cap-add ALL: a :ro volume stays read-only" "write: denied EROFS open /ro/f" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... control: a rw volume is written" "write: ok /rw/x 1 bytes" "$(sed -n 2p <<<"$OUT")"
+assert_eq "  ... no mount over it" "mount-tmpfs: denied EPERM /ro" "$(sed -n 3p <<<"$OUT")"
+assert_eq "  ... not even in a user and mount namespace of its own (Landlock)" "mount-tmpfs: denied EPERM /ro" \
+	"$(sed -n 4p <<<"$OUT")"
+check "  ... the volume's file is untouched" test "$(cat "$TESTTMP/rov/f")" = keep
+run_multi "$TESTTMP/subid" "${SUB[@]}" "${ROOT[@]}" "${LLV[@]}" --security-opt landlock=unconfined -- sh -c "$LLP"
+assert_eq "  ... control: without Landlock that mount works" "mount-tmpfs: ok /ro" "$(sed -n 4p <<<"$OUT")"
 run_nsrun --image services --read-only=false --isolation minimal -- true
 assert_eq "--read-only=false needs the full tier: exit 125" 125 "$RC"
 
@@ -157,6 +191,21 @@ if [ "$ME" = 0 ]; then
 	run_multi "$TESTTMP/badsubid" "${SUB[@]}" -- true
 	assert_eq "a range holding host root: refused (exit 125)" 125 "$RC"
 	assert_match "  ... says so" 'holds host root' "$ERR"
+	# root's maps are written directly (no newuidmap to vet them): a range holding
+	# another entry's ids, or a user's of /etc/passwd, is refused; the good file of
+	# the runs above is the control
+	printf 'root:%s:65536\nalice:%s:65536\n' "$UBASE" $((UBASE + 65000)) >"$TESTTMP/sharedsubid"
+	run_multi "$TESTTMP/sharedsubid" "${SUB[@]}" -- true
+	assert_eq "root's range overlapping another entry's: refused (exit 125)" 125 "$RC"
+	assert_eq "  ... the one line names it" "nsrun: --userns subids: the range $UBASE-$((UBASE + 65535)) of root in \
+/etc/subuid holds alice's range $((UBASE + 65000))-$((UBASE + 130535))" "$(head -n 1 <<<"$ERR")"
+	assert_nsrun_error "  ... and a hint"
+	{ cat /etc/passwd; echo "svc:x:$((UBASE + 70)):$((UBASE + 70))::/:/bin/false"; } >"$TESTTMP/passwd"
+	run_cmd unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid &&
+		mount --bind "$2" /etc/passwd && shift 2 && exec "$@"' sh "$TESTTMP/subid" "$TESTTMP/passwd" "$NSRUN" "${SUB[@]}" -- true
+	assert_eq "root's range holding a user of /etc/passwd: refused (exit 125)" 125 "$RC"
+	assert_match "  ... naming the user" "holds user svc \\(uid $((UBASE + 70)) of /etc/passwd\\)" "$ERR"
+	assert_nsrun_error "  ... one line and a hint"
 fi
 
 # ---- a service (-d) and nsrun exec into it: the command joins the container's one

@@ -117,9 +117,9 @@ static void tmpfs_cases(struct tap *t)
 	tap_ok(t, data && inner && vol && data < inner && data < vol, "parents first: /data before /data/pg and /data/in");
 	tap_ok(t, data && data->in_image && data->create == CREATE_DIR, "/data's mount point is in the image (made if missing)");
 	tap_ok(t, vol && !vol->in_image && vol->create == CREATE_DIR, "/data/in's mount point is made in the tmpfs");
-	tap_ok(t, inner && strcmp(inner->data, "mode=0700,size=16777216") == 0, "tmpfs data has mode and size");
+	tap_ok(t, inner && strcmp(inner->data, "mode=0700,size=16777216,nr_inodes=4096") == 0, "tmpfs data has mode, size and nr_inodes (one a page)");
 	mount_plan_format(&plan, &cfg, buf, sizeof(buf));
-	tap_ok(t, strstr(buf, "tmpfs /data/pg - rw mode=0700,size=16777216 mkdir") != NULL, "the plan prints it");
+	tap_ok(t, strstr(buf, "tmpfs /data/pg - rw mode=0700,size=16777216,nr_inodes=4096 mkdir") != NULL, "the plan prints it");
 	mount_plan_free(&plan);
 	config_add_tmpfs(&cfg, "/tmp", &err);
 	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "managed by nsrun"), "--tmpfs /tmp is rejected");

@@ -30,6 +30,31 @@ static void find(struct tap *t)
 	tap_int(t, "an empty file: none", 0, subid_find("", "alice", 1001, &r));
 	tap_int(t, "no newline at the end", 1, subid_find("eve:500000:2000", "eve", 1008, &r));
 	tap_int(t, "  ... count", 2000, (long long)r.count);
+	/* digits only: sscanf's %lu took a sign or spaces ("-1" as ULONG_MAX) */
+	tap_int(t, "a negative start: none", 0, subid_find("m:-1:65536\n", "m", 1, &r));
+	tap_int(t, "a plus sign: none", 0, subid_find("m:+5:65536\n", "m", 1, &r));
+	tap_int(t, "a leading space: none", 0, subid_find("m: 5:65536\n", "m", 1, &r));
+	tap_int(t, "a negative count: none", 0, subid_find("m:5:-1\n", "m", 1, &r));
+	tap_int(t, "trailing junk: none", 0, subid_find("m:5:1000x\n", "m", 1, &r));
+	tap_int(t, "past ULONG_MAX: none", 0, subid_find("m:99999999999999999999999:1000\n", "m", 1, &r));
+	tap_int(t, "control: digits parse", 1, subid_find("m:5:1000\n", "m", 1, &r));
+}
+
+static void taken(struct tap *t)
+{
+	const char *text = "root:200000:65536\nalice:100000:65536\n1003:265536:10\n";
+	struct subid_range r = { 200000, 65536 };
+	char who[128] = "";
+
+	tap_int(t, "root's own entry is not another's: free", 0, subid_taken(text, "root", 0, &r, who, sizeof(who)));
+	r.start = 150000;
+	tap_int(t, "a range into alice's: taken", 1, subid_taken(text, "root", 0, &r, who, sizeof(who)));
+	tap_str(t, "  ... says whose", "alice's range 100000-165535", who);
+	r.start = 265000;
+	tap_int(t, "a range into uid 1003's (by number): taken", 1, subid_taken(text, "root", 0, &r, who, sizeof(who)));
+	r.start = 165536;
+	r.count = 34464;
+	tap_int(t, "control: the gap between two ranges is free", 0, subid_taken(text, "root", 0, &r, who, sizeof(who)));
 }
 
 static void cap_add(struct tap *t)
@@ -79,6 +104,7 @@ int main(void)
 	struct tap t = { 0 };
 
 	find(&t);
+	taken(&t);
 	cap_add(&t);
 	spec(&t);
 	return tap_done(&t);
