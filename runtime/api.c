@@ -532,6 +532,7 @@ static void serve(struct api_server *srv)
 		if (sig > 0)
 			return;
 		int running = api_reap(srv);
+		api_exec_reap(srv);
 		pthread_mutex_lock(&srv->lock);
 		bool idle = srv->idle_timeout_s && srv->inflight == 0 && running == 0 &&
 			    monotonic_us() - srv->last_activity_us >= (uint64_t)srv->idle_timeout_s * 1000000;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <microhttpd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -81,6 +82,8 @@ yajl_val api_get(yajl_val v, const char *key, yajl_type type);
 const char *api_str(yajl_val v);
 /* The string at key of v, or NULL. */
 const char *api_get_str(yajl_val v, const char *key);
+/* The query arguments h and w (rows, columns: 1 to 65535) into *ws.  Returns false if bad. */
+bool api_winsize(struct MHD_Connection *c, struct winsize *ws);
 /* True if the query argument key is "1", "true" or "True". */
 bool api_arg_true(struct MHD_Connection *c, const char *key);
 /* Writes a random 64-hex id into id (API_ID_LEN + 1 bytes). */
@@ -92,16 +95,19 @@ void api_time_rfc3339(long long secs, char *buf, size_t len);
 
 /* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
 
-/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User) in the
- * running container ref; 201 {"Id": ...}.  Tty and stdin: 501. */
+/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User, Tty,
+ * AttachStdin) in the running container ref; 201 {"Id": ...}. */
 enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
 				const char *body, size_t len);
-/* /exec/{path}: POST {id}/start (on an upgraded connection: the output in Docker's
- * frames) and GET {id}/json (Running, ExitCode). */
+/* /exec/{path}: POST {id}/start (on an upgraded connection: stdin from it, the
+ * output in Docker's frames, raw with a TTY; with Detach: runs on its own),
+ * POST {id}/resize and GET {id}/json (Running, ExitCode). */
 enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *path,
 			 const char *body, size_t len);
 /* Frees srv's exec instances (at the server's end). */
 void api_exec_free_all(struct api_server *srv);
+/* Records the end of the instances started with Detach (waitpid WNOHANG). */
+void api_exec_reap(struct api_server *srv);
 
 /* ---- api_create.c ---- */
 

@@ -1,0 +1,70 @@
+#!/bin/bash
+# nsrun api's interactive streams, driven by the real docker-py and docker CLI:
+# exec with stdin (the client's half-close is the command's EOF) and a TTY (a
+# terminal inside, its size from resize before and during the run, raw output),
+# each with its control (no stdin: /dev/null; no TTY: no terminal), exec Detach,
+# and docker exec -i / -it through a terminal.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+/usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK"
+CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-io-client.py")
+py() { run_cmd timeout 180 "${CLIENT[@]}" "$@"; }
+wait_socket() {
+	local _
+	for _ in $(seq 100); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+"$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID"
+check "nsrun api listens" wait_socket "$SOCK"
+CTR="io-$$"
+run_nsrun -d --name "$CTR" --image python -- sleep 300
+assert_eq "a service to exec into" 0 "$RC"
+at_exit "$NSRUN rm -f $CTR"
+
+# ---- exec through docker-py: stdin, TTY, resize, Detach
+py exec_streams "$CTR"
+[ "$RC" = 0 ] || diag "$ERR"
+has() { check "$1" grep -Fqx -- "$2" <<<"$OUT"; }
+has "exec with stdin: the client's bytes, its half-close as EOF, no terminal" \
+	"stdin='hello from stdin\\ndone\\nnotty\\n' exit=0"
+has "  control: without AttachStdin its stdin is /dev/null" "no_stdin='done\\n'"
+has "exec with a TTY: a terminal, the size resized before start, echo, input, exit code" \
+	"tty=True size=True echo=True got=True exit=7"
+has "  ... resized while it runs: the size reaches the container's pty" "resized=True exit=0"
+has "exec Detach: an empty reply, it runs on its own" "detach_reply='' running=True"
+has "  ... its end is recorded, and what it did is there" "detached_exit=0 file='hi\\n'"
+
+# ---- the docker CLI (make docker-cli puts it next to nsrun)
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+if [ -x "$DOCKER" ]; then
+	export DOCKER_CONFIG="$TESTTMP/docker-config"
+	DOCKER_CLI=$DOCKER py cli "$CTR"
+	[ "$RC" = 0 ] || diag "$ERR"
+	has "docker exec -i: stdin piped through, to its end" "cli_i='PIPED IN\\n' rc=0"
+	has "docker exec -it on a terminal: its size inside, ^D ends it, the exit code" "cli_it_size=True rc=3"
+else
+	skip "no docker CLI at $DOCKER (make docker-cli)" "the docker CLI: exec -i, exec -it"
+fi
+
+run_nsrun rm -f "$CTR"
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
+done_testing

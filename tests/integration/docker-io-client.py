@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""docker-py and the docker CLI against `nsrun api`, for 32-docker-io.t: the
+interactive streams (exec and attach with stdin and a TTY, resize, exec
+detach).  One scenario a call, printing KEY=VALUE lines the test compares.
+DOCKER_HOST names the socket; DOCKER_CLI the docker client (may be absent)."""
+import os
+import pty
+import select
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import docker
+
+WAIT_S = 60  # generous: the machine may be loaded
+
+
+def api():
+    return docker.APIClient(base_url=os.environ["DOCKER_HOST"], timeout=WAIT_S)
+
+
+def raw_sock(s):
+    """The socket under docker-py's SocketIO."""
+    return getattr(s, "_sock", s)
+
+
+def read_all(sock):
+    """Everything until the server closes (WAIT_S at most)."""
+    sock.settimeout(WAIT_S)
+    data = b""
+    while True:
+        b = sock.recv(65536)
+        if not b:
+            return data
+        data += b
+
+
+def demux(data):
+    """Docker's 8-byte frames into (stdout, stderr)."""
+    out, err = b"", b""
+    while len(data) >= 8:
+        kind, n = data[0], struct.unpack(">I", data[4:8])[0]
+        chunk, data = data[8:8 + n], data[8 + n:]
+        if kind == 1:
+            out += chunk
+        elif kind == 2:
+            err += chunk
+    return out, err
+
+
+def until(sock, want, send=None):
+    """Reads a TTY's raw stream until want is in it, writing send now and then
+    (once a second).  Returns what was read."""
+    sock.settimeout(1)
+    data, end = b"", time.monotonic() + WAIT_S
+    while want not in data and time.monotonic() < end:
+        if send:
+            sock.sendall(send)
+        try:
+            b = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not b:
+            break
+        data += b
+    return data
+
+
+def exec_id(a, ctr, cmd, **kw):
+    return a.exec_create(ctr, cmd, **kw)["Id"]
+
+
+def exec_end(a, eid):
+    """The exit code once the instance ended (None if it still runs after WAIT_S)."""
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:
+        i = a.exec_inspect(eid)
+        if not i["Running"] and i["ExitCode"] is not None:
+            return i["ExitCode"]
+        time.sleep(0.1)
+    return None
+
+
+def exec_streams(ctr):
+    a = api()
+    # stdin: what the client sends, then its half-close as EOF
+    eid = exec_id(a, ctr, ["sh", "-c", "cat; echo done; test -t 0 || echo notty"], stdin=True)
+    s = raw_sock(a.exec_start(eid, socket=True))
+    s.sendall(b"hello from stdin\n")
+    s.shutdown(socket.SHUT_WR)
+    out, err = demux(read_all(s))
+    s.close()
+    print("stdin=%r exit=%s" % (out.decode(), exec_end(a, eid)))
+    # control: without AttachStdin, stdin is /dev/null: cat ends at once,
+    # though the client keeps its side open
+    eid = exec_id(a, ctr, ["sh", "-c", "cat; echo done"])
+    s = raw_sock(a.exec_start(eid, socket=True))
+    out, err = demux(read_all(s))
+    s.close()
+    print("no_stdin=%r" % out.decode())
+    # a TTY: a terminal inside, at the size given before the start
+    eid = exec_id(a, ctr, ["sh", "-c", "test -t 0 && echo istty; stty size; read x; echo got=$x; exit 7"],
+                  stdin=True, tty=True)
+    a.exec_resize(eid, height=33, width=77)
+    s = raw_sock(a.exec_start(eid, socket=True, tty=True))
+    data = until(s, b"33 77")
+    s.sendall(b"typed\r")
+    data += read_all(s)
+    s.close()
+    text = data.decode(errors="replace")
+    print("tty=%s size=%s echo=%s got=%s exit=%s" % (
+        "istty" in text, "33 77" in text, "typed\r\n" in text, "got=typed\r\n" in text, exec_end(a, eid)))
+    # resize while it runs: the size reaches the container's pty
+    eid = exec_id(a, ctr, ["sh", "-c", "while read x; do stty size; done"], stdin=True, tty=True)
+    s = raw_sock(a.exec_start(eid, socket=True, tty=True))
+    a.exec_resize(eid, height=41, width=101)
+    data = until(s, b"41 101", send=b"\r")
+    s.sendall(b"\x04")
+    read_all(s)
+    s.close()
+    print("resized=%s exit=%s" % (b"41 101" in data, exec_end(a, eid)))
+    # Detach: it runs on its own; its end is seen by inspect
+    eid = exec_id(a, ctr, ["sh", "-c", "sleep 1; echo hi >/tmp/detached"])
+    r = a.exec_start(eid, detach=True)
+    print("detach_reply=%r running=%s" % (r, a.exec_inspect(eid)["Running"]))
+    code = exec_end(a, eid)
+    print("detached_exit=%s file=%r" % (code, a.exec_start(exec_id(a, ctr, ["cat", "/tmp/detached"])).decode()))
+
+
+def cli_pty(argv, rows, cols, send, want):
+    """Runs the docker CLI on a pty of rows x cols, writing send every second
+    until want shows; then ^D.  Returns (output, exit code)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(argv[0], argv)
+    import fcntl
+    import termios
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    data, end, sent = b"", time.monotonic() + WAIT_S, 0
+    while time.monotonic() < end:
+        if want not in data and time.monotonic() >= sent + 1:
+            os.write(fd, send)
+            sent = time.monotonic()
+        elif want in data and sent:
+            os.write(fd, b"\x04")
+            sent = 0
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                b = os.read(fd, 65536)
+            except OSError:
+                break
+            if not b:
+                break
+            data += b
+    _, status = os.waitpid(pid, 0)
+    return data.decode(errors="replace"), os.waitstatus_to_exitcode(status)
+
+
+def cli(ctr):
+    docker_cli = os.environ.get("DOCKER_CLI", "")
+    env = dict(os.environ)
+    # docker exec -i: stdin through the hijacked connection, EOF as its end
+    p = subprocess.run([docker_cli, "exec", "-i", ctr, "sh", "-c", "tr a-z A-Z"], input=b"piped in\n",
+                       capture_output=True, timeout=WAIT_S, env=env)
+    print("cli_i=%r rc=%d" % (p.stdout.decode(), p.returncode))
+    # docker exec -it through a terminal: its size, what is typed, the exit code
+    out, rc = cli_pty([docker_cli, "exec", "-it", ctr, "sh", "-c", "while read x; do stty size; done; exit 3"],
+                      29, 91, b"\r", b"29 91")
+    print("cli_it_size=%s rc=%d" % ("29 91" in out, rc))
+
+
+def main(argv):
+    {"exec_streams": exec_streams, "cli": cli}[argv[1]](*argv[2:])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
