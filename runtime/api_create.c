@@ -354,8 +354,13 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 	yajl_val cmd = api_get(body, "Cmd", yajl_t_any), eh = api_get(hc, "ExtraHosts", yajl_t_array);
 	long long stop = get_ll(body, "StopTimeout");
 
-	if (is_true(api_get(body, "Tty", yajl_t_any)) || is_true(api_get(body, "OpenStdin", yajl_t_any)))
-		return refuse(x, 501, "Tty and OpenStdin: not supported by nsrun api yet (no attach)");
+	/* the service holds its stdin (and pty) for attaching clients (service_stdin.h) */
+	if (is_true(api_get(body, "Tty", yajl_t_any)) && add(x, "-t", NULL) < 0)
+		return -1;
+	if (is_true(api_get(body, "OpenStdin", yajl_t_any)) &&
+	    (add(x, "-i", NULL) < 0 ||
+	     (is_true(api_get(body, "StdinOnce", yajl_t_any)) && add(x, "--stdin-once", NULL) < 0)))
+		return -1;
 	if (user && user[0] && add(x, "--user", user) < 0)
 		return -1;
 	if (wd && wd[0] && add(x, "-w", wd) < 0)

@@ -408,6 +408,9 @@ static void exec_mark(struct api_server *srv, const char *id, pid_t pid, int mas
 		x->running = pid > 0;
 		x->pid = pid > 0 ? pid : x->pid;
 		x->master = master;
+		/* a resize that came after the start read the size is not lost */
+		if (master >= 0 && x->ws.ws_row && x->ws.ws_col)
+			ioctl(master, TIOCSWINSZ, &x->ws);
 		if (pid <= 0)
 			x->exit_code = code;
 	}

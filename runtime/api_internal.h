@@ -138,6 +138,8 @@ char *api_read_small_file(int dir_fd, const char *file, size_t *len);
 int api_write_file_atomic(int dir_fd, const char *file, const char *text, size_t len);
 /* Removes exited AutoRemove containers; returns the number of running ones. */
 int api_reap(struct api_server *srv);
+/* True if c has a TTY (Tty when created; -t for an nsrun -d service). */
+bool api_ctr_tty(const struct api_ctr *c);
 /* The inspect document of c into g. */
 void api_gen_inspect(yajl_gen g, const struct api_ctr *c);
 /* GET /containers/json. */
@@ -160,8 +162,12 @@ bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
 
 /* GET /containers/{ref}/logs: Docker's frames; follow, tail, stdout, stderr. */
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
-/* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
+/* POST /containers/{ref}/attach with an upgrade: its output until it exits (raw
+ * with a TTY, else in frames); with stdin=1 what the client sends goes to the
+ * service's stdin, its half-close as the end of this client's input. */
 enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+/* POST /containers/{ref}/resize?h=&w=: the size of its TTY. */
+enum MHD_Result api_resize(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
 /* One of Docker's stream frames on an upgraded connection's sock: the 8-byte
  * header (stream: 1 stdout, 2 stderr; n big-endian), then data.  Returns 0 or -1. */
 int api_send_frame(int sock, unsigned char stream, const char *data, size_t n);

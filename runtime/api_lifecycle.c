@@ -477,6 +477,8 @@ static enum MHD_Result action(struct api_server *srv, struct MHD_Connection *con
 		return wait_for(srv, conn, ref);
 	if (post && strcmp(act, "attach") == 0)
 		return api_attach(srv, conn, ref);
+	if (post && strcmp(act, "resize") == 0)
+		return api_resize(srv, conn, ref);
 	if (post && (strcmp(act, "start") == 0 || strcmp(act, "restart") == 0)) {
 		if (!api_find(srv, conn, ref, &c, &ret))
 			return ret;

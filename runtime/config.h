@@ -138,6 +138,10 @@ struct nsrun_config {
 		bool timeout_given;     /* --timeout was given (a -d service has none by default) */
 		bool stop_with_parent;  /* --stop-with-parent: stopped when the process that ran nsrun -d ends */
 		pid_t stop_with_pid;    /* --stop-with-pid: stopped when that process ends; 0 = none */
+		bool open_stdin;        /* -i: with -d, the service's stdin is held for attaching
+					 * clients (service_stdin.h); without, nsrun's is passed */
+		bool stdin_once;        /* --stdin-once: the first attached client's end is its EOF
+					 * (Docker's StdinOnce) */
 	} service;
 	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
 					 * devpts; nsrun relays it to its own stdin/stdout */

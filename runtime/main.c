@@ -39,6 +39,7 @@ enum {
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
 	OPT_STOP_TIMEOUT, OPT_ADD_HOST, OPT_STOP_WITH_PARENT, OPT_STOP_WITH_PID,
+	OPT_STDIN_ONCE,
 };
 
 static const struct option options[] = {
@@ -80,6 +81,7 @@ static const struct option options[] = {
 	{ "ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "stop-with-parent", no_argument, NULL, OPT_STOP_WITH_PARENT },
 	{ "stop-with-pid", required_argument, NULL, OPT_STOP_WITH_PID },
+	{ "stdin-once", no_argument, NULL, OPT_STDIN_ONCE },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -151,7 +153,9 @@ static const char usage_text[] =
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
-	"  -i, --interactive         accepted for docker's -it: stdin is always passed\n"
+	"  -i, --interactive         docker's -i: stdin is always passed; with -d, the service's\n"
+	"                            stdin is kept open for clients that attach (nsrun api)\n"
+	"  --stdin-once              with -d -i: the first attached client's end is the EOF\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
 	"  --debug-timing            print the time of each phase to stderr (also NSRUN_DEBUG=timing)\n"
 	"  -h, --help, --version\n"
@@ -322,7 +326,12 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case 't':
 		cfg->tty = true;
 		return 0;
-	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin) */
+	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin);
+		   a -d service holds one for attaching clients */
+		cfg->service.open_stdin = true;
+		return 0;
+	case OPT_STDIN_ONCE:
+		cfg->service.stdin_once = true;
 		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;

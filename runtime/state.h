@@ -31,6 +31,8 @@ struct service_state {
 	char image[256];
 	char command[512];
 	long long created;              /* seconds since the epoch */
+	bool tty;                       /* -t: its stdio is a pty (its log holds the terminal's bytes) */
+	bool open_stdin;                /* -d -i: clients attach to its stdin (service_stdin.h) */
 };
 
 /* True if st stays until rm without a live lock: "exited" or "created" (a

@@ -1,9 +1,9 @@
 #!/bin/bash
 # nsrun api's interactive streams, driven by the real docker-py and docker CLI:
-# exec with stdin (the client's half-close is the command's EOF) and a TTY (a
+# exec and attach with stdin (the client's half-close is the EOF) and a TTY (a
 # terminal inside, its size from resize before and during the run, raw output),
 # each with its control (no stdin: /dev/null; no TTY: no terminal), exec Detach,
-# and docker exec -i / -it through a terminal.
+# and docker exec -i / -it, docker run -i / -it through a terminal.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -48,6 +48,15 @@ has "  ... resized while it runs: the size reaches the container's pty" "resized
 has "exec Detach: an empty reply, it runs on its own" "detach_reply='' running=True"
 has "  ... its end is recorded, and what it did is there" "detached_exit=0 file='hi\\n'"
 
+# ---- attach through docker-py: docker run -i's and -it's requests
+py attach_streams
+[ "$RC" = 0 ] || diag "$ERR"
+has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \
+	"attach_stdin='to the container\\nend\\nnotty\\n' exit=0"
+has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
+has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
+	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
+
 # ---- the docker CLI (make docker-cli puts it next to nsrun)
 DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
 [ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
@@ -57,6 +66,9 @@ if [ -x "$DOCKER" ]; then
 	[ "$RC" = 0 ] || diag "$ERR"
 	has "docker exec -i: stdin piped through, to its end" "cli_i='PIPED IN\\n' rc=0"
 	has "docker exec -it on a terminal: its size inside, ^D ends it, the exit code" "cli_it_size=True rc=3"
+	has "docker run -i: stdin piped through to its end, the exit code" "cli_run_i='RUN WITH STDIN\\n' rc=2"
+	has "docker run -it on a terminal: a terminal inside, its size, ^D ends it, the exit code" \
+		"cli_run_it=True size=True rc=6"
 else
 	skip "no docker CLI at $DOCKER (make docker-cli)" "the docker CLI: exec -i, exec -it"
 fi

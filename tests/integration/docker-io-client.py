@@ -129,6 +129,45 @@ def exec_streams(ctr):
     print("detached_exit=%s file=%r" % (code, a.exec_start(exec_id(a, ctr, ["cat", "/tmp/detached"])).decode()))
 
 
+def attach_streams():
+    a = api()
+    # docker run -i's way: OpenStdin (docker-py adds StdinOnce), attach with stdin before start
+    c = a.create_container("python", ["sh", "-c", "cat; echo end; test -t 0 || echo notty"], stdin_open=True)["Id"]
+    s = raw_sock(a.attach_socket(c, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
+    a.start(c)
+    s.sendall(b"to the container\n")
+    s.shutdown(socket.SHUT_WR)
+    out, _ = demux(read_all(s))
+    s.close()
+    code = a.wait(c, timeout=WAIT_S)["StatusCode"]
+    print("attach_stdin=%r exit=%d" % (out.decode(), code))
+    a.remove_container(c)
+    # control: without OpenStdin its stdin is /dev/null, whatever the client attaches
+    c = a.create_container("python", ["sh", "-c", "cat; echo end"])["Id"]
+    s = raw_sock(a.attach_socket(c, params={"stdin": 1, "stdout": 1, "stream": 1}))
+    a.start(c)
+    out, _ = demux(read_all(s))
+    s.close()
+    print("attach_no_stdin=%r exit=%d" % (out.decode(), a.wait(c, timeout=WAIT_S)["StatusCode"]))
+    a.remove_container(c)
+    # docker run -it's way: a TTY, raw output, resize while it runs, ^D ends it
+    c = a.create_container("python", ["sh", "-c", "test -t 0 && echo istty; while read x; do stty size; done; exit 4"],
+                           stdin_open=True, tty=True)["Id"]
+    s = raw_sock(a.attach_socket(c, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
+    a.start(c)
+    a.resize(c, height=27, width=88)
+    data = until(s, b"27 88", send=b"\r")
+    s.sendall(b"\x04")
+    data += read_all(s)
+    s.close()
+    code = a.wait(c, timeout=WAIT_S)["StatusCode"]
+    logs = a.logs(c)
+    print("attach_tty=%s resized=%s raw=%s exit=%d logs_raw=%s inspect_tty=%s" % (
+        b"istty\r\n" in data, b"27 88" in data, data.count(b"\x01\x00\x00\x00") == 0, code,
+        logs.startswith(b"istty\r\n"), a.inspect_container(c)["Config"]["Tty"]))
+    a.remove_container(c)
+
+
 def cli_pty(argv, rows, cols, send, want):
     """Runs the docker CLI on a pty of rows x cols, writing send every second
     until want shows; then ^D.  Returns (output, exit code)."""
@@ -155,7 +194,17 @@ def cli_pty(argv, rows, cols, send, want):
             if not b:
                 break
             data += b
-    _, status = os.waitpid(pid, 0)
+    end = time.monotonic() + 10
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > end:
+            os.kill(pid, 9)  # it hangs: the test fails, it does not wait forever
+            _, status = os.waitpid(pid, 0)
+            break
+        time.sleep(0.1)
+    os.close(fd)
     return data.decode(errors="replace"), os.waitstatus_to_exitcode(status)
 
 
@@ -170,10 +219,17 @@ def cli(ctr):
     out, rc = cli_pty([docker_cli, "exec", "-it", ctr, "sh", "-c", "while read x; do stty size; done; exit 3"],
                       29, 91, b"\r", b"29 91")
     print("cli_it_size=%s rc=%d" % ("29 91" in out, rc))
+    # docker run -i and -it: the container's stdin through attach
+    p = subprocess.run([docker_cli, "run", "-i", "--rm", "python", "sh", "-c", "tr a-z A-Z; exit 2"],
+                       input=b"run with stdin\n", capture_output=True, timeout=WAIT_S, env=env)
+    print("cli_run_i=%r rc=%d" % (p.stdout.decode(), p.returncode))
+    out, rc = cli_pty([docker_cli, "run", "-it", "--rm", "python", "sh", "-c",
+                       "test -t 0 && echo istty; while read x; do stty size; done; exit 6"], 31, 93, b"\r", b"31 93")
+    print("cli_run_it=%s size=%s rc=%d" % ("istty" in out, "31 93" in out, rc))
 
 
 def main(argv):
-    {"exec_streams": exec_streams, "cli": cli}[argv[1]](*argv[2:])
+    {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli}[argv[1]](*argv[2:])
 
 
 if __name__ == "__main__":
