@@ -26,6 +26,27 @@ wait_socket() {
 	return 1
 }
 
+# service_procs — this test's services' processes (monitors, inits, stdin keepers:
+# `nsrun -d ...` with this test's XDG_RUNTIME_DIR), alive
+service_procs() {
+	local p cmd
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[[ $cmd == *" -d "* ]] || continue
+		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
+		echo "$p $cmd"
+	done
+}
+no_service_procs() {
+	local _
+	for _ in $(seq 100); do
+		[ -z "$(service_procs)" ] && return 0
+		sleep 0.1
+	done
+	service_procs >&2
+	return 1
+}
+
 "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
 API_PID=$!
 at_exit "kill $API_PID"
@@ -33,11 +54,21 @@ check "nsrun api listens" wait_socket "$SOCK"
 CTR="io-$$"
 run_nsrun -d --name "$CTR" --image python -- sleep 300
 assert_eq "a service to exec into" 0 "$RC"
+check "  control for the leak check at the end: its processes are seen" test -n "$(service_procs)"
 at_exit "$NSRUN rm -f $CTR"
 
-# ---- exec through docker-py: stdin, TTY, resize, Detach
-py exec_streams "$CTR"
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+export DOCKER_CONFIG="$TESTTMP/docker-config"
+# one client process (docker-py's import alone takes a second or two)
+if [ -x "$DOCKER" ]; then
+	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: cli "$CTR"
+else
+	py exec_streams "$CTR" ::: attach_streams
+fi
 [ "$RC" = 0 ] || diag "$ERR"
+
+# ---- exec through docker-py: stdin, TTY, resize, Detach
 has() { check "$1" grep -Fqx -- "$2" <<<"$OUT"; }
 has "exec with stdin: the client's bytes, its half-close as EOF, no terminal" \
 	"stdin='hello from stdin\\ndone\\nnotty\\n' exit=0"
@@ -49,8 +80,6 @@ has "exec Detach: an empty reply, it runs on its own" "detach_reply='' running=T
 has "  ... its end is recorded, and what it did is there" "detached_exit=0 file='hi\\n'"
 
 # ---- attach through docker-py: docker run -i's and -it's requests
-py attach_streams
-[ "$RC" = 0 ] || diag "$ERR"
 has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \
 	"attach_stdin='to the container\\nend\\nnotty\\n' exit=0"
 has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
@@ -58,12 +87,7 @@ has "attach to a Tty container: a terminal, resize while it runs, raw stream and
 	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
 
 # ---- the docker CLI (make docker-cli puts it next to nsrun)
-DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
-[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
 if [ -x "$DOCKER" ]; then
-	export DOCKER_CONFIG="$TESTTMP/docker-config"
-	DOCKER_CLI=$DOCKER py cli "$CTR"
-	[ "$RC" = 0 ] || diag "$ERR"
 	has "docker exec -i: stdin piped through, to its end" "cli_i='PIPED IN\\n' rc=0"
 	has "docker exec -it on a terminal: its size inside, ^D ends it, the exit code" "cli_it_size=True rc=3"
 	has "docker run -i: stdin piped through to its end, the exit code" "cli_run_i='RUN WITH STDIN\\n' rc=2"
@@ -74,6 +98,9 @@ else
 fi
 
 run_nsrun rm -f "$CTR"
+check "nothing is left: no service directory (the API's containers were removed)" \
+	test -z "$(find "$XDG_RUNTIME_DIR/nsrun" -mindepth 1 -maxdepth 1 2>/dev/null)"
+check "  ... no monitor, init or keeper of a service's stdin is left" no_service_procs
 kill "$API_PID"
 wait "$API_PID"
 assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"

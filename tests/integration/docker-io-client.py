@@ -229,7 +229,17 @@ def cli(ctr):
 
 
 def main(argv):
-    {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli}[argv[1]](*argv[2:])
+    """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one process, one import."""
+    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli}
+    call = []
+    for a in argv[1:] + [":::"]:
+        if a != ":::":
+            call.append(a)
+            continue
+        if call:
+            scenarios[call[0]](*call[1:])
+            sys.stdout.flush()
+        call = []
 
 
 if __name__ == "__main__":
