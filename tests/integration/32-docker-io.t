@@ -69,7 +69,11 @@ fi
 [ "$RC" = 0 ] || diag "$ERR"
 
 # ---- exec through docker-py: stdin, TTY, resize, Detach
-has() { check "$1" grep -Fqx -- "$2" <<<"$OUT"; }
+# has DESC LINE — the client printed LINE (else its whole output, once, for the log)
+has() {
+	check "$1" grep -Fqx -- "$2" <<<"$OUT"
+	grep -Fqx -- "$2" <<<"$OUT" || [ -n "$SHOWN" ] || { diag "$OUT"; SHOWN=1; }
+}
 has "exec with stdin: the client's bytes, its half-close as EOF, no terminal" \
 	"stdin='hello from stdin\\ndone\\nnotty\\n' exit=0"
 has "  control: without AttachStdin its stdin is /dev/null" "no_stdin='done\\n'"
@@ -93,6 +97,7 @@ if [ -x "$DOCKER" ]; then
 	has "docker run -i: stdin piped through to its end, the exit code" "cli_run_i='RUN WITH STDIN\\n' rc=2"
 	has "docker run -it on a terminal: a terminal inside, its size, ^D ends it, the exit code" \
 		"cli_run_it=True size=True rc=6"
+	has "  ... docker rm removes them" "cli_rm='cli-run-i\\ncli-run-it\\n'"
 else
 	skip "no docker CLI at $DOCKER (make docker-cli)" "the docker CLI: exec -i, exec -it"
 fi

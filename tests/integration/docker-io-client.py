@@ -53,11 +53,12 @@ def demux(data):
 def until(sock, want, send=None):
     """Reads a TTY's raw stream until want is in it, writing send now and then
     (once a second).  Returns what was read."""
-    sock.settimeout(1)
-    data, end = b"", time.monotonic() + WAIT_S
+    sock.settimeout(0.2)
+    data, end, sent = b"", time.monotonic() + WAIT_S, 0
     while want not in data and time.monotonic() < end:
-        if send:
+        if send and time.monotonic() >= sent + 1:
             sock.sendall(send)
+            sent = time.monotonic()
         try:
             b = sock.recv(65536)
         except socket.timeout:
@@ -220,12 +221,15 @@ def cli(ctr):
                       29, 91, b"\r", b"29 91")
     print("cli_it_size=%s rc=%d" % ("29 91" in out, rc))
     # docker run -i and -it: the container's stdin through attach
-    p = subprocess.run([docker_cli, "run", "-i", "--rm", "python", "sh", "-c", "tr a-z A-Z; exit 2"],
+    p = subprocess.run([docker_cli, "run", "-i", "--name", "cli-run-i", "python", "sh", "-c", "tr a-z A-Z; exit 2"],
                        input=b"run with stdin\n", capture_output=True, timeout=WAIT_S, env=env)
     print("cli_run_i=%r rc=%d" % (p.stdout.decode(), p.returncode))
-    out, rc = cli_pty([docker_cli, "run", "-it", "--rm", "python", "sh", "-c",
+    out, rc = cli_pty([docker_cli, "run", "-it", "--name", "cli-run-it", "python", "sh", "-c",
                        "test -t 0 && echo istty; while read x; do stty size; done; exit 6"], 31, 93, b"\r", b"31 93")
     print("cli_run_it=%s size=%s rc=%d" % ("istty" in out, "31 93" in out, rc))
+    # (not --rm: AutoRemove keeps the CLI waiting 2 s after the exit; one rm is quicker)
+    p = subprocess.run([docker_cli, "rm", "cli-run-i", "cli-run-it"], capture_output=True, timeout=WAIT_S, env=env)
+    print("cli_rm=%r" % p.stdout.decode())
 
 
 def main(argv):
