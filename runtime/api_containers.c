@@ -318,6 +318,13 @@ static void gen_summary(yajl_gen g, const struct api_ctr *c)
 	yajl_gen_map_close(g);
 }
 
+bool api_ctr_open_stdin(const struct api_ctr *c)
+{
+	yajl_val cfg = api_get(c->config, "config", yajl_t_object);
+
+	return c->st.open_stdin || YAJL_IS_TRUE(api_get(cfg, "OpenStdin", yajl_t_true));
+}
+
 bool api_ctr_tty(const struct api_ctr *c)
 {
 	yajl_val cfg = api_get(c->config, "config", yajl_t_object);

@@ -297,7 +297,6 @@ static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin,
 	size_t cap = extra_len > EXEC_BLOCK ? extra_len : EXEC_BLOCK, in_len = 0;
 	char *in = malloc(cap), buf[EXEC_BLOCK];
 	bool sock_open = with_stdin, killed = false;
-	int to = io->tty ? io->out : io->in;
 
 	if (!in) {
 		kill(pid, SIGTERM);
@@ -307,6 +306,7 @@ static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin,
 		in_len = extra_len;
 	}
 	while (io->out >= 0 || io->err >= 0) {
+		int to = io->tty ? io->out : io->in;   /* where stdin goes (-1: nowhere any more) */
 		struct pollfd p[4] = {
 			{ .fd = io->out, .events = POLLIN },
 			{ .fd = io->err, .events = POLLIN },
@@ -323,7 +323,7 @@ static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin,
 		if (p[2].revents & POLLIN) {
 			ssize_t n = read(sock, in, cap);
 			if (n > 0) {
-				in_len = (size_t)n;
+				in_len = to >= 0 ? (size_t)n : 0; /* its stdin is closed: the bytes go nowhere */
 			} else if (n == 0 || errno != EINTR) {
 				/* the client's half-close: the command's EOF */
 				sock_open = false;
@@ -335,7 +335,7 @@ static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin,
 			killed = true;
 		}
 		if (in_len && to >= 0 && ((p[0].revents | p[3].revents) & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t n = write(io->tty ? io->out : io->in, in, in_len);
+			ssize_t n = write(to, in, in_len);
 			if (n > 0) {
 				memmove(in, in + n, in_len - (size_t)n);
 				in_len -= (size_t)n;
@@ -357,8 +357,6 @@ static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin,
 			if (n <= 0) {
 				/* with a TTY, EIO: every slave is closed */
 				cleanup_closep(fd);
-				if (io->tty)
-					to = -1;
 			} else if (!killed && (io->tty ? write_all(sock, buf, (size_t)n)
 						       : api_send_frame(sock, (unsigned char)(i + 1), buf, (size_t)n)) < 0) {
 				kill(pid, SIGTERM);

@@ -138,6 +138,8 @@ char *api_read_small_file(int dir_fd, const char *file, size_t *len);
 int api_write_file_atomic(int dir_fd, const char *file, const char *text, size_t len);
 /* Removes exited AutoRemove containers; returns the number of running ones. */
 int api_reap(struct api_server *srv);
+/* True if c's stdin takes attached clients (OpenStdin when created; -d -i). */
+bool api_ctr_open_stdin(const struct api_ctr *c);
 /* True if c has a TTY (Tty when created; -t for an nsrun -d service). */
 bool api_ctr_tty(const struct api_ctr *c);
 /* The inspect document of c into g. */

@@ -304,7 +304,8 @@ enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, 
 	}
 	a->srv = srv;
 	a->tty = api_ctr_tty(&c);
-	a->in = api_arg_true(conn, "stdin");
+	/* without OpenStdin the payload's stdin is /dev/null, as Docker's: stdin=1 takes nothing */
+	a->in = api_arg_true(conn, "stdin") && api_ctr_open_stdin(&c);
 	snprintf(a->id, sizeof(a->id), "%s", c.id);
 	api_ctr_free(&c);
 	return api_queue_upgrade(conn, attach_upgraded, a,

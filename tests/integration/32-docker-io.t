@@ -51,6 +51,10 @@ no_service_procs() {
 API_PID=$!
 at_exit "kill $API_PID"
 check "nsrun api listens" wait_socket "$SOCK"
+run_nsrun --stdin-once --image python -- true
+assert_eq "--stdin-once without -d -i: nsrun's error (125)" 125 "$RC"
+assert_match "  ... saying why" "^nsrun: --stdin-once: only with -d -i" "$ERR"
+assert_nsrun_error "  ... in one line"
 CTR="io-$$"
 run_nsrun -d --name "$CTR" --image python -- sleep 300
 assert_eq "a service to exec into" 0 "$RC"
