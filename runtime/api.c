@@ -554,6 +554,8 @@ int api_main(int argc, char **argv)
 	ssize_t n;
 	int rc;
 
+	if (argc >= 3 && strcmp(argv[2], "ryuk") == 0)
+		return api_ryuk_main(argc, argv);
 	if ((rc = parse_args(&srv, argc, argv, &err)) != 0) {
 		strv_free(&srv.volume_roots);
 		if (rc > 0)

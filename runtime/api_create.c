@@ -25,6 +25,7 @@ struct create_ctx {
 	unsigned status;
 	char *msg;
 	size_t msg_len;
+	bool ryuk;              /* Testcontainers' reaper: served by nsrun api itself (api_ryuk.c) */
 };
 
 static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
@@ -437,6 +438,8 @@ static void gen_doc(yajl_gen g, struct create_ctx *x, yajl_val body, yajl_val hc
 	/* as given, for inspect */
 	api_gen_str(g, "config");
 	api_gen_value(g, body);
+	if (x->ryuk)
+		api_gen_kv_bool(g, "ryuk", true);
 	api_gen_str(g, "args");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < x->args.n; i++)
@@ -460,7 +463,12 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 		goto out;
 	}
 	hc = api_get(body, "HostConfig", yajl_t_object);
-	if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
+	/* the reaper runs nothing in a container: no option of its applies (the
+	 * Docker socket it binds, Privileged), nothing of the host is given to it */
+	x.ryuk = api_is_ryuk(api_get_str(body, "Image"));
+	if (x.ryuk)
+		snprintf(image, sizeof(image), "testcontainers/ryuk");
+	else if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
 	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
 	    ports(&x, hc) < 0 || process(&x, body, hc) < 0 || check_options(&x, name) < 0)
 		goto out;

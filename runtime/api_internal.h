@@ -191,6 +191,14 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 /* Frees srv's exec instances (at the server's end). */
 void api_exec_free_all(struct api_server *srv);
 
+/* ---- api_ryuk.c: Testcontainers' reaper, served by nsrun ---- */
+
+/* True if the image reference ref is Testcontainers' reaper (testcontainers/ryuk[:TAG]). */
+bool api_is_ryuk(const char *ref);
+/* `nsrun api ryuk NAME CONNECT_TIMEOUT RECONNECT_TIMEOUT`: the reaper as the
+ * monitor of the service NAME (run by start).  Returns the exit status. */
+int api_ryuk_main(int argc, char **argv);
+
 /* ---- api_create.c ---- */
 
 /* The store name of a Docker image reference: NAME or NAME:latest (nothing else

@@ -3,7 +3,8 @@
 # exec and attach with stdin (the client's half-close is the EOF) and a TTY (a
 # terminal inside, its size from resize before and during the run, raw output),
 # each with its control (no stdin: /dev/null; no TTY: no terminal), exec Detach,
-# and docker exec -i / -it, docker run -i / -it through a terminal.
+# docker exec -i / -it, docker run -i / -it through a terminal, and
+# Testcontainers' reaper (Ryuk) served by nsrun api with its protocol.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -32,7 +33,7 @@ service_procs() {
 	local p cmd
 	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
 		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-		[[ $cmd == *" -d "* ]] || continue
+		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
 		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
 		echo "$p $cmd"
 	done
@@ -66,9 +67,9 @@ DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
 export DOCKER_CONFIG="$TESTTMP/docker-config"
 # one client process (docker-py's import alone takes a second or two)
 if [ -x "$DOCKER" ]; then
-	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: cli "$CTR"
+	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: ryuk ::: cli "$CTR"
 else
-	py exec_streams "$CTR" ::: attach_streams
+	py exec_streams "$CTR" ::: attach_streams ::: ryuk
 fi
 [ "$RC" = 0 ] || diag "$ERR"
 
@@ -93,6 +94,15 @@ has "attach with stdin to an OpenStdin container: the client's bytes, its half-c
 has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
 has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
 	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
+
+# ---- Testcontainers' reaper, served by nsrun api (as testcontainers-node creates it)
+has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \
+	"ryuk_started=True"
+has "  ... each filter line answered ACK" "ryuk_acks=b'ACK\\nACK\\n'"
+has "  control: nothing is removed while its client is connected" "kept_while_connected=True"
+has "  ... the client gone, the containers with its labels are removed; control: another session's kept" \
+	"reaped=True other_kept=True"
+has "  ... and the reaper ends (AutoRemove)" "ryuk_gone=True"
 
 # ---- the docker CLI (make docker-cli puts it next to nsrun)
 if [ -x "$DOCKER" ]; then

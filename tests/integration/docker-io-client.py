@@ -169,6 +169,53 @@ def attach_streams():
     a.remove_container(c)
 
 
+def ryuk():
+    """Testcontainers' reaper as testcontainers-node starts it, and its protocol."""
+    a = api()
+    session = "sess-%d" % os.getpid()
+    r = a.create_container("testcontainers/ryuk:0.11.0", environment=["RYUK_RECONNECTION_TIMEOUT=1s"],
+                           labels={"org.testcontainers.ryuk": "true"},
+                           host_config=a.create_host_config(binds=["/var/run/docker.sock:/var/run/docker.sock"],
+                                                            privileged=True, port_bindings={8080: None},
+                                                            auto_remove=True),
+                           ports=[8080], name="ryuk-%d" % os.getpid())["Id"]
+    a.start(r)
+    end = time.monotonic() + WAIT_S
+    while b"Started!" not in a.logs(r) and time.monotonic() < end:
+        time.sleep(0.1)
+    port = int(a.inspect_container(r)["NetworkSettings"]["Ports"]["8080/tcp"][0]["HostPort"])
+    print("ryuk_started=%s" % (b" Started!" in a.logs(r)))
+    mine = [a.create_container("python", ["sleep", "300"], labels={"org.testcontainers.session-id": session})["Id"]
+            for _ in range(2)]
+    other = a.create_container("python", ["sleep", "300"], labels={"org.testcontainers.session-id": "another"})["Id"]
+    for c in mine + [other]:
+        a.start(c)
+    s = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+    s.sendall(b"label=org.testcontainers.session-id=%s&label=org.testcontainers=true\n" % session.encode())
+    s.sendall(b"label=org.testcontainers.session-id=%s\n" % session.encode())
+    acks = b""
+    while acks.count(b"ACK\n") < 2:
+        b = s.recv(64)
+        if not b:
+            break
+        acks += b
+    print("ryuk_acks=%r" % acks)
+    time.sleep(1.5)  # longer than the reconnection timeout: still connected, nothing is removed
+    names = lambda: sorted(c["Id"] for c in a.containers(all=True))
+    print("kept_while_connected=%s" % all(c in names() for c in mine))
+    s.close()
+    end = time.monotonic() + WAIT_S
+    while any(c in names() for c in mine) and time.monotonic() < end:
+        time.sleep(0.2)
+    left = names()
+    print("reaped=%s other_kept=%s" % (not any(c in left for c in mine), other in left))
+    end = time.monotonic() + WAIT_S
+    while r in names() and time.monotonic() < end:
+        time.sleep(0.2)
+    print("ryuk_gone=%s" % (r not in names()))
+    a.remove_container(other, force=True)
+
+
 def cli_pty(argv, rows, cols, send, want):
     """Runs the docker CLI on a pty of rows x cols, writing send every second
     until want shows; then ^D.  Returns (output, exit code)."""
@@ -234,7 +281,7 @@ def cli(ctr):
 
 def main(argv):
     """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one process, one import."""
-    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli}
+    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli, "ryuk": ryuk}
     call = []
     for a in argv[1:] + [":::"]:
         if a != ":::":
