@@ -225,6 +225,12 @@ static enum MHD_Result images(struct MHD_Connection *c, const char *rest)
 		snprintf(ref, sizeof(ref), "%.*s", (int)(len - 5), rest);
 		/* a name, NAME:latest, or the id (sha256:HEX or a prefix of HEX), as clients send */
 		const char *hexref = strncmp(ref, "sha256:", 7) == 0 ? ref + 7 : ref;
+		/* Testcontainers' reaper is there: nsrun api serves it (api_ryuk.c) */
+		if (api_is_ryuk(ref)) {
+			if ((g = api_gen()))
+				gen_image(g, "testcontainers/ryuk", true);
+			return api_reply_gen(c, 200, g);
+		}
 		bool by_name = api_image_name(ref, name, sizeof(name)) == 0;
 		for (size_t i = 0; i < n; i++) {
 			char seed[200], hex[API_ID_LEN + 1];
@@ -238,6 +244,12 @@ static enum MHD_Result images(struct MHD_Connection *c, const char *rest)
 			return api_reply_gen(c, 200, g);
 		}
 		return api_error(c, 404, "No such image: %s", ref);
+	}
+	if (strcmp(rest, "create") == 0 &&
+	    api_is_ryuk(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fromImage"))) {
+		static const char done[] = "{\"status\":\"testcontainers/ryuk is served by nsrun api itself: nothing "
+					   "to pull\"}\r\n";
+		return api_reply(c, 200, "application/json", done, sizeof(done) - 1);
 	}
 	if (strcmp(rest, "create") == 0)
 		return api_error(c, 501, "pulling images is not supported by nsrun api yet: nsrun runs the images of "

@@ -451,6 +451,118 @@ done:
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
+/* A start without a connection upgrade (dockerode's): the output in Docker's
+ * frames as the response's body, stdin /dev/null. */
+struct exec_plain {
+	struct api_server *srv;
+	char id[API_ID_LEN + 1];
+	struct exec_io io;
+	pid_t pid;
+};
+
+static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct exec_plain *e = cls;
+	(void)pos;
+
+	if (max <= 8)
+		return 0;
+	while (e->io.out >= 0 || e->io.err >= 0) {
+		struct pollfd p[2] = { { .fd = e->io.out, .events = POLLIN }, { .fd = e->io.err, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		for (int i = 0; i < 2; i++) {
+			int *fd = i ? &e->io.err : &e->io.out;
+			ssize_t n;
+			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(*fd, buf + 8, max - 8 < EXEC_BLOCK ? max - 8 : EXEC_BLOCK);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				cleanup_closep(fd);
+				continue;
+			}
+			buf[0] = (char)(i + 1);
+			buf[1] = buf[2] = buf[3] = 0;
+			buf[4] = (char)((n >> 24) & 0xff);
+			buf[5] = (char)((n >> 16) & 0xff);
+			buf[6] = (char)((n >> 8) & 0xff);
+			buf[7] = (char)(n & 0xff);
+			return n + 8;
+		}
+	}
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* The response's end: the command is waited for (ended first, if the client left). */
+static void exec_plain_free(void *cls)
+{
+	struct exec_plain *e = cls;
+	int status = 0;
+
+	if (e->io.out >= 0 || e->io.err >= 0)
+		kill(e->pid, SIGTERM);
+	exec_io_close(&e->io);
+	while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	exec_mark(e->srv, e->id, -1, -1, wait_code(status));
+	free(e);
+}
+
+static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection *conn, const char *id)
+{
+	struct winsize ws = { 0 };
+	bool tty = false, with_stdin = false;
+	char **argv = exec_argv(srv, id, &tty, &with_stdin, &ws);
+	struct exec_plain *e = calloc(1, sizeof(*e));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!argv || !e) {
+		argv_free(argv);
+		free(e);
+		exec_mark(srv, id, -1, -1, 125);
+		return api_error(conn, 500, "out of memory");
+	}
+	e->srv = srv;
+	snprintf(e->id, sizeof(e->id), "%s", id);
+	e->io = (struct exec_io){ .in = -1, .out = -1, .err = -1, .slave = -1 };
+	/* no connection to read from or to be a terminal: -i and -t are dropped */
+	{
+		size_t j = 0;
+		bool cmd = false;
+		for (size_t i = 0; argv[i]; i++) {
+			/* nsrun exec's own -i and -t come first (api_exec_create); the command's are after "--" */
+			if (!cmd && (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "-t") == 0)) {
+				free(argv[i]);
+				continue;
+			}
+			cmd |= strcmp(argv[i], "--") == 0;
+			argv[j++] = argv[i];
+		}
+		argv[j] = NULL;
+	}
+	e->pid = exec_spawn(argv, &e->io, false);
+	argv_free(argv);
+	if (e->pid < 0) {
+		free(e);
+		exec_mark(srv, id, -1, -1, 125);
+		return api_error(conn, 500, "exec start: %s", strerror(errno));
+	}
+	exec_mark(srv, id, e->pid, -1, 0);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EXEC_BLOCK + 8, exec_plain_read, e, exec_plain_free);
+	if (!r) {
+		exec_plain_free(e);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.multiplexed-stream");
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* Start with Detach: the instance runs on its own, its stdio /dev/null (as
  * Docker's); api_exec_reap records its end.  Returns 0 or -1 (errno). */
 static int exec_detached(struct api_server *srv, const char *id)
@@ -600,9 +712,6 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		return api_error(conn, 400, "exec start: %s", msg);
 	detach = YAJL_IS_TRUE(api_get(v, "Detach", yajl_t_true));
 	yajl_tree_free(v);
-	if (!detach && !up)
-		return api_error(conn, 501, "exec start without a connection upgrade is not supported by nsrun api: "
-				 "it streams on an upgraded connection");
 	pthread_mutex_lock(&srv->lock);
 	x = exec_find(srv, id);
 	status = !x ? 404 : x->started ? 409 : 0;
@@ -614,6 +723,8 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		return api_error(conn, 404, "No such exec instance: %s", id);
 	if (status)
 		return api_error(conn, 409, "exec instance %s has been started already", id);
+	if (!detach && !up)
+		return exec_plain(srv, conn, id);
 	if (detach) {
 		if (exec_detached(srv, id) < 0)
 			return api_error(conn, 500, "exec start: %s", strerror(errno));
