@@ -232,7 +232,13 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 	char connect_s[32] = "60s", reconnect_s[32] = "10s";
 	bool ryuk = YAJL_IS_TRUE(api_get(c->config, "ryuk", yajl_t_true));
 	if (ryuk) {
-		/* its settings are its environment's, as the image's */
+		/* its settings are its environment's, as the image's; the server's own
+		 * environment gives the defaults (Testcontainers passes none of these) */
+		const char *e;
+		if ((e = getenv("RYUK_CONNECTION_TIMEOUT")) && e[0])
+			snprintf(connect_s, sizeof(connect_s), "%s", e);
+		if ((e = getenv("RYUK_RECONNECTION_TIMEOUT")) && e[0])
+			snprintf(reconnect_s, sizeof(reconnect_s), "%s", e);
 		yajl_val env = api_get(api_get(c->config, "config", yajl_t_object), "Env", yajl_t_array);
 		for (size_t i = 0; env && i < env->u.array.len; i++) {
 			const char *kv = api_str(env->u.array.values[i]);

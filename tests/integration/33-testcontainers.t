@@ -1,0 +1,93 @@
+#!/bin/bash
+# Testcontainers for Node.js (npm testcontainers and @testcontainers/postgresql,
+# make testcontainers-node) against nsrun api with its defaults, Ryuk enabled
+# (served by nsrun api itself): a GenericContainer Redis with a log wait strategy
+# and PostgreSQL through its module, a real query in each; then a test process
+# killed with SIGKILL while its container runs leaves no container, process or
+# port behind (Ryuk's job), with its control: while it lives, they are there.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image services
+TC=${NSRUN_TESTCONTAINERS:-$(dirname "$NSRUN")/tools/testcontainers}
+NODE=$(command -v node) || skip_all "no node (Debian's nodejs)"
+[ -d "$TC/node_modules/testcontainers" ] || skip_all "no Testcontainers for Node.js in $TC (make testcontainers-node)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+STATE="$XDG_RUNTIME_DIR/nsrun"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK"
+# Testcontainers' lock file and config are per user: this test's own
+export HOME="$TESTTMP/home" TMPDIR="$TESTTMP"
+mkdir "$HOME"
+SCRIPT=$TESTS_DIR/testcontainers/tc.js
+export NODE_PATH="$TC/node_modules"
+wait_socket() {
+	local _
+	for _ in $(seq 100); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
+# procs — this test's services' processes: monitors, inits, the reaper
+procs() {
+	local p cmd
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
+		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
+		echo "$p $cmd"
+	done
+}
+# gone_within SECONDS — no state directory and no process of a service left by then
+gone_within() {
+	local _
+	for _ in $(seq $(($1 * 10))); do
+		[ -z "$(state_entries)" ] && [ -z "$(procs)" ] && return 0
+		sleep 0.1
+	done
+	state_entries >&2
+	procs >&2
+	return 1
+}
+
+# the reaper's grace period: a second (Testcontainers passes none; Ryuk's is 10 s)
+RYUK_RECONNECTION_TIMEOUT=1s "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID"
+check "nsrun api listens" wait_socket "$SOCK"
+
+run_cmd timeout 180 "$NODE" "$SCRIPT" suite
+[ "$RC" = 0 ] && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "rc=$RC $OUT $ERR"
+check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
+check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
+check "  ... their containers are removed, Ryuk too once the process ended" gone_within 30
+
+# ---- killed mid-suite: Ryuk removes what it started
+"$NODE" "$SCRIPT" hold >"$TESTTMP/hold.out" 2>"$TESTTMP/hold.err" &
+HOLD=$!
+at_exit "kill -9 $HOLD"
+for _ in $(seq 600); do grep -q '^started=' "$TESTTMP/hold.out" && break; sleep 0.1; done
+ID=$(sed -n 's/^started=//p' "$TESTTMP/hold.out")
+assert_match "a test process started a Redis" '^[0-9a-f]{64}$' "$ID"
+[ -n "$ID" ] || diag "$(cat "$TESTTMP/hold.err")"
+PORT=$(cat "$STATE"/*/state.json 2>/dev/null | grep -o '"host_port": *[0-9]*' | grep -o '[0-9]*$' | sort -u)
+check "  control: while it lives, its container and the reaper run (and hold ports)" \
+	test "$(procs | grep -c .)" -ge 2 -a -n "$PORT"
+kill -9 "$HOLD"
+wait "$HOLD" 2>/dev/null
+check "SIGKILLed: Ryuk removes its container and ends; no process, state or port left" gone_within 60
+LEFT=""
+for p in $PORT; do ss -Hltn "sport = :$p" | grep -q . && LEFT="$LEFT $p"; done
+assert_eq "  ... no port of theirs is still listened on" "" "$LEFT"
+
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
+done_testing
