@@ -1,8 +1,10 @@
 /* api_exec.c - the exec endpoints of `nsrun api`: POST /containers/{id}/exec makes
  * an exec instance (kept in the server's memory, as Docker keeps them), POST
- * /exec/{id}/start runs it as `nsrun exec NAME -- CMD` on the upgraded connection,
- * its output in Docker's 8-byte frames, and GET /exec/{id}/json says how it ended.
- * Docker Engine API v1.41, "Exec". */
+ * /exec/{id}/start runs it as `nsrun exec [-i] [-t] NAME -- CMD`: on an upgraded
+ * connection its stdin from the client and its output in Docker's 8-byte frames
+ * (raw through a host-side pty with Tty), without an upgrade its output as the
+ * body, with Detach on its own; POST /exec/{id}/resize sizes its pty and GET
+ * /exec/{id}/json says how it ended.  Docker Engine API v1.41, "Exec". */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -1,8 +1,9 @@
 /* api_internal.h - what the files of `nsrun api` share (api.c: server and routing;
  * api_json.c: replies and JSON helpers; api_create.c: a create request to nsrun's
  * options; api_containers.c: the containers on disk, list, inspect;
- * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach;
- * api_exec.c: exec instances).  Not an interface of nsrun. */
+ * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach,
+ * resize; api_exec.c: exec instances; api_ryuk.c: Testcontainers' reaper).  Not an
+ * interface of nsrun. */
 #ifndef NSRUN_API_INTERNAL_H
 #define NSRUN_API_INTERNAL_H
 
