@@ -9,10 +9,15 @@
  * (RYUK_RECONNECTION_TIMEOUT, 10s), every container whose labels match all the
  * filters of one line is removed, and the reaper exits.  No client within
  * RYUK_CONNECTION_TIMEOUT (60s): it exits.  It can remove only what the caller's
- * API could: the caller's own containers. */
+ * API could: the caller's own containers, and it serves only the caller: a
+ * connection whose peer socket belongs to another uid is closed unanswered (a
+ * port on 127.0.0.1 is open to every local user). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -161,6 +166,63 @@ static bool ryuk_read(struct ryuk *r, size_t i)
 	return true;
 }
 
+/* The owner of the TCP socket at the other end of the loopback connection fd
+ * (its local address is our peer's), asked of the kernel with one exact
+ * SOCK_DIAG_BY_FAMILY request (sock_diag(7), inet_diag_req_v2).  Returns 0 and
+ * *uid (in our user namespace), or -1 with errno. */
+static int ryuk_peer_uid(int fd, uid_t *uid)
+{
+	struct sockaddr_in me, peer;
+	socklen_t mlen = sizeof(me), plen = sizeof(peer);
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} q = {
+		.nlh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
+		.req = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0U },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	union { struct nlmsghdr h; char b[8192]; } buf;
+	_cleanup_close_ int nl = -1;
+	ssize_t n;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &mlen) < 0 || getpeername(fd, (struct sockaddr *)&peer, &plen) < 0)
+		return -1;
+	if (me.sin_family != AF_INET || peer.sin_family != AF_INET) {
+		errno = EAFNOSUPPORT;
+		return -1;
+	}
+	q.req.id.idiag_src[0] = peer.sin_addr.s_addr;
+	q.req.id.idiag_sport = peer.sin_port;
+	q.req.id.idiag_dst[0] = me.sin_addr.s_addr;
+	q.req.id.idiag_dport = me.sin_port;
+	q.req.id.idiag_cookie[0] = q.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if ((nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0)
+		return -1;
+	if (sendto(nl, &q, sizeof(q), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -1;
+	while ((n = recv(nl, &buf, sizeof(buf), 0)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return -1;
+	for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+			errno = e->error ? -e->error : ENOENT;
+			return -1;
+		}
+		if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+			const struct inet_diag_msg *m = NLMSG_DATA(h);
+			if (m->id.idiag_sport == peer.sin_port && m->id.idiag_dport == me.sin_port) {
+				*uid = m->idiag_uid;
+				return 0;
+			}
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 /* Serves lfd until the end (see the top).  Returns when it is time to exit. */
 static void ryuk_serve(struct ryuk *r, int lfd, uint64_t connect_us, uint64_t reconnect_us)
 {
@@ -196,6 +258,12 @@ static void ryuk_serve(struct ryuk *r, int lfd, uint64_t connect_us, uint64_t re
 		if (p[RYUK_CONNS].revents & POLLIN) {
 			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			size_t i = 0;
+			uid_t uid;
+			if (fd >= 0 && (ryuk_peer_uid(fd, &uid) < 0 || uid != getuid())) {
+				/* another user's (or unknown): it may not add filters nor hold the reaper */
+				close(fd);
+				fd = -1;
+			}
 			while (fd >= 0 && i < RYUK_CONNS && r->c[i].fd >= 0)
 				i++;
 			if (fd >= 0 && i == RYUK_CONNS) {

@@ -74,6 +74,7 @@ fi
 [ "$RC" = 0 ] || diag "$ERR"
 
 # ---- exec through docker-py: stdin, TTY, resize, Detach
+SHOWN=""
 # has DESC LINE — the client printed LINE (else its whole output, once, for the log)
 has() {
 	check "$1" grep -Fqx -- "$2" <<<"$OUT"
@@ -99,6 +100,10 @@ has "attach to a Tty container: a terminal, resize while it runs, raw stream and
 has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \
 	"ryuk_started=True"
 has "  ... each filter line answered ACK" "ryuk_acks=b'ACK\\nACK\\n'"
+if [ "$(id -u)" = 0 ]; then
+	has "  ... another user's connection is closed unanswered (its filter is not taken: see other_kept)" \
+		"other_uid_refused=True"
+fi
 has "  control: nothing is removed while its client is connected" "kept_while_connected=True"
 has "  ... the client gone, the containers with its labels are removed; control: another session's kept" \
 	"reaped=True other_kept=True"

@@ -169,6 +169,24 @@ def attach_streams():
     a.remove_container(c)
 
 
+def ryuk_refused(port, line):
+    """True if the reaper closes a connection that sent line, with no ACK."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
+    got = b""
+    try:
+        s.sendall(line)
+        while True:
+            b = s.recv(64)
+            if not b:
+                break
+            got += b
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    finally:
+        s.close()
+    return got == b""
+
+
 def ryuk():
     """Testcontainers' reaper as testcontainers-node starts it, and its protocol."""
     a = api()
@@ -200,6 +218,21 @@ def ryuk():
             break
         acks += b
     print("ryuk_acks=%r" % acks)
+    if os.getuid() == 0:
+        # another user's connection (its filter would reap the other session)
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rd)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(wr, str(ryuk_refused(port, b"label=org.testcontainers.session-id=another\n")).encode())
+            os._exit(0)
+        os.close(wr)
+        print("other_uid_refused=%s" % os.read(rd, 16).decode())
+        os.close(rd)
+        os.waitpid(pid, 0)
     time.sleep(1.5)  # longer than the reconnection timeout: still connected, nothing is removed
     names = lambda: sorted(c["Id"] for c in a.containers(all=True))
     print("kept_while_connected=%s" % all(c in names() for c in mine))
