@@ -67,22 +67,30 @@ bool api_is_ryuk(const char *ref)
 	return false;
 }
 
-/* One line of filters into r ("label=K=V&label=K2"; other kinds are ignored:
- * nsrun has no networks, volumes or images of a container's to remove). */
-static void ryuk_add_line(struct ryuk *r, char *line)
+/* One line of filters into r ("label=K=V&label=K2").  Returns false, adding
+ * nothing, if the line has anything else (another kind, an empty term, more than
+ * RYUK_LABELS labels) or r is full: a filter silently narrowed would reap more
+ * than the client asked, so the client gets no ACK and is closed instead. */
+static bool ryuk_add_line(struct ryuk *r, char *line)
 {
 	struct ryuk_filter *f;
-	char *save = NULL;
+	char *tok;
 
 	if (r->n_filters == RYUK_FILTERS)
-		return;
+		return false;
 	f = &r->f[r->n_filters];
 	f->n = 0;
-	for (char *tok = strtok_r(line, "&", &save); tok; tok = strtok_r(NULL, "&", &save))
-		if (strncmp(tok, "label=", 6) == 0 && tok[6] && f->n < RYUK_LABELS && (f->kv[f->n] = strdup(tok + 6)))
-			f->n++;
+	while ((tok = strsep(&line, "&"))) {
+		if (strncmp(tok, "label=", 6) != 0 || !tok[6] || f->n == RYUK_LABELS || !(f->kv[f->n] = strdup(tok + 6))) {
+			while (f->n)
+				free(f->kv[--f->n]);
+			return false;
+		}
+		f->n++;
+	}
 	if (f->n)
 		r->n_filters++;
+	return f->n > 0;
 }
 
 /* True if the labels object l has every label of f. */
@@ -139,7 +147,7 @@ static void ryuk_reap(struct ryuk *r)
 }
 
 /* Reads what conn i sent: each complete line is a filter, answered "ACK".
- * Returns false when the client has gone. */
+ * Returns false when the client has gone or sent a line that is refused. */
 static bool ryuk_read(struct ryuk *r, size_t i)
 {
 	char buf[1024];
@@ -151,14 +159,19 @@ static bool ryuk_read(struct ryuk *r, size_t i)
 		return false;
 	for (ssize_t k = 0; k < n; k++) {
 		if (buf[k] != '\n') {
-			if (r->c[i].len < RYUK_LINE - 1)
-				r->c[i].line[r->c[i].len++] = buf[k];
+			if (r->c[i].len == RYUK_LINE - 1)
+				return false; /* a line too long to hold: refused, not cut */
+			r->c[i].line[r->c[i].len++] = buf[k];
 			continue;
 		}
 		r->c[i].line[r->c[i].len] = '\0';
 		if (r->c[i].len && r->c[i].line[r->c[i].len - 1] == '\r')
 			r->c[i].line[r->c[i].len - 1] = '\0';
-		ryuk_add_line(r, r->c[i].line);
+		if (!ryuk_add_line(r, r->c[i].line)) {
+			printf("refused a filter line (only label=KEY[=VALUE] terms, up to %d, are served)\n", RYUK_LABELS);
+			fflush(stdout);
+			return false;
+		}
 		r->c[i].len = 0;
 		if (send(r->c[i].fd, "ACK\n", 4, MSG_NOSIGNAL) != 4)
 			return false;

@@ -100,6 +100,8 @@ has "attach to a Tty container: a terminal, resize while it runs, raw stream and
 has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \
 	"ryuk_started=True"
 has "  ... each filter line answered ACK" "ryuk_acks=b'ACK\\nACK\\n'"
+has "  ... a line with another kind of filter, an empty term, too many labels or too long: closed, no ACK" \
+	"refused=[True, True, True, True]"
 if [ "$(id -u)" = 0 ]; then
 	has "  ... another user's connection is closed unanswered (its filter is not taken: see other_kept)" \
 		"other_uid_refused=True"

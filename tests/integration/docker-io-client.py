@@ -218,6 +218,11 @@ def ryuk():
             break
         acks += b
     print("ryuk_acks=%r" % acks)
+    print("refused=%s" % [ryuk_refused(port, line) for line in (
+        b"label=a=b&name=x\n",                     # a kind it does not serve
+        b"label=a=b&&label=c\n",                   # an empty term
+        b"&".join(b"label=k%d" % i for i in range(17)) + b"\n",  # more labels than it holds
+        b"label=a=" + b"x" * 5000 + b"\n")])      # a line too long to hold
     if os.getuid() == 0:
         # another user's connection (its filter would reap the other session)
         rd, wr = os.pipe()
