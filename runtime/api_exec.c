@@ -530,20 +530,16 @@ static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection 
 	e->srv = srv;
 	snprintf(e->id, sizeof(e->id), "%s", id);
 	e->io = (struct exec_io){ .in = -1, .out = -1, .err = -1, .slave = -1 };
-	/* no connection to read from or to be a terminal: -i and -t are dropped */
+	/* no connection to read from or to be a terminal: -i and -t are dropped, only
+	 * where api_exec_create put them (right after "exec"): the same words later are
+	 * the values of -e, -w or -u, or the command's */
 	{
-		size_t j = 0;
-		bool cmd = false;
-		for (size_t i = 0; argv[i]; i++) {
-			/* nsrun exec's own -i and -t come first (api_exec_create); the command's are after "--" */
-			if (!cmd && (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "-t") == 0)) {
-				free(argv[i]);
-				continue;
-			}
-			cmd |= strcmp(argv[i], "--") == 0;
-			argv[j++] = argv[i];
-		}
-		argv[j] = NULL;
+		size_t i = 2, j = 2;
+		while (argv[0] && argv[1] && argv[i] && (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "-t") == 0))
+			free(argv[i++]);
+		if (argv[0] && argv[1] && i > j)
+			while ((argv[j++] = argv[i++]))
+				;
 	}
 	e->pid = exec_spawn(argv, &e->io, false);
 	argv_free(argv);

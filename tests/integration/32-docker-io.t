@@ -88,6 +88,8 @@ has "exec with a TTY: a terminal, the size resized before start, echo, input, ex
 has "  ... resized while it runs: the size reaches the container's pty" "resized=True exit=0"
 has "exec Detach: an empty reply, it runs on its own" "detach_reply='' running=True"
 has "  ... its end is recorded, and what it did is there" "detached_exit=0 file='hi\\n'"
+has "exec start without an upgrade: only the -t nsrun put there is dropped, -w's value \"-t\" stays; control: -w /tmp" \
+	"plain_wd=True plain_wd_ok=b'/tmp\\n'"
 
 # ---- attach through docker-py: docker run -i's and -it's requests
 has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \

@@ -128,6 +128,13 @@ def exec_streams(ctr):
     print("detach_reply=%r running=%s" % (r, a.exec_inspect(eid)["Running"]))
     code = exec_end(a, eid)
     print("detached_exit=%s file=%r" % (code, a.exec_start(exec_id(a, ctr, ["cat", "/tmp/detached"])).decode()))
+    # a start without an upgrade (dockerode's): a -w whose value is "-t" stays -w's
+    plain = []
+    for wd in ("-t", "/tmp"):
+        eid = exec_id(a, ctr, ["pwd"], workdir=wd, tty=True)
+        r = a._post_json(a._url("/exec/{0}/start", eid), data={"Detach": False, "Tty": False})
+        plain.append(demux(r.content))
+    print("plain_wd=%s plain_wd_ok=%r" % (b'"-t": must be an absolute path' in plain[0][1], plain[1][0]))
 
 
 def attach_streams():
