@@ -422,6 +422,25 @@ static int wait_code(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125;
 }
 
+/* Keeps pid, a child no instance waits for any more, for api_exec_reap to reap
+ * with WNOHANG (a request handler must not block on it).  Only if no memory is
+ * left is it waited for here. */
+static void exec_orphan(struct api_server *srv, pid_t pid)
+{
+	pid_t *v;
+
+	pthread_mutex_lock(&srv->lock);
+	v = realloc(srv->exec_orphans, (srv->n_exec_orphans + 1) * sizeof(*v));
+	if (v) {
+		srv->exec_orphans = v;
+		v[srv->n_exec_orphans++] = pid;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!v)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 /* The upgraded connection of a start: runs the instance, relays its stdio. */
 static void exec_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
 			  size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
@@ -497,18 +516,30 @@ static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
-/* The response's end: the command is waited for (ended first, if the client left). */
+/* The response's end: the command is ended if the client left; its end is
+ * recorded now if it came, else by api_exec_reap (a handler never blocks on it). */
 static void exec_plain_free(void *cls)
 {
 	struct exec_plain *e = cls;
+	struct api_exec *x;
 	int status = 0;
+	pid_t w;
 
 	if (e->io.out >= 0 || e->io.err >= 0)
 		kill(e->pid, SIGTERM);
 	exec_io_close(&e->io);
-	while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
+	while ((w = waitpid(e->pid, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
-	exec_mark(e->srv, e->id, -1, -1, wait_code(status));
+	if (w == e->pid || w < 0) {
+		exec_mark(e->srv, e->id, -1, -1, w == e->pid ? wait_code(status) : 125);
+	} else {
+		pthread_mutex_lock(&e->srv->lock);
+		if ((x = exec_find(e->srv, e->id)))
+			x->detached = true; /* api_exec_reap's from now on */
+		pthread_mutex_unlock(&e->srv->lock);
+		if (!x)
+			exec_orphan(e->srv, e->pid);
+	}
 	free(e);
 }
 
@@ -598,15 +629,21 @@ static int exec_detached(struct api_server *srv, const char *id)
 		x->pid = pid;
 	}
 	pthread_mutex_unlock(&srv->lock);
-	if (!x) /* replaced already (all others run): nobody else would reap it */
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (!x) /* replaced already (all others run): api_exec_reap reaps it */
+		exec_orphan(srv, pid);
 	return 0;
 }
 
 void api_exec_reap(struct api_server *srv)
 {
 	pthread_mutex_lock(&srv->lock);
+	for (size_t i = 0; i < srv->n_exec_orphans;) {
+		pid_t w = waitpid(srv->exec_orphans[i], NULL, WNOHANG);
+		if (w == 0 || (w < 0 && errno == EINTR))
+			i++;
+		else
+			srv->exec_orphans[i] = srv->exec_orphans[--srv->n_exec_orphans];
+	}
 	for (size_t i = 0; i < EXEC_MAX; i++) {
 		struct api_exec *x = srv->execs[i];
 		int status;
@@ -738,6 +775,9 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 
 void api_exec_free_all(struct api_server *srv)
 {
+	free(srv->exec_orphans);
+	srv->exec_orphans = NULL;
+	srv->n_exec_orphans = 0;
 	for (size_t i = 0; i < EXEC_MAX; i++) {
 		exec_free(srv->execs[i]);
 		srv->execs[i] = NULL;

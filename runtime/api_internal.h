@@ -31,6 +31,8 @@ struct api_exec;
 /* The server: one per `nsrun api`, shared by the connection threads. */
 struct api_server {
 	struct api_exec *execs[API_EXEC_MAX];   /* api_exec.c's (under lock) */
+	pid_t *exec_orphans;            /* api_exec.c's children no instance waits for (under lock) */
+	size_t n_exec_orphans;
 	pthread_mutex_t lock;           /* serialises changes to the services' state */
 	char self_exe[PATH_MAX];        /* this nsrun, run as `nsrun -d` to start a container */
 	char socket_path[PATH_MAX];
