@@ -217,10 +217,12 @@ static int exec_open_pty(struct exec_io *io, const struct winsize *ws)
 		return -1;
 	if ((io->slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
 		return -1;
-	if (tcgetattr(io->slave, &t) == 0) {
-		cfmakeraw(&t);
-		tcsetattr(io->slave, TCSANOW, &t);
-	}
+	/* not raw, ISIG would let the client's ^\ or ^C signal our side: a failure ends it */
+	if (tcgetattr(io->slave, &t) < 0)
+		return -1;
+	cfmakeraw(&t);
+	if (tcsetattr(io->slave, TCSANOW, &t) < 0)
+		return -1;
 	if (ws->ws_row && ws->ws_col)
 		ioctl(io->out, TIOCSWINSZ, ws);
 	return 0;

@@ -149,11 +149,13 @@ int service_stdin_start(int dir_fd, bool open_stdin, bool tty, bool once, struct
 		if ((out = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || grantpt(out) < 0 || unlockpt(out) < 0 ||
 		    ptsname_r(out, name, sizeof(name)) != 0 || (in = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
 			return error_set(err, errno, "open a pty for the service's terminal (/dev/ptmx)");
-		/* raw: the container's pty does the line discipline */
-		if (tcgetattr(in, &t) == 0) {
-			cfmakeraw(&t);
-			tcsetattr(in, TCSANOW, &t);
-		}
+		/* raw: the container's pty does the line discipline (with ISIG left on, a
+		 * client's ^\ would signal the monitor's side: a failure is an error) */
+		if (tcgetattr(in, &t) < 0)
+			return error_set(err, errno, "read the service's pty's modes (tcgetattr)");
+		cfmakeraw(&t);
+		if (tcsetattr(in, TCSANOW, &t) < 0)
+			return error_set(err, errno, "make the service's pty raw (tcsetattr)");
 	} else {
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0)
