@@ -319,10 +319,12 @@ asan:
 # deep image.json they feed nsrun is in the fuzz corpus, replayed by check-unit), and
 # the agents' sandboxes at lower tiers (26-agent-sandboxes-tiers: the minimal tier
 # limits memory with RLIMIT_DATA, under which ASan's own allocator cannot map its
-# shadow; the tiers' code runs under ASan in 25-tiers)
+# shadow; the tiers' code runs under ASan in 25-tiers), and Testcontainers for Node
+# (33-testcontainers: its time is node's and PostgreSQL's; the API paths it drives, the
+# reaper and exec start without an upgrade, run under ASan in 32-docker-io)
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
-	%42-image-import-race.t %26-agent-sandboxes-tiers.t,$(wildcard $(SUITES)))
+	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t,$(wildcard $(SUITES)))
 check-asan: asan test-image service-image compat-image-store docker-cli testcontainers-node
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \

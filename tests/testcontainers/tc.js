@@ -1,9 +1,10 @@
 // Testcontainers for Node.js against nsrun api, for 33-testcontainers.t, with its
 // defaults (Ryuk enabled).  DOCKER_HOST names the socket; the images are nsrun's
 // store's `services` (redis-server, PostgreSQL 15; make service-image).
-//   node tc.js suite   a GenericContainer Redis (log wait strategy) and PostgreSQL
-//                      through its module, a real query in each; prints KEY=VALUE
-//   node tc.js hold    starts a Redis, prints started=ID and waits (to be killed)
+//   node tc.js         a GenericContainer Redis (log wait strategy) and PostgreSQL
+//                      through its module, a real query in each, prints KEY=VALUE;
+//                      PostgreSQL is stopped, then it prints started=ID (Redis's)
+//                      and waits with Redis running (to be killed: Ryuk's job)
 const { GenericContainer, Wait } = require("testcontainers");
 const { PostgreSqlContainer } = require("@testcontainers/postgresql");
 
@@ -21,7 +22,6 @@ async function suite() {
   await r.exec(["redis-cli", "set", "k", "from-node"]);
   const got = await r.exec(["redis-cli", "-p", "6379", "get", "k"]);
   console.log(`redis=${got.exitCode} ${got.output.trim()} port=${r.getMappedPort(6379) > 0}`);
-  await r.stop();
   // the module's image is the official one, whose entrypoint makes the cluster:
   // this one is made by the command (one user: no multi-id map needed)
   const pg = await new PostgreSqlContainer("services")
@@ -33,15 +33,12 @@ async function suite() {
     "select sum(n) * 3 from (values (6), (8)) as t(n)"]);
   console.log(`postgres=${q.exitCode} ${q.output.trim()} port=${pg.getPort() > 0}`);
   await pg.stop();
-}
-
-async function hold() {
-  const r = await redis().start();
+  console.log(`stopped=${pg.getId()}`);
   console.log(`started=${r.getId()}`);
   setInterval(() => {}, 1 << 30); // until killed (a pending promise alone lets node exit)
 }
 
-(process.argv[2] === "hold" ? hold() : suite()).catch((e) => {
+suite().catch((e) => {
   console.error("FAIL", e);
   process.exit(1);
 });
