@@ -72,7 +72,7 @@ for _ in $(seq 1800); do
 	sleep 0.1
 done
 OUT=$(cat "$TESTTMP/tc.out")
-grep -q '^started=' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
+grep -q '^started=' <<<"$OUT" && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
 check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
 check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
 PG=$(sed -n 's/^stopped=//p' <<<"$OUT")
