@@ -235,12 +235,14 @@ def ryuk():
         rd, wr = os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(rd)
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            os.write(wr, str(ryuk_refused(port, b"label=org.testcontainers.session-id=another\n")).encode())
-            os._exit(0)
+            try:
+                os.close(rd)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                os.write(wr, str(ryuk_refused(port, b"label=org.testcontainers.session-id=another\n")).encode())
+            finally:
+                os._exit(0)
         os.close(wr)
         print("other_uid_refused=%s" % os.read(rd, 16).decode())
         os.close(rd)
