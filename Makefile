@@ -71,10 +71,10 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio golang-go \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
-	help2man containerd
+	help2man containerd nodejs
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: man bench all deps image demo check docker-cli check-unit check-root check-rootless test-image service-image \
+.PHONY: man bench all deps image demo check docker-cli testcontainers-node check-unit check-root check-rootless test-image service-image \
 	service-image-store compat-image compat-image-store test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
@@ -226,13 +226,24 @@ $(DOCKER_CLI):
 		{ echo "nsrun: make docker-cli: apt-get download docker.io failed (run apt-get update?)" >&2; exit 1; }) && \
 	dpkg-deb -x $$d/docker.io_*.deb $$d/x && cp $$d/x/usr/bin/docker $@ && rm -rf $$d && echo "  GET     $@ (from Debian's docker.io)"
 
+# Testcontainers for Node.js (tests/testcontainers: the versions pinned by its
+# package-lock.json) for 33-testcontainers.t, from the npm registry; next to nsrun
+# so the rootless suite's staged copy has it too
+TESTCONTAINERS := $(BUILD)/tools/testcontainers
+testcontainers-node: $(TESTCONTAINERS)/node_modules/.package-lock.json
+$(TESTCONTAINERS)/node_modules/.package-lock.json: tests/testcontainers/package.json tests/testcontainers/package-lock.json
+	@command -v npm >/dev/null || { echo "nsrun: make testcontainers-node: no npm (apt-get install npm)" >&2; exit 1; }
+	@mkdir -p $(TESTCONTAINERS) && cp tests/testcontainers/package.json tests/testcontainers/package-lock.json $(TESTCONTAINERS)/ && \
+	cd $(TESTCONTAINERS) && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null && \
+	echo "  NPM     $(TESTCONTAINERS) (Testcontainers for Node.js)"
+
 test-user:
 	@if [ "$$(id -u)" = 0 ] && ! id -u $(TEST_USER) >/dev/null 2>&1; then \
 		useradd --create-home --shell /bin/bash $(TEST_USER) && echo "created user $(TEST_USER)"; fi
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image compat-image docker-cli
+check-root: all test-image service-image compat-image docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -243,7 +254,7 @@ check-root: all test-image service-image compat-image docker-cli
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image compat-image test-user docker-cli
+check-rootless: all test-image service-image compat-image test-user docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -308,15 +319,17 @@ asan:
 # deep image.json they feed nsrun is in the fuzz corpus, replayed by check-unit), and
 # the agents' sandboxes at lower tiers (26-agent-sandboxes-tiers: the minimal tier
 # limits memory with RLIMIT_DATA, under which ASan's own allocator cannot map its
-# shadow; the tiers' code runs under ASan in 25-tiers)
+# shadow; the tiers' code runs under ASan in 25-tiers), and Testcontainers for Node
+# (33-testcontainers: its time is node's and PostgreSQL's; the API paths it drives, the
+# reaper and exec start without an upgrade, run under ASan in 32-docker-io)
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
-	%42-image-import-race.t %26-agent-sandboxes-tiers.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image compat-image-store docker-cli
+	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t,$(wildcard $(SUITES)))
+check-asan: asan test-image service-image compat-image-store docker-cli testcontainers-node
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
-		NSRUN_DOCKER_CLI=$(CURDIR)/$(DOCKER_CLI) \
+		NSRUN_DOCKER_CLI=$(CURDIR)/$(DOCKER_CLI) NSRUN_TESTCONTAINERS=$(CURDIR)/$(TESTCONTAINERS) \
 		prove --timer --exec bash $(ASAN_SUITES)
 
 # cgroup v2 limits in a QEMU guest with a pure cgroup v2 hierarchy (tests/vm), whatever

@@ -437,6 +437,7 @@ static void serve(struct api_server *srv)
 		if (sig > 0)
 			return;
 		int running = api_reap(srv);
+		api_exec_reap(srv);
 		pthread_mutex_lock(&srv->lock);
 		bool idle = srv->idle_timeout_s && srv->inflight == 0 && running == 0 &&
 			    monotonic_us() - srv->last_activity_us >= (uint64_t)srv->idle_timeout_s * 1000000;
@@ -458,6 +459,8 @@ int api_main(int argc, char **argv)
 	ssize_t n;
 	int rc;
 
+	if (argc >= 3 && strcmp(argv[2], "ryuk") == 0)
+		return api_ryuk_main(argc, argv);
 	if ((rc = parse_args(&srv, argc, argv, &err)) != 0) {
 		strv_free(&srv.volume_roots);
 		if (rc > 0)

@@ -347,6 +347,20 @@ static void gen_summary(yajl_gen g, const struct api_ctr *c)
 	yajl_gen_map_close(g);
 }
 
+bool api_ctr_open_stdin(const struct api_ctr *c)
+{
+	yajl_val cfg = api_get(c->config, "config", yajl_t_object);
+
+	return c->st.open_stdin || YAJL_IS_TRUE(api_get(cfg, "OpenStdin", yajl_t_true));
+}
+
+bool api_ctr_tty(const struct api_ctr *c)
+{
+	yajl_val cfg = api_get(c->config, "config", yajl_t_object);
+
+	return c->st.tty || YAJL_IS_TRUE(api_get(cfg, "Tty", yajl_t_true));
+}
+
 /* Config, as created (with Docker's defaults for what was not given). */
 static void gen_config(yajl_gen g, const struct api_ctr *c)
 {
@@ -364,7 +378,7 @@ static void gen_config(yajl_gen g, const struct api_ctr *c)
 		api_gen_str(g, cfg->u.object.keys[i]);
 		api_gen_value(g, cfg->u.object.values[i]);
 	}
-	api_gen_kv_bool(g, "Tty", false);
+	api_gen_kv_bool(g, "Tty", api_ctr_tty(c));
 	api_gen_kv_str(g, "Image", image_of(c));
 	gen_labels(g, c);
 	yajl_gen_map_close(g);

@@ -29,6 +29,7 @@ struct create_ctx {
 	char *msg;
 	size_t msg_len;
 	char image_entry[IMAGE_STORE_NAME_MAX + 1];     /* the image's store entry */
+	bool ryuk;              /* Testcontainers' reaper: served by nsrun api itself (api_ryuk.c) */
 };
 
 static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
@@ -471,8 +472,13 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 	yajl_val cmd = api_get(body, "Cmd", yajl_t_any), eh = api_get(hc, "ExtraHosts", yajl_t_array);
 	long long stop = get_ll(body, "StopTimeout");
 
-	if (is_true(api_get(body, "Tty", yajl_t_any)) || is_true(api_get(body, "OpenStdin", yajl_t_any)))
-		return refuse(x, 501, "Tty and OpenStdin: not supported by nsrun api yet (no attach)");
+	/* the service holds its stdin (and pty) for attaching clients (service_stdin.h) */
+	if (is_true(api_get(body, "Tty", yajl_t_any)) && add(x, "-t", NULL) < 0)
+		return -1;
+	if (is_true(api_get(body, "OpenStdin", yajl_t_any)) &&
+	    (add(x, "-i", NULL) < 0 ||
+	     (is_true(api_get(body, "StdinOnce", yajl_t_any)) && add(x, "--stdin-once", NULL) < 0)))
+		return -1;
 	if (named) {
 		/* the image's user by name: nsrun's default user (effective_user) */
 	} else if (user_is_root(user)) {
@@ -572,6 +578,8 @@ static void gen_doc(yajl_gen g, struct create_ctx *x, yajl_val body, yajl_val hc
 	/* as given, for inspect */
 	api_gen_str(g, "config");
 	api_gen_value(g, body);
+	if (x->ryuk)
+		api_gen_kv_bool(g, "ryuk", true);
 	api_gen_str(g, "args");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < x->args.n; i++)
@@ -595,7 +603,12 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 		goto out;
 	}
 	hc = api_get(body, "HostConfig", yajl_t_object);
-	if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
+	/* the reaper runs nothing in a container: no option of its applies (the
+	 * Docker socket it binds, Privileged), nothing of the host is given to it */
+	x.ryuk = api_is_ryuk(api_get_str(body, "Image"));
+	if (x.ryuk)
+		snprintf(image, sizeof(image), "testcontainers/ryuk");
+	else if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
 	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
 	    ports(&x, hc) < 0 || docker_semantics(&x, body, hc) < 0 || process(&x, body, hc) < 0 ||
 	    check_options(&x, name) < 0)

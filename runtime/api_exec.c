@@ -1,8 +1,10 @@
 /* api_exec.c - the exec endpoints of `nsrun api`: POST /containers/{id}/exec makes
  * an exec instance (kept in the server's memory, as Docker keeps them), POST
- * /exec/{id}/start runs it as `nsrun exec NAME -- CMD` on the upgraded connection,
- * its output in Docker's 8-byte frames, and GET /exec/{id}/json says how it ended.
- * Docker Engine API v1.41, "Exec". */
+ * /exec/{id}/start runs it as `nsrun exec [-i] [-t] NAME -- CMD`: on an upgraded
+ * connection its stdin from the client and its output in Docker's 8-byte frames
+ * (raw through a host-side pty with Tty), without an upgrade its output as the
+ * body, with Detach on its own; POST /exec/{id}/resize sizes its pty and GET
+ * /exec/{id}/json says how it ended.  Docker Engine API v1.41, "Exec". */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -10,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "api_internal.h"
@@ -29,9 +33,14 @@ struct api_exec {
 	struct strv argv;               /* nsrun exec's whole command line */
 	struct strv cmd;                /* CMD [ARG...], for inspect */
 	char user[64];
+	bool tty;                       /* Tty: a pty, its output raw (no frames) */
+	bool stdin_open;                /* AttachStdin: the connection's input is the command's stdin */
+	bool detached;                  /* started with Detach: reaped by api_exec_reap */
 	bool started, running;
 	int exit_code;                  /* -1 until it ended */
 	long long pid;
+	int master;                     /* Tty: the pty's master while it runs (else -1), for resize */
+	struct winsize ws;              /* the last resize, applied when it starts */
 };
 
 /* srv's instance id, or NULL (under srv->lock). */
@@ -102,11 +111,6 @@ enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *c
 	v = api_parse(body ? body : "", len, msg, sizeof(msg));
 	if (!v)
 		return api_error(conn, 400, "exec: %s", msg);
-	if (YAJL_IS_TRUE(api_get(v, "Tty", yajl_t_true)) || YAJL_IS_TRUE(api_get(v, "AttachStdin", yajl_t_true))) {
-		yajl_tree_free(v);
-		return api_error(conn, 501, "exec with a TTY or stdin is not supported by nsrun api yet (nsrun exec -it "
-				 "NAME -- CMD does it from a terminal)");
-	}
 	x = calloc(1, sizeof(*x));
 	env = api_get(v, "Env", yajl_t_array);
 	if (!x || !str_array(api_get(v, "Cmd", yajl_t_array), &x->cmd) || !str_array(env, &envs) || !x->cmd.n) {
@@ -115,6 +119,10 @@ enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *c
 		yajl_tree_free(v);
 		return api_error(conn, 400, "exec: Cmd must be a non-empty array of strings, Env an array of strings");
 	}
+	x->master = -1;
+	x->exit_code = -1;
+	x->tty = YAJL_IS_TRUE(api_get(v, "Tty", yajl_t_true));
+	x->stdin_open = YAJL_IS_TRUE(api_get(v, "AttachStdin", yajl_t_true));
 	wd = api_get_str(v, "WorkingDir");
 	user = api_get_str(v, "User");
 	snprintf(x->user, sizeof(x->user), "%s", user ? user : "");
@@ -133,6 +141,10 @@ enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *c
 	api_random_id(x->id);
 	/* nsrun exec checks each option as its command line would */
 	if (strv_push(&x->argv, srv->self_exe) < 0 || strv_push(&x->argv, "exec") < 0)
+		goto oom;
+	/* -t: nsrun exec makes a pty of the container's devpts and relays it to its
+	 * stdio, which is ours (api's host-side pty); -i: its stdin is passed on */
+	if ((x->stdin_open && strv_push(&x->argv, "-i") < 0) || (x->tty && strv_push(&x->argv, "-t") < 0))
 		goto oom;
 	for (size_t i = 0; i < envs.n; i++)
 		if (strchr(envs.v[i], '=') && (strv_push(&x->argv, "-e") < 0 || strv_push(&x->argv, envs.v[i]) < 0))
@@ -175,110 +187,502 @@ struct exec_run {
 	char id[API_ID_LEN + 1];
 };
 
-/* The upgraded connection: nsrun exec's stdout and stderr as frames until both end;
- * a client that goes away ends the command (SIGTERM to nsrun exec, which forwards it). */
-static void exec_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
-			  size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
-{
-	struct exec_run *r = cls;
-	struct api_server *srv = r->srv;
-	struct api_exec *x;
-	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, status = 0, code = 125;
-	char **argv = NULL, buf[EXEC_BLOCK];
-	pid_t pid = -1;
-	bool killed = false;
-	(void)conn, (void)con_cls, (void)extra_in, (void)extra_in_size;
+/* The ends of a running instance's stdio on our side. */
+struct exec_io {
+	int in;                 /* its stdin (a pipe), or -1; with a TTY the master is it */
+	int out, err;           /* its stdout and stderr (pipes); with a TTY, out is the master */
+	int slave;              /* TTY: the pty's slave, the child's stdio */
+	bool tty;
+};
 
-	pthread_mutex_lock(&srv->lock);
-	x = exec_find(srv, r->id);
-	if (x && x->argv.n) {
-		/* a copy: the instance may be replaced while this runs */
-		argv = calloc(x->argv.n + 1, sizeof(*argv));
-		for (size_t i = 0; argv && i < x->argv.n; i++)
-			if (!(argv[i] = strdup(x->argv.v[i])))
-				break;
-	}
-	pthread_mutex_unlock(&srv->lock);
-	if (!argv || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-		goto done;
+static void exec_io_close(struct exec_io *io)
+{
+	cleanup_closep(&io->in);
+	cleanup_closep(&io->out);
+	cleanup_closep(&io->err);
+	cleanup_closep(&io->slave);
+}
+
+/* A host-side pty for a TTY instance: raw, so that only the container's pty (made
+ * by nsrun exec -t) does line discipline, at size ws if one was asked for.
+ * pty(7), posix_openpt(3).  Returns 0 or -1 (errno). */
+static int exec_open_pty(struct exec_io *io, const struct winsize *ws)
+{
+	struct termios t;
+	char name[64];
+
+	if ((io->out = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return -1;
+	if (grantpt(io->out) < 0 || unlockpt(io->out) < 0 || ptsname_r(io->out, name, sizeof(name)) != 0)
+		return -1;
+	if ((io->slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return -1;
+	/* not raw, ISIG would let the client's ^\ or ^C signal our side: a failure ends it */
+	if (tcgetattr(io->slave, &t) < 0)
+		return -1;
+	cfmakeraw(&t);
+	if (tcsetattr(io->slave, TCSANOW, &t) < 0)
+		return -1;
+	if (ws->ws_row && ws->ws_col)
+		ioctl(io->out, TIOCSWINSZ, ws);
+	return 0;
+}
+
+/* Starts nsrun exec (argv) with its stdio from io (stdin from the connection when
+ * with_stdin, else /dev/null).  The child leads a session whose controlling
+ * terminal is the pty, so that a resize's SIGWINCH reaches it.  Returns the pid or
+ * -1 (errno). */
+static pid_t exec_spawn(char **argv, struct exec_io *io, bool with_stdin)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	pid_t pid;
+
+	if (!io->tty && ((with_stdin && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 ||
+			 pipe2(err, O_CLOEXEC) < 0))
+		goto fail;
 	pid = fork();
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		sigset_t none;
 
 		/* the server's blocked and ignored signals are not nsrun exec's */
 		signal(SIGPIPE, SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+		if (null < 0 || setsid() < 0)
 			_exit(125);
+		if (io->tty) {
+			if (ioctl(io->slave, TIOCSCTTY, 0) < 0 || dup2(with_stdin ? io->slave : null, 0) < 0 ||
+			    dup2(io->slave, 1) < 0 || dup2(io->slave, 2) < 0)
+				_exit(125);
+		} else if (dup2(with_stdin ? in[0] : null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) {
+			_exit(125);
+		}
 		execv(argv[0], argv);
 		_exit(125);
 	}
-	close(out[1]);
-	close(err[1]);
-	out[1] = err[1] = -1;
 	if (pid < 0)
-		goto done;
-	pthread_mutex_lock(&srv->lock);
-	if ((x = exec_find(srv, r->id))) {
-		x->running = true;
-		x->pid = pid;
+		goto fail;
+	if (!io->tty) {
+		close(in[0]);
+		close(out[1]);
+		close(err[1]);
+		io->in = in[1];
+		io->out = out[0];
+		io->err = err[0];
+		if (io->in >= 0)
+			fcntl(io->in, F_SETFL, O_NONBLOCK);
+	} else {
+		/* ours must go, or the master never says EIO when the command is gone */
+		cleanup_closep(&io->slave);
+		fcntl(io->out, F_SETFL, O_NONBLOCK);
 	}
-	pthread_mutex_unlock(&srv->lock);
-	while (out[0] >= 0 || err[0] >= 0) {
-		struct pollfd p[3] = { { .fd = out[0], .events = POLLIN }, { .fd = err[0], .events = POLLIN },
-				       { .fd = killed ? -1 : sock, .events = 0 } };
-		if (poll(p, 3, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[2].revents & (POLLHUP | POLLERR)) {
-			kill(pid, SIGTERM);
-			killed = true;
-		}
-		for (int i = 0; i < 2; i++) {
-			int *fd = i ? &err[0] : &out[0];
-			ssize_t n;
-
-			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(*fd, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				close(*fd);
-				*fd = -1;
-			} else if (!killed && api_send_frame(sock, (unsigned char)(i + 1), buf, (size_t)n) < 0) {
-				kill(pid, SIGTERM);
-				killed = true;
-			}
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125;
-done:
+	return pid;
+fail:
 	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
 		if (out[i] >= 0)
 			close(out[i]);
 		if (err[i] >= 0)
 			close(err[i]);
 	}
+	return -1;
+}
+
+/* Relays between the upgraded connection sock and a running instance until its
+ * output ends: the connection's bytes (first extra, those MHD read past the
+ * headers) to its stdin, a half-close as its EOF (with a TTY, nothing: Docker's
+ * way); its output back, raw with a TTY, else in Docker's frames.  A client that
+ * goes away ends the command (SIGTERM to nsrun exec, which forwards it). */
+static void exec_relay(int sock, pid_t pid, struct exec_io *io, bool with_stdin, const char *extra,
+		       size_t extra_len)
+{
+	size_t cap = extra_len > EXEC_BLOCK ? extra_len : EXEC_BLOCK, in_len = 0;
+	char *in = malloc(cap), buf[EXEC_BLOCK];
+	bool sock_open = with_stdin, killed = false;
+
+	if (!in) {
+		kill(pid, SIGTERM);
+		killed = true;
+	} else if (with_stdin && extra_len) {
+		memcpy(in, extra, extra_len);
+		in_len = extra_len;
+	}
+	while (io->out >= 0 || io->err >= 0) {
+		int to = io->tty ? io->out : io->in;   /* where stdin goes (-1: nowhere any more) */
+		struct pollfd p[4] = {
+			{ .fd = io->out, .events = POLLIN },
+			{ .fd = io->err, .events = POLLIN },
+			{ .fd = killed ? -1 : sock, .events = sock_open && !in_len ? POLLIN : 0 },
+			{ .fd = in_len && !io->tty ? to : -1, .events = POLLOUT },
+		};
+		if (io->tty && in_len)
+			p[0].events |= POLLOUT;
+		if (poll(p, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[2].revents & POLLIN) {
+			ssize_t n = read(sock, in, cap);
+			if (n > 0) {
+				in_len = to >= 0 ? (size_t)n : 0; /* its stdin is closed: the bytes go nowhere */
+			} else if (n == 0 || errno != EINTR) {
+				/* the client's half-close: the command's EOF */
+				sock_open = false;
+				if (!io->tty)
+					cleanup_closep(&io->in);
+			}
+		} else if (p[2].revents & (POLLHUP | POLLERR)) {
+			kill(pid, SIGTERM);
+			killed = true;
+		}
+		if (in_len && to >= 0 && ((p[0].revents | p[3].revents) & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t n = write(to, in, in_len);
+			if (n > 0) {
+				memmove(in, in + n, in_len - (size_t)n);
+				in_len -= (size_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				in_len = 0; /* it closed its stdin: the rest goes nowhere */
+			}
+			if (!in_len && !sock_open && !io->tty)
+				cleanup_closep(&io->in);
+		}
+		for (int i = 0; i < 2; i++) {
+			int *fd = i ? &io->err : &io->out;
+			ssize_t n;
+
+			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(*fd, buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				/* with a TTY, EIO: every slave is closed */
+				cleanup_closep(fd);
+			} else if (!killed && (io->tty ? write_all(sock, buf, (size_t)n)
+						       : api_send_frame(sock, (unsigned char)(i + 1), buf, (size_t)n)) < 0) {
+				kill(pid, SIGTERM);
+				killed = true;
+			}
+		}
+	}
+	free(in);
+}
+
+/* Copies instance id's argv (NULL if it is gone or out of memory); the instance
+ * may be replaced while it runs. */
+static char **exec_argv(struct api_server *srv, const char *id, bool *tty, bool *with_stdin, struct winsize *ws)
+{
+	struct api_exec *x;
+	char **argv = NULL;
+
 	pthread_mutex_lock(&srv->lock);
-	if ((x = exec_find(srv, r->id))) {
-		x->running = false;
-		x->exit_code = code;
+	x = exec_find(srv, id);
+	if (x && x->argv.n && (argv = calloc(x->argv.n + 1, sizeof(*argv)))) {
+		for (size_t i = 0; i < x->argv.n; i++)
+			if (!(argv[i] = strdup(x->argv.v[i])))
+				break;
+		*tty = x->tty;
+		*with_stdin = x->stdin_open;
+		*ws = x->ws;
 	}
 	pthread_mutex_unlock(&srv->lock);
+	return argv;
+}
+
+static void argv_free(char **argv)
+{
 	for (size_t i = 0; argv && argv[i]; i++)
 		free(argv[i]);
 	free(argv);
+}
+
+/* Records that instance id runs as pid (master: its pty, for resize), or ended
+ * with code (pid -1). */
+static void exec_mark(struct api_server *srv, const char *id, pid_t pid, int master, int code)
+{
+	struct api_exec *x;
+
+	pthread_mutex_lock(&srv->lock);
+	if ((x = exec_find(srv, id))) {
+		x->running = pid > 0;
+		x->pid = pid > 0 ? pid : x->pid;
+		x->master = master;
+		/* a resize that came after the start read the size is not lost */
+		if (master >= 0 && x->ws.ws_row && x->ws.ws_col)
+			ioctl(master, TIOCSWINSZ, &x->ws);
+		if (pid <= 0)
+			x->exit_code = code;
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static int wait_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125;
+}
+
+/* Keeps pid, a child no instance waits for any more, for api_exec_reap to reap
+ * with WNOHANG (a request handler must not block on it).  Only if no memory is
+ * left is it waited for here. */
+static void exec_orphan(struct api_server *srv, pid_t pid)
+{
+	pid_t *v;
+
+	pthread_mutex_lock(&srv->lock);
+	v = realloc(srv->exec_orphans, (srv->n_exec_orphans + 1) * sizeof(*v));
+	if (v) {
+		srv->exec_orphans = v;
+		v[srv->n_exec_orphans++] = pid;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!v)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+/* The upgraded connection of a start: runs the instance, relays its stdio. */
+static void exec_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
+			  size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	struct exec_run *r = cls;
+	struct exec_io io = { .in = -1, .out = -1, .err = -1, .slave = -1 };
+	struct winsize ws = { 0 };
+	bool with_stdin = false;
+	int status = 0, code = 125;
+	char **argv;
+	pid_t pid = -1;
+	(void)conn, (void)con_cls;
+
+	argv = exec_argv(r->srv, r->id, &io.tty, &with_stdin, &ws);
+	if (!argv || (io.tty && exec_open_pty(&io, &ws) < 0) || (pid = exec_spawn(argv, &io, with_stdin)) < 0)
+		goto done;
+	exec_mark(r->srv, r->id, pid, io.tty ? io.out : -1, 0);
+	exec_relay(sock, pid, &io, with_stdin, extra_in, extra_in_size);
+	/* no resize may touch the master once it is closed */
+	exec_mark(r->srv, r->id, pid, -1, 0);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	code = wait_code(status);
+done:
+	exec_io_close(&io);
+	exec_mark(r->srv, r->id, -1, -1, code);
+	argv_free(argv);
 	free(r);
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
+/* A start without a connection upgrade (dockerode's): the output in Docker's
+ * frames as the response's body, stdin /dev/null. */
+struct exec_plain {
+	struct api_server *srv;
+	char id[API_ID_LEN + 1];
+	struct exec_io io;
+	pid_t pid;
+};
+
+static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct exec_plain *e = cls;
+	(void)pos;
+
+	if (max <= 8)
+		return 0;
+	while (e->io.out >= 0 || e->io.err >= 0) {
+		struct pollfd p[2] = { { .fd = e->io.out, .events = POLLIN }, { .fd = e->io.err, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		for (int i = 0; i < 2; i++) {
+			int *fd = i ? &e->io.err : &e->io.out;
+			ssize_t n;
+			if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(*fd, buf + 8, max - 8 < EXEC_BLOCK ? max - 8 : EXEC_BLOCK);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				cleanup_closep(fd);
+				continue;
+			}
+			buf[0] = (char)(i + 1);
+			buf[1] = buf[2] = buf[3] = 0;
+			buf[4] = (char)((n >> 24) & 0xff);
+			buf[5] = (char)((n >> 16) & 0xff);
+			buf[6] = (char)((n >> 8) & 0xff);
+			buf[7] = (char)(n & 0xff);
+			return n + 8;
+		}
+	}
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* The response's end: the command is ended if the client left; its end is
+ * recorded now if it came, else by api_exec_reap (a handler never blocks on it). */
+static void exec_plain_free(void *cls)
+{
+	struct exec_plain *e = cls;
+	struct api_exec *x;
+	int status = 0;
+	pid_t w;
+
+	if (e->io.out >= 0 || e->io.err >= 0)
+		kill(e->pid, SIGTERM);
+	exec_io_close(&e->io);
+	while ((w = waitpid(e->pid, &status, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (w == e->pid || w < 0) {
+		exec_mark(e->srv, e->id, -1, -1, w == e->pid ? wait_code(status) : 125);
+	} else {
+		pthread_mutex_lock(&e->srv->lock);
+		if ((x = exec_find(e->srv, e->id)))
+			x->detached = true; /* api_exec_reap's from now on */
+		pthread_mutex_unlock(&e->srv->lock);
+		if (!x)
+			exec_orphan(e->srv, e->pid);
+	}
+	free(e);
+}
+
+static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection *conn, const char *id)
+{
+	struct winsize ws = { 0 };
+	bool tty = false, with_stdin = false;
+	char **argv = exec_argv(srv, id, &tty, &with_stdin, &ws);
+	struct exec_plain *e = calloc(1, sizeof(*e));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!argv || !e) {
+		argv_free(argv);
+		free(e);
+		exec_mark(srv, id, -1, -1, 125);
+		return api_error(conn, 500, "out of memory");
+	}
+	e->srv = srv;
+	snprintf(e->id, sizeof(e->id), "%s", id);
+	e->io = (struct exec_io){ .in = -1, .out = -1, .err = -1, .slave = -1 };
+	/* no connection to read from or to be a terminal: -i and -t are dropped, only
+	 * where api_exec_create put them (right after "exec"): the same words later are
+	 * the values of -e, -w or -u, or the command's */
+	{
+		size_t i = 2, j = 2;
+		while (argv[0] && argv[1] && argv[i] && (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "-t") == 0))
+			free(argv[i++]);
+		if (argv[0] && argv[1] && i > j)
+			while ((argv[j++] = argv[i++]))
+				;
+	}
+	e->pid = exec_spawn(argv, &e->io, false);
+	argv_free(argv);
+	if (e->pid < 0) {
+		free(e);
+		exec_mark(srv, id, -1, -1, 125);
+		return api_error(conn, 500, "exec start: %s", strerror(errno));
+	}
+	exec_mark(srv, id, e->pid, -1, 0);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EXEC_BLOCK + 8, exec_plain_read, e, exec_plain_free);
+	if (!r) {
+		exec_plain_free(e);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.multiplexed-stream");
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Start with Detach: the instance runs on its own, its stdio /dev/null (as
+ * Docker's); api_exec_reap records its end.  Returns 0 or -1 (errno). */
+static int exec_detached(struct api_server *srv, const char *id)
+{
+	struct winsize ws = { 0 };
+	bool tty = false, with_stdin = false;
+	char **argv = exec_argv(srv, id, &tty, &with_stdin, &ws);
+	struct api_exec *x;
+	pid_t pid = -1;
+	int e;
+
+	if (argv && (pid = fork()) == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		sigset_t none;
+
+		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (null < 0 || setsid() < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(125);
+		execv(argv[0], argv);
+		_exit(125);
+	}
+	e = argv ? errno : ENOMEM;
+	argv_free(argv);
+	if (pid < 0) {
+		exec_mark(srv, id, -1, -1, 125);
+		errno = e;
+		return -1;
+	}
+	pthread_mutex_lock(&srv->lock);
+	if ((x = exec_find(srv, id))) {
+		x->detached = true;
+		x->running = true;
+		x->pid = pid;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!x) /* replaced already (all others run): api_exec_reap reaps it */
+		exec_orphan(srv, pid);
+	return 0;
+}
+
+void api_exec_reap(struct api_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (size_t i = 0; i < srv->n_exec_orphans;) {
+		pid_t w = waitpid(srv->exec_orphans[i], NULL, WNOHANG);
+		if (w == 0 || (w < 0 && errno == EINTR))
+			i++;
+		else
+			srv->exec_orphans[i] = srv->exec_orphans[--srv->n_exec_orphans];
+	}
+	for (size_t i = 0; i < EXEC_MAX; i++) {
+		struct api_exec *x = srv->execs[i];
+		int status;
+
+		if (x && x->detached && x->running && waitpid((pid_t)x->pid, &status, WNOHANG) == (pid_t)x->pid) {
+			x->running = false;
+			x->exit_code = wait_code(status);
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* POST /exec/{id}/resize?h=&w=: the pty's size (TIOCSWINSZ on its master, whose
+ * SIGWINCH nsrun exec passes on to the container's pty); kept for a start to come. */
+static enum MHD_Result exec_resize(struct api_server *srv, struct MHD_Connection *conn, const char *id)
+{
+	struct winsize ws = { 0 };
+	struct api_exec *x;
+	bool tty;
+
+	if (!api_winsize(conn, &ws))
+		return api_error(conn, 400, "resize: h and w must be numbers from 1 to 65535");
+	pthread_mutex_lock(&srv->lock);
+	x = exec_find(srv, id);
+	tty = x && x->tty;
+	if (tty) {
+		x->ws = ws;
+		if (x->master >= 0)
+			ioctl(x->master, TIOCSWINSZ, &ws);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (!x)
+		return api_error(conn, 404, "No such exec instance: %s", id);
+	if (!tty)
+		return api_error(conn, 400, "exec instance %s has no TTY to resize", id);
+	return api_reply(conn, 200, "text/plain", "", 0);
+}
 enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *path,
 			 const char *body, size_t len)
 {
@@ -290,7 +694,7 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 	const char *slash = strchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : strlen(path);
 	yajl_val v;
-	bool detach;
+	bool detach, tty;
 	yajl_gen g;
 
 	if (n == 0 || n > API_ID_LEN)
@@ -316,7 +720,7 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 			api_gen_str(g, "ExitCode");
 			yajl_gen_null(g);
 		}
-		api_gen_kv_bool(g, "OpenStdin", false);
+		api_gen_kv_bool(g, "OpenStdin", x->stdin_open);
 		api_gen_kv_bool(g, "OpenStdout", true);
 		api_gen_kv_bool(g, "OpenStderr", true);
 		api_gen_kv_int(g, "Pid", x->running ? x->pid : 0);
@@ -328,7 +732,7 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		for (size_t i = 1; i < x->cmd.n; i++)
 			api_gen_str(g, x->cmd.v[i]);
 		yajl_gen_array_close(g);
-		api_gen_kv_bool(g, "tty", false);
+		api_gen_kv_bool(g, "tty", x->tty);
 		api_gen_kv_bool(g, "privileged", false);
 		api_gen_kv_str(g, "user", x->user);
 		yajl_gen_map_close(g);
@@ -336,23 +740,19 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		pthread_mutex_unlock(&srv->lock);
 		return api_reply_gen(conn, 200, g);
 	}
+	if (strcmp(method, "POST") == 0 && strcmp(act, "resize") == 0)
+		return exec_resize(srv, conn, id);
 	if (strcmp(method, "POST") != 0 || strcmp(act, "start") != 0)
 		return api_error(conn, 501, "%s /exec/{id}/%s is not supported by nsrun api", method, act);
 	v = api_parse(body && len ? body : "{}", body && len ? len : 2, msg, sizeof(msg));
 	if (!v)
 		return api_error(conn, 400, "exec start: %s", msg);
 	detach = YAJL_IS_TRUE(api_get(v, "Detach", yajl_t_true));
-	if (YAJL_IS_TRUE(api_get(v, "Tty", yajl_t_true))) {
-		yajl_tree_free(v);
-		return api_error(conn, 501, "exec with a TTY is not supported by nsrun api yet");
-	}
 	yajl_tree_free(v);
-	if (detach || !up)
-		return api_error(conn, 501, "exec start %s is not supported by nsrun api yet: it streams the output on an "
-				 "upgraded connection", detach ? "with Detach" : "without a connection upgrade");
 	pthread_mutex_lock(&srv->lock);
 	x = exec_find(srv, id);
 	status = !x ? 404 : x->started ? 409 : 0;
+	tty = x && x->tty;
 	if (x)
 		x->started = true;
 	pthread_mutex_unlock(&srv->lock);
@@ -360,15 +760,26 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 		return api_error(conn, 404, "No such exec instance: %s", id);
 	if (status)
 		return api_error(conn, 409, "exec instance %s has been started already", id);
+	if (!detach && !up)
+		return exec_plain(srv, conn, id);
+	if (detach) {
+		if (exec_detached(srv, id) < 0)
+			return api_error(conn, 500, "exec start: %s", strerror(errno));
+		return api_reply(conn, 200, "application/json", "", 0);
+	}
 	if (!(r = calloc(1, sizeof(*r))))
 		return api_error(conn, 500, "out of memory");
 	r->srv = srv;
 	snprintf(r->id, sizeof(r->id), "%s", id);
-	return api_queue_upgrade(conn, exec_upgraded, r, "application/vnd.docker.multiplexed-stream");
+	return api_queue_upgrade(conn, exec_upgraded, r,
+				 tty ? "application/vnd.docker.raw-stream" : "application/vnd.docker.multiplexed-stream");
 }
 
 void api_exec_free_all(struct api_server *srv)
 {
+	free(srv->exec_orphans);
+	srv->exec_orphans = NULL;
+	srv->n_exec_orphans = 0;
 	for (size_t i = 0; i < EXEC_MAX; i++) {
 		exec_free(srv->execs[i]);
 		srv->execs[i] = NULL;

@@ -42,12 +42,47 @@ static enum MHD_Result not_found(struct MHD_Connection *c, const char *name, con
 	return api_error(c, 400, "%s", err->msg);
 }
 
+/* Testcontainers' reaper image, which nsrun api serves itself (api_ryuk.c): it
+ * "exists", with Docker's inspect shape, and nothing of it is pulled. */
+static enum MHD_Result ryuk_image(struct MHD_Connection *c)
+{
+	char hex[API_ID_LEN + 1], id[API_ID_LEN + 8];
+	yajl_gen g = api_gen();
+
+	if (!g)
+		return api_error(c, 500, "out of memory");
+	api_sha256_hex("nsrun-image:testcontainers/ryuk", hex);
+	snprintf(id, sizeof(id), "sha256:%s", hex);
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Id", id);
+	api_gen_str(g, "RepoTags");
+	yajl_gen_array_open(g);
+	api_gen_str(g, "testcontainers/ryuk:latest");
+	yajl_gen_array_close(g);
+	api_gen_str(g, "RepoDigests");
+	yajl_gen_array_open(g);
+	yajl_gen_array_close(g);
+	api_gen_kv_int(g, "Created", 0);
+	api_gen_kv_int(g, "Size", 0);
+	api_gen_kv_str(g, "Os", "linux");
+	api_gen_kv_str(g, "Architecture", "amd64");
+	api_gen_str(g, "Config");
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Cmd", NULL);
+	api_gen_kv_str(g, "Entrypoint", NULL);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
+	return api_reply_gen(c, 200, g);
+}
+
 static enum MHD_Result inspect(struct MHD_Connection *c, const char *name)
 {
 	struct nsrun_error err = { 0 };
 	char entry[IMAGE_STORE_NAME_MAX + 1];
 	yajl_gen g;
 
+	if (api_is_ryuk(name))
+		return ryuk_image(c);
 	if (image_find(name, entry, sizeof(entry), &err) < 0)
 		return not_found(c, name, &err);
 	if (!(g = api_gen()))
@@ -156,6 +191,11 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 		return api_error(c, 501, "fromSrc (docker import) is not supported by nsrun api: use nsrun-image import");
 	if (!from || !from[0])
 		return api_error(c, 400, "fromImage is required");
+	if (api_is_ryuk(from)) {
+		static const char done[] = "{\"status\":\"testcontainers/ryuk is served by nsrun api itself: "
+					   "nothing to pull\"}\r\n";
+		return api_reply(c, 200, "application/json", done, sizeof(done) - 1);
+	}
 	/* docker pull redis:7 sends fromImage=redis&tag=7, a digest comes as the tag
 	 * too; some clients put the tag in fromImage (then a tag parameter is not added) */
 	const char *last = strrchr(from, '/');

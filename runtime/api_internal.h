@@ -1,8 +1,9 @@
 /* api_internal.h - what the files of `nsrun api` share (api.c: server and routing;
  * api_json.c: replies and JSON helpers; api_create.c: a create request to nsrun's
  * options; api_containers.c: the containers on disk, list, inspect;
- * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach;
- * api_exec.c: exec instances).  Not an interface of nsrun. */
+ * api_lifecycle.c: create, start, stop, wait, delete; api_stream.c: logs, attach,
+ * resize; api_exec.c: exec instances; api_ryuk.c: Testcontainers' reaper).  Not an
+ * interface of nsrun. */
 #ifndef NSRUN_API_INTERNAL_H
 #define NSRUN_API_INTERNAL_H
 
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <microhttpd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -29,6 +31,8 @@ struct api_exec;
 /* The server: one per `nsrun api`, shared by the connection threads. */
 struct api_server {
 	struct api_exec *execs[API_EXEC_MAX];   /* api_exec.c's (under lock) */
+	pid_t *exec_orphans;            /* api_exec.c's children no instance waits for (under lock) */
+	size_t n_exec_orphans;
 	pthread_mutex_t lock;           /* serialises changes to the services' state */
 	char self_exe[PATH_MAX];        /* this nsrun, run as `nsrun -d` to start a container */
 	char socket_path[PATH_MAX];
@@ -81,6 +85,8 @@ yajl_val api_get(yajl_val v, const char *key, yajl_type type);
 const char *api_str(yajl_val v);
 /* The string at key of v, or NULL. */
 const char *api_get_str(yajl_val v, const char *key);
+/* The query arguments h and w (rows, columns: 1 to 65535) into *ws.  Returns false if bad. */
+bool api_winsize(struct MHD_Connection *c, struct winsize *ws);
 /* True if the query argument key is "1", "true" or "True". */
 bool api_arg_true(struct MHD_Connection *c, const char *key);
 /* Writes a random 64-hex id into id (API_ID_LEN + 1 bytes). */
@@ -92,16 +98,19 @@ void api_time_rfc3339(long long secs, char *buf, size_t len);
 
 /* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
 
-/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User) in the
- * running container ref; 201 {"Id": ...}.  Tty and stdin: 501. */
+/* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User, Tty,
+ * AttachStdin) in the running container ref; 201 {"Id": ...}. */
 enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
 				const char *body, size_t len);
-/* /exec/{path}: POST {id}/start (on an upgraded connection: the output in Docker's
- * frames) and GET {id}/json (Running, ExitCode). */
+/* /exec/{path}: POST {id}/start (on an upgraded connection: stdin from it, the
+ * output in Docker's frames, raw with a TTY; with Detach: runs on its own),
+ * POST {id}/resize and GET {id}/json (Running, ExitCode). */
 enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *path,
 			 const char *body, size_t len);
 /* Frees srv's exec instances (at the server's end). */
 void api_exec_free_all(struct api_server *srv);
+/* Records the end of the instances started with Detach (waitpid WNOHANG). */
+void api_exec_reap(struct api_server *srv);
 
 /* ---- api_create.c ---- */
 
@@ -132,6 +141,10 @@ char *api_read_small_file(int dir_fd, const char *file, size_t *len);
 int api_write_file_atomic(int dir_fd, const char *file, const char *text, size_t len);
 /* Removes exited AutoRemove containers; returns the number of running ones. */
 int api_reap(struct api_server *srv);
+/* True if c's stdin takes attached clients (OpenStdin when created; -d -i). */
+bool api_ctr_open_stdin(const struct api_ctr *c);
+/* True if c has a TTY (Tty when created; -t for an nsrun -d service). */
+bool api_ctr_tty(const struct api_ctr *c);
 /* The inspect document of c into g. */
 void api_gen_inspect(yajl_gen g, const struct api_ctr *c);
 /* GET /containers/json. */
@@ -159,8 +172,12 @@ bool api_client_gone(struct MHD_Connection *conn, int timeout_ms);
 
 /* GET /containers/{ref}/logs: Docker's frames; follow, tail, stdout, stderr. */
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
-/* POST /containers/{ref}/attach with an upgrade: its output until it exits. */
+/* POST /containers/{ref}/attach with an upgrade: its output until it exits (raw
+ * with a TTY, else in frames); with stdin=1 what the client sends goes to the
+ * service's stdin, its half-close as the end of this client's input. */
 enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
+/* POST /containers/{ref}/resize?h=&w=: the size of its TTY. */
+enum MHD_Result api_resize(struct api_server *srv, struct MHD_Connection *conn, const char *ref);
 /* One of Docker's stream frames on an upgraded connection's sock: the 8-byte
  * header (stream: 1 stdout, 2 stderr; n big-endian), then data.  Returns 0 or -1. */
 int api_send_frame(int sock, unsigned char stream, const char *data, size_t n);
@@ -181,6 +198,14 @@ enum MHD_Result api_exec(struct api_server *srv, struct MHD_Connection *conn, co
 			 const char *body, size_t len);
 /* Frees srv's exec instances (at the server's end). */
 void api_exec_free_all(struct api_server *srv);
+
+/* ---- api_ryuk.c: Testcontainers' reaper, served by nsrun ---- */
+
+/* True if the image reference ref is Testcontainers' reaper (testcontainers/ryuk[:TAG]). */
+bool api_is_ryuk(const char *ref);
+/* `nsrun api ryuk NAME CONNECT_TIMEOUT RECONNECT_TIMEOUT`: the reaper as the
+ * monitor of the service NAME (run by start).  Returns the exit status. */
+int api_ryuk_main(int argc, char **argv);
 
 /* ---- api_create.c ---- */
 

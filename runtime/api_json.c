@@ -170,6 +170,28 @@ bool api_arg_true(struct MHD_Connection *c, const char *key)
 	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
 }
 
+/* A query argument from 1 to 65535, or 0. */
+static unsigned short arg_dim(struct MHD_Connection *c, const char *key)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	return *end || errno || n > 65535 || v[0] == '-' ? 0 : (unsigned short)n;
+}
+
+bool api_winsize(struct MHD_Connection *c, struct winsize *ws)
+{
+	ws->ws_row = arg_dim(c, "h");
+	ws->ws_col = arg_dim(c, "w");
+	ws->ws_xpixel = ws->ws_ypixel = 0;
+	return ws->ws_row && ws->ws_col;
+}
+
 void api_random_id(char *id)
 {
 	unsigned char raw[API_ID_LEN / 2];

@@ -229,18 +229,45 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 		snprintf(msg, msg_len, "container %s was not made by nsrun api: start it with nsrun -d", c->name);
 		return 409;
 	}
+	char connect_s[32] = "60s", reconnect_s[32] = "10s";
+	bool ryuk = YAJL_IS_TRUE(api_get(c->config, "ryuk", yajl_t_true));
+	if (ryuk) {
+		/* its settings are its environment's, as the image's; the server's own
+		 * environment gives the defaults (Testcontainers passes none of these) */
+		const char *e;
+		if ((e = getenv("RYUK_CONNECTION_TIMEOUT")) && e[0])
+			snprintf(connect_s, sizeof(connect_s), "%s", e);
+		if ((e = getenv("RYUK_RECONNECTION_TIMEOUT")) && e[0])
+			snprintf(reconnect_s, sizeof(reconnect_s), "%s", e);
+		yajl_val env = api_get(api_get(c->config, "config", yajl_t_object), "Env", yajl_t_array);
+		for (size_t i = 0; env && i < env->u.array.len; i++) {
+			const char *kv = api_str(env->u.array.values[i]);
+			if (strncmp(kv, "RYUK_CONNECTION_TIMEOUT=", 24) == 0)
+				snprintf(connect_s, sizeof(connect_s), "%s", kv + 24);
+			else if (strncmp(kv, "RYUK_RECONNECTION_TIMEOUT=", 26) == 0)
+				snprintf(reconnect_s, sizeof(reconnect_s), "%s", kv + 26);
+		}
+	}
 	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0 ||
 	    (dir_fd = openat(root_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    !(config = api_read_small_file(dir_fd, API_CONFIG_FILE, &len)) ||
-	    !(argv = calloc(args->u.array.len + 5, sizeof(*argv)))) {
+	    !(argv = calloc(args->u.array.len + 7, sizeof(*argv)))) {
 		snprintf(msg, msg_len, "read the state of %s: %s", c->name, err.msg[0] ? err.msg : strerror(errno));
 		return 500;
 	}
 	argv[n++] = srv->self_exe;
-	argv[n++] = (char *)"-d";
-	argv[n++] = (char *)"--name";
-	argv[n++] = c->name;
-	for (size_t i = 0; i < args->u.array.len; i++)
+	if (ryuk) {
+		argv[n++] = (char *)"api";
+		argv[n++] = (char *)"ryuk";
+		argv[n++] = c->name;
+		argv[n++] = connect_s;
+		argv[n++] = reconnect_s;
+	} else {
+		argv[n++] = (char *)"-d";
+		argv[n++] = (char *)"--name";
+		argv[n++] = c->name;
+	}
+	for (size_t i = 0; !ryuk && i < args->u.array.len; i++)
 		if (YAJL_IS_STRING(args->u.array.values[i]))
 			argv[n++] = YAJL_GET_STRING(args->u.array.values[i]);
 	/* the service's directory is made again by nsrun -d; its config.json goes back in */
@@ -477,6 +504,8 @@ static enum MHD_Result action(struct api_server *srv, struct MHD_Connection *con
 		return wait_for(srv, conn, ref);
 	if (post && strcmp(act, "attach") == 0)
 		return api_attach(srv, conn, ref);
+	if (post && strcmp(act, "resize") == 0)
+		return api_resize(srv, conn, ref);
 	if (post && (strcmp(act, "start") == 0 || strcmp(act, "restart") == 0)) {
 		if (!api_find(srv, conn, ref, &c, &ret))
 			return ret;

@@ -1,5 +1,5 @@
 /* api_stream.c - the container endpoints that stream its log: logs (with follow)
- * and attach (output only, on an upgraded connection). */
+ * and attach (on an upgraded connection, with the service's stdin), and resize. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +12,7 @@
 
 #include "api_internal.h"
 #include "cleanup.h"
+#include "service_stdin.h"
 #include "sys.h"
 
 #define POLL_MS 100
@@ -25,6 +26,7 @@ struct log_stream {
 	bool follow;
 	bool last;              /* the service ended: one more read, then the end */
 	unsigned char stream;   /* 1 stdout, 2 stderr: the log holds both, as one */
+	bool raw;               /* a TTY's: no frames, as Docker's */
 	struct MHD_Connection *conn;
 };
 
@@ -38,7 +40,9 @@ static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 		return 0;
 	for (;;) {
 		size_t want = max - 8 < LOG_BLOCK ? max - 8 : LOG_BLOCK;
-		ssize_t n = read(ls->fd, buf + 8, want);
+		ssize_t n = read(ls->fd, buf + (ls->raw ? 0 : 8), want);
+		if (n > 0 && ls->raw)
+			return n;
 		if (n > 0) {
 			buf[0] = (char)ls->stream;
 			buf[1] = buf[2] = buf[3] = 0;
@@ -125,6 +129,7 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	if (!api_find(srv, conn, ref, &c, &ret))
 		return ret;
 	dir_fd = api_open_dir(c.name, &root_fd);
+	bool raw = api_ctr_tty(&c);
 	api_ctr_free(&c);
 	if (dir_fd < 0 || (fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return api_error(conn, 404, "no log for container %s", ref);
@@ -136,6 +141,7 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	ls->dir_fd = steal_fd(&dir_fd);
 	ls->follow = api_arg_true(conn, "follow");
 	ls->stream = out ? 1 : 2;
+	ls->raw = raw;
 	ls->conn = conn;
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, LOG_BLOCK + 8, log_read, ls, log_free);
 	if (!r) {
@@ -149,11 +155,13 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	return ret;
 }
 
-/* ---- attach (output only) ---- */
+/* ---- attach ---- */
 
 struct attach {
 	struct api_server *srv;
 	char id[API_ID_LEN + 1];
+	bool tty;               /* raw output, no frames */
+	bool in;                /* stdin=1: the client's bytes go to the service's stdin */
 };
 
 /* True when the client closed its end (a half-close, as a client without stdin
@@ -191,18 +199,54 @@ enum MHD_Result api_queue_upgrade(struct MHD_Connection *conn, MHD_UpgradeHandle
 	return ret;
 }
 
+/* The client's stdin: to the keeper of the service's (service_stdin.h), which
+ * starts with the container; tried until it answers or the container is gone. */
+static int attach_stdin(int dir_fd, int sock)
+{
+	for (;;) {
+		int fd = service_stdin_connect(dir_fd, "stdin\n");
+		if (fd >= 0 || (errno != ENOENT && errno != ECONNREFUSED) || !state_is_alive(dir_fd) ||
+		    sock_gone(sock, POLL_MS))
+			return fd;
+	}
+}
+
+/* Up to POLL_MS: the client's input to kfd (closed at its end: *kfd -1).
+ * Returns false when the client is gone. */
+static bool attach_input(int sock, int *kfd)
+{
+	struct pollfd p = { .fd = sock, .events = *kfd >= 0 ? POLLIN : 0 };
+	char buf[LOG_BLOCK];
+	ssize_t n;
+
+	if (poll(&p, 1, POLL_MS) <= 0)
+		return true;
+	if (p.revents & POLLIN) {
+		n = read(sock, buf, sizeof(buf));
+		if (n > 0 && write_all(*kfd, buf, (size_t)n) == 0)
+			return true;
+		if (n < 0 && errno == EINTR)
+			return true;
+		/* its half-close (or a stdin that was closed): this client's input ends */
+		cleanup_closep(kfd);
+		return n >= 0;
+	}
+	return !(p.revents & (POLLHUP | POLLERR));
+}
+
 /* The upgraded connection: waits for the container to start (the client attaches
- * before it starts it), then sends its log as it grows, until it exits. */
+ * before it starts it), then sends its log as it grows, until it exits; with
+ * stdin, passes the client's input on meanwhile. */
 static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra_in,
 			    size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
 	struct attach *a = cls;
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1, kfd = -1;
 	char buf[LOG_BLOCK], msg[256];
 	struct api_ctr c;
 	unsigned status;
 	bool last = false;
-	(void)conn, (void)con_cls, (void)extra_in, (void)extra_in_size;
+	(void)conn, (void)con_cls;
 
 	while (fd < 0) {
 		pthread_mutex_lock(&a->srv->lock);
@@ -219,10 +263,13 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 		if (fd < 0 && sock_gone(sock, POLL_MS))
 			goto out;
 	}
+	if (a->in && (kfd = attach_stdin(dir_fd, sock)) >= 0 && extra_in_size &&
+	    write_all(kfd, extra_in, extra_in_size) < 0)
+		cleanup_closep(&kfd);
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			if (api_send_frame(sock, 1, buf, (size_t)n) < 0)
+			if ((a->tty ? write_all(sock, buf, (size_t)n) : api_send_frame(sock, 1, buf, (size_t)n)) < 0)
 				break;
 			continue;
 		}
@@ -232,7 +279,7 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 			break;
 		if (!state_is_alive(dir_fd))
 			last = true;
-		else if (sock_gone(sock, POLL_MS))
+		else if (!attach_input(sock, &kfd))
 			break;
 	}
 out:
@@ -247,8 +294,6 @@ enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, 
 	struct attach *a;
 	struct api_ctr c;
 
-	if (api_arg_true(conn, "stdin") && !api_arg_true(conn, "stdout") && !api_arg_true(conn, "stderr"))
-		return api_error(conn, 501, "attach to stdin is not supported by nsrun api yet");
 	if (!up)
 		return api_error(conn, 501, "attach without a connection upgrade is not supported by nsrun api");
 	if (!api_find(srv, conn, ref, &c, &ret))
@@ -258,7 +303,38 @@ enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, 
 		return api_error(conn, 500, "out of memory");
 	}
 	a->srv = srv;
+	a->tty = api_ctr_tty(&c);
+	/* without OpenStdin the payload's stdin is /dev/null, as Docker's: stdin=1 takes nothing */
+	a->in = api_arg_true(conn, "stdin") && api_ctr_open_stdin(&c);
 	snprintf(a->id, sizeof(a->id), "%s", c.id);
 	api_ctr_free(&c);
-	return api_queue_upgrade(conn, attach_upgraded, a, "application/vnd.docker.raw-stream");
+	return api_queue_upgrade(conn, attach_upgraded, a,
+				 a->tty ? "application/vnd.docker.raw-stream" : "application/vnd.docker.multiplexed-stream");
+}
+
+enum MHD_Result api_resize(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
+{
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	struct winsize ws;
+	enum MHD_Result ret;
+	struct api_ctr c;
+	char req[64];
+	bool tty, alive;
+
+	if (!api_winsize(conn, &ws))
+		return api_error(conn, 400, "resize: h and w must be numbers from 1 to 65535");
+	if (!api_find(srv, conn, ref, &c, &ret))
+		return ret;
+	tty = api_ctr_tty(&c);
+	alive = c.alive;
+	dir_fd = api_open_dir(c.name, &root_fd);
+	api_ctr_free(&c);
+	if (!tty)
+		return api_error(conn, 400, "container %s has no TTY to resize", ref);
+	if (!alive)
+		return api_error(conn, 409, "Container %s is not running", ref);
+	snprintf(req, sizeof(req), "resize %u %u\n", (unsigned)ws.ws_row, (unsigned)ws.ws_col);
+	if (dir_fd < 0 || (fd = service_stdin_connect(dir_fd, req)) < 0)
+		return api_error(conn, 500, "resize: the service's terminal: %s", strerror(errno));
+	return api_reply(conn, 200, "text/plain", "", 0);
 }

@@ -173,6 +173,10 @@ struct nsrun_config {
 			uint64_t start_period_us;       /* --health-start-period: failures then do not count (0) */
 			uint64_t retries;       /* --health-retries: failures in a row that make it unhealthy (3) */
 		} health;
+		bool open_stdin;        /* -i: with -d, the service's stdin is held for attaching
+					 * clients (service_stdin.h); without, nsrun's is passed */
+		bool stdin_once;        /* --stdin-once: the first attached client's end is its EOF
+					 * (Docker's StdinOnce) */
 	} service;
 	uint64_t publish_max_connections;       /* --publish-max-connections: simultaneous connections
 						 * of each published port; more are reset (default 256) */

@@ -255,6 +255,8 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 	if ((s->stop_with_parent || s->stop_with_pid) && !s->detach)
 		return error_set(err, 0, "--stop-with-%s: only with -d (a run in the foreground ends with nsrun)",
 				 s->stop_with_parent ? "parent" : "pid");
+	if (s->stdin_once && !(s->detach && s->open_stdin))
+		return error_set(err, 0, "--stdin-once: only with -d -i (a service whose stdin clients attach to)");
 	if (s->stop_with_parent && s->stop_with_pid)
 		return error_set(err, 0, "--stop-with-parent and --stop-with-pid: one process is watched, choose one");
 	if (s->detach && cfg->output.capture && !cfg->output.json_path)

@@ -416,6 +416,10 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 	ssize_t n;
 
 	sigemptyset(&set);
+	/* -t: a resize from the moment open_pty reads our size is kept pending for the
+	 * signalfd below (SIGWINCH's default is to be discarded) */
+	if (x->tty)
+		sigaddset(&set, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &set, &saved);
 	if (!x->interactive && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
 		error_set(err, errno, "open /dev/null");

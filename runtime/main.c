@@ -46,6 +46,7 @@ enum {
 	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
 	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
 	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
+	OPT_STDIN_ONCE,
 };
 
 static const struct option options[] = {
@@ -100,6 +101,7 @@ static const struct option options[] = {
 	{ "health-retries", required_argument, NULL, OPT_HEALTH_RETRIES },
 	{ "health-start-period", required_argument, NULL, OPT_HEALTH_START_PERIOD },
 	{ "publish-max-connections", required_argument, NULL, OPT_PUBLISH_MAX_CONNECTIONS },
+	{ "stdin-once", no_argument, NULL, OPT_STDIN_ONCE },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -197,7 +199,9 @@ static const char usage_text[] =
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
 	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
 	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
-	"  -i, --interactive         accepted for docker's -it: stdin is always passed\n"
+	"  -i, --interactive         docker's -i: stdin is always passed; with -d, the service's\n"
+	"                            stdin is kept open for clients that attach (nsrun api)\n"
+	"  --stdin-once              with -d -i: the first attached client's end is the EOF\n"
 	"  --debug                   print the configuration and mount plan to stderr\n"
 	"  --debug-timing            print the time of each phase to stderr (also NSRUN_DEBUG=timing)\n"
 	"  -h, --help, --version\n"
@@ -413,7 +417,12 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case 't':
 		cfg->tty = true;
 		return 0;
-	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin) */
+	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin);
+		   a -d service holds one for attaching clients */
+		cfg->service.open_stdin = true;
+		return 0;
+	case OPT_STDIN_ONCE:
+		cfg->service.stdin_once = true;
 		return 0;
 	case OPT_DEBUG:
 		cfg->debug = true;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -27,6 +28,7 @@
 #include "seccomp.h"
 #include "service.h"
 #include "service_wait.h"
+#include "service_stdin.h"
 #include "state.h"
 #include "sys.h"
 
@@ -48,6 +50,8 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 	/* as given: an empty argument or one with a space stays visible (shell words) */
 	shell_quote_join((const char *const *)cfg->process.args.v, cfg->process.args.n, st->command, sizeof(st->command));
 	st->created = (long long)time(NULL);
+	st->tty = cfg->tty;
+	st->open_stdin = cfg->service.open_stdin;
 	st->n_ports = cfg->n_publish;
 	for (size_t i = 0; i < cfg->n_publish; i++) {
 		st->ports[i] = cfg->publish[i];
@@ -151,15 +155,28 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 			int dir_fd, int log_fd, int ready_fd, int stop_fd, struct service_state *st)
 {
 	struct nsrun_result result;
-	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct nsrun_error err = { .stage = STAGE_PREPARE };
+	int in_fd = -1;
 	int code;
 	pid_t checker;
 
 	setsid();
-	if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+	if (dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
 		_exit(125);
-	close(null_fd);
 	close(log_fd);
+	/* -i/-t: the stdin clients attach to (service_stdin.h); with -t a pty that is
+	 * our controlling terminal, so a resize's SIGWINCH reaches the run */
+	if (cfg->service.open_stdin || cfg->tty)
+		in_fd = service_stdin_start(dir_fd, cfg->service.open_stdin, cfg->tty, cfg->service.stdin_once, &err);
+	else
+		in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in_fd < 0 || dup2(in_fd, 0) < 0 || (cfg->tty && ioctl(0, TIOCSCTTY, 0) < 0)) {
+		if (!err.msg[0])
+			error_set(&err, errno, "the service's stdin");
+		error_print(&err, stderr);
+		_exit(125);
+	}
+	close(in_fd);
 	/* the caller's terminal and job control signals are not ours any more */
 	signal(SIGHUP, SIG_IGN);
 	st->pid = getpid();

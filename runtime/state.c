@@ -210,6 +210,10 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 	}
 	if (st->bundle[0])
 		gen_kv_str(g, "bundle", st->bundle);
+	GEN_STR(g, "tty");
+	yajl_gen_bool(g, st->tty);
+	GEN_STR(g, "open_stdin");
+	yajl_gen_bool(g, st->open_stdin);
 	yajl_gen_map_close(g);
 }
 
@@ -288,6 +292,8 @@ int state_read(int dir_fd, struct service_state *st)
 	st->pid = get_int(root, "pid");
 	st->exit_code = get_int(root, "exit_code");
 	st->created = get_int(root, "created");
+	st->tty = YAJL_IS_TRUE(yajl_tree_get(root, (const char *[]){ "tty", NULL }, yajl_t_true));
+	st->open_stdin = YAJL_IS_TRUE(yajl_tree_get(root, (const char *[]){ "open_stdin", NULL }, yajl_t_true));
 	ports = yajl_tree_get(root, ports_path, yajl_t_array);
 	for (size_t i = 0; ports && YAJL_IS_ARRAY(ports) && i < ports->u.array.len && i < NSRUN_MAX_PUBLISH; i++) {
 		yajl_val p = ports->u.array.values[i];

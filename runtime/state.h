@@ -44,6 +44,8 @@ struct service_state {
 		long long checked;      /* when the last check ended, seconds since the epoch */
 	} health;
 	char bundle[PATH_MAX];          /* an OCI container's bundle (oci.h), else "" */
+	bool tty;                       /* -t: its stdio is a pty (its log holds the terminal's bytes) */
+	bool open_stdin;                /* -d -i: clients attach to its stdin (service_stdin.h) */
 };
 
 /* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */

@@ -1,0 +1,137 @@
+#!/bin/bash
+# nsrun api's interactive streams, driven by the real docker-py and docker CLI:
+# exec and attach with stdin (the client's half-close is the EOF) and a TTY (a
+# terminal inside, its size from resize before and during the run, raw output),
+# each with its control (no stdin: /dev/null; no TTY: no terminal), exec Detach,
+# docker exec -i / -it, docker run -i / -it through a terminal, and
+# Testcontainers' reaper (Ryuk) served by nsrun api with its protocol.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+/usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK"
+CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-io-client.py")
+py() { run_cmd timeout 180 "${CLIENT[@]}" "$@"; }
+wait_socket() {
+	local _
+	for _ in $(seq 100); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# service_procs — this test's services' processes (monitors, inits, stdin keepers:
+# `nsrun -d ...` with this test's XDG_RUNTIME_DIR), alive
+service_procs() {
+	local p cmd
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
+		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
+		echo "$p $cmd"
+	done
+}
+no_service_procs() {
+	local _
+	for _ in $(seq 100); do
+		[ -z "$(service_procs)" ] && return 0
+		sleep 0.1
+	done
+	service_procs >&2
+	return 1
+}
+
+"$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID"
+check "nsrun api listens" wait_socket "$SOCK"
+run_nsrun --stdin-once --image python -- true
+assert_eq "--stdin-once without -d -i: nsrun's error (125)" 125 "$RC"
+assert_match "  ... saying why" "^nsrun: --stdin-once: only with -d -i" "$ERR"
+assert_nsrun_error "  ... in one line"
+CTR="io-$$"
+run_nsrun -d --name "$CTR" --image python -- sleep 300
+assert_eq "a service to exec into" 0 "$RC"
+check "  control for the leak check at the end: its processes are seen" test -n "$(service_procs)"
+at_exit "$NSRUN rm -f $CTR"
+
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+export DOCKER_CONFIG="$TESTTMP/docker-config"
+# one client process (docker-py's import alone takes a second or two)
+if [ -x "$DOCKER" ]; then
+	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: ryuk ::: cli "$CTR"
+else
+	py exec_streams "$CTR" ::: attach_streams ::: ryuk
+fi
+[ "$RC" = 0 ] || diag "$ERR"
+
+# ---- exec through docker-py: stdin, TTY, resize, Detach
+SHOWN=""
+# has DESC LINE — the client printed LINE (else its whole output, once, for the log)
+has() {
+	check "$1" grep -Fqx -- "$2" <<<"$OUT"
+	grep -Fqx -- "$2" <<<"$OUT" || [ -n "$SHOWN" ] || { diag "$OUT"; SHOWN=1; }
+}
+has "exec with stdin: the client's bytes, its half-close as EOF, no terminal" \
+	"stdin='hello from stdin\\ndone\\nnotty\\n' exit=0"
+has "  control: without AttachStdin its stdin is /dev/null" "no_stdin='done\\n'"
+has "exec with a TTY: a terminal, the size resized before start, echo, input, exit code" \
+	"tty=True size=True echo=True got=True exit=7"
+has "  ... resized while it runs: the size reaches the container's pty" "resized=True exit=0"
+has "exec Detach: an empty reply, it runs on its own" "detach_reply='' running=True"
+has "  ... its end is recorded, and what it did is there" "detached_exit=0 file='hi\\n'"
+has "exec start without an upgrade: only the -t nsrun put there is dropped, -w's value \"-t\" stays; control: -w /tmp" \
+	"plain_wd=True plain_wd_ok=b'/tmp\\n'"
+
+# ---- attach through docker-py: docker run -i's and -it's requests
+has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \
+	"attach_stdin='to the container\\nend\\nnotty\\n' exit=0"
+has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
+has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
+	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
+
+# ---- Testcontainers' reaper, served by nsrun api (as testcontainers-node creates it)
+has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \
+	"ryuk_started=True"
+has "  ... each filter line answered ACK" "ryuk_acks=b'ACK\\nACK\\n'"
+has "  ... a line with another kind of filter, an empty term, too many labels or too long: closed, no ACK" \
+	"refused=[True, True, True, True]"
+if [ "$(id -u)" = 0 ]; then
+	has "  ... another user's connection is closed unanswered (its filter is not taken: see other_kept)" \
+		"other_uid_refused=True"
+fi
+has "  control: nothing is removed while its client is connected" "kept_while_connected=True"
+has "  ... the client gone, the containers with its labels are removed; control: another session's kept" \
+	"reaped=True other_kept=True"
+has "  ... and the reaper ends (AutoRemove)" "ryuk_gone=True"
+
+# ---- the docker CLI (make docker-cli puts it next to nsrun)
+if [ -x "$DOCKER" ]; then
+	has "docker exec -i: stdin piped through, to its end" "cli_i='PIPED IN\\n' rc=0"
+	has "docker exec -it on a terminal: its size inside, ^D ends it, the exit code" "cli_it_size=True rc=3"
+	has "docker run -i: stdin piped through to its end, the exit code" "cli_run_i='RUN WITH STDIN\\n' rc=2"
+	has "docker run -it on a terminal: a terminal inside, its size, ^D ends it, the exit code" \
+		"cli_run_it=True size=True rc=6"
+	has "  ... docker rm removes them" "cli_rm='cli-run-i\\ncli-run-it\\n'"
+else
+	skip "no docker CLI at $DOCKER (make docker-cli)" "the docker CLI: exec -i, exec -it"
+fi
+
+run_nsrun rm -f "$CTR"
+check "nothing is left: no service directory (the API's containers were removed)" \
+	test -z "$(find "$XDG_RUNTIME_DIR/nsrun" -mindepth 1 -maxdepth 1 2>/dev/null)"
+check "  ... no monitor, init or keeper of a service's stdin is left" no_service_procs
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
+done_testing

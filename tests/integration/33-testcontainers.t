@@ -1,0 +1,99 @@
+#!/bin/bash
+# Testcontainers for Node.js (npm testcontainers and @testcontainers/postgresql,
+# make testcontainers-node) against nsrun api with its defaults, Ryuk enabled
+# (served by nsrun api itself): a GenericContainer Redis with a log wait strategy
+# and PostgreSQL through its module, a real query in each (PostgreSQL then
+# stopped by it); then the test process, killed with SIGKILL while Redis runs,
+# leaves no container, process or port behind (Ryuk's job), with its control:
+# while it lives, they are there.  One node process, for CI's time.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image services
+TC=${NSRUN_TESTCONTAINERS:-$(dirname "$NSRUN")/tools/testcontainers}
+NODE=$(command -v node) || skip_all "no node (Debian's nodejs)"
+[ -d "$TC/node_modules/testcontainers" ] || skip_all "no Testcontainers for Node.js in $TC (make testcontainers-node)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+STATE="$XDG_RUNTIME_DIR/nsrun"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK"
+# Testcontainers' lock file and config are per user: this test's own
+export HOME="$TESTTMP/home" TMPDIR="$TESTTMP"
+mkdir "$HOME"
+SCRIPT=$TESTS_DIR/testcontainers/tc.js
+export NODE_PATH="$TC/node_modules"
+wait_socket() {
+	local _
+	for _ in $(seq 100); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
+# procs — this test's services' processes: monitors, inits, the reaper
+procs() {
+	local p cmd
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
+		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
+		echo "$p $cmd"
+	done
+}
+# gone_within SECONDS — no state directory and no process of a service left by then
+gone_within() {
+	local _
+	for _ in $(seq $(($1 * 10))); do
+		[ -z "$(state_entries)" ] && [ -z "$(procs)" ] && return 0
+		sleep 0.1
+	done
+	state_entries >&2
+	procs >&2
+	return 1
+}
+
+# the reaper's grace period: a second (Testcontainers passes none; Ryuk's is 10 s)
+RYUK_RECONNECTION_TIMEOUT=1s "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID"
+check "nsrun api listens" wait_socket "$SOCK"
+
+# one test process (node's start and Testcontainers' own Ryuk are the slow part)
+"$NODE" "$SCRIPT" >"$TESTTMP/tc.out" 2>"$TESTTMP/tc.err" &
+TCPID=$!
+at_exit "kill -9 $TCPID"
+for _ in $(seq 1800); do
+	grep -q '^started=' "$TESTTMP/tc.out" && break
+	kill -0 "$TCPID" 2>/dev/null || break
+	sleep 0.1
+done
+OUT=$(cat "$TESTTMP/tc.out")
+grep -q '^started=' <<<"$OUT" && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
+check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
+check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
+PG=$(sed -n 's/^stopped=//p' <<<"$OUT")
+ID=$(sed -n 's/^started=//p' <<<"$OUT")
+gone_ctr() { [ -n "$1" ] && ! grep -rqs -- "$1" "$STATE"; }
+check "  ... stopped, PostgreSQL's container is removed" gone_ctr "$PG"
+check "  control: Redis's is there (its id found the same way)" grep -rqs -- "$ID" "$STATE"
+assert_match "a test process holds a Redis" '^[0-9a-f]{64}$' "$ID"
+PORT=$(cat "$STATE"/*/state.json 2>/dev/null | grep -o '"host_port": *[0-9]*' | grep -o '[0-9]*$' | sort -u)
+check "  control: while it lives, its container and the reaper run (and hold ports)" \
+	test "$(procs | grep -c .)" -ge 2 -a -n "$PORT"
+kill -9 "$TCPID"
+wait "$TCPID" 2>/dev/null
+check "SIGKILLed: Ryuk removes its container and ends; no process, state or port left" gone_within 60
+LEFT=""
+for p in $PORT; do ss -Hltn "sport = :$p" | grep -q . && LEFT="$LEFT $p"; done
+assert_eq "  ... no port of theirs is still listened on" "" "$LEFT"
+
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
+done_testing
