@@ -20,11 +20,13 @@
 #include "hostfile.h"
 #include "image.h"
 #include "mount_plan.h"
+#include "network.h"
 #include "result.h"
 #include "pasta.h"
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
+#include "state.h"
 #include "tier.h"
 #include "timing.h"
 
@@ -225,6 +227,31 @@ static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct ns
 			 arg);
 }
 
+/* --network container:NAME (a running service's network namespace) or --network
+ * NAME (one made by nsrun network create): both names as docker's rule for
+ * names.  Returns 0 or -1 with err. */
+static int parse_network_join(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
+{
+	bool container = strncmp(arg, "container:", 10) == 0;
+	const char *name = container ? arg + 10 : arg;
+
+	if (strcmp(arg, "host") == 0 || strcmp(arg, "bridge") == 0 || strcmp(arg, "default") == 0) {
+		error_set(err, 0, "--network: \"%s\": refused: nsrun gives a container no network of the host's", arg);
+		err->hint = "none (loopback only), pasta (a way out as the caller), container:NAME (a service's "
+			    "network) or a network of nsrun network create";
+		return -1;
+	}
+	if (!service_name_valid(name)) {
+		error_set(err, 0, "--network: \"%s\": unknown, and not a %s name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most "
+			  "64)", arg, container ? "service" : "network");
+		err->hint = "none (loopback only), pasta (a way out as the caller), container:NAME (a service's "
+			    "network) or a network of nsrun network create";
+		return -1;
+	}
+	cfg->network = container ? NSRUN_NETWORK_CONTAINER : NSRUN_NETWORK_NAMED;
+	return set_str(&cfg->network_name, name, "--network", err);
+}
+
 static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct nsrun_error *err)
 {
 	switch (c) {
@@ -306,8 +333,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		else if (strcmp(arg, "pasta") == 0)
 			cfg->network = NSRUN_NETWORK_PASTA;
 		else
-			return error_set(err, 0, "--network: \"%s\": unknown (none: loopback only; pasta: a way out "
-					 "through pasta(1))", arg);
+			return parse_network_join(cfg, arg, err);
 		return 0;
 	case OPT_SECURITY_OPT:
 		return set_security_opt(cfg, arg, err);
@@ -506,6 +532,10 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_FULL &&
 	    add_resolv_conf(cfg, err) < 0)
 		return -1;
+	/* the network's /etc/hosts, which names its members */
+	if (cfg->network == NSRUN_NETWORK_NAMED && cfg->isolation == NSRUN_ISOLATION_FULL &&
+	    network_add_member(cfg, err) < 0)
+		return -1;
 	if (!cfg->process.cwd)
 		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
 	if (!cfg->process.cwd)
@@ -702,6 +732,10 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "network") == 0) {
+		timing_free(timing);
+		return network_main(argc, argv);
 	}
 	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
 		timing_free(timing);

@@ -215,6 +215,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		close(run->image_lock_fd);
 		run->image_lock_fd = -1;
 	}
+	/* the service or network joined must be there before anything is made */
+	if (net_join_open(cfg, &run->join, err) < 0)
+		return -1;
 	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
@@ -315,8 +318,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return error_set(err, errno, "become a subreaper");
 	}
 	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
-	run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
-			      &in_cgroup, err);
+	if (run->join.netns_fd >= 0)
+		/* another's network namespace: a helper clones it there and writes the maps */
+		run->child = net_join_clone(&run->join, ns_clone_flags(), err);
+	else
+		run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
+				      &in_cgroup, err);
 	if (run->child < 0) {
 		close(sv[1]);
 		return -1;
@@ -364,7 +371,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return -1;
 	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
 	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
-	if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
+	if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && run->join.netns_fd < 0 &&
+	    ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
 		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
 			return -1;
 		if (tier_host_root()) {
@@ -838,6 +846,7 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
 	run->ready_fd = -1;
+	net_join_close(&run->join);
 	if (run->image_lock_fd >= 0)
 		close(run->image_lock_fd); /* and with it the image's lock */
 	run->image_lock_fd = -1;
@@ -880,7 +889,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .image_lock_fd = -1,
+				 .image_lock_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1 },
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

@@ -62,6 +62,11 @@ static int open_private_dir(int parent_fd, const char *dir, const char *shown, s
 	return fd;
 }
 
+int state_open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
+{
+	return open_private_dir(parent_fd, dir, shown, err);
+}
+
 /* Opens (made 0700 if missing) dir under parent_fd, following a symlink there (the
  * caller's own: it must be ours), refusing another owner or write access for group
  * and others.  Returns the fd or -1 with err. */

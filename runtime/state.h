@@ -47,6 +47,11 @@ bool service_name_valid(const char *name);
  * no private place exists: the message says to set XDG_RUNTIME_DIR). */
 int state_open_root(char *path, size_t len, struct nsrun_error *err);
 
+/* Opens dir under parent_fd (made 0700 if missing; shown names it in messages),
+ * refusing a symlink, another owner or access for group or others.  Returns the
+ * fd, or -1 with err. */
+int state_open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err);
+
 /* Makes NAME's directory under root_fd: built under a temporary name (lock taken,
  * log created), then renamed without replacing (renameat2 RENAME_NOREPLACE), so a
  * duplicate fails and readers never see it half made.  Returns its fd, with the
