@@ -58,7 +58,9 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 	}
 	exec_target_init(&t);
 	if (exec_target_open(&t, dir_fd, (pid_t)st.pid, err) == 0) {
-		j->userns_fd = fcntl(t.userns_outer, F_DUPFD_CLOEXEC, 3);
+		/* the owner of its net namespace: the container's, or (a service that
+		 * joined another's network) the one it joined, whose child we become too */
+		j->userns_fd = fcntl(t.userns_net >= 0 ? t.userns_net : t.userns_outer, F_DUPFD_CLOEXEC, 3);
 		j->netns_fd = fcntl(t.ns[NS_NET], F_DUPFD_CLOEXEC, 3);
 		rc = j->userns_fd < 0 || j->netns_fd < 0 ? error_set(err, errno, "keep its namespaces") : 0;
 	}

@@ -29,8 +29,9 @@
 #define HOSTS_FILE "hosts"
 #define RM_WAIT_MS 5000         /* for the killed holder to be gone */
 
-/* Docker's lines for localhost (etc_files.h); members follow on 127.0.0.1. */
-static const char hosts_head[] = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+/* Docker's lines for localhost (etc_files.h), the default hostname as a run's;
+ * members follow on 127.0.0.1. */
+static const char hosts_head[] = "127.0.1.1\t" NSRUN_DEFAULT_HOSTNAME "\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 				 "fe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\n"
 				 "ff02::2\tip6-allrouters\n";
 
