@@ -198,11 +198,10 @@ int config_validate_network(const struct nsrun_config *cfg, struct nsrun_error *
 	if (cfg->network != NSRUN_NETWORK_CONTAINER && cfg->network != NSRUN_NETWORK_NAMED)
 		return 0;
 	/* as docker refuses it: "conflicting options: port publishing and the container type network mode" */
-	if (cfg->n_publish) {
-		error_set(err, 0, "-p and --network %s%s: a joined network namespace is not the run's own, and its "
-			  "ports are published by the service that made it", form, cfg->network_name);
-		err->hint = "publish the port on the service whose network is joined, or on the first service of "
-			    "the network, and reach it there";
+	if (cfg->n_publish && cfg->network == NSRUN_NETWORK_CONTAINER) {
+		error_set(err, 0, "-p and --network %s%s: the network namespace is the service's, whose -p publishes "
+			  "its ports", form, cfg->network_name);
+		err->hint = "publish the port on the service whose network is joined (its -p reaches every run in it)";
 		return -1;
 	}
 	if (cfg->network == NSRUN_NETWORK_NAMED && cfg->n_add_hosts)

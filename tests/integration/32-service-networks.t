@@ -86,8 +86,11 @@ assert_eq "  ... a second one of that name: exit 125" 125 "$RC"
 assert_match "  ... says it exists" "network create $NET: the network exists" "$ERR"
 assert_nsrun_error "  ... one line and a hint"
 
-run_nsrun -d --name "db$$" --network "$NET" --tmpfs /var/lib/postgresql:mode=0700 --image services -- sh -c "$PGSTART"
-assert_eq "PostgreSQL as a service on the network: exit 0" 0 "$RC"
+run_nsrun -d --name "db$$" --network "$NET" -p 0:5432 --tmpfs /var/lib/postgresql:mode=0700 --image services -- sh -c "$PGSTART"
+assert_eq "PostgreSQL as a service on the network, its port published: exit 0" 0 "$RC"
+DB_PORT=$(sed -n 's#^5432/tcp -> 127.0.0.1:##p' <<<"$OUT")
+run_cmd timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$DB_PORT"
+assert_eq "  ... the host reaches it through -p" 0 "$RC"
 run_nsrun -d --name "app$$" --network "$NET" --image services -- sh -c \
 	"$PGWAIT"' && psql -h "$1" -U postgres -At -c "select 6*7"; exec sleep 600' _ "db$$"
 assert_eq "an app service on it: exit 0" 0 "$RC"
@@ -118,8 +121,6 @@ run_nsrun network rm "$NET"
 assert_eq "network rm of a network in use: exit 125" 125 "$RC"
 assert_match "  ... says it is in use" "network rm $NET: it is in use" "$ERR"
 assert_nsrun_error "  ... one line and a hint"
-run_nsrun -d --name "x$$" --network "$NET" -p 0:80 --image services -- true
-assert_match "-p with --network NAME is refused" '^nsrun: -p and --network' "$ERR"
 
 # ---- --network container:NAME: the database's own network namespace
 run_nsrun --network "container:db$$" --image services -- sh -c "$IFACES; echo; psql -h localhost -U postgres -At -c 'select 1'; \
@@ -134,6 +135,9 @@ assert_match "  ... does not reach the outside server" '^198\.51\.100\.7 .*(unre
 assert_match "  ... nor the host's loopback one" '^127\.0\.0\.1 .*refused' "$(sed -n 6p <<<"$OUT")"
 run_nsrun exec "db$$" -- test -e /var/lib/postgresql/data/PG_VERSION
 assert_eq "  control: the service has them (nsrun exec)" 0 "$RC"
+run_nsrun --network "container:db$$" -p 0:80 --image services -- true
+assert_match "-p with --network container: is refused (the service publishes)" '^nsrun: -p and --network container:' "$ERR"
+assert_nsrun_error "  ... one line and a hint"
 
 # ---- a service that dies while another shares its network
 run_nsrun -d --name "r$$" --tmpfs /data --image services -- redis-server --save '' --appendonly no --dir /data
