@@ -150,6 +150,26 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 assert_match "  ... it reaches the other's Redis on localhost" PONG "$OUT"
+# the same through the Docker API (docker-py): NetworkMode container:NAME
+if /usr/bin/python3 -c 'import docker' 2>/dev/null; then
+	"$NSRUN" api --socket "$TESTTMP/api.sock" --idle-timeout 0 >/dev/null 2>&1 &
+	at_exit "kill $!"
+	for _ in $(seq 100); do [ -S "$TESTTMP/api.sock" ] && break; sleep 0.1; done
+	run_cmd /usr/bin/python3 -c 'import sys, docker
+c = docker.DockerClient(base_url="unix://" + sys.argv[1])
+k = c.containers.run("services", ["redis-cli", "ping"], network_mode="container:" + sys.argv[2], detach=True)
+k.wait(timeout=30)
+print(k.logs().decode().strip())
+k.remove(force=True)
+try:
+    c.containers.create("services", ["true"], network_mode="container:" + sys.argv[2], ports={"80/tcp": 0})
+except docker.errors.APIError as e:
+    print(e.status_code, e.explanation)' "$TESTTMP/api.sock" "r$$"
+	assert_eq "docker-py: network_mode container:NAME reaches its Redis; with ports: Docker's 400" \
+		"$(printf 'PONG\n400 conflicting options: port publishing and the container type network mode')" "$OUT"
+else
+	skip "no docker-py (Debian python3-docker; make deps)" "docker-py: network_mode container:NAME"
+fi
 run_nsrun stop -t 2 "r$$"
 assert_eq "the service whose network it shares stops: exit 0" 0 "$RC"
 for _ in $(seq 100); do
