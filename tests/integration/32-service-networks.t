@@ -43,6 +43,7 @@ export XDG_RUNTIME_DIR="$TESTTMP/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 NETS="$XDG_RUNTIME_DIR/nsrun/.networks"
 NET="n$$"
+# shellcheck disable=SC2016
 at_exit '"$NSRUN" stop -t 1 --all >/dev/null 2>&1; "$NSRUN" network rm "$NET" >/dev/null 2>&1'
 
 # the test's servers: one outside, one on the host's loopback only
@@ -73,6 +74,7 @@ PG=/usr/lib/postgresql/15/bin
 PGSTART="$PG/initdb --no-sync -U postgres -A trust -D /var/lib/postgresql/data >/dev/null && exec $PG/postgres \
 -D /var/lib/postgresql/data -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off"
 # until PostgreSQL takes sessions (it accepts TCP while it starts), 30 s at most
+# shellcheck disable=SC2016
 PGWAIT='for i in $(seq 150); do pg_isready -q -h "$1" && break; sleep 0.2; done'
 
 # ---- a named network
@@ -91,6 +93,7 @@ assert_eq "PostgreSQL as a service on the network, its port published: exit 0" 0
 DB_PORT=$(sed -n 's#^5432/tcp -> 127.0.0.1:##p' <<<"$OUT")
 run_cmd timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$DB_PORT"
 assert_eq "  ... the host reaches it through -p" 0 "$RC"
+# shellcheck disable=SC2016
 run_nsrun -d --name "app$$" --network "$NET" --image services -- sh -c \
 	"$PGWAIT"' && psql -h "$1" -U postgres -At -c "select 6*7"; exec sleep 600' _ "db$$"
 assert_eq "an app service on it: exit 0" 0 "$RC"
