@@ -261,9 +261,16 @@ int network_open(const char *name, int *userns_fd, int *netns_fd, int *lock_fd, 
 	lock = openat(dir, LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (lock < 0)
 		return error_set(err, errno, "open its lock");
-	if (flock(lock, LOCK_SH | LOCK_NB) < 0)
-		return error_set(err, errno == EWOULDBLOCK ? 0 : errno, "%s", errno == EWOULDBLOCK ?
-				 "it is being removed" : "lock it");
+	/* blocking: network ls and rm hold it exclusive only for a moment; a network
+	 * removed meanwhile has its lock unlinked */
+	while (flock(lock, LOCK_SH) < 0)
+		if (errno != EINTR)
+			return error_set(err, errno, "lock it");
+	if (fstat(lock, &a) < 0 || a.st_nlink == 0) {
+		error_set(err, 0, "no such network (it was removed just now)");
+		err->hint = "make it first: nsrun network create NAME (nsrun network ls shows them)";
+		return -1;
+	}
 	/* the pidfd first: while the holder holds its lock, its pid is not reused */
 	pid = read_holder(dir, &holder_fd);
 	if (pid > 0)
