@@ -36,6 +36,7 @@ fi
 
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
+require_probe
 require_userns
 require_image services
 
@@ -138,6 +139,14 @@ assert_match "  ... does not reach the outside server" '^198\.51\.100\.7 .*(unre
 assert_match "  ... nor the host's loopback one" '^127\.0\.0\.1 .*refused' "$(sed -n 6p <<<"$OUT")"
 run_nsrun exec "db$$" -- test -e /var/lib/postgresql/data/PG_VERSION
 assert_eq "  control: the service has them (nsrun exec)" 0 "$RC"
+# the joiner gains nothing of the service: ids, capabilities, no_new_privs and
+# seccomp as a run of its own has them
+run_probe -- status
+OWN=$OUT
+run_probe --network "container:db$$" -- status
+assert_eq "  ... its payload's ids, capabilities, no_new_privs and seccomp are a run's own" "$OWN" "$OUT"
+assert_match "  control: those are none and on" 'CapEff:[[:space:]]*0000000000000000.*NoNewPrivs:[[:space:]]*1.*Seccomp:[[:space:]]*2' \
+	"$(tr '\n' ' ' <<<"$OWN")"
 run_nsrun --network "container:db$$" -p 0:80 --image services -- true
 assert_match "-p with --network container: is refused (the service publishes)" '^nsrun: -p and --network container:' "$ERR"
 assert_nsrun_error "  ... one line and a hint"
