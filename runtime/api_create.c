@@ -279,6 +279,12 @@ static int network_container(struct create_ctx *x, yajl_val hc, const char *ref)
 		return refuse(x, 400, "conflicting options: port publishing and the container type network mode");
 	if (api_ctr_find(ref, &c, &status, msg, sizeof(msg)) < 0)
 		return refuse(x, status, "%s", msg);
+	/* a plain nsrun -d service is the caller's, not the API clients' to join */
+	if (!c.config) {
+		api_ctr_free(&c);
+		return refuse(x, 403, "NetworkMode \"container:%s\": refused by nsrun api: only a container made "
+			      "through the API can be joined, not a service of nsrun -d", ref);
+	}
 	rc = add_fmt(x, "--network", "container:%s", c.name);
 	api_ctr_free(&c);
 	return rc;

@@ -56,6 +56,16 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 		err->hint = "nsrun logs NAME says how it ended";
 		return -1;
 	}
+	/* pasta's way out is the caller's, given only to the run that asked for it;
+	 * "" is a service whose mode is not recorded: not known to have none */
+	if (strcmp(st.network, "none") != 0 && strcmp(st.network, "container") != 0 &&
+	    strcmp(st.network, "named") != 0) {
+		error_set(err, 0, "the service's network is %s: its way out is not shared",
+			  st.network[0] ? st.network : "not recorded");
+		err->hint = "join a service started with --network none or a named network "
+			    "(nsrun network create), or run this one with --network pasta itself";
+		return -1;
+	}
 	exec_target_init(&t);
 	if (exec_target_open(&t, dir_fd, (pid_t)st.pid, err) == 0) {
 		/* the owner of its net namespace: the container's, or (a service that

@@ -188,6 +188,7 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 	gen_kv_str(g, "image", st->image);
 	gen_kv_str(g, "command", st->command);
 	gen_kv_int(g, "created", st->created);
+	gen_kv_str(g, "network", st->network);
 	yajl_gen_map_close(g);
 }
 
@@ -261,6 +262,7 @@ int state_read(int dir_fd, struct service_state *st)
 	copy_str(root, "log", st->log, sizeof(st->log));
 	copy_str(root, "image", st->image, sizeof(st->image));
 	copy_str(root, "command", st->command, sizeof(st->command));
+	copy_str(root, "network", st->network, sizeof(st->network));
 	st->pid = get_int(root, "pid");
 	st->exit_code = get_int(root, "exit_code");
 	st->created = get_int(root, "created");

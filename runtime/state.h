@@ -31,6 +31,8 @@ struct service_state {
 	char image[256];
 	char command[512];
 	long long created;              /* seconds since the epoch */
+	char network[16];               /* its --network mode: "none", "pasta", "container" or
+					 * "named" ("" if not recorded: an older nsrun's) */
 };
 
 /* True if st stays until rm without a live lock: "exited" or "created" (a

@@ -117,9 +117,18 @@ if command -v pasta >/dev/null && { exec 9<>/dev/net/tun; } 2>/dev/null; then
 	run_nsrun --network pasta --image services -- bash -c "$REACH" _ "198.51.100.7:$REMOTE_PORT"
 	assert_eq "control: the same probe under --network pasta reaches the outside server" \
 		"198.51.100.7 remote-ok" "$OUT"
+	# a pasta service's way out is not handed to whoever names it
+	run_nsrun -d --name "p$$" --network pasta --image services -- sleep 600
+	run_nsrun --network "container:p$$" --image services -- true
+	assert_match "--network container: to a --network pasta service: exit 125, refused" \
+		"^125 nsrun: --network container:p$$: the service's network is pasta" "$RC $ERR"
+	assert_nsrun_error "  ... one line and a hint"
+	"$NSRUN" stop -t 1 "p$$" >/dev/null 2>&1
 else
 	skip "pasta or /dev/net/tun ($(stat -c %a /dev/net/tun 2>&1)) is missing" \
 		"control: the same probe under --network pasta reaches the outside server"
+	skip "pasta or /dev/net/tun is missing" "--network container: to a --network pasta service"
+	skip "pasta or /dev/net/tun is missing" "  ... one line and a hint"
 fi
 run_nsrun network rm "$NET"
 assert_eq "network rm of a network in use: exit 125" 125 "$RC"
@@ -167,18 +176,32 @@ if /usr/bin/python3 -c 'import docker' 2>/dev/null; then
 	"$NSRUN" api --socket "$TESTTMP/api.sock" --idle-timeout 0 >/dev/null 2>&1 &
 	at_exit "kill $!"
 	for _ in $(seq 100); do [ -S "$TESTTMP/api.sock" ] && break; sleep 0.1; done
-	run_cmd /usr/bin/python3 -c 'import sys, docker
+	run_cmd /usr/bin/python3 -c 'import sys, time, docker
 c = docker.DockerClient(base_url="unix://" + sys.argv[1])
-k = c.containers.run("services", ["redis-cli", "ping"], network_mode="container:" + sys.argv[2], detach=True)
-k.wait(timeout=30)
-print(k.logs().decode().strip())
-k.remove(force=True)
-try:
-    c.containers.create("services", ["true"], network_mode="container:" + sys.argv[2], ports={"80/tcp": 0})
-except docker.errors.APIError as e:
-    print(e.status_code, e.explanation)' "$TESTTMP/api.sock" "r$$"
-	assert_eq "docker-py: network_mode container:NAME reaches its Redis; with ports: Docker's 400" \
-		"$(printf 'PONG\n400 conflicting options: port publishing and the container type network mode')" "$OUT"
+def tryit(f):
+    try:
+        f()
+    except docker.errors.APIError as e:
+        print(e.status_code, e.explanation)
+# a plain nsrun -d service is not the API clients to join
+tryit(lambda: c.containers.create("services", ["true"], network_mode="container:" + sys.argv[2]))
+r = c.containers.run("services", ["redis-server", "--save", "", "--appendonly", "no", "--dir", "/"], detach=True)
+for _ in range(300):
+    k = c.containers.run("services", ["redis-cli", "ping"], network_mode="container:" + r.id, detach=True)
+    k.wait(timeout=30)
+    out = k.logs().decode().strip()
+    k.remove(force=True)
+    if out == "PONG":
+        break
+    time.sleep(0.1)
+print(out)
+tryit(lambda: c.containers.create("services", ["true"], network_mode="container:" + r.id, ports={"80/tcp": 0}))
+r.remove(force=True)' "$TESTTMP/api.sock" "r$$"
+	assert_eq "docker-py: network_mode container:NAME of a CLI service: 403" \
+		"403 NetworkMode \"container:r$$\": refused by nsrun api: only a container made through the API can be joined, not a service of nsrun -d" \
+		"$(sed -n 1p <<<"$OUT")"
+	assert_eq "  control: of an API container, reaches its Redis; with ports: Docker's 400" \
+		"$(printf 'PONG\n400 conflicting options: port publishing and the container type network mode')" "$(sed -n 2,3p <<<"$OUT")"
 else
 	skip "no docker-py (Debian python3-docker; make deps)" "docker-py: network_mode container:NAME"
 fi
