@@ -125,26 +125,34 @@ static pid_t helper_main(const struct net_join *j, int flags, int report_fd)
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
-	/* a credential change made us non-dumpable, which would give the container's
-	 * /proc files to host root, whose id is not mapped here: the maps below could
-	 * not be written (proc(5), /proc/PID ownership) */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
-		error_set(&m.err, errno, "set dumpable");
-		goto fail;
-	}
 	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
 		error_set(&m.err, errno, "join the network namespace");
 		goto fail;
 	}
-	/* our parent's child (CLONE_PARENT), its exit signal ours: SIGCHLD */
-	pid = syscall(SYS_clone, (unsigned long)flags | CLONE_PARENT, NULL, NULL, NULL, 0);
-	if (pid < 0) {
-		error_set(&m.err, errno, "clone the container in the joined network namespace");
+	/* a credential change made us non-dumpable, which would give the container's
+	 * /proc files to host root, whose id is not mapped here: the maps below could
+	 * not be written (proc(5), /proc/PID ownership).  Dumpable only across the
+	 * clone: the container inherits it, and clears it as soon as its maps are
+	 * written (container.c) */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+		error_set(&m.err, errno, "set dumpable");
 		goto fail;
 	}
+	/* our parent's child (CLONE_PARENT), its exit signal ours: SIGCHLD */
+	pid = syscall(SYS_clone, (unsigned long)flags | CLONE_PARENT, NULL, NULL, NULL, 0);
 	if (pid == 0) {
 		close(report_fd);
 		return 0;
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		error_set(&m.err, errno, "set non-dumpable");
+		if (pid > 0)
+			kill((pid_t)pid, SIGKILL);
+		goto fail;
+	}
+	if (pid < 0) {
+		error_set(&m.err, errno, "clone the container in the joined network namespace");
+		goto fail;
 	}
 	m.pid = (pid_t)pid;
 	/* "0 0 1": the owner's root, the caller's id; written from this, the parent
