@@ -183,6 +183,14 @@ static int start_holder(int dir, struct nsrun_error *err)
 	}
 	cleanup_closep(&go_r);
 	cleanup_closep(&ready_w);
+	/* its pid before "G": were we killed past it, network rm finds the holder */
+	snprintf(text, sizeof(text), "%d\n", (int)pid);
+	if (pwrite(holder_fd, text, strlen(text), 0) != (ssize_t)strlen(text)) {
+		error_set(err, errno, "write " HOLDER_FILE);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
 	/* the caller's id only (root's: 65534, as for a run: ns.h) */
 	if (ns_write_id_maps(pid, uid, gid, err) < 0 || write_all(go_w, "G", 1) < 0) {
 		kill(pid, SIGKILL);
@@ -200,12 +208,6 @@ static int start_holder(int dir, struct nsrun_error *err)
 			return -1;
 		}
 		return error_set(err, 0, "the network's holder ended while starting");
-	}
-	snprintf(text, sizeof(text), "%d\n", (int)pid);
-	if (pwrite(holder_fd, text, strlen(text), 0) != (ssize_t)strlen(text)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return error_set(err, errno, "write " HOLDER_FILE);
 	}
 	return 0;
 }
