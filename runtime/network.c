@@ -231,6 +231,13 @@ static int network_create(int nets, const char *name, struct nsrun_error *err)
 		err->hint = "for example: nsrun network create backend";
 		return -1;
 	}
+	/* --network takes these as modes: such a network could not be named there */
+	if (strcmp(name, "none") == 0 || strcmp(name, "pasta") == 0 || strcmp(name, "host") == 0 ||
+	    strcmp(name, "bridge") == 0 || strcmp(name, "default") == 0 || strncmp(name, "container", 9) == 0) {
+		error_set(err, 0, "\"%s\": a reserved name (none, pasta, host, bridge, default, container...)", name);
+		err->hint = "pick another name, for example: nsrun network create backend";
+		return -1;
+	}
 	if (mkdirat(nets, name, 0700) < 0) {
 		if (errno != EEXIST)
 			return error_set(err, errno, "create the network's directory");

@@ -258,6 +258,12 @@ for bad in 'a/b' '.hidden'; do
 	assert_match "network create \"$bad\": exit 125, not a network name" "^125 nsrun: network create .*not a network name" "$RC $ERR"
 done
 assert_nsrun_error "  ... one line and a hint"
+for bad in pasta default container1; do
+	run_nsrun network create "$bad"
+	assert_match "network create $bad: exit 125, a reserved name" "^125 nsrun: network create $bad: \"$bad\": a reserved name" "$RC $ERR"
+done
+assert_nsrun_error "  ... one line and a hint"
+check "  ... none made" test -z "$(ls -A "$NETS")"
 run_nsrun network rm nope$$
 assert_match "network rm of no such network: exit 125" "^125 nsrun: network rm nope$$: no such network" "$RC $ERR"
 for bad in 'container:a b' 'host'; do
