@@ -313,12 +313,12 @@ static int host_namespaces(struct create_ctx *x, yajl_val hc)
 	if (net && strcmp(net, "host") == 0)
 		return refuse(x, 403, "NetworkMode \"%s\": refused by nsrun api: a container shares no network "
 			      "namespace with the host", net);
+	if (nonempty(api_get(hc, "VolumesFrom", yajl_t_any)) || nonempty(api_get(hc, "Links", yajl_t_any)))
+		return refuse(x, 501, "VolumesFrom and Links are not supported by nsrun api");
 	if (net && strncmp(net, "container:", 10) == 0)
 		return network_container(x, hc, net + 10);
 	if (net && net[0] && strcmp(net, "none") && strcmp(net, "default") && strcmp(net, "bridge"))
 		return refuse(x, 404, "network %s not found (nsrun api has bridge, host and none)", net);
-	if (nonempty(api_get(hc, "VolumesFrom", yajl_t_any)) || nonempty(api_get(hc, "Links", yajl_t_any)))
-		return refuse(x, 501, "VolumesFrom and Links are not supported by nsrun api");
 	return 0;
 }
 

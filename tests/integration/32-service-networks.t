@@ -196,12 +196,15 @@ for _ in range(300):
     time.sleep(0.1)
 print(out)
 tryit(lambda: c.containers.create("services", ["true"], network_mode="container:" + r.id, ports={"80/tcp": 0}))
+tryit(lambda: c.containers.create("services", ["true"], network_mode="container:" + r.id, links={r.id: "db"}))
 r.remove(force=True)' "$TESTTMP/api.sock" "r$$"
 	assert_eq "docker-py: network_mode container:NAME of a CLI service: 403" \
 		"403 NetworkMode \"container:r$$\": refused by nsrun api: only a container made through the API can be joined, not a service of nsrun -d" \
 		"$(sed -n 1p <<<"$OUT")"
 	assert_eq "  control: of an API container, reaches its Redis; with ports: Docker's 400" \
 		"$(printf 'PONG\n400 conflicting options: port publishing and the container type network mode')" "$(sed -n 2,3p <<<"$OUT")"
+	assert_eq "  ... and with Links: refused as without it" "501 VolumesFrom and Links are not supported by nsrun api" \
+		"$(sed -n 4p <<<"$OUT")"
 else
 	skip "no docker-py (Debian python3-docker; make deps)" "docker-py: network_mode container:NAME"
 fi
