@@ -88,7 +88,8 @@ int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsr
 		return 0;
 	}
 	if (cfg->network == NSRUN_NETWORK_NAMED) {
-		if (network_open(cfg->network_name, &j->userns_fd, &j->netns_fd, &j->lock_fd, err) < 0) {
+		if (network_open(cfg->network_name, &j->userns_fd, &j->netns_fd, &j->lock_fd, err) < 0 ||
+		    (cfg->isolation == NSRUN_ISOLATION_FULL && network_write_member(cfg, err) < 0)) {
 			error_prefix(err, "--network %s", cfg->network_name);
 			return -1;
 		}

@@ -308,40 +308,58 @@ int network_open(const char *name, int *userns_fd, int *netns_fd, int *lock_fd, 
 	return 0;
 }
 
+#define HOSTS_MAX (1 << 20)     /* bytes: the network's hosts file is refused past it */
+
 int network_add_member(struct nsrun_config *cfg, struct nsrun_error *err)
 {
-	_cleanup_close_ int nets = -1, dir = -1, fd = -1;
-	_cleanup_free_ char *text = NULL;
-	char path[PATH_MAX], line[NAME_MAX_LEN * 2 + 32], spec[PATH_MAX + 64];
-	/* its service name and a --hostname of its own; a run with neither adds nothing */
-	bool own_host = strcmp(cfg->hostname, NSRUN_DEFAULT_HOSTNAME) != 0;
-	const char *name = cfg->service.name ? cfg->service.name : own_host ? cfg->hostname : NULL;
+	_cleanup_close_ int nets = -1, dir = -1;
+	char path[PATH_MAX], spec[PATH_MAX + 64];
 
 	if ((nets = open_networks(path, sizeof(path), err)) < 0 ||
 	    (dir = open_network_dir(nets, cfg->network_name, err)) < 0) {
 		error_prefix(err, "--network %s", cfg->network_name);
 		return -1;
 	}
-	fd = openat(dir, HOSTS_FILE, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX) < 0)
-		return error_set(err, errno, "--network %s: open its " HOSTS_FILE, cfg->network_name);
+	snprintf(spec, sizeof(spec), "%s/%s/" HOSTS_FILE ":/etc/hosts:ro", path, cfg->network_name);
+	return config_add_volume(cfg, spec, err);
+}
+
+int network_write_member(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	_cleanup_close_ int nets = -1, dir = -1, fd = -1;
+	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX], line[NAME_MAX_LEN * 2 + 32], fdp[64];
+	/* its service name and a --hostname of its own; a run with neither adds nothing */
+	bool own_host = strcmp(cfg->hostname, NSRUN_DEFAULT_HOSTNAME) != 0;
+	const char *name = cfg->service.name ? cfg->service.name : own_host ? cfg->hostname : NULL;
+	size_t len = 0;
+
 	if (!name)
-		line[0] = '\0';
-	else if (!own_host || strcmp(name, cfg->hostname) == 0)
+		return 0;
+	if (!own_host || strcmp(name, cfg->hostname) == 0)
 		snprintf(line, sizeof(line), "127.0.0.1\t%s\n", name);
 	else
 		snprintf(line, sizeof(line), "127.0.0.1\t%s %s\n", name, cfg->hostname);
-	{
-		char fdp[64];
-		fd_path(fdp, sizeof(fdp), fd);
-		if (read_file(fdp, 1 << 20, &text, NULL) < 0)
-			return error_set(err, errno, "--network %s: read its " HOSTS_FILE, cfg->network_name);
-	}
+	if ((nets = open_networks(path, sizeof(path), err)) < 0 ||
+	    (dir = open_network_dir(nets, cfg->network_name, err)) < 0)
+		return -1;
+	fd = openat(dir, HOSTS_FILE, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0)
+		return error_set(err, errno, "open its " HOSTS_FILE);
+	fd_path(fdp, sizeof(fdp), fd);
+	if (read_file(fdp, HOSTS_MAX, &text, &len) < 0 && errno != EFBIG)
+		return error_set(err, errno, "read its " HOSTS_FILE);
 	/* one line a member: a name that joins again is there already */
-	if (line[0] && !strstr(text, line) && write_all(fd, line, strlen(line)) < 0)
-		return error_set(err, errno, "--network %s: write its " HOSTS_FILE, cfg->network_name);
-	snprintf(spec, sizeof(spec), "%s/%s/" HOSTS_FILE ":/etc/hosts:ro", path, cfg->network_name);
-	return config_add_volume(cfg, spec, err);
+	if (text && strstr(text, line))
+		return 0;
+	if (!text || len + strlen(line) > HOSTS_MAX - 1) {
+		error_set(err, 0, "its " HOSTS_FILE " file is full (%d bytes: a line a name that ever joined)", HOSTS_MAX);
+		err->hint = "remove the network and make it again: nsrun network rm NAME; nsrun network create NAME";
+		return -1;
+	}
+	if (write_all(fd, line, strlen(line)) < 0)
+		return error_set(err, errno, "write its " HOSTS_FILE);
+	return 0;
 }
 
 /* `network ls`: NAME, whether its holder lives, whether a run uses it. */

@@ -37,9 +37,13 @@ int network_main(int argc, char **argv);
  * gone). */
 int network_open(const char *name, int *userns_fd, int *netns_fd, int *lock_fd, struct nsrun_error *err);
 
-/* For --network NAME, before the run is validated: adds cfg's service name (or
- * its hostname) to the network's hosts file and binds that file read-only at
- * /etc/hosts (a volume).  Returns 0, or -1 with err. */
+/* For --network NAME, before the run is validated: binds the network's hosts
+ * file read-only at /etc/hosts (a volume).  Returns 0, or -1 with err. */
 int network_add_member(struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* For --network NAME, once network_open succeeded: adds cfg's service name (or
+ * its hostname) to the network's hosts file, once (flock(2) on it), refusing
+ * past its size cap (1 MiB).  Returns 0, or -1 with err (errnum 0: full). */
+int network_write_member(const struct nsrun_config *cfg, struct nsrun_error *err);
 
 #endif

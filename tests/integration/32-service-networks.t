@@ -130,6 +130,14 @@ else
 	skip "pasta or /dev/net/tun is missing" "--network container: to a --network pasta service"
 	skip "pasta or /dev/net/tun is missing" "  ... one line and a hint"
 fi
+# the hosts file grows by a line a new name: past its cap a run is refused, said
+yes '# filler' | head -c $((1048576 - 16 - $(stat -c %s "$NETS/$NET/hosts"))) >>"$NETS/$NET/hosts"
+run_nsrun --network "$NET" --hostname "full$$" --image services -- true
+assert_match "a new name on a network whose hosts file is full: exit 125, says so" \
+	"^125 nsrun: --network $NET: its hosts file is full" "$RC $ERR"
+assert_nsrun_error "  ... one line and a hint"
+run_nsrun --network "$NET" --image services -- true
+assert_eq "  control: a run that adds no name goes on" 0 "$RC"
 run_nsrun network rm "$NET"
 assert_eq "network rm of a network in use: exit 125" 125 "$RC"
 assert_match "  ... says it is in use" "network rm $NET: it is in use" "$ERR"
@@ -249,8 +257,9 @@ for _ in $(seq 50); do
 	case "$(awk '{print $3}' "/proc/$HOLDER/stat" 2>/dev/null)" in "" | Z) break ;; esac
 	sleep 0.1
 done
-run_nsrun --network "$NET" --image services -- true
+run_nsrun --network "$NET" --hostname "ghost$$" --image services -- true
 assert_match "a network whose holder was killed: exit 125, says so" "^125 nsrun: --network $NET: its holder process is gone" "$RC $ERR"
+assert_eq "  ... the run that failed added no name to its hosts file" 0 "$(grep -c "ghost$$" "$NETS/$NET/hosts")"
 run_nsrun network rm "$NET"
 assert_eq "  ... network rm removes it" "0 $NET" "$RC $OUT"
 check "  ... no state left" test -z "$(ls -A "$NETS")"
