@@ -106,15 +106,20 @@ struct helper_msg {
 /* The helper (a child of nsrun): into the owner's user namespace as its root,
  * into the network namespace, then the container with CLONE_PARENT.  Returns 0
  * in the container; never returns in the helper. */
-static pid_t helper_main(const struct net_join *j, int flags, int report_fd)
+static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int report_fd)
 {
 	struct helper_msg m = { .pid = -1, .err = { .stage = STAGE_CLONE } };
 	long pid;
+	char c;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
 		error_set(&m.err, errno, "set the parent-death signal");
 		goto fail;
 	}
+	/* "G": we are in the run's cgroups (the container clones from here) */
+	if (read(go_fd, &c, 1) != 1)
+		_exit(125);
+	close(go_fd);
 	/* the owner first: joining it gives every capability in it (user_namespaces(7)) */
 	if (setns(j->userns_fd, CLONE_NEWUSER) < 0) {
 		error_set(&m.err, errno, "join the user namespace that owns the network namespace");
@@ -168,26 +173,51 @@ fail:
 	_exit(m.pid > 0 ? 0 : 125);
 }
 
-pid_t net_join_clone(const struct net_join *j, int flags, struct nsrun_error *err)
+pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn enter, void *arg,
+		     struct nsrun_error *err)
 {
 	struct helper_msg m = { .pid = -1 };
-	int pfd[2], status;
+	int pfd[2], gfd[2], status;
 	pid_t helper;
 	ssize_t n;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return error_set_stage(err, STAGE_CLONE, errno, "pipe for the network namespace's helper");
+	if (pipe2(gfd, O_CLOEXEC) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return error_set_stage(err, STAGE_CLONE, errno, "pipe for the network namespace's helper");
+	}
 	helper = fork();
 	if (helper < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
+		close(gfd[0]);
+		close(gfd[1]);
 		return error_set_stage(err, STAGE_CLONE, errno, "fork the network namespace's helper");
 	}
 	if (helper == 0) {
 		close(pfd[0]);
-		return helper_main(j, flags & ~CLONE_NEWNET, pfd[1]);
+		close(gfd[1]);
+		return helper_main(j, flags & ~CLONE_NEWNET, gfd[0], pfd[1]);
 	}
 	close(pfd[1]);
+	close(gfd[0]);
+	if (enter && enter(helper, arg, err) < 0)
+		status = -1;
+	else if (write_all(gfd[1], "G", 1) < 0)
+		status = error_set_stage(err, STAGE_CLONE, errno, "start the network namespace's helper");
+	else
+		status = 0;
+	if (status < 0) {
+		close(gfd[1]);
+		close(pfd[0]);
+		kill(helper, SIGKILL);
+		while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	close(gfd[1]);
 	do
 		n = read(pfd[0], &m, sizeof(m));
 	while (n < 0 && errno == EINTR);

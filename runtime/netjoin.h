@@ -43,12 +43,19 @@ void net_join_init(struct net_join *j);
  * err (errnum 0: no such service or network, not running, not nsrun's). */
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err);
 
+/* Moves pid into the run's cgroups; 0 or -1 with err. */
+typedef int (*net_join_enter_fn)(pid_t pid, void *arg, struct nsrun_error *err);
+
 /* Clones the container (clone(2) flags: ns_clone_flags without CLONE_NEWNET)
  * in j's network namespace with its user namespace a child of j's, as above,
- * and writes its id maps.  Returns as fork(2): 0 in the container, its pid
+ * and writes its id maps.  enter (may be NULL) moves the helper into the run's
+ * cgroups before it clones, so the container starts there and its cgroup
+ * namespace is rooted there (cgroup_namespaces(7)), as CLONE_INTO_CGROUP does
+ * on the path without a join.  Returns as fork(2): 0 in the container, its pid
  * (our child) here, or -1 with err (errno of setns(2), clone(2), the map
- * writes). */
-pid_t net_join_clone(const struct net_join *j, int flags, struct nsrun_error *err);
+ * writes, enter). */
+pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn enter, void *arg,
+		     struct nsrun_error *err);
 
 /* Closes what j holds; idempotent. */
 void net_join_close(struct net_join *j);

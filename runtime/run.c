@@ -271,6 +271,17 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 }
 
 /* P5-P8: socket and signals, clone, id maps, go. */
+/* net_join_clone's enter: the join helper into the run's cgroups, so the
+ * container it clones starts there (v2: its cgroup namespace rooted there). */
+static int join_enter_cgroups(pid_t pid, void *arg, struct nsrun_error *err)
+{
+	const struct nsrun_run *run = arg;
+
+	if (cgroup_enter(&run->cg, pid, err) < 0 || cgroup_v1_enter(&run->cg1, pid, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
 {
 	int sv[2];
@@ -320,7 +331,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
 	if (run->join.netns_fd >= 0)
 		/* another's network namespace: a helper clones it there and writes the maps */
-		run->child = net_join_clone(&run->join, ns_clone_flags(), err);
+		run->child = net_join_clone(&run->join, ns_clone_flags(), join_enter_cgroups, run, err);
 	else
 		run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
 				      &in_cgroup, err);

@@ -146,7 +146,7 @@ assert_nsrun_error "  ... one line and a hint"
 # ---- --network container:NAME: the database's own network namespace
 run_nsrun --network "container:db$$" --image services -- sh -c "$IFACES; echo; psql -h localhost -U postgres -At -c 'select 1'; \
 ls /proc | grep -c '^[0-9]'; test -e /var/lib/postgresql/data/PG_VERSION && echo sees-files || echo no-files; \
-bash -c '$REACH' _ 198.51.100.7:$REMOTE_PORT 127.0.0.1:$LOOP_PORT"
+bash -c '$REACH' _ 198.51.100.7:$REMOTE_PORT 127.0.0.1:$LOOP_PORT; grep '^0::' /proc/self/cgroup"
 assert_eq "--network container:db: exit 0" 0 "$RC"
 assert_eq "  ... lo only" "lo " "$(sed -n 1p <<<"$OUT")"
 assert_eq "  ... reaches PostgreSQL on localhost" "1" "$(sed -n 2p <<<"$OUT")"
@@ -154,6 +154,7 @@ assert_match "  ... sees only its own processes (its own pid namespace)" '^[1-4]
 assert_eq "  ... not the service's files" "no-files" "$(sed -n 4p <<<"$OUT")"
 assert_match "  ... does not reach the outside server" '^198\.51\.100\.7 .*(unreachable|refused)' "$(sed -n 5p <<<"$OUT")"
 assert_match "  ... nor the host's loopback one" '^127\.0\.0\.1 .*refused' "$(sed -n 6p <<<"$OUT")"
+assert_eq "  ... its cgroup namespace is rooted at its run's cgroup, as a run's own" "0::/" "$(sed -n 7p <<<"$OUT")"
 run_nsrun exec "db$$" -- test -e /var/lib/postgresql/data/PG_VERSION
 assert_eq "  control: the service has them (nsrun exec)" 0 "$RC"
 # the joiner gains nothing of the service: ids, capabilities, no_new_privs and
