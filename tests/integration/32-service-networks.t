@@ -131,7 +131,8 @@ else
 	skip "pasta or /dev/net/tun is missing" "  ... one line and a hint"
 fi
 # the hosts file grows by a line a new name: past its cap a run is refused, said
-yes '# filler' | head -c $((1048576 - 16 - $(stat -c %s "$NETS/$NET/hosts"))) >>"$NETS/$NET/hosts"
+size=$(stat -c %s "$NETS/$NET/hosts")
+yes '# filler' | head -c $((1048576 - 16 - size)) >>"$NETS/$NET/hosts"
 run_nsrun --network "$NET" --hostname "full$$" --image services -- true
 assert_match "a new name on a network whose hosts file is full: exit 125, says so" \
 	"^125 nsrun: --network $NET: its hosts file is full" "$RC $ERR"
