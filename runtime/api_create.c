@@ -273,6 +273,32 @@ static int ports(struct create_ctx *x, yajl_val hc)
 	return 0;
 }
 
+/* NetworkMode "container:REF": the network namespace of that container (a
+ * service: nsrun's --network container:NAME, netjoin.h), found by id, id prefix
+ * or name as Docker finds it; with published ports refused as Docker refuses
+ * them.  Returns 0 or -1 (refused). */
+static int network_container(struct create_ctx *x, yajl_val hc, const char *ref)
+{
+	struct api_ctr c;
+	unsigned status = 404;
+	char msg[256];
+	int rc;
+
+	if (nonempty(api_get(hc, "PortBindings", yajl_t_any)))
+		return refuse(x, 400, "conflicting options: port publishing and the container type network mode");
+	if (api_ctr_find(ref, &c, &status, msg, sizeof(msg)) < 0)
+		return refuse(x, status, "%s", msg);
+	/* a plain nsrun -d service is the caller's, not the API clients' to join */
+	if (!c.config) {
+		api_ctr_free(&c);
+		return refuse(x, 403, "NetworkMode \"container:%s\": refused by nsrun api: only a container made "
+			      "through the API can be joined, not a service of nsrun -d", ref);
+	}
+	rc = add_fmt(x, "--network", "container:%s", c.name);
+	api_ctr_free(&c);
+	return rc;
+}
+
 static int host_namespaces(struct create_ctx *x, yajl_val hc)
 {
 	static const char *const modes[] = { "PidMode", "IpcMode", "UTSMode", "UsernsMode", "CgroupnsMode" };
@@ -291,13 +317,15 @@ static int host_namespaces(struct create_ctx *x, yajl_val hc)
 			return refuse(x, 403, "%s \"%s\": refused by nsrun api: a container shares no namespace with the "
 				      "host or another container", modes[i], m);
 	}
-	if (net && (strcmp(net, "host") == 0 || strncmp(net, "container:", 10) == 0))
+	if (net && strcmp(net, "host") == 0)
 		return refuse(x, 403, "NetworkMode \"%s\": refused by nsrun api: a container shares no network "
-			      "namespace with the host or another container", net);
-	if (net && net[0] && strcmp(net, "none") && strcmp(net, "default") && strcmp(net, "bridge"))
-		return refuse(x, 404, "network %s not found (nsrun api has bridge, host and none)", net);
+			      "namespace with the host", net);
 	if (nonempty(api_get(hc, "VolumesFrom", yajl_t_any)) || nonempty(api_get(hc, "Links", yajl_t_any)))
 		return refuse(x, 501, "VolumesFrom and Links are not supported by nsrun api");
+	if (net && strncmp(net, "container:", 10) == 0)
+		return network_container(x, hc, net + 10);
+	if (net && net[0] && strcmp(net, "none") && strcmp(net, "default") && strcmp(net, "bridge"))
+		return refuse(x, 404, "network %s not found (nsrun api has bridge, host and none)", net);
 	return 0;
 }
 

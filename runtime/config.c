@@ -256,6 +256,10 @@ static int tier_options_check(const struct nsrun_config *cfg, struct nsrun_error
 				 "the payload is 65534 (nobody)", t);
 	if (cfg->network == NSRUN_NETWORK_PASTA)
 		return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
+	if (cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)
+		return error_set(err, 0, "isolation %s: --network %s%s joins a network namespace from a user namespace "
+				 "of nsrun's, which needs the full tier", t,
+				 cfg->network == NSRUN_NETWORK_CONTAINER ? "container:" : "", cfg->network_name);
 	if (cfg->security.allow_nested)
 		return error_set(err, 0, "isolation %s: --allow-nested needs the full tier", t);
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL && cfg->n_publish)
@@ -337,6 +341,7 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->tmpfs);
 	free(cfg->publish);
 	free(cfg->add_hosts);
+	free(cfg->network_name);
 	free(cfg->service.name);
 	strv_free(&cfg->service.labels);
 	free(cfg->service.wait_log);

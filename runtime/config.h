@@ -42,6 +42,9 @@
 enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
 	NSRUN_NETWORK_PASTA,            /* lo and eth0, a tap of pasta(1): a way out as the caller (pasta.h) */
+	NSRUN_NETWORK_CONTAINER,        /* container:NAME: the net namespace of the running service NAME
+	                                 * (netjoin.h) */
+	NSRUN_NETWORK_NAMED,            /* NAME: the net namespace of nsrun network NAME (network.h) */
 };
 
 /* The isolation tier of a run (--isolation; tier.h says what each one holds). */
@@ -184,6 +187,7 @@ struct nsrun_config {
 					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
+	char *network_name;             /* container: the service's name; named: the network's; else NULL */
 	enum nsrun_isolation isolation;
 	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did
 					 * not work; NULL when --isolation named the tier */
@@ -240,6 +244,11 @@ int config_set_wait_http(struct nsrun_config *cfg, const char *spec, struct nsru
 /* The cross-field checks of -p, --tmpfs, -d, --name and --wait-port (config_service.c);
  * called by config_validate.  Returns 0 or -1 with err. */
 int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* The cross-field checks of --network container:NAME and --network NAME (no -p;
+ * no --add-host on a named network); called by config_validate_service.
+ * Returns 0 or -1 with err. */
+int config_validate_network(const struct nsrun_config *cfg, struct nsrun_error *err);
 
 /* Cross-field checks after the image is merged. Returns 0 or -1 with err. */
 int config_validate(const struct nsrun_config *cfg, struct nsrun_error *err);

@@ -263,5 +263,26 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 		return error_set(err, 0, "--capture: not with -d (the output goes to the service's log: nsrun logs NAME)");
 	if (s->detach && cfg->mode == NSRUN_MODE_STDIN)
 		return error_set(err, 0, "-d: a program on standard input cannot be detached");
+	return config_validate_network(cfg, err);
+}
+
+/* --network container:NAME and --network NAME (netjoin.h): the namespace is
+ * another's, so nothing of the run's own network can be asked for. */
+int config_validate_network(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const char *form = cfg->network == NSRUN_NETWORK_CONTAINER ? "container:" : "";
+
+	if (cfg->network != NSRUN_NETWORK_CONTAINER && cfg->network != NSRUN_NETWORK_NAMED)
+		return 0;
+	/* as docker refuses it: "conflicting options: port publishing and the container type network mode" */
+	if (cfg->n_publish && cfg->network == NSRUN_NETWORK_CONTAINER) {
+		error_set(err, 0, "-p and --network %s%s: the network namespace is the service's, whose -p publishes "
+			  "its ports", form, cfg->network_name);
+		err->hint = "publish the port on the service whose network is joined (its -p reaches every run in it)";
+		return -1;
+	}
+	if (cfg->network == NSRUN_NETWORK_NAMED && cfg->n_add_hosts)
+		return error_set(err, 0, "--add-host and --network %s: the network's members share one /etc/hosts, "
+				 "which names them all", cfg->network_name);
 	return 0;
 }

@@ -77,6 +77,12 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
 	*unmapped = msg.value == SYNC_UNMAPPED;
+	/* a joined network (netjoin.c): the helper's clone left us dumpable as
+	 * host uid 65534 (as root) while we hold the supervisor's fds; the maps are
+	 * written now, so nothing needs it any more */
+	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED) &&
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "set init non-dumpable");
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* no namespace: orphans of the payload come to us, and (ABI 6) a signal
 		 * domain of our own makes kill(-1) reach only our descendants */

@@ -146,6 +146,13 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 			report(a->report_fd, &err, 125);
 		}
 	}
+	/* a service on a joined network (netjoin.h): its net namespace's owner is the
+	 * parent of the container's user namespace, so the net namespace is joined
+	 * from there first; our capabilities there cover its child, joined next */
+	if (t->userns_net >= 0 && (setns(t->userns_net, CLONE_NEWUSER) < 0 || setns(t->ns[NS_NET], CLONE_NEWNET) < 0)) {
+		error_set(&err, errno, "join the network namespace the service joined");
+		report(a->report_fd, &err, 125);
+	}
 	/* the container's user namespace first: it owns the others, and joining it
 	 * gives us every capability in it (user_namespaces(7)) */
 	if (setns(t->userns_outer, CLONE_NEWUSER) < 0) {
@@ -153,6 +160,8 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 		report(a->report_fd, &err, 125);
 	}
 	for (int k = 0; k < NS__COUNT; k++) {
+		if (k == NS_NET && t->userns_net >= 0)
+			continue; /* joined above */
 		if (t->ns[k] >= 0 && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
 			error_set(&err, errno, "join the container's %s namespace", exec_target_ns_name((enum ns_kind)k));
 			report(a->report_fd, &err, 125);

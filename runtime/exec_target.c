@@ -32,6 +32,7 @@ void exec_target_init(struct exec_target *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->pidfd[0] = t->pidfd[1] = t->pidfd[2] = t->proc_fd = t->userns_outer = t->userns_payload = t->root_fd = -1;
+	t->userns_net = -1;
 	for (int i = 0; i < NS__COUNT; i++)
 		t->ns[i] = -1;
 }
@@ -39,7 +40,7 @@ void exec_target_init(struct exec_target *t)
 void exec_target_close(struct exec_target *t)
 {
 	int *fds[] = { &t->pidfd[0], &t->pidfd[1], &t->pidfd[2], &t->proc_fd, &t->userns_outer, &t->userns_payload,
-		       &t->root_fd };
+		       &t->root_fd, &t->userns_net };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		cleanup_closep(fds[i]);
@@ -237,9 +238,16 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 				 "exec joins only a service of isolation full");
 	} else {
 		above = ioctl(t->userns_outer, NS_GET_PARENT);
-		if (above < 0 || !same_file(above, self))
-			return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun "
-					 "made for it (it made one of its own?)");
+		if (above >= 0 && !same_file(above, self)) {
+			/* joined another's network: the container's user namespace is a child of
+			 * the one that owns the net namespace (netjoin.h), a child of ours */
+			_cleanup_close_ int top = ioctl(above, NS_GET_PARENT);
+			if (top >= 0 && same_file(top, self))
+				t->userns_net = steal_fd(&above);
+		}
+		if (t->userns_net < 0 && (above < 0 || !same_file(above, self)))
+			return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun made "
+					 "for it (it made one of its own?)");
 	}
 	for (int k = 0; k < NS__COUNT; k++) {
 		_cleanup_close_ int fd = -1, ours = -1, owner = -1;
@@ -258,7 +266,10 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 					 ns_kinds[k].name);
 		}
 		owner = ioctl(fd, NS_GET_USERNS);
-		if (owner < 0 || !same_file(owner, t->userns_outer))
+		if (owner >= 0 && k == NS_NET && t->userns_net >= 0) {
+			if (!same_file(owner, t->userns_net))
+				return error_set(err, 0, "its payload's net namespace is not the one it joined");
+		} else if (owner < 0 || !same_file(owner, t->userns_outer))
 			return error_set(err, owner < 0 ? errno : 0, "its payload's %s namespace is not the container's",
 					 ns_kinds[k].name);
 		t->ns[k] = steal_fd(&fd);

@@ -24,6 +24,8 @@ struct exec_target {
 	bool multi_id;                  /* set before exec_target_open for a service of --userns
 					 * subids: its payload is in the container's user namespace
 					 * (one level), which maps more than one id */
+	int userns_net;                 /* the owner of its net namespace, the parent of the container's,
+					 * when the service joined another's network (netjoin.h); else -1 */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */
@@ -42,7 +44,9 @@ const char *exec_target_ns_name(enum ns_kind k);
  * its parent is checked, and all are alive at the end, so a pid reused meanwhile
  * is never taken.  The payload's user namespace must be a child of the
  * container's, a child of ours (the full tier), and its mount, pid, net, ipc,
- * uts and cgroup namespaces owned by the container's (ioctl_ns(2)).  The
+ * uts and cgroup namespaces owned by the container's (ioctl_ns(2)); or, for a
+ * service that joined another's network (netjoin.h), the container's a child of
+ * the user namespace that owns its net namespace, itself a child of ours.  The
  * cgroups are those where the payload's differs from its monitor's
  * (/proc/PID/cgroup), their cgroup.procs found through our mountinfo.  The
  * rlimits are read with prlimit(2).  Returns 0, or -1 with err (errnum 0 for a

@@ -22,6 +22,7 @@
 #include "image.h"
 #include "image_store.h"
 #include "mount_plan.h"
+#include "network.h"
 #include "oci.h"
 #include "oci_config.h"
 #include "result.h"
@@ -29,6 +30,7 @@
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
+#include "state.h"
 #include "tier.h"
 #include "timing.h"
 
@@ -154,6 +156,9 @@ static const char usage_text[] =
 	"                            tmpfs of --tmpfs-size, gone after the run (default: read-only)\n"
 	"  --network none|pasta      none: no network but loopback (default); pasta: also eth0, a way\n"
 	"                            out as the caller through pasta(1), not to the host's loopback\n"
+	"  --network container:NAME  the network (loopback) of the running service NAME, nothing else\n"
+	"  --network NAME            the network of nsrun network create NAME: its members reach each\n"
+	"                            other by name on 127.0.0.1, and nothing else\n"
 	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
 	"  --tmpfs PATH[:size=BYTES,mode=OCTAL]  a writable tmpfs at PATH (default size as /tmp, mode 1777)\n"
 	"  -p, --publish [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]  host port (on 127.0.0.1 unless\n"
@@ -273,6 +278,31 @@ static int set_security_opt(struct nsrun_config *cfg, const char *arg, struct ns
 	}
 	return error_set(err, 0, "--security-opt: \"%s\": unknown (seccomp=PROFILE or landlock=default|strict|unconfined)",
 			 arg);
+}
+
+/* --network container:NAME (a running service's network namespace) or --network
+ * NAME (one made by nsrun network create): both names as docker's rule for
+ * names.  Returns 0 or -1 with err. */
+static int parse_network_join(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
+{
+	bool container = strncmp(arg, "container:", 10) == 0;
+	const char *name = container ? arg + 10 : arg;
+
+	if (strcmp(arg, "host") == 0 || strcmp(arg, "bridge") == 0 || strcmp(arg, "default") == 0) {
+		error_set(err, 0, "--network: \"%s\": refused: nsrun gives a container no network of the host's", arg);
+		err->hint = "none (loopback only), pasta (a way out as the caller), container:NAME (a service's "
+			    "network) or a network of nsrun network create";
+		return -1;
+	}
+	if (!service_name_valid(name)) {
+		error_set(err, 0, "--network: \"%s\": unknown, and not a %s name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most "
+			  "64)", arg, container ? "service" : "network");
+		err->hint = "none (loopback only), pasta (a way out as the caller), container:NAME (a service's "
+			    "network) or a network of nsrun network create";
+		return -1;
+	}
+	cfg->network = container ? NSRUN_NETWORK_CONTAINER : NSRUN_NETWORK_NAMED;
+	return set_str(&cfg->network_name, name, "--network", err);
 }
 
 static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct nsrun_error *err)
@@ -401,8 +431,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		else if (strcmp(arg, "pasta") == 0)
 			cfg->network = NSRUN_NETWORK_PASTA;
 		else
-			return error_set(err, 0, "--network: \"%s\": unknown (none: loopback only; pasta: a way out "
-					 "through pasta(1))", arg);
+			return parse_network_join(cfg, arg, err);
 		return 0;
 	case OPT_SECURITY_OPT:
 		return set_security_opt(cfg, arg, err);
@@ -614,6 +643,10 @@ static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_FULL &&
 	    add_resolv_conf(cfg, err) < 0)
 		return -1;
+	/* the network's /etc/hosts, which names its members */
+	if (cfg->network == NSRUN_NETWORK_NAMED && cfg->isolation == NSRUN_ISOLATION_FULL &&
+	    network_add_member(cfg, err) < 0)
+		return -1;
 	if (!cfg->process.cwd)
 		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
 	if (!cfg->process.cwd)
@@ -817,6 +850,10 @@ int main(int argc, char **argv)
 			 strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
+	}
+	if (argc > 1 && strcmp(argv[1], "network") == 0) {
+		timing_free(timing);
+		return network_main(argc, argv);
 	}
 	/* the OCI runtime's command line (runc's): a verb of its own or a global option of runc's first */
 	if (oci_is_command(argc, argv)) {

@@ -286,6 +286,9 @@ int ns_loopback_up(const char **via, struct nsrun_error *err)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		return error_set(err, errno, "read the flags of lo");
+	/* up already: a joined network namespace (netjoin.h), where we may not change it */
+	if ((ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING))
+		return 0;
 	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
 		return error_set(err, errno, "bring lo up");

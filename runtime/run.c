@@ -218,6 +218,9 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 		close(run->image_lock_fd);
 		run->image_lock_fd = -1;
 	}
+	/* the service or network joined must be there before anything is made */
+	if (net_join_open(cfg, &run->join, err) < 0)
+		return -1;
 	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
 		if (mount_plan_build(cfg, &run->plan, err) < 0)
 			return -1;
@@ -271,6 +274,17 @@ static int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, st
 }
 
 /* P5-P8: socket and signals, clone, id maps, go. */
+/* net_join_clone's enter: the join helper into the run's cgroups, so the
+ * container it clones starts there (v2: its cgroup namespace rooted there). */
+static int join_enter_cgroups(pid_t pid, void *arg, struct nsrun_error *err)
+{
+	const struct nsrun_run *run = arg;
+
+	if (cgroup_enter(&run->cg, pid, err) < 0 || cgroup_v1_enter(&run->cg1, pid, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_error *err)
 {
 	int sv[2];
@@ -328,8 +342,12 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return error_set(err, errno, "become a subreaper");
 	}
 	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
-	run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
-			      &in_cgroup, err);
+	if (run->join.netns_fd >= 0)
+		/* another's network namespace: a helper clones it there and writes the maps */
+		run->child = net_join_clone(&run->join, ns_clone_flags(), join_enter_cgroups, run, err);
+	else
+		run->child = ns_clone(cfg->isolation == NSRUN_ISOLATION_MINIMAL ? 0 : ns_clone_flags(), run->cg.dir_fd,
+				      &in_cgroup, err);
 	if (run->child < 0) {
 		close(sv[1]);
 		return -1;
@@ -384,7 +402,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it) */
 		if (subids.direct && mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
 			return -1;
-	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL &&
+	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && run->join.netns_fd < 0 &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
 		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
 			return -1;
@@ -911,6 +929,7 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->exec_fifo_fd >= 0)
 		close(run->exec_fifo_fd);
 	run->exec_fifo_fd = -1;
+	net_join_close(&run->join);
 	if (run->image_lock_fd >= 0)
 		close(run->image_lock_fd); /* and with it the image's lock */
 	run->image_lock_fd = -1;
@@ -953,7 +972,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .image_lock_fd = -1, .exec_fifo_fd = -1,
+				 .image_lock_fd = -1, .exec_fifo_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1 },
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

@@ -72,6 +72,11 @@ static int open_private_dir(int parent_fd, const char *dir, const char *shown, s
 	return fd;
 }
 
+int state_open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)
+{
+	return open_private_dir(parent_fd, dir, shown, err);
+}
+
 /* Opens (made 0700 if missing) dir under parent_fd, following a symlink there (the
  * caller's own: it must be ours), refusing another owner or write access for group
  * and others.  Returns the fd or -1 with err. */
@@ -214,6 +219,7 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 	yajl_gen_bool(g, st->tty);
 	GEN_STR(g, "open_stdin");
 	yajl_gen_bool(g, st->open_stdin);
+	gen_kv_str(g, "network", st->network);
 	yajl_gen_map_close(g);
 }
 
@@ -289,6 +295,7 @@ int state_read(int dir_fd, struct service_state *st)
 	copy_str(root, "image", st->image, sizeof(st->image));
 	copy_str(root, "command", st->command, sizeof(st->command));
 	copy_str(root, "bundle", st->bundle, sizeof(st->bundle));
+	copy_str(root, "network", st->network, sizeof(st->network));
 	st->pid = get_int(root, "pid");
 	st->exit_code = get_int(root, "exit_code");
 	st->created = get_int(root, "created");

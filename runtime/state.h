@@ -46,6 +46,8 @@ struct service_state {
 	char bundle[PATH_MAX];          /* an OCI container's bundle (oci.h), else "" */
 	bool tty;                       /* -t: its stdio is a pty (its log holds the terminal's bytes) */
 	bool open_stdin;                /* -d -i: clients attach to its stdin (service_stdin.h) */
+	char network[16];               /* its --network mode: "none", "pasta", "container" or
+					 * "named" ("" if not recorded: an older nsrun's) */
 };
 
 /* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */
@@ -64,6 +66,11 @@ bool service_name_valid(const char *name);
  * last level.  Its path goes to path.  Returns the fd, or -1 with err (errnum 0 when
  * no private place exists: the message says to set XDG_RUNTIME_DIR). */
 int state_open_root(char *path, size_t len, struct nsrun_error *err);
+
+/* Opens dir under parent_fd (made 0700 if missing; shown names it in messages),
+ * refusing a symlink, another owner or access for group or others.  Returns the
+ * fd, or -1 with err. */
+int state_open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err);
 
 /* Makes NAME's directory under root_fd: built under a temporary name (lock taken,
  * log created), then renamed without replacing (renameat2 RENAME_NOREPLACE), so a

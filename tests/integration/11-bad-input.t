@@ -93,7 +93,7 @@ bad "--cpus too few" 125 'nsrun: --cpus: "0.0001": at least 0.001' -- "$N" "${IM
 bad "--pids-limit over the maximum" 125 'nsrun: --pids-limit: "99999999": ' -- "$N" "${IMG[@]}" --pids-limit 99999999 -- true
 bad "--pids-limit negative" 125 'nsrun: --pids-limit: "-1": ' -- "$N" "${IMG[@]}" --pids-limit -1 -- true
 # names, users, paths
-bad "--network host" 125 'nsrun: --network: "host": unknown (none: loopback only; pasta' -- "$N" "${IMG[@]}" --network host -- true
+bad "--network host" 125 'nsrun: --network: "host": refused: nsrun gives a container no network of the host' -- "$N" "${IMG[@]}" --network host -- true
 bad "--user abc" 125 'nsrun: --user: "abc": expected UID[:GID]' -- "$N" "${IMG[@]}" --user abc -- true
 bad "--user 1:2:3" 125 'nsrun: --user: "1:2:3": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 1:2:3 -- true
 bad "--user past 32 bits" 125 'nsrun: --user: "4294967296": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 4294967296 -- true

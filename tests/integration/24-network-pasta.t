@@ -277,6 +277,6 @@ assert_eq "--network pasta without pasta on PATH: exit 125" 125 "$RC"
 assert_match "  ... says what to install" "pasta not found \(install Debian's passt package\)" "$ERR"
 run_nsrun --image python --network host -- true
 assert_eq "--network host: exit 125" 125 "$RC"
-assert_match "  ... names the modes" 'unknown \(none: loopback only; pasta' "$ERR"
+assert_match "  ... refused, the hint names the modes" 'refused: .*hint: none \(loopback only\), pasta' "$(tr '\n' ' ' <<<"$ERR")"
 
 done_testing

@@ -143,8 +143,28 @@ static void cli_tests(struct tap *t)
 		 NULL }), (long long)cfg.network));
 	config_free(&cfg);
 	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "bridge", "--", "true", NULL });
-	tap_str(t, "cli: --network bridge is refused, naming the modes",
-		"--network: \"bridge\": unknown (none: loopback only; pasta: a way out through pasta(1))", msg);
+	tap_str(t, "cli: --network bridge is refused (no network of the host's)",
+		"--network: \"bridge\": refused: nsrun gives a container no network of the host's", msg);
+	config_free(&cfg);
+	tap_ok(t, cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "container:db", "--", "true", NULL }) ==
+		   CLI_RUN && cfg.network == NSRUN_NETWORK_CONTAINER && cfg.network_name &&
+		   strcmp(cfg.network_name, "db") == 0, "cli: --network container:db");
+	config_free(&cfg);
+	tap_ok(t, cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "backend", "--network", "none", "--",
+									"true", NULL }) == CLI_RUN &&
+		   cfg.network == NSRUN_NETWORK_NONE, "cli: --network NAME, then none: the last wins");
+	config_free(&cfg);
+	tap_ok(t, cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "backend", "--", "true", NULL }) ==
+		   CLI_RUN && cfg.network == NSRUN_NETWORK_NAMED && strcmp(cfg.network_name, "backend") == 0,
+	       "cli: --network backend: a named network");
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "container:", "--", "true", NULL });
+	tap_str(t, "cli: --network container: without a name is refused",
+		"--network: \"container:\": unknown, and not a service name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64)", msg);
+	config_free(&cfg);
+	cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--network", "../x", "--", "true", NULL });
+	tap_str(t, "cli: --network ../x is refused",
+		"--network: \"../x\": unknown, and not a network name ([a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 64)", msg);
 	config_free(&cfg);
 	tap_int(t, "cli: --output-limit 1g, the most, is taken", 1LL << 30,
 		(cli(&cfg, msg, sizeof(msg), (const char *const[]){ "--output-limit", "1g", "--", "true", NULL }),

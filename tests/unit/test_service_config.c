@@ -80,6 +80,30 @@ static void stop_with_cases(struct tap *t)
 	config_free(&cfg);
 }
 
+/* --network container:NAME and NAME: no -p (docker's rule), no --add-host on a named network */
+static void network_cases(struct tap *t)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error err = { 0 };
+
+	config_init(&cfg, &err);
+	cfg.rootfs = strdup("/");
+	cfg.network = NSRUN_NETWORK_CONTAINER;
+	cfg.network_name = strdup("db");
+	cfg.service.detach = true;
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "-d --network container:db is fine");
+	config_add_publish(&cfg, "0:80", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "-p and --network container:db") &&
+		   err.hint, "-p with --network container:db is rejected, with a hint");
+	cfg.n_publish = 0;
+	config_add_host(&cfg, "x:192.0.2.1", &err);
+	tap_ok(t, config_validate_service(&cfg, &err) == 0, "--add-host with container: is fine (its own /etc/hosts)");
+	cfg.network = NSRUN_NETWORK_NAMED;
+	tap_ok(t, config_validate_service(&cfg, &err) < 0 && strstr(err.msg, "--add-host and --network db"),
+	       "--add-host with a named network is rejected (one /etc/hosts for all)");
+	config_free(&cfg);
+}
+
 static void tmpfs_cases(struct tap *t)
 {
 	struct nsrun_config cfg;
@@ -187,6 +211,7 @@ int main(void)
 	tmpfs_cases(&t);
 	stop_with_cases(&t);
 	wait_label_cases(&t);
+	network_cases(&t);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		tap_ok(&t, service_name_valid(good[i]), good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

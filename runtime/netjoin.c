@@ -1,0 +1,239 @@
+/* netjoin.c - see netjoin.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "exec_target.h"
+#include "netjoin.h"
+#include "network.h"
+#include "ns.h"
+#include "state.h"
+#include "sys.h"
+
+void net_join_init(struct net_join *j)
+{
+	j->userns_fd = j->netns_fd = j->lock_fd = -1;
+}
+
+void net_join_close(struct net_join *j)
+{
+	cleanup_closep(&j->userns_fd);
+	cleanup_closep(&j->netns_fd);
+	cleanup_closep(&j->lock_fd);
+}
+
+/* container:NAME: the container's user namespace and the network namespace of
+ * the running service NAME, found as nsrun exec finds them.  Returns 0 or -1
+ * with err. */
+static int open_service(const char *name, struct net_join *j, struct nsrun_error *err)
+{
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	struct exec_target t;
+	struct service_state st;
+	char root[PATH_MAX];
+	int rc = -1;
+
+	if ((root_fd = state_open_root(root, sizeof(root), err)) < 0)
+		return -1;
+	dir_fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0) {
+		error_set(err, 0, "no such service (see nsrun ps)");
+		err->hint = "start it first: nsrun -d --name NAME ...";
+		return -1;
+	}
+	if (!state_is_alive(dir_fd) || state_read(dir_fd, &st) < 0 || strcmp(st.status, "running") != 0 ||
+	    st.pid <= 1) {
+		error_set(err, 0, "the service is not running (see nsrun ps)");
+		err->hint = "nsrun logs NAME says how it ended";
+		return -1;
+	}
+	/* pasta's way out is the caller's, given only to the run that asked for it;
+	 * "" is a service whose mode is not recorded: not known to have none */
+	if (strcmp(st.network, "none") != 0 && strcmp(st.network, "container") != 0 &&
+	    strcmp(st.network, "named") != 0) {
+		error_set(err, 0, "the service's network is %s: its way out is not shared",
+			  st.network[0] ? st.network : "not recorded");
+		err->hint = "join a service started with --network none or a named network "
+			    "(nsrun network create), or run this one with --network pasta itself";
+		return -1;
+	}
+	exec_target_init(&t);
+	if (exec_target_open(&t, dir_fd, (pid_t)st.pid, err) == 0) {
+		/* the owner of its net namespace: the container's, or (a service that
+		 * joined another's network) the one it joined, whose child we become too */
+		j->userns_fd = fcntl(t.userns_net >= 0 ? t.userns_net : t.userns_outer, F_DUPFD_CLOEXEC, 3);
+		j->netns_fd = fcntl(t.ns[NS_NET], F_DUPFD_CLOEXEC, 3);
+		rc = j->userns_fd < 0 || j->netns_fd < 0 ? error_set(err, errno, "keep its namespaces") : 0;
+	}
+	exec_target_close(&t);
+	return rc;
+}
+
+int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+{
+	if (cfg->network == NSRUN_NETWORK_CONTAINER) {
+		if (open_service(cfg->network_name, j, err) < 0) {
+			error_prefix(err, "--network container:%s", cfg->network_name);
+			return -1;
+		}
+		return 0;
+	}
+	if (cfg->network == NSRUN_NETWORK_NAMED) {
+		if (network_open(cfg->network_name, &j->userns_fd, &j->netns_fd, &j->lock_fd, err) < 0 ||
+		    (cfg->isolation == NSRUN_ISOLATION_FULL && network_write_member(cfg, err) < 0)) {
+			error_prefix(err, "--network %s", cfg->network_name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* What the helper sends back: the container's pid, or its error. */
+struct helper_msg {
+	pid_t pid;
+	struct nsrun_error err;
+};
+
+/* The helper (a child of nsrun): into the owner's user namespace as its root,
+ * into the network namespace, then the container with CLONE_PARENT.  Returns 0
+ * in the container; never returns in the helper. */
+static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int report_fd)
+{
+	struct helper_msg m = { .pid = -1, .err = { .stage = STAGE_CLONE } };
+	long pid;
+	char c;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+		error_set(&m.err, errno, "set the parent-death signal");
+		goto fail;
+	}
+	/* "G": we are in the run's cgroups (the container clones from here) */
+	if (read(go_fd, &c, 1) != 1)
+		_exit(125);
+	close(go_fd);
+	/* the owner first: joining it gives every capability in it (user_namespaces(7)) */
+	if (setns(j->userns_fd, CLONE_NEWUSER) < 0) {
+		error_set(&m.err, errno, "join the user namespace that owns the network namespace");
+		goto fail;
+	}
+	/* its root: the caller's id (root's 65534), so the user namespace made below
+	 * has an owner mapped in it (user_namespaces(7): the creator's ids) */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
+		goto fail;
+	}
+	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
+		error_set(&m.err, errno, "join the network namespace");
+		goto fail;
+	}
+	/* a credential change made us non-dumpable, which would give the container's
+	 * /proc files to host root, whose id is not mapped here: the maps below could
+	 * not be written (proc(5), /proc/PID ownership).  Dumpable only across the
+	 * clone: the container inherits it, and clears it as soon as its maps are
+	 * written (container.c) */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+		error_set(&m.err, errno, "set dumpable");
+		goto fail;
+	}
+	/* our parent's child (CLONE_PARENT), its exit signal ours: SIGCHLD */
+	pid = syscall(SYS_clone, (unsigned long)flags | CLONE_PARENT, NULL, NULL, NULL, 0);
+	if (pid == 0) {
+		close(report_fd);
+		return 0;
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		error_set(&m.err, errno, "set non-dumpable");
+		if (pid > 0)
+			kill((pid_t)pid, SIGKILL);
+		goto fail;
+	}
+	if (pid < 0) {
+		error_set(&m.err, errno, "clone the container in the joined network namespace");
+		goto fail;
+	}
+	m.pid = (pid_t)pid;
+	/* "0 0 1": the owner's root, the caller's id; written from this, the parent
+	 * user namespace (user_namespaces(7): "Defining user and group ID mappings") */
+	if (ns_write_id_maps(m.pid, 0, 0, &m.err) < 0) {
+		kill(m.pid, SIGKILL);
+		m.pid = -1;
+	}
+fail:
+	if (write_all(report_fd, &m, sizeof(m)) < 0)
+		_exit(125);
+	_exit(m.pid > 0 ? 0 : 125);
+}
+
+pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn enter, void *arg,
+		     struct nsrun_error *err)
+{
+	struct helper_msg m = { .pid = -1 };
+	int pfd[2], gfd[2], status;
+	pid_t helper;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return error_set_stage(err, STAGE_CLONE, errno, "pipe for the network namespace's helper");
+	if (pipe2(gfd, O_CLOEXEC) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return error_set_stage(err, STAGE_CLONE, errno, "pipe for the network namespace's helper");
+	}
+	helper = fork();
+	if (helper < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		close(gfd[0]);
+		close(gfd[1]);
+		return error_set_stage(err, STAGE_CLONE, errno, "fork the network namespace's helper");
+	}
+	if (helper == 0) {
+		close(pfd[0]);
+		close(gfd[1]);
+		return helper_main(j, flags & ~CLONE_NEWNET, gfd[0], pfd[1]);
+	}
+	close(pfd[1]);
+	close(gfd[0]);
+	if (enter && enter(helper, arg, err) < 0)
+		status = -1;
+	else if (write_all(gfd[1], "G", 1) < 0)
+		status = error_set_stage(err, STAGE_CLONE, errno, "start the network namespace's helper");
+	else
+		status = 0;
+	if (status < 0) {
+		close(gfd[1]);
+		close(pfd[0]);
+		kill(helper, SIGKILL);
+		while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	close(gfd[1]);
+	do
+		n = read(pfd[0], &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(m)) {
+		if (m.pid > 0)
+			kill(m.pid, SIGKILL);
+		return error_set_stage(err, STAGE_CLONE, n < 0 ? errno : 0, "the network namespace's helper ended "
+				       "without a word");
+	}
+	if (m.pid <= 0) {
+		*err = m.err;
+		err->msg[sizeof(err->msg) - 1] = '\0';
+		return -1;
+	}
+	return m.pid;
+}

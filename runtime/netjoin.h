@@ -1,0 +1,63 @@
+/* netjoin.h - a run in another's network namespace: --network container:NAME
+ * (the namespace of the running service NAME, docker's form) and --network NAME
+ * (the namespace of nsrun network NAME, network.h).
+ *
+ * Only the network namespace is shared: the run has its own user, mount, pid,
+ * ipc, uts and cgroup namespaces, made as for any run, so it sees nothing of the
+ * other's files or processes.  setns(2) into a network namespace needs
+ * CAP_SYS_ADMIN over the user namespace that owns it and over our own; a run's
+ * user namespace is a sibling of the service's, which gives it none.  So the
+ * container's user namespace is made as a child of the owner: a helper process
+ * joins the owner (its creator's rights cover it: user_namespaces(7)), becomes
+ * its root (the caller's own host id; root's 65534), joins the network
+ * namespace, and clones the container with CLONE_PARENT, so it is nsrun's
+ * child as any container is, in that network namespace, with a user namespace
+ * of its own below the owner.  The helper writes its id maps ("0 0 1": the
+ * owner's root, the caller's id again, which only a process of the parent user
+ * namespace may write) and exits.  The container's root has its capabilities in
+ * its own user namespace only: none over the joined network namespace (lo is up
+ * already; no interface or route can change) nor over the owner's processes.
+ */
+#ifndef NSRUN_NETJOIN_H
+#define NSRUN_NETJOIN_H
+
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+/* The namespaces joined, opened before anything is made. */
+struct net_join {
+	int userns_fd;          /* the user namespace that owns the network namespace */
+	int netns_fd;           /* the network namespace */
+	int lock_fd;            /* a named network's lock, held shared while the run lasts, or -1 */
+};
+
+/* Nothing held. */
+void net_join_init(struct net_join *j);
+
+/* Opens what cfg->network names (container: or a named network; for any other
+ * network nothing is done and 0 returned): the service must be running and of
+ * isolation full (exec_target.h finds it as nsrun exec does); the network's
+ * holder alive and its lock free of removal (network.h).  Returns 0, or -1 with
+ * err (errnum 0: no such service or network, not running, not nsrun's). */
+int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err);
+
+/* Moves pid into the run's cgroups; 0 or -1 with err. */
+typedef int (*net_join_enter_fn)(pid_t pid, void *arg, struct nsrun_error *err);
+
+/* Clones the container (clone(2) flags: ns_clone_flags without CLONE_NEWNET)
+ * in j's network namespace with its user namespace a child of j's, as above,
+ * and writes its id maps.  enter (may be NULL) moves the helper into the run's
+ * cgroups before it clones, so the container starts there and its cgroup
+ * namespace is rooted there (cgroup_namespaces(7)), as CLONE_INTO_CGROUP does
+ * on the path without a join.  Returns as fork(2): 0 in the container, its pid
+ * (our child) here, or -1 with err (errno of setns(2), clone(2), the map
+ * writes, enter). */
+pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn enter, void *arg,
+		     struct nsrun_error *err);
+
+/* Closes what j holds; idempotent. */
+void net_join_close(struct net_join *j);
+
+#endif
