@@ -22,6 +22,7 @@
 #include "mount_plan.h"
 #include "result.h"
 #include "pasta.h"
+#include "pool.h"
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
@@ -100,6 +101,8 @@ static const char usage_text[] =
 	"  nsrun -d [--name NAME] [OPTIONS] ... -- CMD    start a service; its monitor stays in the background\n"
 	"  nsrun exec [OPTIONS] NAME -- CMD [ARG...]      run CMD in the running service NAME (exec --help)\n"
 	"  nsrun ps [--json] | logs [-f] NAME | stop [-t SECONDS] NAME...|--all | rm [-f] NAME...|--all\n"
+	"  nsrun pool [--size N] [--preload MOD,...] [OPTIONS] --image NAME\n"
+	"                                                 a warm pool: a sandbox per request by fork (pool --help)\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"\n"
@@ -710,6 +713,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "image") == 0) {
 		timing_free(timing);
 		return image_check_main(argc - 1, argv + 1, stdout);
+	}
+	if (argc > 1 && strcmp(argv[1], "pool") == 0) {
+		timing_free(timing);
+		return pool_main(argc, argv);
 	}
 	if (argc > 1 && strcmp(argv[1], "api") == 0) {
 		timing_free(timing);
