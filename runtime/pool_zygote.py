@@ -11,8 +11,10 @@
 #      cold run's BPF, compiled by nsrun), and only then reads the request.
 # Python 3.11 has no os.unshare: the calls go through ctypes (unshare(2),
 # mount(2), prctl(2), capset(2)).
+import atexit
 import builtins
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -21,6 +23,7 @@ import signal
 import socket
 import struct
 import sys
+import traceback
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -131,6 +134,17 @@ def run_request(cfg, bpf):
     drop_caps()
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     load_seccomp(bpf)
+    # all that does not depend on the request is done before it is read;
+    # signals as python3 starts with them, not as the zygote has them
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stdio = (open(0, "r", closefd=False), open(1, "w", closefd=False), open(2, "w", closefd=False))
+    # a fresh __main__, as python3 -c has: the zygote's own stays its functions'
+    main_mod = type(sys)("__main__")
+    main_mod.__builtins__ = builtins
+    g = main_mod.__dict__
     chunks = []
     while True:
         b = os.read(3, 65536)
@@ -150,14 +164,9 @@ def run_request(cfg, bpf):
     except OSError:
         os.chdir("/")
     sys.argv = ["-c"] + list(req.get("args", []))
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", closefd=False)
-    sys.stderr = open(2, "w", closefd=False)
-    # a fresh __main__, as python3 -c has: the zygote's own stays its functions'
-    main_mod = type(sys)("__main__")
-    main_mod.__builtins__ = builtins
+    sys.stdin, sys.stdout, sys.stderr = stdio
     sys.modules["__main__"] = main_mod
-    g = main_mod.__dict__
+    gc.enable()
     rc = 0
     try:
         exec(compile(req["code"], "<string>", "exec"), g)
@@ -170,11 +179,9 @@ def run_request(cfg, bpf):
             print(e.code, file=sys.stderr)
             rc = 1
     except BaseException:
-        import traceback
         traceback.print_exc()
         rc = 1
     try:
-        import atexit
         atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -306,6 +313,21 @@ def main():
         slots[pid] = (sid, stat_r)
         idle.add(sid)
 
+    def report(pid):
+        """R wrote P's status (P ended; R ends the namespace now), or S ended
+        without one: nsrun hears of it at once, once."""
+        sid, stat_r = slots[pid]
+        if stat_r < 0:
+            return
+        try:
+            rep = json.loads(os.read(stat_r, 4096) or b"null")
+        except (OSError, ValueError):
+            rep = None
+        os.close(stat_r)
+        slots[pid] = (sid, -1)
+        idle.discard(sid)
+        ctl.send(json.dumps({"exit": sid, "report": rep}).encode())
+
     def reap():
         while True:
             try:
@@ -314,24 +336,25 @@ def main():
                 return
             if pid == 0:
                 return
-            sid, stat_r = slots.pop(pid, (None, -1))
-            if sid is None:
-                continue
-            idle.discard(sid)
-            os.set_blocking(stat_r, False)
-            try:
-                rep = json.loads(os.read(stat_r, 4096) or b"null")
-            except (OSError, ValueError):
-                rep = None
-            os.close(stat_r)
-            ctl.send(json.dumps({"exit": sid, "report": rep, "slot_status": status}).encode())
+            if pid in slots:
+                report(pid)
+                del slots[pid]
 
+    # what the zygote holds is never collected again: a slot's fork shares its
+    # pages instead of copying each one the collector would touch
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     for _ in range(cfg["size"]):
         make_slot()
     ctl.send(json.dumps({"hello": me}).encode())
     by_id = {}
     while True:
-        r, _, _ = select.select([ctl, wake_r], [], [])
+        by_stat = {v[1]: k for k, v in slots.items() if v[1] >= 0}
+        r, _, _ = select.select([ctl, wake_r] + list(by_stat), [], [])
+        for fd in r:
+            if fd in by_stat:
+                report(by_stat[fd])
         if wake_r in r:
             try:
                 while os.read(wake_r, 512):
