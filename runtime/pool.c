@@ -884,7 +884,7 @@ static int pool_setup(struct pool *p, const char *preload, struct strv *run_args
 	const char *tmp = getenv("TMPDIR");
 	sigset_t mask;
 
-	snprintf(p->dir, sizeof(p->dir), "%s/nsrun-pool-XXXXXX", tmp && *tmp && strlen(tmp) < 24 ? tmp : "/tmp");
+	snprintf(p->dir, sizeof(p->dir), "%s/nsrun-pool-XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
 	if (!mkdtemp(p->dir)) {
 		p->dir[0] = '\0';
 		return error_set(err, errno, "pool: make a private directory");

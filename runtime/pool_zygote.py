@@ -226,9 +226,11 @@ def slot_main(cfg, bpf, fds, stat_w, zygote):
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != zygote:
         os._exit(125)
-    if cfg["pids"]:
-        # counted per user namespace (ucounts): the new namespace's max is this
-        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["pids"], cfg["pids"]))
+    # RLIMIT_NPROC is counted per user namespace and up its parents (ucounts):
+    # the slot's namespace takes the zygote's limit (the container's, for every
+    # slot) as its parents' bound, and P sets the request's own; set here, the
+    # request's would bound the sum of all the zygote's requests, one's fork bomb
+    # starving the others
     uid, gid = os.getuid(), os.getgid()
     call(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
          "unshare")
