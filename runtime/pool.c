@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "config.h"
 #include "image.h"
+#include "landlock.h"
 #include "pool.h"
 #include "result.h"
 #include "seccomp.h"
@@ -395,6 +396,24 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
 	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
 		return error_set(err, 0, "pool: the request has no \"code\" string");
+	/* a key given with the wrong type is an error, not a default */
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		static const struct { const char *key; yajl_type t; } keys[] = {
+			{ "code", yajl_t_string }, { "stdin", yajl_t_string }, { "args", yajl_t_array },
+			{ "env", yajl_t_array }, { "timeout", yajl_t_number }, { "output_limit", yajl_t_number },
+		};
+		const char *k = root->u.object.keys[i];
+		yajl_val v = root->u.object.values[i];
+		size_t j;
+		for (j = 0; j < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[j].key, k) != 0; j++)
+			;
+		if (j == sizeof(keys) / sizeof(keys[0]))
+			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
+					 "output_limit)", k);
+		if (v->type != keys[j].t)
+			return error_set(err, 0, "pool: the request's \"%s\": expected a %s", k,
+					 keys[j].t == yajl_t_string ? "string" : keys[j].t == yajl_t_array ? "list" : "number");
+	}
 	args = yajl_tree_get(root, args_path, yajl_t_array);
 	env = yajl_tree_get(root, env_path, yajl_t_array);
 	q->timeout_us = p->cfg.limits.timeout_us;
@@ -849,6 +868,14 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 			return error_set(err, ENOMEM, "environment");
 	if (!p->cfg.process.cwd && !(p->cfg.process.cwd = strdup("/")))
 		return error_set(err, ENOMEM, "workdir");
+	/* never silent: a cold run would have Landlock here, a request has not (yet) */
+	if (p->cfg.security.landlock && landlock_abi() > 0) {
+		if (p->cfg.security.strict)
+			return error_set(err, 0, "pool: --strict: a request runs without Landlock (the file system "
+					 "stays read-only by its mounts; docs/pool.md)");
+		fprintf(stderr, "nsrun: warning: pool: a request runs without Landlock, which a run would have here "
+			"(the file system stays read-only by its mounts; docs/pool.md)\n");
+	}
 	return 0;
 nomem:
 	strv_free(&a);
