@@ -87,6 +87,12 @@ def zygote_pid(pool_pid: int) -> int:
             continue
         if not (len(cmd) > 3 and cmd[-3].endswith(b"zygote.py") and cmd[0].endswith(b"python3")):
             continue
+        try:  # a slot is a fork of the zygote, with its command line: the zygote's parent is not
+            with open(f"/proc/{_ppid(int(p))}/cmdline", "rb") as f:
+                if b"zygote.py" in f.read():
+                    continue
+        except OSError:
+            continue
         a = int(p)
         for _ in range(16):
             a = _ppid(a)
