@@ -206,7 +206,7 @@ static int listen_unix(const char *path, int type, mode_t mode, struct nsrun_err
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return error_set(err, ENAMETOOLONG, "pool: socket \"%s\"", path);
-	strcpy(sa.sun_path, path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return error_set(err, errno, "pool: socket \"%s\"", path);

@@ -31,7 +31,7 @@ snapshot_host
 # start_pool NAME ARGS... — a pool in the background; its stdin a fifo we hold (fd 8
 # or 9): closing it ends the pool; POOL_SOCK, POOL_PID set once it says its socket
 start_pool() {
-	local name=$1 fd i
+	local name=$1 i
 	shift
 	mkfifo "$TESTTMP/$name.keep"
 	TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/$name.sock" "$@" <"$TESTTMP/$name.keep" >"$TESTTMP/$name.out" \
