@@ -45,6 +45,21 @@ start_pool() {
 	done
 	POOL_SOCK=$(head -1 "$TESTTMP/$name.out")
 }
+# zygote_of PID — the zygote of the pool PID: the first zygote.py found breadth-first
+# among its descendants (its slots are forks of it, deeper, with its command line)
+zygote_of() {
+	local q=("$1") p
+	while [ ${#q[@]} -gt 0 ]; do
+		p=${q[0]}
+		q=("${q[@]:1}")
+		if grep -qa zygote.py "/proc/$p/cmdline" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+		# shellcheck disable=SC2207
+		q+=($(cat /proc/"$p"/task/*/children 2>/dev/null))
+	done
+}
 # req CODE|JSON — one request; A holds the answer document
 req() { A=$(timeout -k 5 120 "${REQ[@]}" "$POOL_SOCK" "$1"); }
 field() { jq -r "$1" <<<"$A"; }
@@ -53,7 +68,7 @@ start_pool main --image python --size 2 --queue 2 --timeout 20 --pids-limit 32 -
 MAIN_PID=$POOL_PID
 assert_eq "the pool says its socket once ready" "$TESTTMP/main.sock" "$POOL_SOCK"
 assert_eq "  the socket is the caller's alone (0600)" 600 "$(stat -c %a "$POOL_SOCK" 2>/dev/null)"
-ZYGOTE=$(pgrep -o -f -- '/run/nsrun-pool/zygote.py')
+ZYGOTE=$(zygote_of "$MAIN_PID")
 assert_match "control: the zygote is a process the host sees" '^[0-9]+$' "$ZYGOTE"
 
 # ---- a snippet
@@ -136,7 +151,7 @@ except OSError as e:
 assert_eq "filling /tmp stops at its size (ENOSPC)" "28" "$(field .stdout)"
 req "$LOOK"
 assert_eq "  and after all of these the next request is clean" '[[1,2],[],[]]' "$(field .stdout | jq -c .)"
-assert_eq "  the zygote is the same one" "$ZYGOTE" "$(pgrep -o -f -- '/run/nsrun-pool/zygote.py')"
+assert_eq "  the zygote is the same one" "$ZYGOTE" "$(zygote_of "$MAIN_PID")"
 
 # ---- overload: 2 run, 2 wait, the rest are refused at once
 timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import time; time.sleep(5)"}' 6 6 >"$TESTTMP/burst.json"
@@ -148,7 +163,7 @@ assert_match "  the refusal says why" 'pool: busy: 2 requests run and 2 wait' \
 # ---- a dead zygote is restarted
 kill -9 "$ZYGOTE"
 for ((i = 0; i < 600; i++)); do
-	Z2=$(pgrep -o -f -- '/run/nsrun-pool/zygote.py')
+	Z2=$(zygote_of "$MAIN_PID")
 	[ -n "$Z2" ] && [ "$Z2" != "$ZYGOTE" ] && break
 	sleep 0.1
 done
