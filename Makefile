@@ -99,6 +99,7 @@ $(BUILD)/obj/static/%.o: runtime/static/%.c
 
 # .incbin reads the profiles when this object is assembled: -MMD does not see them
 $(BUILD)/obj/seccomp_builtin.o: seccomp-profiles/default.json seccomp-profiles/strict.json
+$(BUILD)/obj/pool.o: runtime/pool_zygote.py
 
 $(BUILD)/libnsrun.a: $(LIB_OBJS)
 	@echo '  AR      $@'

@@ -25,6 +25,7 @@ KEPT = {
     "## Services (Redis start-up)": "recorded by the Redis start-up bench",
     "## Memory limit without a cgroup (bench/memwatch.sh)": "recorded by bench/memwatch.sh",
     "## Choosing the isolation tier (bench/tier_start.py)": "recorded by bench/tier_start.py",
+    "## Warm pool (bench/pool.py)": "recorded by bench/pool.py",
 }
 README_BEGIN = "<!-- bench-table:begin (written by make bench) -->"
 README_END = "<!-- bench-table:end -->"

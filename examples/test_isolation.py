@@ -56,9 +56,39 @@ def _nsrun_ready() -> None:
         pytest.skip(str(e))
 
 
+# NSRUN_POOL=1: every probe runs as a request of a warm pool (nsrun pool, docs/pool.md)
+# instead of a cold run, one pool per set of limits (a slot's limits are the pool's)
+POOLED = os.environ.get("NSRUN_POOL") == "1"
+_pools: dict[tuple, nsrun.Pool] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_pools() -> Iterator[None]:
+    yield
+    for p in _pools.values():
+        p.close()
+
+
+def run_code(code: str, tier: str = TIER, *, timeout: float = 20, memory: str | None = None,
+             pids_limit: int | None = None, args: list[str] | None = None,
+             env: dict[str, str] | None = None) -> nsrun.Result:
+    """nsrun.run(code) in tier, or a request of a pool with the same limits (NSRUN_POOL=1)."""
+    if POOLED:
+        if tier != "full":
+            pytest.skip("a pool's requests have full isolation only")
+        key = (memory, pids_limit)
+        if key not in _pools:
+            opts = (["--memory", memory] if memory else []) + (["--pids-limit", str(pids_limit)] if pids_limit else [])
+            _pools[key] = nsrun.Pool("python", size=1, options=opts)
+        return _pools[key].run(code, timeout=timeout, args=args or [], env=env)
+    kw: dict = {k: v for k, v in (("memory", memory), ("pids_limit", pids_limit), ("args", args), ("env", env))
+                if v is not None}
+    return nsrun.run(code, timeout=timeout, isolation=None if tier == "full" else tier, **kw)
+
+
 def inside(code: str, tier: str = TIER, **kw: object) -> dict:
     """Run code in the container (in tier); it prints one JSON value as its last line."""
-    r = nsrun.run(code, timeout=20, isolation=None if tier == "full" else tier, **kw)  # type: ignore[arg-type]
+    r = run_code(code, tier, **kw)  # type: ignore[arg-type]
     assert r.status == "exited" and r.exit_code == 0, r
     assert r.isolation in (tier, None), r
     assert r.stdout, r
@@ -273,7 +303,7 @@ except MemoryError:
 
 
 def test_memory_over_limit_fails() -> None:
-    r = nsrun.run(ALLOC, args=["256"], memory="64m", timeout=20, isolation=None if TIER == "full" else TIER)
+    r = run_code(ALLOC, args=["256"], memory="64m")
     assert "allocated" not in (r.stdout or ""), r
     assert r.stdout == '"MemoryError"\n' or r.status in ("signaled", "oom_killed"), r
 

@@ -27,6 +27,7 @@
 #include "oci_config.h"
 #include "result.h"
 #include "pasta.h"
+#include "pool.h"
 #include "run.h"
 #include "seccomp.h"
 #include "service.h"
@@ -129,6 +130,8 @@ static const char usage_text[] =
 	"  nsrun ps [--json] [--filter label=K[=V]] | logs [-f] NAME\n"
 	"  nsrun stop [-t SECONDS] NAME...|--all [--filter label=K[=V]]\n"
 	"  nsrun rm [-f] NAME...|--all [--filter label=K[=V]]\n"
+	"  nsrun pool [--size N] [--preload MOD,...] [OPTIONS] --image NAME\n"
+	"                                                 a warm pool: a sandbox per request by fork (pool --help)\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features ... ID\n"
@@ -871,6 +874,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "pull") == 0) {
 		timing_free(timing);
 		return image_pull_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "pool") == 0) {
+		timing_free(timing);
+		return pool_main(argc, argv);
 	}
 	if (argc > 1 && strcmp(argv[1], "api") == 0) {
 		timing_free(timing);

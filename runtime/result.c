@@ -406,6 +406,20 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	/* 0 keeps nothing (the streams are still drained): a limit, not "none" */
 	gen_limit(g, "output_bytes", cfg->output.capture, cfg->output.limit_bytes, "supervisor");
 	yajl_gen_map_close(g);
+	if (r->pool.used) {
+		/* a request of `nsrun pool` (pool.h): where its time went */
+		GEN_STR(g, "pool");
+		yajl_gen_map_open(g);
+		GEN_STR(g, "slot");
+		yajl_gen_integer(g, (long long)r->pool.slot);
+		GEN_STR(g, "queued_us");
+		yajl_gen_integer(g, (long long)r->pool.queued_us);
+		GEN_STR(g, "run_us");
+		yajl_gen_integer(g, (long long)r->pool.run_us);
+		GEN_STR(g, "zygote_restarts");
+		yajl_gen_integer(g, (long long)r->pool.zygote_restarts);
+		yajl_gen_map_close(g);
+	}
 	yajl_gen_map_close(g);
 	if (o.failed || fputc('\n', out) == EOF)
 		rc = -1;

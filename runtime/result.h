@@ -73,6 +73,13 @@ struct nsrun_result {
 	struct nsrun_error error;       /* ERROR and EXEC_FAILED */
 	bool before_payload;            /* ERROR before the payload exec'd: nothing of it ran and
 					 * none of stdin was read (a lower tier may be tried: main.c) */
+	struct result_pool {            /* a request through `nsrun pool` (pool.h); the JSON's "pool" */
+		bool used;
+		unsigned slot;          /* the zygote's slot that ran it */
+		uint64_t queued_us;     /* from the request's arrival to its slot */
+		uint64_t run_us;        /* from its slot to its end */
+		unsigned zygote_restarts;       /* the zygote's restarts so far */
+	} pool;
 	size_t n_ports;                 /* -p: the host ports as bound (port 0 resolved), in order */
 	struct result_port {
 		char host_ip[46];

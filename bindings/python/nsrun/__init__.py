@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["run", "Result", "Limit", "NsrunError", "find_nsrun", "SCHEMA_VERSION",
-           "Service", "service", "service_fixture", "redis", "postgres"]
+           "Service", "service", "service_fixture", "redis", "postgres", "Pool", "pool_fixture"]
 
 #: The version of the result document this client understands.
 SCHEMA_VERSION = 1
@@ -425,3 +425,4 @@ def _text(b: bytes | str | None) -> str:
 
 # services (nsrun -d): after NsrunError and find_nsrun, which service.py imports
 from .service import Service, postgres, redis, service, service_fixture  # noqa: E402
+from .pool import Pool, pool_fixture  # noqa: E402

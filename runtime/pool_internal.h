@@ -1,0 +1,98 @@
+/* pool_internal.h - what runtime/pool.c (set-up, the zygote's container) and
+ * runtime/pool_serve.c (requests, the loop) share; not an interface (pool.h is). */
+#ifndef NSRUN_POOL_INTERNAL_H
+#define NSRUN_POOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <yajl/yajl_gen.h>
+
+#include "config.h"
+#include "error.h"
+#include "result.h"
+#include "util.h"
+
+#define POOL_CHANNEL "/run/nsrun-pool"  /* the channel directory inside the container */
+#define POOL_MAX_FRAME (16U << 20)      /* a request: code and stdin */
+#define POOL_MAX_SIZE 64
+#define POOL_MAX_CLIENTS 256
+#define POOL_START_TRIES 3              /* a zygote that ends before it is ready, in a row */
+
+struct pool_req;
+
+struct pool_slot {
+	int id;
+	int ctl, in, out, err;          /* ours: the request document, stdin, stdout, stderr */
+	struct pool_req *req;           /* NULL: idle */
+};
+
+struct pool_req {
+	int client;                     /* index in clients[], -1 once it went away */
+	char *ctl;                      /* the document P reads */
+	size_t ctl_len, ctl_off;
+	char *in;                       /* the request's stdin */
+	size_t in_len, in_off;
+	uint64_t timeout_us, output_limit;
+	uint64_t t_arrive, t_start;
+	struct pool_slot *slot;
+	struct nsrun_result r;
+	bool exited, timed_out, killed_for_output;
+	struct pool_req *next;          /* the queue */
+};
+
+struct pool_client {
+	int fd;
+	unsigned char hdr[4];
+	size_t hdr_have;
+	char *buf;
+	uint32_t need;
+	size_t have;
+	struct pool_req *req;
+};
+
+struct pool {
+	struct nsrun_config cfg;
+	char dir[64];                   /* our private directory (0700) */
+	char chan[96];                  /* dir/chan, bound read-only at POOL_CHANNEL */
+	char zsock[128];                /* chan/zygote.sock until the zygote connects */
+	char *socket_path;
+	bool socket_ours;
+	unsigned size, queue_max;
+	struct strv child_argv;
+	pid_t child;
+	int zlisten, zfd, listen_fd, sigfd;
+	bool zready, announced, stopping, watch_stdin;
+	unsigned restarts, start_fails;
+	struct pool_slot *slots;
+	size_t n_slots;
+	unsigned running;
+	struct pool_client clients[POOL_MAX_CLIENTS];
+	struct pool_req *qhead, *qtail;
+	unsigned queued;
+};
+
+static inline void pool_gen_str(yajl_gen g, const char *s)
+{
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+/* pool_serve.c */
+/* Removes slot s from p->slots (closing our ends; its request, if any, loses it). */
+void pool_slot_remove(struct pool *p, struct pool_slot *s);
+/* Answers q with status error (msg, errnum, hint) and frees it. */
+void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *msg, const char *hint);
+/* Closes client ci; a request of it runs on, its answer dropped. */
+void pool_client_close(struct pool *p, int ci);
+/* Serves until p->stopping: returns 0, or -1 with err (the pool cannot go on). */
+int pool_loop(struct pool *p, struct nsrun_error *err);
+
+/* pool.c */
+/* The zygote's container ended with status: fails what ran in it, starts it again
+ * (err set and p->stopping when it failed to start POOL_START_TRIES times in a row). */
+void pool_zygote_ended(struct pool *p, int status, struct nsrun_error *err);
+/* Starts the zygote's container (nsrun re-executed).  Returns 0 or -1 with err. */
+int pool_zygote_spawn(struct pool *p, struct nsrun_error *err);
+
+#endif

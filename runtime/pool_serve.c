@@ -1,0 +1,707 @@
+/* pool_serve.c - the pool's loop: clients, requests, slots, the zygote's messages
+ * (see pool.h; pool_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "cleanup.h"
+#include "pool_internal.h"
+#include "sys.h"
+
+static void yajl_tree_freep(yajl_val *v)
+{
+	yajl_tree_free(*v);
+}
+
+static void reply(struct pool *p, struct pool_req *q);
+
+static void slot_close(struct pool_slot *s)
+{
+	int *fds[] = { &s->ctl, &s->in, &s->out, &s->err };
+	for (size_t i = 0; i < 4; i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+void pool_slot_remove(struct pool *p, struct pool_slot *s)
+{
+	slot_close(s);
+	if (s->req)
+		s->req->slot = NULL;
+	*s = p->slots[--p->n_slots];
+	if (s->req)
+		s->req->slot = s;
+}
+
+void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *msg, const char *hint)
+{
+	q->r.status = NSRUN_STATUS_ERROR;
+	error_set_stage(&q->r.error, STAGE_PREPARE, errnum, "%s", msg);
+	q->r.error.hint = hint;
+	q->exited = true;
+	reply(p, q);
+}
+
+/* The zygote ended (its container's nsrun exited): what ran in it is gone with it. */
+/* ---- requests ------------------------------------------------------------ */
+
+static void reply(struct pool *p, struct pool_req *q)
+{
+	struct pool_client *c = q->client >= 0 ? &p->clients[q->client] : NULL;
+	struct nsrun_config cfg = p->cfg;         /* a shallow copy: this request's limits */
+	char *doc = NULL;
+	size_t len = 0;
+	bool ok = false;
+	FILE *f;
+
+	cfg.limits.timeout_us = q->timeout_us;
+	cfg.output.capture = true;
+	cfg.output.limit_bytes = q->output_limit;
+	q->r.pool.used = true;
+	q->r.pool.slot = q->slot ? (unsigned)q->slot->id : 0;
+	q->r.pool.zygote_restarts = p->restarts;
+	if (q->t_start) {
+		q->r.pool.queued_us = q->t_start - q->t_arrive;
+		q->r.pool.run_us = monotonic_us() - q->t_start;
+	} else {
+		q->r.pool.queued_us = monotonic_us() - q->t_arrive;
+	}
+	q->r.wall_time_us = monotonic_us() - q->t_arrive;
+	q->r.enforced.memory = cfg.limits.memory_bytes ? "rlimit" : NULL;
+	f = open_memstream(&doc, &len);
+	if (f) {
+		ok = result_write_json(&q->r, &cfg, f) == 0;
+		ok = fclose(f) == 0 && ok;
+	}
+	if (ok && c) {
+		unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+					 (unsigned char)(len >> 8), (unsigned char)len };
+		/* a client that does not read its answer in 10 s loses it, not the pool */
+		struct timeval tv = { .tv_sec = 10 };
+		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
+		if (send(c->fd, hdr, 4, MSG_NOSIGNAL) != 4 || write_all(c->fd, doc, len) < 0) {
+			close(c->fd);
+			c->fd = -1;
+		} else {
+			fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+		}
+	}
+	free(doc);
+	if (c)
+		c->req = NULL;
+	if (q->slot)
+		pool_slot_remove(p, q->slot);
+	result_free(&q->r);
+	free(q->ctl);
+	free(q->in);
+	free(q);
+}
+
+static const char *json_str(yajl_val root, const char *key)
+{
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(root, path, yajl_t_string);
+	return v ? YAJL_GET_STRING(v) : NULL;
+}
+
+/* Parses a request and makes the document its slot's P reads.  Returns 0 or -1
+ * with err (errnum 0: a bad request). */
+static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err)
+{
+	char ebuf[256];
+	const char *code_path[] = { "code", NULL }, *args_path[] = { "args", NULL }, *env_path[] = { "env", NULL };
+	const char *t_path[] = { "timeout", NULL }, *o_path[] = { "output_limit", NULL };
+	__attribute__((cleanup(yajl_tree_freep))) yajl_val root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	yajl_val code, args, env, t, o;
+	struct strv envv = { 0 };
+	const char *in;
+	yajl_gen g = NULL;
+	const unsigned char *buf;
+	size_t len;
+
+	if (!root || !YAJL_IS_OBJECT(root))
+		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
+	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
+		return error_set(err, 0, "pool: the request has no \"code\" string");
+	/* a key given with the wrong type is an error, not a default */
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		static const struct { const char *key; yajl_type t; } keys[] = {
+			{ "code", yajl_t_string }, { "stdin", yajl_t_string }, { "args", yajl_t_array },
+			{ "env", yajl_t_array }, { "timeout", yajl_t_number }, { "output_limit", yajl_t_number },
+		};
+		const char *k = root->u.object.keys[i];
+		yajl_val v = root->u.object.values[i];
+		size_t j;
+		for (j = 0; j < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[j].key, k) != 0; j++)
+			;
+		if (j == sizeof(keys) / sizeof(keys[0]))
+			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
+					 "output_limit)", k);
+		if (v->type != keys[j].t)
+			return error_set(err, 0, "pool: the request's \"%s\": expected a %s", k,
+					 keys[j].t == yajl_t_string ? "string" : keys[j].t == yajl_t_array ? "list" : "number");
+	}
+	args = yajl_tree_get(root, args_path, yajl_t_array);
+	env = yajl_tree_get(root, env_path, yajl_t_array);
+	q->timeout_us = p->cfg.limits.timeout_us;
+	q->output_limit = p->cfg.output.limit_bytes;
+	if ((t = yajl_tree_get(root, t_path, yajl_t_number))) {
+		double s = YAJL_GET_DOUBLE(t);
+		if (!(s >= 0 && s <= 86400 * 365))
+			return error_set(err, 0, "pool: \"timeout\": seconds, 0 (none) or more");
+		q->timeout_us = (uint64_t)(s * 1e6);
+	}
+	if ((o = yajl_tree_get(root, o_path, yajl_t_number))) {
+		double b = YAJL_GET_DOUBLE(o);
+		if (!(b >= 0 && b <= (double)NSRUN_MAX_OUTPUT_LIMIT))
+			return error_set(err, 0, "pool: \"output_limit\": bytes, at most 1g");
+		q->output_limit = (uint64_t)b;
+	}
+	if ((in = json_str(root, "stdin"))) {
+		q->in_len = strlen(in);
+		if (!(q->in = strdup(in)))
+			return error_set(err, ENOMEM, "pool: request");
+	}
+	for (size_t i = 0; i < p->cfg.process.env.n; i++)
+		if (strv_push(&envv, p->cfg.process.env.v[i]) < 0)
+			goto nomem;
+	for (size_t i = 0; env && i < env->u.array.len; i++) {
+		yajl_val e = env->u.array.values[i];
+		if (!YAJL_IS_STRING(e) || !is_env_assignment(YAJL_GET_STRING(e))) {
+			strv_free(&envv);
+			return error_set(err, 0, "pool: \"env\"[%zu]: expected \"KEY=VALUE\"", i);
+		}
+		if (strv_setenv(&envv, YAJL_GET_STRING(e)) < 0)
+			goto nomem;
+	}
+	if (!(g = yajl_gen_alloc(NULL)))
+		goto nomem;
+	yajl_gen_map_open(g);
+	pool_gen_str(g, "code");
+	pool_gen_str(g, YAJL_GET_STRING(code));
+	pool_gen_str(g, "cwd");
+	pool_gen_str(g, p->cfg.process.cwd);
+	pool_gen_str(g, "args");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; args && i < args->u.array.len; i++) {
+		yajl_val a = args->u.array.values[i];
+		if (!YAJL_IS_STRING(a)) {
+			yajl_gen_free(g);
+			strv_free(&envv);
+			return error_set(err, 0, "pool: \"args\"[%zu]: expected a string", i);
+		}
+		pool_gen_str(g, YAJL_GET_STRING(a));
+	}
+	yajl_gen_array_close(g);
+	pool_gen_str(g, "env");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < envv.n; i++)
+		pool_gen_str(g, envv.v[i]);
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+	strv_free(&envv);
+	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || !(q->ctl = malloc(len))) {
+		yajl_gen_free(g);
+		return error_set(err, ENOMEM, "pool: request");
+	}
+	memcpy(q->ctl, buf, len);
+	q->ctl_len = len;
+	yajl_gen_free(g);
+	return 0;
+nomem:
+	strv_free(&envv);
+	return error_set(err, ENOMEM, "pool: request");
+}
+
+static void zsend(struct pool *p, const char *key, int id)
+{
+	char msg[64];
+	int n = snprintf(msg, sizeof(msg), "{\"%s\": %d}", key, id);
+	if (p->zfd >= 0)
+		send(p->zfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Hands waiting requests to idle slots, at most --size at once. */
+static void dispatch(struct pool *p)
+{
+	while (p->qhead && p->running < p->size) {
+		struct pool_slot *s = NULL;
+		struct pool_req *q;
+		for (size_t i = 0; i < p->n_slots && !s; i++)
+			if (!p->slots[i].req)
+				s = &p->slots[i];
+		if (!s)
+			return;
+		q = p->qhead;
+		p->qhead = q->next;
+		if (!p->qhead)
+			p->qtail = NULL;
+		p->queued--;
+		q->next = NULL;
+		q->slot = s;
+		s->req = q;
+		q->t_start = monotonic_us();
+		q->r.out.captured = q->r.err_out.captured = true;
+		p->running++;
+		zsend(p, "take", s->id);
+		if (!q->in_len && s->in >= 0) {
+			close(s->in);
+			s->in = -1;
+		}
+	}
+}
+
+static void client_request(struct pool *p, int ci, char *text)
+{
+	struct pool_req *q = calloc(1, sizeof(*q));
+	struct nsrun_error err = { 0 };
+
+	if (!q) {
+		free(text);
+		return;
+	}
+	q->client = ci;
+	q->t_arrive = monotonic_us();
+	q->timeout_us = p->cfg.limits.timeout_us;
+	q->output_limit = p->cfg.output.limit_bytes;
+	p->clients[ci].req = q;
+	if (req_parse(p, q, text, &err) < 0) {
+		free(text);
+		q->r.status = NSRUN_STATUS_ERROR;
+		q->r.error = err;
+		q->exited = true;
+		reply(p, q);
+		return;
+	}
+	free(text);
+	if (p->queued >= p->queue_max) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "pool: busy: %u requests run and %u wait, the most --queue allows",
+			 p->running, p->queued);
+		pool_req_fail(p, q, EAGAIN, msg, "send it again later, or start the pool with a larger --size or --queue");
+		return;
+	}
+	if (p->qtail)
+		p->qtail->next = q;
+	else
+		p->qhead = q;
+	p->qtail = q;
+	p->queued++;
+	dispatch(p);
+}
+
+void pool_client_close(struct pool *p, int ci)
+{
+	struct pool_client *c = &p->clients[ci];
+
+	if (c->req)
+		c->req->client = -1;    /* it runs to its end; the answer has no one to go to */
+	c->req = NULL;
+	close(c->fd);
+	c->fd = -1;
+	free(c->buf);
+	c->buf = NULL;
+}
+
+static void client_read(struct pool *p, int ci)
+{
+	struct pool_client *c = &p->clients[ci];
+	ssize_t n;
+
+	if (c->hdr_have < 4) {
+		n = read(c->fd, c->hdr + c->hdr_have, 4 - c->hdr_have);
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				pool_client_close(p, ci);
+			return;
+		}
+		c->hdr_have += (size_t)n;
+		if (c->hdr_have < 4)
+			return;
+		c->need = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
+		if (c->need > POOL_MAX_FRAME || !(c->buf = malloc(c->need + 1))) {
+			pool_client_close(p, ci);
+			return;
+		}
+		c->have = 0;
+	}
+	n = c->need > c->have ? read(c->fd, c->buf + c->have, c->need - c->have) : 0;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0 || (n == 0 && c->need > c->have)) {
+		pool_client_close(p, ci);
+		return;
+	}
+	c->have += (size_t)n;
+	if (c->have < c->need)
+		return;
+	c->buf[c->need] = '\0';
+	c->hdr_have = 0;
+	client_request(p, ci, steal_ptr(&c->buf));
+}
+
+/* Reads one stream of a running request; past its limit, keeps nothing more (and
+ * with --output-limit-action kill ends the request). */
+static void req_read(struct pool *p, struct pool_req *q, int *fd, struct result_stream *st)
+{
+	char buf[65536];
+	ssize_t n = read(*fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	st->total_bytes += (uint64_t)n;
+	if (st->len < q->output_limit) {
+		size_t keep = (size_t)n;
+		char *d;
+		if (st->len + keep > q->output_limit)
+			keep = (size_t)(q->output_limit - st->len);
+		if (!(d = realloc(st->data, st->len + keep + 1)))
+			return;
+		st->data = d;
+		memcpy(d + st->len, buf, keep);
+		st->len += keep;
+		d[st->len] = '\0';
+	}
+	if (st->total_bytes > q->output_limit) {
+		st->truncated = true;
+		if (p->cfg.output.limit_kill && !q->killed_for_output && !q->timed_out) {
+			q->killed_for_output = true;
+			zsend(p, "kill", q->slot->id);
+		}
+	}
+}
+
+static void req_write(int *fd, const char *buf, size_t len, size_t *off)
+{
+	ssize_t n = write(*fd, buf + *off, len - *off);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0)
+		*off += (size_t)n;
+	if (n < 0 || *off == len) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* The zygote's report of a slot's end: {"exit": id, "report": {"status": W, ...} | null}. */
+static void slot_exited(struct pool *p, yajl_val m, int id)
+{
+	const char *st_path[] = { "report", "status", NULL }, *u_path[] = { "report", "utime", NULL },
+		   *s_path[] = { "report", "stime", NULL }, *rss_path[] = { "report", "maxrss", NULL };
+	yajl_val st = yajl_tree_get(m, st_path, yajl_t_number);
+	struct pool_slot *s = NULL;
+	struct pool_req *q;
+
+	for (size_t i = 0; i < p->n_slots && !s; i++)
+		if (p->slots[i].id == id)
+			s = &p->slots[i];
+	if (!s)
+		return;
+	if (!(q = s->req)) {
+		/* an idle slot ended: its set-up failed (the zygote's stderr says why) */
+		pool_slot_remove(p, s);
+		return;
+	}
+	q->exited = true;
+	p->running--;
+	if (q->timed_out) {
+		q->r.status = NSRUN_STATUS_TIMED_OUT;
+		q->r.timeout_us = q->timeout_us;
+	} else if (q->killed_for_output) {
+		q->r.status = NSRUN_STATUS_OUTPUT_LIMIT;
+	} else if (!st) {
+		q->r.status = NSRUN_STATUS_ERROR;
+		error_set_stage(&q->r.error, STAGE_PREPARE, 0, "pool: the request's sandbox ended without a status");
+	} else {
+		int w = (int)YAJL_GET_INTEGER(st);
+		yajl_val u = yajl_tree_get(m, u_path, yajl_t_number), sy = yajl_tree_get(m, s_path, yajl_t_number),
+			 rss = yajl_tree_get(m, rss_path, yajl_t_number);
+		if (WIFSIGNALED(w)) {
+			q->r.status = NSRUN_STATUS_SIGNALED;
+			q->r.signal = WTERMSIG(w);
+		} else {
+			q->r.status = NSRUN_STATUS_EXITED;
+			q->r.exit_code = WEXITSTATUS(w);
+		}
+		q->r.cpu_user_us = u ? (uint64_t)(YAJL_GET_DOUBLE(u) * 1e6) : 0;
+		q->r.cpu_system_us = sy ? (uint64_t)(YAJL_GET_DOUBLE(sy) * 1e6) : 0;
+		q->r.max_rss_kib = rss ? (uint64_t)YAJL_GET_INTEGER(rss) : 0;
+	}
+	dispatch(p);
+}
+
+static void zygote_message(struct pool *p)
+{
+	char buf[4096];
+	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	int fds[4] = { -1, -1, -1, -1 };
+	size_t nfds = 0;
+	ssize_t n = recvmsg(p->zfd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	__attribute__((cleanup(yajl_tree_freep))) yajl_val m = NULL;
+	const char *ready_path[] = { "ready", NULL }, *exit_path[] = { "exit", NULL }, *hello_path[] = { "hello", NULL };
+	yajl_val v;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(p->zfd);          /* the container's exit (SIGCHLD) does the rest */
+		p->zfd = -1;
+		return;
+	}
+	buf[n] = '\0';
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (nfds < 4)
+					fds[nfds++] = fd;
+				else
+					close(fd);
+			}
+		}
+	m = yajl_tree_parse(buf, NULL, 0);
+	if (m && (v = yajl_tree_get(m, ready_path, yajl_t_number)) && nfds == 4) {
+		struct pool_slot *s = realloc(p->slots, (p->n_slots + 1) * sizeof(*s));
+		if (s) {
+			p->slots = s;
+			for (size_t i = 0; i < p->n_slots; i++)
+				if (s[i].req)
+					s[i].req->slot = &s[i];
+			s = &p->slots[p->n_slots++];
+			*s = (struct pool_slot){ .id = (int)YAJL_GET_INTEGER(v), .ctl = fds[0], .in = fds[1],
+						 .out = fds[2], .err = fds[3] };
+			for (size_t i = 0; i < 4; i++)
+				fcntl(fds[i], F_SETFL, O_NONBLOCK);
+			dispatch(p);
+			return;
+		}
+	}
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (!m)
+		return;
+	if ((v = yajl_tree_get(m, exit_path, yajl_t_number)))
+		slot_exited(p, m, (int)YAJL_GET_INTEGER(v));
+	else if (yajl_tree_get(m, hello_path, yajl_t_number)) {
+		p->zready = true;
+		p->start_fails = 0;
+		if (!p->announced) {
+			printf("%s\n", p->socket_path);
+			fflush(stdout);
+			p->announced = true;
+		}
+		dispatch(p);
+	}
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static uint64_t next_deadline(struct pool *p)
+{
+	uint64_t d = UINT64_MAX;
+
+	for (size_t i = 0; i < p->n_slots; i++) {
+		struct pool_req *q = p->slots[i].req;
+		if (q && q->timeout_us && !q->timed_out && q->t_start + q->timeout_us < d)
+			d = q->t_start + q->timeout_us;
+	}
+	return d;
+}
+
+static void check_deadlines(struct pool *p)
+{
+	uint64_t now = monotonic_us();
+
+	for (size_t i = 0; i < p->n_slots; i++) {
+		struct pool_req *q = p->slots[i].req;
+		if (q && q->timeout_us && !q->timed_out && !q->exited && now >= q->t_start + q->timeout_us) {
+			q->timed_out = true;
+			zsend(p, "kill", p->slots[i].id);
+		}
+	}
+}
+
+/* What poll(2) watched, to find its entry again. */
+enum pool_what { W_SIG, W_STDIN, W_LISTEN, W_ZLISTEN, W_ZFD, W_CLIENT, W_CTL, W_IN, W_OUT, W_ERR };
+
+struct pool_watch {
+	enum pool_what what;
+	int index;
+};
+
+static void add(struct pollfd *fds, struct pool_watch *w, size_t *n, int fd, short ev, enum pool_what what, int index)
+{
+	fds[*n] = (struct pollfd){ .fd = fd, .events = ev };
+	w[*n] = (struct pool_watch){ what, index };
+	(*n)++;
+}
+
+static void on_signal(struct pool *p, struct nsrun_error *err)
+{
+	struct signalfd_siginfo si;
+
+	while (read(p->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			int status;
+			if (p->child > 0 && waitpid(p->child, &status, WNOHANG) == p->child)
+				pool_zygote_ended(p, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err);
+		} else if (si.ssi_signo != SIGPIPE) {
+			p->stopping = true;
+		}
+	}
+}
+
+int pool_loop(struct pool *p, struct nsrun_error *err)
+{
+	size_t cap = 0;
+	_cleanup_free_ struct pollfd *fds = NULL;
+	_cleanup_free_ struct pool_watch *w = NULL;
+
+	while (!p->stopping) {
+		size_t n = 0, need = 5 + POOL_MAX_CLIENTS + 4 * p->n_slots;
+		uint64_t d = next_deadline(p), now;
+		int timeout = -1;
+
+		if (need > cap) {
+			struct pollfd *nf = realloc(fds, need * sizeof(*fds));
+			struct pool_watch *nw = nf ? realloc(w, need * sizeof(*w)) : NULL;
+			if (nf)
+				fds = nf;
+			if (!nw)
+				return error_set(err, ENOMEM, "pool");
+			w = nw;
+			cap = need;
+		}
+		add(fds, w, &n, p->sigfd, POLLIN, W_SIG, 0);
+		if (p->watch_stdin)
+			add(fds, w, &n, 0, POLLIN, W_STDIN, 0);
+		add(fds, w, &n, p->listen_fd, POLLIN, W_LISTEN, 0);
+		if (p->zlisten >= 0)
+			add(fds, w, &n, p->zlisten, POLLIN, W_ZLISTEN, 0);
+		if (p->zfd >= 0)
+			add(fds, w, &n, p->zfd, POLLIN, W_ZFD, 0);
+		for (int i = 0; i < POOL_MAX_CLIENTS; i++)
+			if (p->clients[i].fd >= 0)
+				/* one request at a time per connection: the next is read after the answer */
+				add(fds, w, &n, p->clients[i].fd, p->clients[i].req ? 0 : POLLIN, W_CLIENT, i);
+		for (size_t i = 0; i < p->n_slots; i++) {
+			struct pool_slot *s = &p->slots[i];
+			if (!s->req)
+				continue;
+			if (s->ctl >= 0)
+				add(fds, w, &n, s->ctl, POLLOUT, W_CTL, (int)i);
+			if (s->in >= 0)
+				add(fds, w, &n, s->in, POLLOUT, W_IN, (int)i);
+			if (s->out >= 0)
+				add(fds, w, &n, s->out, POLLIN, W_OUT, (int)i);
+			if (s->err >= 0)
+				add(fds, w, &n, s->err, POLLIN, W_ERR, (int)i);
+		}
+		now = monotonic_us();
+		if (d != UINT64_MAX)
+			timeout = d <= now ? 0 : (int)((d - now) / 1000 + 1);
+		if (poll(fds, n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_set(err, errno, "pool: poll");
+		}
+		for (size_t k = 0; k < n && !p->stopping; k++) {
+			struct pool_slot *s;
+			if (!fds[k].revents)
+				continue;
+			switch (w[k].what) {
+			case W_SIG:
+				on_signal(p, err);
+				break;
+			case W_STDIN: {
+				char b[256];
+				if (read(0, b, sizeof(b)) == 0)
+					p->stopping = true;
+				break;
+			}
+			case W_LISTEN: {
+				int c = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
+				for (i = 0; c >= 0 && i < POOL_MAX_CLIENTS && p->clients[i].fd >= 0; i++)
+					;
+				if (c >= 0 && i == POOL_MAX_CLIENTS)
+					close(c);
+				else if (c >= 0)
+					p->clients[i] = (struct pool_client){ .fd = c };
+				break;
+			}
+			case W_ZLISTEN:
+				/* the first connection is the zygote's; then no one else may come */
+				p->zfd = accept4(p->zlisten, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+				if (p->zfd >= 0) {
+					close(p->zlisten);
+					p->zlisten = -1;
+					unlink(p->zsock);
+				}
+				break;
+			case W_ZFD:
+				if (p->zfd >= 0)
+					zygote_message(p);
+				break;
+			case W_CLIENT:
+				if (p->clients[w[k].index].fd >= 0 && !p->clients[w[k].index].req)
+					client_read(p, w[k].index);
+				else if (p->clients[w[k].index].fd >= 0 && (fds[k].revents & (POLLHUP | POLLERR)))
+					pool_client_close(p, w[k].index);
+				break;
+			default:
+				/* slots move in p->slots as others end: find it by its fd */
+				if ((size_t)w[k].index >= p->n_slots)
+					break;
+				s = &p->slots[w[k].index];
+				if (!s->req)
+					break;
+				if (w[k].what == W_CTL && s->ctl == fds[k].fd)
+					req_write(&s->ctl, s->req->ctl, s->req->ctl_len, &s->req->ctl_off);
+				else if (w[k].what == W_IN && s->in == fds[k].fd)
+					req_write(&s->in, s->req->in, s->req->in_len, &s->req->in_off);
+				else if (w[k].what == W_OUT && s->out == fds[k].fd)
+					req_read(p, s->req, &s->out, &s->req->r.out);
+				else if (w[k].what == W_ERR && s->err == fds[k].fd)
+					req_read(p, s->req, &s->err, &s->req->r.err_out);
+				break;
+			}
+		}
+		check_deadlines(p);
+		/* a request is answered once its slot ended and its output is read to the end */
+		for (size_t i = 0; i < p->n_slots;) {
+			struct pool_slot *s = &p->slots[i];
+			if (s->req && s->req->exited && s->out < 0 && s->err < 0) {
+				reply(p, s->req);       /* removes the slot: i now holds another */
+				dispatch(p);
+				continue;
+			}
+			i++;
+		}
+	}
+	return err->msg[0] ? -1 : 0;
+}
+

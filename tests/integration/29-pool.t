@@ -1,0 +1,187 @@
+#!/bin/bash
+# nsrun pool (issue 20, docs/pool.md): a snippet through the pool; the escape-probe
+# battery (examples/test_isolation.py) through it as it passes cold; probes aimed at
+# the pool itself, each with its control: another request's processes, files and
+# /dev/shm, the zygote (listed, signalled) are out of reach, what a request leaves
+# (a file in /tmp, a process) is gone for the next; a request that crashes, fork
+# bombs, hangs or fills /tmp harms neither the zygote nor the next request; a
+# killed zygote is restarted; past --queue a request is refused at once; a short
+# mixed soak; nothing is left once the pool ends.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+command -v jq >/dev/null || skip_all "jq not installed"
+
+REQ=("$(command -v python3)" "$TESTS_DIR/integration/pool-request.py")
+export PYTHONPATH="$TESTS_DIR/../bindings/python"
+
+# ---- bad input: one line and a hint, nothing started
+run_nsrun pool --size 2
+assert_eq "no --image: exit 125" 125 "$RC"
+assert_match "  it says so" '^nsrun: pool: no image: use --image NAME' "$ERR"
+run_nsrun pool --size 0 --image python
+assert_match "--size 0 is refused" '^nsrun: --size: 1 to 64' "$ERR"
+run_nsrun pool --image python -- python3
+assert_eq "a command is refused: the zygote is the image's python3" 125 "$RC"
+run_nsrun pool --help
+assert_match "pool --help says what a request is" 'A request: 4-byte big-endian length' "$OUT"
+
+snapshot_host
+# start_pool NAME ARGS... — a pool in the background; its stdin a fifo we hold (fd 8
+# or 9): closing it ends the pool; POOL_SOCK, POOL_PID set once it says its socket
+start_pool() {
+	local name=$1 i
+	shift
+	mkfifo "$TESTTMP/$name.keep"
+	TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/$name.sock" "$@" <"$TESTTMP/$name.keep" >"$TESTTMP/$name.out" \
+		2>"$TESTTMP/$name.err" &
+	POOL_PID=$!
+	if [ "$name" = main ]; then exec 8>"$TESTTMP/$name.keep"; else exec 9>"$TESTTMP/$name.keep"; fi
+	for ((i = 0; i < 1200; i++)); do
+		[ -s "$TESTTMP/$name.out" ] && break
+		kill -0 "$POOL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	POOL_SOCK=$(head -1 "$TESTTMP/$name.out")
+}
+# zygote_of PID — the zygote of the pool PID: the first zygote.py found breadth-first
+# among its descendants (its slots are forks of it, deeper, with its command line)
+zygote_of() {
+	local q=("$1") p
+	while [ ${#q[@]} -gt 0 ]; do
+		p=${q[0]}
+		q=("${q[@]:1}")
+		if grep -qa zygote.py "/proc/$p/cmdline" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+		# shellcheck disable=SC2207
+		q+=($(cat /proc/"$p"/task/*/children 2>/dev/null))
+	done
+}
+# req CODE|JSON — one request; A holds the answer document
+req() { A=$(timeout -k 5 120 "${REQ[@]}" "$POOL_SOCK" "$1"); }
+field() { jq -r "$1" <<<"$A"; }
+
+start_pool main --image python --size 2 --queue 2 --timeout 20 --pids-limit 32 --tmpfs-size 8m
+MAIN_PID=$POOL_PID
+assert_eq "the pool says its socket once ready" "$TESTTMP/main.sock" "$POOL_SOCK"
+assert_eq "  the socket is the caller's alone (0600)" 600 "$(stat -c %a "$POOL_SOCK" 2>/dev/null)"
+ZYGOTE=$(zygote_of "$MAIN_PID")
+assert_match "control: the zygote is a process the host sees" '^[0-9]+$' "$ZYGOTE"
+
+# ---- a snippet
+req 'print(sum(range(1000)))'
+assert_eq "a snippet through the pool: its output" "499500" "$(field .stdout)"
+assert_eq "  exit 0, the result document of --json" "exited 0" "$(field '"\(.status) \(.exit_code)"')"
+assert_match "  with the pool's timings" '^[0-9]+ [0-9]+$' "$(field '"\(.pool.queued_us) \(.pool.run_us)"')"
+req '{"code": "import sys, os; print(sys.argv[1:], sys.stdin.read(), os.environ[\"K\"], os.getuid()); sys.exit(7)", "args": ["a", "b"], "stdin": "in", "env": ["K=v"]}'
+assert_eq "args, stdin, env and exit status of a request; uid 65534" "['a', 'b'] in v 65534|7" \
+	"$(field '"\(.stdout | rtrimstr("\n"))|\(.exit_code)"')"
+req '{"code": "print(1", "timeout": "x"}'
+assert_eq "a bad request is answered with status error, the pool goes on" "error" "$(field .status)"
+
+# ---- the battery, through the pool (its probes carry their own controls)
+run_cmd env NSRUN_POOL=1 NSRUN="$NSRUN" python3 -m pytest -q -p no:cacheprovider "$TESTS_DIR/../examples/test_isolation.py"
+assert_match "the escape-probe battery passes through a pool (only the lower tiers' probes skipped)" \
+	'^13 passed, 2 skipped' "$(tail -1 <<<"$OUT")"
+
+# ---- probes at the pool itself
+LOOK="import os, json
+print(json.dumps([sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), os.listdir('/tmp'), os.listdir('/dev/shm')]))"
+req "$LOOK"
+assert_eq "a request sees only its own processes (pid 1 and itself), an empty /tmp and /dev/shm" '[[1,2],[],[]]' \
+	"$(field .stdout | jq -c .)"
+req "import os, signal, subprocess
+p = subprocess.Popen(['sleep', '1000'])
+open('/tmp/left', 'w').write('secret')
+open('/dev/shm/left', 'w').write('secret')
+subprocess.Popen(['sleep', '1000'], start_new_session=True)
+n = len([x for x in os.listdir('/proc') if x.isdigit()])
+seen = open('/tmp/left').read() + open('/dev/shm/left').read()
+os.kill(-1, signal.SIGKILL)
+print(n, seen, p.wait())"
+assert_eq "control: in its own request, files, processes and kill -1 work (pid 1, itself, 2 sleeps; killed)" "4 secretsecret -9" \
+	"$(field .stdout)"
+req "$LOOK"
+assert_eq "  the next request: no file, no process of it is left" '[[1,2],[],[]]' "$(field .stdout | jq -c .)"
+assert_eq "  and the zygote outlived kill -1" 0 "$(kill -0 "$ZYGOTE" 2>/dev/null; echo $?)"
+# two requests at once: B looks for A's processes, files and memory while A holds them
+A_CODE='{"code": "import time; open(\"/tmp/a-secret\", \"w\").write(\"hunter2\"); s = \"hunter2\" * 1000; time.sleep(4); print(open(\"/tmp/a-secret\").read())"}'
+timeout 120 "${REQ[@]}" "$POOL_SOCK" "$A_CODE" >"$TESTTMP/a.json" &
+A_PID=$!
+sleep 1
+req "import os, glob
+hits = []
+for p in glob.glob('/proc/[0-9]*'):
+    for f in ('cmdline', 'environ', 'maps'):
+        try:
+            if b'hunter2' in open(p + '/' + f, 'rb').read():
+                hits.append(p + '/' + f)
+        except OSError:
+            pass
+hits += [f for f in glob.glob('/tmp/*') + glob.glob('/dev/shm/*') + glob.glob('/proc/*/root/tmp/*')]
+print(hits)"
+wait "$A_PID"
+assert_eq "a request sees nothing of another running at once (processes, /tmp, /dev/shm)" "[]" "$(field .stdout)"
+assert_eq "  control: the other one had them" "hunter2" "$(jq -r .stdout "$TESTTMP/a.json")"
+
+# ---- faults
+req '{"code": "import ctypes; ctypes.string_at(0)"}'
+assert_eq "a crash is the request's: signaled SIGSEGV" "signaled SIGSEGV" "$(field '"\(.status) \(.signal)"')"
+req '{"code": "while True: pass", "timeout": 1}'
+assert_eq "a hang ends at its timeout (124)" "timed_out" "$(field .status)"
+req "import os
+n = 0
+try:
+    while n < 10000:
+        if os.fork() == 0:
+            import time; time.sleep(60)
+        n += 1
+except OSError as e:
+    print(e.errno)"
+assert_eq "a fork bomb stops at the request's pids limit (EAGAIN)" "11" "$(field .stdout)"
+req "try:
+    with open('/tmp/fill', 'wb') as f:
+        while True:
+            f.write(b'x' * (1 << 20)); f.flush()
+except OSError as e:
+    print(e.errno)"
+assert_eq "filling /tmp stops at its size (ENOSPC)" "28" "$(field .stdout)"
+req "$LOOK"
+assert_eq "  and after all of these the next request is clean" '[[1,2],[],[]]' "$(field .stdout | jq -c .)"
+assert_eq "  the zygote is the same one" "$ZYGOTE" "$(zygote_of "$MAIN_PID")"
+
+# ---- overload: 2 run, 2 wait, the rest are refused at once
+timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import time; time.sleep(5)"}' 6 6 >"$TESTTMP/burst.json"
+assert_eq "past --queue, requests are refused (2 run, 2 wait, 2 refused)" "4 2" \
+	"$(jq -rs '"\(map(select(.status == "exited")) | length) \(map(select(.status == "error")) | length)"' "$TESTTMP/burst.json")"
+assert_match "  the refusal says why" 'pool: busy: 2 requests run and 2 wait' \
+	"$(jq -r 'select(.status == "error") | .error' "$TESTTMP/burst.json" | head -1)"
+
+# ---- a dead zygote is restarted
+kill -9 "$ZYGOTE"
+for ((i = 0; i < 600; i++)); do
+	Z2=$(zygote_of "$MAIN_PID")
+	[ -n "$Z2" ] && [ "$Z2" != "$ZYGOTE" ] && break
+	sleep 0.1
+done
+req 'print("after")'
+assert_eq "a killed zygote is restarted: the next request works" "after 1" \
+	"$(field '"\(.stdout | rtrimstr("\n")) \(.pool.zygote_restarts)"')"
+
+# ---- a short soak: mixed good, failing, timing-out and hostile requests
+run_cmd python3 "$TESTS_DIR/soak/pool-soak.py" --requests "${POOL_SOAK_REQUESTS:-33}" --parallel 2
+assert_match "a mixed soak: every answer right, the zygote's memory flat, nothing left" \
+	'^pool-soak: requests=[0-9]+ unexpected=0 .*restarts=0 left=none' "$OUT"
+
+# ---- the end: closing its stdin ends the pool, and nothing is left
+exec 8>&-
+for ((i = 0; i < 600; i++)); do kill -0 "$MAIN_PID" 2>/dev/null || break; sleep 0.1; done
+wait "$MAIN_PID"
+assert_eq "the end of its stdin ends the pool (exit 0)" 0 "$?"
+assert_eq "  its socket and private directory are gone" "" "$(ls -d "$TESTTMP/main.sock" "$TESTTMP"/nsrun-pool-* 2>/dev/null)"
+assert_no_leaks "after the pool"
+
+done_testing
