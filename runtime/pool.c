@@ -333,7 +333,13 @@ static int child_args(struct pool *p, struct strv *run_args, struct nsrun_error 
 
 	/* the container holds the zygote and 2 x --size slots, each under its own limits */
 	snprintf(pids, sizeof(pids), "%llu", p->cfg.limits.pids ? (unsigned long long)(p->cfg.limits.pids * k + 16) : 0ULL);
-	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)p->cfg.limits.memory_bytes);
+	/* memory likewise: each slot's limit and its two tmpfs (/tmp, /dev/shm), and the
+	 * zygote's own, so that one request reaching its limit does not reach the
+	 * container's (whose OOM kill would end the zygote and every other request) */
+	uint64_t m = p->cfg.limits.memory_bytes, t = p->cfg.limits.tmpfs_bytes, total = 0;
+	if (m && (m + 2 * t) < UINT64_MAX / 4 / k)
+		total = k * (m + 2 * t) + (64ULL << 20);
+	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)total);
 	snprintf(vol, sizeof(vol), "%s:%s:ro", p->chan, POOL_CHANNEL);
 	if (strv_push(&p->child_argv, "nsrun") < 0)
 		return error_set(err, ENOMEM, "arguments");

@@ -37,12 +37,20 @@ static void slot_close(struct pool_slot *s)
 
 void pool_slot_remove(struct pool *p, struct pool_slot *s)
 {
+	struct pool_slot *last = &p->slots[p->n_slots - 1];
+
 	slot_close(s);
 	if (s->req)
 		s->req->slot = NULL;
-	*s = p->slots[--p->n_slots];
-	if (s->req)
-		s->req->slot = s;
+	s->req = NULL;
+	p->n_slots--;
+	/* the last slot moves into the hole; removing the last one itself moves nothing
+	 * (its request must not point back at the removed entry) */
+	if (s != last) {
+		*s = *last;
+		if (s->req)
+			s->req->slot = s;
+	}
 }
 
 void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *msg, const char *hint)
