@@ -201,7 +201,11 @@ def slot_init(cfg, bpf, fds, stat_w):
         try:
             for i, fd in enumerate(fds):
                 os.dup2(fd, i)
-            libc.syscall(ctypes.c_long(SYS_CLOSE_RANGE), ctypes.c_uint(4), ctypes.c_uint(0xffffffff), 0)
+            # nothing of the zygote's (its channel, the other slots' pipes) stays open in
+            # the request: close_range(2), else one by one (a kernel before 5.9, or an
+            # outer filter that denies it)
+            if libc.syscall(ctypes.c_long(SYS_CLOSE_RANGE), ctypes.c_uint(4), ctypes.c_uint(0xffffffff), 0) != 0:
+                os.closerange(4, os.sysconf("SC_OPEN_MAX"))
             run_request(cfg, bpf)
         except BaseException as e:
             os.write(2, ("nsrun: pool: set up the request's sandbox: %s\n" % e).encode())
