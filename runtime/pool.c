@@ -299,6 +299,15 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 		return error_set(err, 0, "pool: no image: use --image NAME (installed images: nsrun images)");
 	if (p->cfg.service.detach || p->cfg.output.json_path || p->cfg.tty || p->cfg.n_publish)
 		return error_set(err, 0, "pool: -d, --json, -t and -p are a run's, not a pool's");
+	/* what a request writes must not reach the next: a writable place of the
+	 * container's own would be every request's (/tmp and /dev/shm are each one's) */
+	if (p->cfg.n_tmpfs)
+		return error_set(err, 0, "pool: --tmpfs: every request would share that tmpfs (each has its own /tmp "
+				 "and /dev/shm)");
+	for (size_t i = 0; i < p->cfg.n_mounts; i++)
+		if (p->cfg.mounts[i].rw)
+			return error_set(err, 0, "pool: -v %s:%s:rw: every request would share that volume (give it "
+					 ":ro, or use a run)", p->cfg.mounts[i].source, p->cfg.mounts[i].destination);
 	if (p->cfg.isolation != NSRUN_ISOLATION_AUTO && p->cfg.isolation != NSRUN_ISOLATION_FULL)
 		return error_set(err, 0, "pool: a pool needs --isolation full (its slots are namespaces of their own)");
 	if (config_env_defaults(&p->cfg, err) < 0 || image_resolve(&p->cfg, err) < 0)

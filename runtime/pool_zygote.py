@@ -250,6 +250,9 @@ def slot_main(cfg, bpf, fds, stat_w, zygote):
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % size)
     if os.path.isdir("/dev/shm"):
         mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=%d" % size)
+    # a devpts of its own: the container's would let one request open another's ptys
+    if os.path.isdir("/dev/pts"):
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
     # the channel to nsrun: not the request's business
     mount("tmpfs", cfg["channel"], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=000")
     hn = cfg["hostname"].encode()

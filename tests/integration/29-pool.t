@@ -26,6 +26,12 @@ run_nsrun pool --image python -- python3
 assert_eq "a command is refused: the zygote is the image's python3" 125 "$RC"
 run_nsrun pool --help
 assert_match "pool --help says what a request is" 'A request: 4-byte big-endian length' "$OUT"
+# what one request writes must not reach the next: no writable place shared by all
+run_nsrun pool --image python -v "$TESTTMP:/shared:rw"
+assert_match "a writable volume is refused (every request would share it)" \
+	'^nsrun: pool: -v .*:/shared:rw: every request would share that volume' "$ERR"
+run_nsrun pool --image python --tmpfs /scratch
+assert_match "  ... and so is a --tmpfs" '^nsrun: pool: --tmpfs: every request would share that tmpfs' "$ERR"
 
 snapshot_host
 # start_pool NAME ARGS... — a pool in the background; its stdin a fifo we hold (fd 8
