@@ -523,6 +523,8 @@ int image_remove(const char *entry, struct nsrun_error *err)
 	if (asprintf(&rootfs, "%s/rootfs", aside) < 0)
 		return error_set(err, ENOMEM, "rm");
 	fd = open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return 0; /* cannot tell whether a run holds it: kept, as for a run */
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return 0; /* kept for the run; a later pull, build or rm of the name deletes it */
 	nftw(aside, open_up, 32, FTW_PHYS | FTW_MOUNT);
