@@ -154,6 +154,10 @@ timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
 bg=$!
 wait_status c3 running
 assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
+# (running: its fifo was opened; the SIGTERM below is for the payload, so wait until
+# the probe has been exec'd, which on a loaded machine comes a moment later)
+end=$((SECONDS + 60))
+until pgrep -f '^/nsrun-probe sleep 300$' >/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 oci delete c3
 assert_match "delete of a running container without --force: refused" \
 	'^nsrun: container "c3" is running: stop it first' "$ERR"
@@ -211,6 +215,12 @@ cleanup_podman() {
 	"${as_me[@]}" "${podman[@]}" rm -af -t 0
 	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
 	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	# as root, podman's overlay storage is a mount of the host's (each podman command
+	# mounts it again): not left behind
+	if [ "$(id -u)" = 0 ]; then
+		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
+		rm -rf "$P/root"
+	fi
 	local pause
 	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
 }
