@@ -238,7 +238,7 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 				 "exec joins only a service of isolation full");
 	} else {
 		above = ioctl(t->userns_outer, NS_GET_PARENT);
-		if (above >= 0 && !same_file(above, self)) {
+		if (above >= 0 && !same_file(above, self) && t->joined_net) {
 			/* joined another's network: the container's user namespace is a child of
 			 * the one that owns the net namespace (netjoin.h), a child of ours */
 			_cleanup_close_ int top = ioctl(above, NS_GET_PARENT);

@@ -24,6 +24,9 @@ struct exec_target {
 	bool multi_id;                  /* set before exec_target_open for a service of --userns
 					 * subids: its payload is in the container's user namespace
 					 * (one level), which maps more than one id */
+	bool joined_net;                /* set before exec_target_open for a service of --network
+					 * container:NAME or NAME: only then may its user namespace be
+					 * a child of the net namespace's owner */
 	int userns_net;                 /* the owner of its net namespace, the parent of the container's,
 					 * when the service joined another's network (netjoin.h); else -1 */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */

@@ -152,6 +152,9 @@ check "  ... and leaves nothing" test ! -e "$ROOT/c2"
 bundle_with '["/nsrun-probe", "sleep", "300"]'
 timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
 bg=$!
+# (run makes c3 in the background: wait until it is there at all, then running)
+end=$((SECONDS + 60))
+until "$NSRUN" --root "$ROOT" state c3 >/dev/null 2>&1 || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 wait_status c3 running
 assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
 # (running: its fifo was opened; the SIGTERM below is for the payload, so wait until
