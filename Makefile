@@ -62,7 +62,14 @@ SUITES      := tests/integration/*.t tests/security/*.t
 # rootless suite runs it, the root suite need not repeat it.  CPython's test_socket
 # in nsrun against bwrap (25-compat-socket, about 55 s) compares what a payload sees,
 # which does not depend on who started nsrun: the rootless suite (the product) runs it
-ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t,$(wildcard $(SUITES)))
+# The suites of the new front doors (the pool, the OCI runtime, the Docker API's
+# streams, service networks and health, more than one id) run as root under the
+# sanitizers (check-asan, whose root run is the same code's) and rootless; the plain
+# root run leaves them to those two.  Testcontainers (a Node client of the same API
+# code) and the registry pulls of 17-image-pull run rootless; root's pulls run in
+# 31-image-refs.  All of it keeps CI within its 30 minutes.
+ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t %29-pool.t %30-oci-runtime.t %32-docker-io.t \
+	%32-service-health.t %32-service-networks.t %33-multi-id.t %33-testcontainers.t %17-image-pull.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
@@ -323,9 +330,14 @@ asan:
 # shadow; the tiers' code runs under ASan in 25-tiers), and Testcontainers for Node
 # (33-testcontainers: its time is node's and PostgreSQL's; the API paths it drives, the
 # reaper and exec start without an upgrade, run under ASan in 32-docker-io)
+# Left out too, for CI's 30 minutes: suites whose time is spent waiting on what is not
+# nsrun's C (21-stdio's sleeps, 09-signals' signals, pasta, the agents' sandboxes'
+# batteries, the registry of 31-image-refs), whose code paths run under the
+# sanitizers in 03-command-mode, 16-json, 22-nesting, 25-tiers and 27-tier-fallback.
 ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks.t %check-podman.t \
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
-	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t,$(wildcard $(SUITES)))
+	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t %21-stdio.t %24-network-pasta.t \
+	%25-agent-sandboxes.t %09-signals.t %31-image-refs.t,$(wildcard $(SUITES)))
 check-asan: asan test-image service-image compat-image-store docker-cli testcontainers-node
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
