@@ -40,6 +40,10 @@ static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, un
 	va_start(ap, fmt);
 	vsnprintf(x->msg, x->msg_len, fmt, ap);
 	va_end(ap);
+	/* one line, whatever of the request it quotes (a "\n" in a JSON string is one) */
+	for (char *c = x->msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	return -1;
 }
 

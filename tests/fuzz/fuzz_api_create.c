@@ -59,7 +59,15 @@ static void check_accepted(const char *doc, size_t len)
 	yajl_val args = api_get(v, "args", yajl_t_array);
 	bool dashdash = false;
 
-	if (!v || !args || args->u.array.len < 2)
+	if (!v)
+		abort();
+	/* Testcontainers' reaper runs nothing in a container (api_ryuk.c): no run's arguments */
+	const char *image = api_str(api_get(v, "image", yajl_t_string));
+	if (image && strcmp(image, "testcontainers/ryuk") == 0) {
+		yajl_tree_free(v);
+		return;
+	}
+	if (!args || args->u.array.len < 2)
 		abort();
 	for (size_t i = 0; i < args->u.array.len; i++) {
 		const char *a = api_str(args->u.array.values[i]);
