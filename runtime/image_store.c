@@ -227,9 +227,27 @@ int image_find(const char *name, char *entry, size_t len, struct nsrun_error *er
 		return -1;
 	if (asprintf(&dir, "%s/%s/image.json", store, entry) < 0)
 		return error_set(err, ENOMEM, "image");
-	if (stat(dir, &st) < 0)
-		return error_set(err, ENOENT, "no such image: %s", name);
-	return 0;
+	if (stat(dir, &st) == 0)
+		return 0;
+	/* NAME:latest of a built image NAME (as clients spell a name without a tag) */
+	size_t nl = strlen(name);
+	if (nl > 7 && strcmp(name + nl - 7, ":latest") == 0 && nl - 7 < len && !memchr(name, '/', nl)) {
+		free(dir);
+		dir = NULL;
+		if (asprintf(&dir, "%s/%.*s/image.json", store, (int)(nl - 7), name) < 0)
+			return error_set(err, ENOMEM, "image");
+		/* a plain name only: letters, digits, '.', '_', '-', not starting with '.' */
+		static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+		size_t pn = nl - 7;
+		bool plain = pn > 0 && name[0] != '.' && name[0] != '-';
+		for (size_t i = 0; plain && i < pn; i++)
+			plain = strchr(ok, name[i]) != NULL;
+		if (plain && stat(dir, &st) == 0) {
+			snprintf(entry, len, "%.*s", (int)(nl - 7), name);
+			return 0;
+		}
+	}
+	return error_set(err, ENOENT, "no such image: %s", name);
 }
 
 /* image.json of an entry, parsed. */

@@ -23,8 +23,10 @@ async function suite() {
   const got = await r.exec(["redis-cli", "-p", "6379", "get", "k"]);
   console.log(`redis=${got.exitCode} ${got.output.trim()} port=${r.getMappedPort(6379) > 0}`);
   // the module's image is the official one, whose entrypoint makes the cluster:
-  // this one is made by the command (one user: no multi-id map needed)
+  // this one is made by the command, as a user that is not root (initdb refuses
+  // root, which a container without User is, as Docker's is)
   const pg = await new PostgreSqlContainer("services")
+    .withUser("65534:65534")
     .withCommand(["sh", "-c", `${PG}/initdb --no-sync -D /tmp/pg -U test -A trust >/dev/null && ` +
       `exec ${PG}/postgres -D /tmp/pg -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off`])
     .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/))
