@@ -79,6 +79,8 @@ not_ok() {
 	_T_NUM=$((_T_NUM + 1))
 	_T_FAILED=$((_T_FAILED + 1))
 	echo "not ok $_T_NUM - $1"
+	# on stderr too, which prove shows without -v: CI prints these lines again at its end
+	echo "# FAILED: ${0##*/} test $_T_NUM - $1" >&2
 	shift
 	[ $# -gt 0 ] && diag "$@"
 	return 0
