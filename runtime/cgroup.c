@@ -419,12 +419,16 @@ void cgroup_destroy(struct cgroup_run *cg)
 	cg->dir_fd = -1;
 	if (!cg->path)
 		return;
-	for (int i = 0; i < 200 && is_populated(cg->path); i++) {
+	/* Up to 5 s for the group to empty (a loaded machine tears a killed tree down
+	 * slowly): rmdir fails with EBUSY while a task is still in it (cgroup-v2.rst,
+	 * "Processes"), so it is retried rather than given one try after the wait. */
+	for (int i = 0; i < 500; i++) {
+		if (rmdir(cg->path) == 0 || errno != EBUSY)
+			break;
 		if (i % 20 == 0)
 			cgroup_kill(cg);
 		usleep(10000);
 	}
-	rmdir(cg->path);
 	free(cg->path);
 	cg->path = NULL;
 }
