@@ -19,12 +19,14 @@
 #include <yajl/yajl_gen.h>
 
 #include "cleanup.h"
+#include "exec_spec.h"
 #include "oci.h"
 #include "oci_config.h"
 #include "oci_internal.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
+#include "seccomp.h"
 #include "state.h"
 #include "sys.h"
 
@@ -36,7 +38,20 @@
 #define CREATE_WAIT_US (120ULL * 1000000) /* set-up of a created container, on a loaded machine */
 
 
-static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features", NULL };
+static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features",
+				     "pause", "resume", "update", NULL };
+
+/* runc's ps ID: nsrun's own ps takes no word but its options' values. */
+static bool ps_is_oci(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0 || strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--filter") == 0)
+			i++;
+		else if (argv[i][0] != '-')
+			return true;
+	}
+	return false;
+}
 
 bool oci_is_command(int argc, char **argv)
 {
@@ -45,6 +60,10 @@ bool oci_is_command(int argc, char **argv)
 	for (size_t i = 0; verbs[i]; i++)
 		if (strcmp(argv[1], verbs[i]) == 0)
 			return true;
+	if (strcmp(argv[1], "ps") == 0)
+		return ps_is_oci(argc, argv);
+	if (strcmp(argv[1], "exec") == 0)
+		return oci_exec_is_oci(argc, argv);
 	return strcmp(argv[1], "--root") == 0 || strncmp(argv[1], "--root=", 7) == 0 || strcmp(argv[1], "--log") == 0 ||
 	       strncmp(argv[1], "--log=", 6) == 0 || strncmp(argv[1], "--log-format", 12) == 0 ||
 	       strcmp(argv[1], "--systemd-cgroup") == 0 || strncmp(argv[1], "--rootless", 10) == 0;
@@ -109,14 +128,18 @@ int __attribute__((format(printf, 2, 3))) oci_failf(const struct oci_globals *g,
 
 /* Warnings go to --log when there is one (stderr may be the container's: conmon's
  * pipes), else to stderr. */
+void oci_warn(const struct oci_globals *g, const char *msg)
+{
+	if (g->log)
+		log_line(g, "warning", msg);
+	else
+		fprintf(stderr, "nsrun: warning: %s\n", msg);
+}
+
 static void warn_all(const struct oci_globals *g, const struct strv *w)
 {
-	for (size_t i = 0; i < w->n; i++) {
-		if (g->log)
-			log_line(g, "warning", w->v[i]);
-		else
-			fprintf(stderr, "nsrun: warning: %s\n", w->v[i]);
-	}
+	for (size_t i = 0; i < w->n; i++)
+		oci_warn(g, w->v[i]);
 }
 
 /* ---- the state directory ---- */
@@ -207,11 +230,16 @@ bool oci_is_created(int dir_fd)
 	return faccessat(dir_fd, FIFO_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+bool oci_is_paused(int dir_fd)
+{
+	return faccessat(dir_fd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 const char *oci_status_of(int dir_fd)
 {
 	if (!state_is_alive(dir_fd))
 		return "stopped";
-	return oci_is_created(dir_fd) ? "created" : "running";
+	return oci_is_created(dir_fd) ? "created" : oci_is_paused(dir_fd) ? "paused" : "running";
 }
 
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
@@ -241,7 +269,7 @@ struct create_opts {
 
 /* The pid file: written to a temporary name and renamed, as runc does, so a reader
  * never sees it half written.  Returns 0 or -1 with err. */
-static int write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
+int oci_write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
 {
 	char tmp[PATH_MAX], text[32];
 	_cleanup_close_ int fd = -1;
@@ -394,6 +422,9 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			goto remove;
 		}
 	}
+	/* what exec needs of the payload that it cannot read from the running one (exec_spec.h) */
+	if (exec_spec_write(dir_fd, &cfg, seccomp_profiles_dir(), err) < 0)
+		goto remove;
 	snprintf(fifo, sizeof(fifo), "%s/%s/%s", root, o->id, FIFO_FILE);
 	/* writable by the container's init, whose id on the host is not ours as root */
 	if (mkfifoat(dir_fd, FIFO_FILE, 0600) < 0 || fchmodat(dir_fd, FIFO_FILE, 0622, 0) < 0 ||
@@ -570,7 +601,7 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 		return oci_fail(g, &err);
 	if (in_monitor)
 		return code;
-	if (o.pid_file && write_pid_file(o.pid_file, monitor, &err) < 0) {
+	if (o.pid_file && oci_write_pid_file(o.pid_file, monitor, &err) < 0) {
 		kill(monitor, SIGKILL);
 		return oci_fail(g, &err);
 	}
@@ -656,7 +687,7 @@ int oci_main(int argc, char **argv)
 		}
 	}
 	if (i >= argc)
-		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list or features");
+		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list, features, exec, ps, pause, resume or update");
 	argc -= i;
 	argv += i;
 	if (strcmp(argv[0], "create") == 0 || strcmp(argv[0], "run") == 0)
@@ -673,6 +704,14 @@ int oci_main(int argc, char **argv)
 		return oci_cmd_list(&g, argc, argv);
 	if (strcmp(argv[0], "features") == 0)
 		return oci_cmd_features();
+	if (strcmp(argv[0], "exec") == 0)
+		return oci_cmd_exec(&g, argc, argv);
+	if (strcmp(argv[0], "ps") == 0)
+		return oci_cmd_ps(&g, argc, argv);
+	if (strcmp(argv[0], "pause") == 0 || strcmp(argv[0], "resume") == 0)
+		return oci_cmd_pause(&g, argc, argv, strcmp(argv[0], "pause") == 0);
+	if (strcmp(argv[0], "update") == 0)
+		return oci_cmd_update(&g, argc, argv);
 	return oci_failf(&g, "\"%s\": not a command of nsrun's OCI runtime (create, start, state, kill, delete, run, list, "
-		     "features)", argv[0]);
+		     "features, exec, ps, pause, resume, update)", argv[0]);
 }
