@@ -521,7 +521,8 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
 			usleep(10000);
 		}
 		if (!state_is_alive(dir_fd))
-			return error_set(err, 0, "container \"%s\" ended before it started", id);
+			return error_set(err, 0, "container \"%s\" ended before its process was exec'd (its error went to "
+						 "create's stderr)", id);
 	}
 	unlinkat(dir_fd, FIFO_FILE, 0);
 	return 0;
