@@ -407,7 +407,9 @@ int oci_cmd_ps(const struct oci_globals *g, int argc, char **argv)
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "%s/ns/pid", e->d_name);
-		if (fstatat(dirfd(d), path, &st, 0) < 0 || st.st_dev != want.st_dev || st.st_ino != want.st_ino)
+		/* nsrun's init is not dumpable (rootless, its ns links are not ours to read) */
+		if (atol(e->d_name) != (long)t.init &&
+		    (fstatat(dirfd(d), path, &st, 0) < 0 || st.st_dev != want.st_dev || st.st_ino != want.st_ino))
 			continue;
 		if (y) {
 			yajl_gen_integer(y, atol(e->d_name));
