@@ -22,6 +22,7 @@
 #include "exec_spec.h"
 #include "oci.h"
 #include "oci_config.h"
+#include "oci_hooks.h"
 #include "oci_internal.h"
 #include "publish.h"
 #include "result.h"
@@ -359,7 +360,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 {
 	struct nsrun_config cfg;
 	struct strv warnings = { 0 };
-	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL;
+	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL;
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
 	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
 	struct service_state st;
@@ -379,6 +380,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		err->hint = "docs/oci-runtime.md says what of config.json nsrun takes";
 		goto out;
 	}
+	if (oci_hooks_load(bundle, &hooks, err) < 0)
+		goto out;
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
 			  "terminal goes");
@@ -422,6 +425,13 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			goto remove;
 		}
 	}
+	if (hooks) {
+		_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write_all(fd, hooks, strlen(hooks)) < 0) {
+			error_set(err, errno, "write %s/%s/%s", root, o->id, HOOKS_FILE);
+			goto remove;
+		}
+	}
 	/* what exec needs of the payload that it cannot read from the running one (exec_spec.h) */
 	if (exec_spec_write(dir_fd, &cfg, seccomp_profiles_dir(), err) < 0)
 		goto remove;
@@ -462,10 +472,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		while ((r = poll(&pfd, 1, (int)(CREATE_WAIT_US / 1000))) < 0 && errno == EINTR)
 			;
 		if (r == 1 && read(ready[0], &c, 1) == 1 && c == 'R') {
-			rc = 0;
-			goto out;
-		}
-		if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
+			/* prestart, createRuntime: the container is made (runtime.md "Lifecycle" 3, 4) */
+			_cleanup_free_ char *state = hooks ? oci_state_text(dir_fd) : NULL;
+			if (hooks && !state)
+				error_set(err, errno, "container \"%s\": its state for the hooks", o->id);
+			else if (!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
+					    oci_hooks_run(hooks, "createRuntime", state, err) == 0)) {
+				rc = 0;
+				goto out;
+			}
+		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
 			*err = cerr;
 			err->hint = NULL; /* a pointer into the monitor's memory, not ours */
@@ -557,6 +573,8 @@ static const char create_usage[] =
 	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
 	"  --log-format text|json, --systemd-cgroup, --rootless V, --debug (accepted; docs/oci-runtime.md)\n";
 
+static void poststart(const struct oci_globals *g, int dir_fd);
+
 static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 {
 	struct create_opts o = { .bundle = "." };
@@ -616,18 +634,30 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 			kill(monitor, SIGKILL);
 			return oci_fail(g, &err);
 		}
+		poststart(g, dir_fd);
 		if (o.detach)
 			return 0;
 		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 			;
 		oci_wait_gone(dir_fd);
-		if (!o.keep)
+		if (!o.keep) {
+			_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
 			state_remove_dir(root_fd, o.id);
+			oci_hooks_warn(g, hooks, "poststop", state);
+		}
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }
 
 /* ---- start (state, kill, delete, list, features: oci_verbs.c) ---- */
+
+/* poststart: the payload exec'd, start has not returned (runtime.md "Lifecycle" 9) */
+static void poststart(const struct oci_globals *g, int dir_fd)
+{
+	_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
+
+	oci_hooks_warn(g, hooks, "poststart", state);
+}
 
 /* Opens root and ID (argv[optind], the only argument left) into *root_fd, *dir_fd.
  * Returns 0 or -1 with err. */
@@ -653,6 +683,7 @@ static int cmd_start(const struct oci_globals *g, int argc, char **argv)
 		return oci_failf(g, "start: expected one container ID");
 	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
 		return oci_fail(g, &err);
+	poststart(g, dir_fd);
 	return 0;
 }
 

@@ -40,6 +40,13 @@ const char *oci_status_of(int dir_fd);
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
 bool oci_wait_gone(int dir_fd);
 
+/* The state verb's JSON of dir_fd now, malloc'd, or NULL. */
+char *oci_state_text(int dir_fd);
+/* The hooks create kept (oci_hooks.h), malloc'd, or NULL: none. */
+char *oci_hooks_of(int dir_fd);
+/* Runs hooks' kind with state on stdin (either NULL: nothing); a failure is a warning. */
+void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state);
+
 /* The verbs of oci_verbs.c: argv[0] is the verb.  Return the exit status. */
 int oci_cmd_state(const struct oci_globals *g, int argc, char **argv);
 int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv);
