@@ -134,7 +134,7 @@ static const char usage_text[] =
 	"                                                 a warm pool: a sandbox per request by fork (pool --help)\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
-	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features ... ID\n"
+	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features|exec|ps|pause|resume|update ... ID\n"
 	"                                                 the OCI runtime, runc's command line (create --help)\n"
 	"\n"
 	"Options:\n"
