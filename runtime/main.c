@@ -849,8 +849,10 @@ int main(int argc, char **argv)
 	timing_start(timing);
 	ensure_std_fds();
 
-	if (argc > 1 && !oci_is_command(argc, argv) && (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
-			 strcmp(argv[1], "rm") == 0)) {
+	/* (runc's ps ID is the OCI runtime's, below) */
+	if (argc > 1 && !oci_is_command(argc, argv) &&
+	    (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
+	     strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
 	}

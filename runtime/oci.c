@@ -719,7 +719,8 @@ int oci_main(int argc, char **argv)
 		}
 	}
 	if (i >= argc)
-		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list, features, exec, ps, pause, resume or update");
+		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list, features, exec, "
+				 "ps, pause, resume or update");
 	argc -= i;
 	argv += i;
 	if (strcmp(argv[0], "create") == 0 || strcmp(argv[0], "run") == 0)

@@ -161,7 +161,8 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 		exec_reset_signals();
 		if (dup2(in[0], 0) < 0 || dup2(2, 1) < 0)
 			_exit(127);
-		close_fds_except(NULL, 0);
+		int none = -1;
+		close_fds_except(&none, 1);
 		execve(path, (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
@@ -177,8 +178,10 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 	if (pidfd >= 0 && timeout_ms > 0) {
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 		uint64_t end = monotonic_us() + (uint64_t)timeout_ms * 1000;
-		while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
-			timeout_ms = (int)((end - monotonic_us()) / 1000);
+		while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+			uint64_t now = monotonic_us();
+			timeout_ms = now >= end ? 0 : (int)((end - now) / 1000);
+		}
 		if (r == 0) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

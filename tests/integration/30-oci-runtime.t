@@ -252,7 +252,7 @@ Seccomp:	2' "$(cat "/proc/$e/status" 2>/dev/null)"
 assert_eq "  ... process.json's env (the whole environment) and cwd" "ONLY=1 /tmp" \
 	"$(tr '\0' ' ' <"/proc/$e/environ" 2>/dev/null)$(readlink "/proc/$e/cwd")"
 oci ps --format json c6
-assert_match "  ... ps lists it" "[[,]$e[],]" "$OUT"
+assert_match "  ... ps lists it" "[[,]${e}[],]" "$OUT"
 # pause: cgroup v2's freezer where the container has a cgroup v2 of its own, else refused
 if freeze=$(cg_file "$payload" cgroup.freeze); then
 	oci pause c6
@@ -287,6 +287,7 @@ check "  ... the detached exec'd process ended with the container" gone "$e"
 
 # ---- hooks: each kind at its step of the lifecycle, the state on its stdin
 H=$T/hooks.log
+# shellcheck disable=SC2016 # expanded by the hook
 printf '#!/bin/sh\necho "$1 $HOOK_ENV $(cat)" >>"%s"\n' "$H" >"$T/hook"
 printf '#!/bin/sh\nexit 3\n' >"$T/hook-fails"
 printf '#!/bin/sh\nexec sleep 30\n' >"$T/hook-hangs"
