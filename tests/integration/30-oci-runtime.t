@@ -473,6 +473,15 @@ assert_match "  ... the payload has no capabilities, no_new_privs and seccomp" '
 Seccomp:	2' "$OUT"
 run_cmd "${ctr[@]}" run -d --runc-binary "$NSRUN" --rootfs "$IMG" c1 /nsrun-probe sleep 300
 assert_eq "ctr run -d: exit 0" 0 "$RC"
+run_cmd "${ctr[@]}" task exec --exec-id e1 c1 /nsrun-probe status
+assert_eq "  ... ctr task exec (the shim's exec --process --detach): exit 0" 0 "$RC"
+assert_match "  ... with nsrun's isolation" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+run_cmd "${ctr[@]}" task ps c1
+assert_match "  ... ctr task ps (ps --format json): its pids" '^PID +INFO
+[0-9]+ +-
+[0-9]+ +-' "$OUT"
 run_cmd "${ctr[@]}" task kill -s SIGTERM c1
 assert_eq "  ... ctr task kill -s SIGTERM: exit 0" 0 "$RC"
 end=$((SECONDS + 60))
