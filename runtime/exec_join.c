@@ -533,8 +533,8 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		rc = cerr.errnum == ENOENT ? 127 : 126;
 		goto out;
 	}
-	if (x->pid_out)
-		*x->pid_out = cmd;
+	if (x->started && x->started(cmd, x->started_ctx, err) < 0)
+		goto out;
 	if (x->oci && x->detach) {
 		/* it exec'd: it runs on without us (our parent, a subreaper, gets it) */
 		cmd = -1;
@@ -610,9 +610,8 @@ static int load_service(const struct nsrun_exec_config *x, int *dir_fd, struct n
 			return error_set(err, ENOMEM, "arguments");
 	if (!cfg->process.args.n)
 		return error_set(err, 0, "no command");
-	if (x->env_replace) {
+	if (x->env_replace)
 		strv_free(&cfg->process.env);
-	}
 	for (char *const *e = x->env; e && *e; e++)
 		if (strv_setenv(&cfg->process.env, *e) < 0)
 			return error_set(err, ENOMEM, "environment");

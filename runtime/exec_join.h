@@ -55,7 +55,10 @@ struct nsrun_exec_config {
 	bool detach;                    /* --detach: return once it exec'd, leaving it running (no
 					 * parent-death signal); its pid in *pid_out */
 	const char *console_socket;     /* with tty: the pty's master goes there (runc's protocol), not relayed */
-	pid_t *pid_out;                 /* the command's pid (ours) once it exec'd; NULL: not wanted */
+	/* called once the command exec'd, before it is waited for, with its pid (ours):
+	 * the OCI --pid-file; -1 (err set) kills it and exec_in_service fails; NULL: none */
+	int (*started)(pid_t pid, void *ctx, struct nsrun_error *err);
+	void *started_ctx;
 };
 
 /* Runs x->argv in the running service x->name (see above) with this process's

@@ -215,6 +215,12 @@ bool oci_exec_is_oci(int argc, char **argv)
 	return false;
 }
 
+/* exec's --pid-file, once the process exec'd (x.started) */
+static int write_started_pid(pid_t pid, void *ctx, struct nsrun_error *err)
+{
+	return oci_write_pid_file((const char *)ctx, pid, err);
+}
+
 static void exec_opts_free(struct exec_opts *o)
 {
 	strv_free(&o->args);
@@ -230,7 +236,6 @@ int oci_cmd_exec(const struct oci_globals *g, int argc, char **argv)
 	_cleanup_close_ int root_fd = -1, dir_fd = -1;
 	const char *process = NULL, *pid_file = NULL, *console = NULL, *cwd = NULL, *user = NULL;
 	bool detach = false, tty = false;
-	pid_t pid = -1;
 	int c, rc = 1;
 
 	optind = 1;
@@ -312,17 +317,13 @@ int oci_cmd_exec(const struct oci_globals *g, int argc, char **argv)
 			.name = argv[optind], .argv = o.args.v, .env = o.env.v, .workdir = o.cwd,
 			.user_set = o.user_set, .uid = o.uid, .gid = o.gid, .interactive = true, .tty = o.tty,
 			.oci = true, .oci_dir_fd = dir_fd, .env_replace = process != NULL, .detach = detach,
-			.console_socket = console, .pid_out = &pid,
+			.console_socket = console, .started = pid_file ? write_started_pid : NULL,
+			.started_ctx = (void *)pid_file,
 		};
 		rc = exec_in_service(&x, &err);
 	}
 	if (rc < 0)
 		goto fail;
-	if (pid_file && pid > 0 && oci_write_pid_file(pid_file, pid, &err) < 0) {
-		if (detach)
-			kill(pid, SIGKILL);
-		goto fail;
-	}
 	goto out;
 oom:
 	error_set(&err, ENOMEM, "exec");
