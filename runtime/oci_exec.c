@@ -200,10 +200,15 @@ bool oci_exec_is_oci(int argc, char **argv)
 {
 	/* nsrun exec NAME has none of these: runc's callers always pass one (conmon and
 	 * containerd's shim: --pid-file, --process) */
+	/* options (either's) whose value is the next word */
+	static const char *const valued[] = { "-e", "--env", "-w", "--workdir", "-u", "--user", "-p", "--process",
+					      "--pid-file", "--console-socket", "--cwd", "--cap", "--process-label",
+					      "--apparmor", "--preserve-fds", "-g", "--additional-gids", NULL };
+	static const char *const own[] = { "--process", "--pid-file", "--console-socket", "--detach", "-d",
+					   "--cwd", "--cap", "--process-label", "--apparmor", "--no-new-privs",
+					   "--preserve-fds", "--ignore-paused", NULL };
+
 	for (int i = 2; i < argc && argv[i][0] == '-'; i++) {
-		static const char *const own[] = { "--process", "--pid-file", "--console-socket", "--detach", "-d",
-						   "--cwd", "--cap", "--process-label", "--apparmor", "--no-new-privs",
-						   "--preserve-fds", "--ignore-paused", NULL };
 		if (strcmp(argv[i], "--") == 0)
 			return false;
 		for (size_t k = 0; own[k]; k++) {
@@ -211,6 +216,9 @@ bool oci_exec_is_oci(int argc, char **argv)
 			if (strncmp(argv[i], own[k], n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
 				return true;
 		}
+		for (size_t k = 0; valued[k]; k++)
+			if (strcmp(argv[i], valued[k]) == 0)
+				i++;
 	}
 	return false;
 }

@@ -30,6 +30,10 @@ int main(void)
 	tap_ok(&t, oci((const char *[]){ "nsrun", "exec", "--console-socket=/s", "-t", "c1", "sh", NULL }),
 	       "exec --console-socket=S: runc's");
 	tap_ok(&t, !oci((const char *[]){ "nsrun", "exec", "-it", "web", "sh", NULL }), "exec -it NAME CMD: nsrun's own");
+	tap_ok(&t, oci((const char *[]){ "nsrun", "exec", "--env", "A=1", "--pid-file", "p", "c1", "true", NULL }),
+	       "exec --env K=V --pid-file F ID CMD: runc's (a value is skipped)");
+	tap_ok(&t, !oci((const char *[]){ "nsrun", "exec", "-e", "A=1", "web", "tool", "--detach", NULL }),
+	       "exec -e K=V NAME CMD --detach: nsrun's own (the command's argument)");
 	tap_ok(&t, !oci((const char *[]){ "nsrun", "exec", "web", "--", "--pid-file", NULL }),
 	       "exec NAME -- CMD with runc's option as an argument: nsrun's own");
 	tap_ok(&t, oci((const char *[]){ "nsrun", "--root", "/r", "exec", "c1", "true", NULL }),
