@@ -263,8 +263,11 @@ static void __attribute__((noreturn)) init_loop(const struct container_args *a, 
 
 /* OCI create: tells the supervisor the container is made, then opens the exec
  * fifo for writing, which blocks until `nsrun start` opens it for reading
- * (fifo(7)), and writes one byte for it.  The fd is reopened through /proc/self/fd
- * (the new /proc is mounted by now).  Returns 0 or -1 with err. */
+ * (fifo(7)).  The byte start waits for is written once the payload exec'd
+ * (exec_fifo_done), so start returns only then: a signal, exec or ps right
+ * after it finds the payload (runc's init writes it just before its exec).  The
+ * fd is reopened through /proc/self/fd (the new /proc is mounted by now).
+ * Returns the fifo's fd or -1 with err. */
 static int wait_exec_fifo(const struct container_args *a, struct nsrun_error *err)
 {
 	char path[64];
@@ -278,13 +281,19 @@ static int wait_exec_fifo(const struct container_args *a, struct nsrun_error *er
 		;
 	if (fd < 0)
 		return error_set(err, errno, "open the exec fifo");
+	close(a->exec_fifo_fd);
+	return fd;
+}
+
+/* The payload exec'd: start may return (wait_exec_fifo).  A start that is gone
+ * meanwhile (EPIPE; SIGPIPE ignored here) changes nothing: the payload runs. */
+static void exec_fifo_done(int fd)
+{
+	signal(SIGPIPE, SIG_IGN);
 	if (write(fd, "0", 1) != 1) {
-		close(fd);
-		return error_set(err, errno, "write to the exec fifo");
+		/* nobody waits for it */
 	}
 	close(fd);
-	close(a->exec_fifo_fd);
-	return 0;
 }
 
 void container_main(const struct container_args *a)
@@ -295,7 +304,7 @@ void container_main(const struct container_args *a)
 	sigset_t set;
 	pid_t payload;
 	bool unmapped = false;
-	int sfd;
+	int sfd, fifo_fd = -1;
 
 	for (size_t i = 0; i < sizeof(a->close_fds) / sizeof(a->close_fds[0]); i++)
 		if (a->close_fds[i] >= 0)
@@ -318,7 +327,7 @@ void container_main(const struct container_args *a)
 		error_set(&err, errno, "signalfd");
 		die_with_error(a->sync_fd, &err);
 	}
-	if (a->exec_fifo_fd >= 0 && wait_exec_fifo(a, &err) < 0)
+	if (a->exec_fifo_fd >= 0 && (fifo_fd = wait_exec_fifo(a, &err)) < 0)
 		die_with_error(a->sync_fd, &err);
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		error_set(&err, errno, "pipe for the exec report");
@@ -333,6 +342,8 @@ void container_main(const struct container_args *a)
 		close(report[0]);
 		close(sfd);
 		close(a->sync_fd);
+		if (fifo_fd >= 0)
+			close(fifo_fd);
 		if (a->publish_fd >= 0)
 			close(a->publish_fd);
 		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, unmapped, stdio, a->timing, report[1]);
@@ -348,6 +359,8 @@ void container_main(const struct container_args *a)
 		/* sync: EXEC_OK */
 		if (sync_send(a->sync_fd, SYNC_EXEC_OK, payload, &err) < 0)
 			_exit(1);
+		if (fifo_fd >= 0)
+			exec_fifo_done(fifo_fd);
 	} else {
 		/* sync: EXEC_OK (as EXEC_FAILED or ERROR) */
 		int status = 0;

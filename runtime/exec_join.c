@@ -48,6 +48,7 @@ struct joiner_args {
 	int landlock_abi;
 	bool own_userns;                        /* -u other than the payload's: a user namespace of its own */
 	bool tty;                               /* -t: stdio is a pty's slave, to become the controlling terminal */
+	bool detach;                            /* OCI --detach: it outlives nsrun exec (no parent-death signal) */
 	int stdio[3];                           /* the relay's ends for fds 0-2, -1: ours as they are */
 	int pid_fd;                             /* the command's pid goes there */
 	int report_fd;                          /* a struct nsrun_error on failure; EOF: exec'd */
@@ -85,7 +86,7 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 	const struct nsrun_process *proc = &a->cfg->process;
 
 	exec_reset_signals();
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setsid() < 0) {
+	if ((!a->detach && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) || setsid() < 0) {
 		error_set(&err, errno, "setsid");
 		report(a->report_fd, &err, 125);
 	}
@@ -110,7 +111,7 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 	if (caps_keep_bounding(a->cfg->security.cap_add, &err) < 0 || ns_become(proc->uid, proc->gid, &err) < 0)
 		report(a->report_fd, &err, 125);
 	/* credential changes clear it */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+	if (!a->detach && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
 		error_set(&err, errno, "set the parent-death signal");
 		report(a->report_fd, &err, 125);
 	}
@@ -417,7 +418,8 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 	_cleanup_close_ int null_fd = -1, sfd = -1, pid_r = -1, report_r = -1, slave = -1;
 	struct exec_io io = { .master = -1 };
 	struct joiner_args a = { .cfg = cfg, .t = t, .seccomp = seccomp, .landlock_abi = landlock_abi,
-				 .parent = getpid(), .own_userns = own_userns, .tty = x->tty };
+				 .parent = getpid(), .own_userns = own_userns, .tty = x->tty,
+				 .detach = x->oci && x->detach };
 	struct nsrun_error cerr = { 0 };
 	int pid_p[2] = { -1, -1 }, report_p[2] = { -1, -1 }, status = 0, rc = -1;
 	sigset_t set, saved;
@@ -430,11 +432,13 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 	if (x->tty)
 		sigaddset(&set, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &set, &saved);
-	if (!x->interactive && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+	if (!x->interactive && !x->oci && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
 		error_set(err, errno, "open /dev/null");
 		goto out;
 	}
-	if (relay_prepare(&io.relay, x->interactive ? STDIN_FILENO : null_fd, false, x->tty, UINT64_MAX, err) < 0)
+	/* OCI: nothing to relay (an empty relay, as for -t): the caller's fds as they are */
+	if (relay_prepare(&io.relay, x->interactive ? STDIN_FILENO : null_fd, false, x->tty || x->oci, UINT64_MAX,
+			  err) < 0)
 		goto out;
 	for (int i = 0; i < 3; i++)
 		a.stdio[i] = io.relay.payload[i];
@@ -444,11 +448,21 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 			goto out;
 		a.stdio[0] = a.stdio[1] = a.stdio[2] = slave;
 		io.stdin_open = x->interactive;
-		if ((out = fcntl(io.master, F_DUPFD_CLOEXEC, 3)) < 0) {
+		if (x->oci && x->console_socket) {
+			/* the caller (conmon, containerd's shim) relays the terminal, blocking as runc's */
+			fcntl(io.master, F_SETFL, O_RDWR);
+			if (send_console_fd(x->console_socket, io.master) < 0) {
+				error_set(err, errno, "--console-socket \"%s\": send the terminal", x->console_socket);
+				goto out;
+			}
+			close(io.master);
+			io.master = -1;
+			io.stdin_open = false;
+		} else if ((out = fcntl(io.master, F_DUPFD_CLOEXEC, 3)) < 0) {
 			error_set(err, errno, "-t: dup the pty");
 			goto out;
 		}
-		if (relay_add_pty_output(&io.relay, out, err) < 0)
+		if (io.master >= 0 && relay_add_pty_output(&io.relay, out, err) < 0)
 			goto out;
 	}
 	if (pipe2(pid_p, O_CLOEXEC) < 0 || pipe2(report_p, O_CLOEXEC) < 0) {
@@ -519,7 +533,15 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		rc = cerr.errnum == ENOENT ? 127 : 126;
 		goto out;
 	}
-	if (x->tty && tty_raw(&io, err) < 0)
+	if (x->started && x->started(cmd, x->started_ctx, err) < 0)
+		goto out;
+	if (x->oci && x->detach) {
+		/* it exec'd: it runs on without us (our parent, a subreaper, gets it) */
+		cmd = -1;
+		rc = 0;
+		goto out;
+	}
+	if (x->tty && io.master >= 0 && tty_raw(&io, err) < 0)
 		goto out;
 	status = supervise(cmd, sfd, &io);
 	cmd = -1;
@@ -550,17 +572,24 @@ static int load_service(const struct nsrun_exec_config *x, int *dir_fd, struct n
 	struct service_state st;
 	char root[PATH_MAX];
 
-	if (!service_name_valid(x->name))
+	if (x->oci) {
+		/* the OCI runtime's container (oci.h): its directory is opened, it is running */
+		if ((*dir_fd = fcntl(x->oci_dir_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+			return error_set(err, errno, "dup its state directory");
+	} else if (!service_name_valid(x->name)) {
 		return error_set(err, 0, "not a service name");
-	if ((root_fd = state_open_root(root, sizeof(root), err)) < 0)
+	} else if ((root_fd = state_open_root(root, sizeof(root), err)) < 0) {
 		return -1;
-	*dir_fd = openat(root_fd, x->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		*dir_fd = openat(root_fd, x->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (*dir_fd < 0) {
 		error_set(err, 0, "no such service (see nsrun ps)");
 		err->hint = "start one with nsrun -d --name NAME ...";
 		return -1;
 	}
-	if (!state_is_alive(*dir_fd) || state_read(*dir_fd, &st) < 0 || strcmp(st.status, "running") != 0 ||
+	/* (an OCI container's state.json says created until it ends: its caller checked it runs) */
+	if (!state_is_alive(*dir_fd) || state_read(*dir_fd, &st) < 0 || (!x->oci && strcmp(st.status, "running") != 0) ||
 	    st.pid <= 1) {
 		error_set(err, 0, "the service is not running (see nsrun ps)");
 		err->hint = "nsrun logs NAME says how it ended; nsrun rm NAME removes it";
@@ -581,6 +610,8 @@ static int load_service(const struct nsrun_exec_config *x, int *dir_fd, struct n
 			return error_set(err, ENOMEM, "arguments");
 	if (!cfg->process.args.n)
 		return error_set(err, 0, "no command");
+	if (x->env_replace)
+		strv_free(&cfg->process.env);
 	for (char *const *e = x->env; e && *e; e++)
 		if (strv_setenv(&cfg->process.env, *e) < 0)
 			return error_set(err, ENOMEM, "environment");

@@ -48,6 +48,17 @@ struct nsrun_exec_config {
 	bool tty;                       /* -t: a pty of the container's devpts for stdio, relayed to
 					 * ours (raw while it runs, as a run's -t: docs/terminals.md) */
 	bool debug;                     /* --debug: what was found, on stderr */
+	/* the OCI runtime's exec (oci.h): a container under --root, not a service */
+	bool oci;                       /* the fields below apply; stdio is ours as it is (no relay) */
+	int oci_dir_fd;                 /* its state directory (ROOT/ID) */
+	bool env_replace;               /* env is the whole environment (process.json), not over the payload's */
+	bool detach;                    /* --detach: return once it exec'd, leaving it running (no
+					 * parent-death signal); its pid in *pid_out */
+	const char *console_socket;     /* with tty: the pty's master goes there (runc's protocol), not relayed */
+	/* called once the command exec'd, before it is waited for, with its pid (ours):
+	 * the OCI --pid-file; -1 (err set) kills it and exec_in_service fails; NULL: none */
+	int (*started)(pid_t pid, void *ctx, struct nsrun_error *err);
+	void *started_ctx;
 };
 
 /* Runs x->argv in the running service x->name (see above) with this process's
@@ -57,7 +68,9 @@ struct nsrun_exec_config {
  * own, 128+N for signal N, 126 when it cannot be executed, 127 when not found
  * (the message is printed); or -1 with err when nsrun failed (exit 125): no such
  * service, not running, not of isolation full, a namespace that is not the
- * container's (errnum 0), or the errno of setns(2), clone(2), open(2). */
+ * container's (errnum 0), or the errno of setns(2), clone(2), open(2).
+ * x->oci: the container of x->oci_dir_fd, stdio passed as it is (a pty sent to
+ * x->console_socket with x->tty); x->detach returns 0 once the command exec'd. */
 int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err);
 
 #endif

@@ -134,7 +134,7 @@ static const char usage_text[] =
 	"                                                 a warm pool: a sandbox per request by fork (pool --help)\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
-	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features ... ID\n"
+	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features|exec|ps|pause|resume|update ... ID\n"
 	"                                                 the OCI runtime, runc's command line (create --help)\n"
 	"\n"
 	"Options:\n"
@@ -849,8 +849,10 @@ int main(int argc, char **argv)
 	timing_start(timing);
 	ensure_std_fds();
 
-	if (argc > 1 && (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
-			 strcmp(argv[1], "rm") == 0)) {
+	/* (runc's ps ID is the OCI runtime's, below) */
+	if (argc > 1 && !oci_is_command(argc, argv) &&
+	    (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "logs") == 0 || strcmp(argv[1], "stop") == 0 ||
+	     strcmp(argv[1], "rm") == 0)) {
 		timing_free(timing);
 		return service_main(argc, argv);
 	}

@@ -19,12 +19,15 @@
 #include <yajl/yajl_gen.h>
 
 #include "cleanup.h"
+#include "exec_spec.h"
 #include "oci.h"
 #include "oci_config.h"
+#include "oci_hooks.h"
 #include "oci_internal.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
+#include "seccomp.h"
 #include "state.h"
 #include "sys.h"
 
@@ -36,7 +39,20 @@
 #define CREATE_WAIT_US (120ULL * 1000000) /* set-up of a created container, on a loaded machine */
 
 
-static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features", NULL };
+static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features",
+				     "pause", "resume", "update", NULL };
+
+/* runc's ps ID: nsrun's own ps takes no word but its options' values. */
+static bool ps_is_oci(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0 || strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--filter") == 0)
+			i++;
+		else if (argv[i][0] != '-')
+			return true;
+	}
+	return false;
+}
 
 bool oci_is_command(int argc, char **argv)
 {
@@ -45,6 +61,10 @@ bool oci_is_command(int argc, char **argv)
 	for (size_t i = 0; verbs[i]; i++)
 		if (strcmp(argv[1], verbs[i]) == 0)
 			return true;
+	if (strcmp(argv[1], "ps") == 0)
+		return ps_is_oci(argc, argv);
+	if (strcmp(argv[1], "exec") == 0)
+		return oci_exec_is_oci(argc, argv);
 	return strcmp(argv[1], "--root") == 0 || strncmp(argv[1], "--root=", 7) == 0 || strcmp(argv[1], "--log") == 0 ||
 	       strncmp(argv[1], "--log=", 6) == 0 || strncmp(argv[1], "--log-format", 12) == 0 ||
 	       strcmp(argv[1], "--systemd-cgroup") == 0 || strncmp(argv[1], "--rootless", 10) == 0;
@@ -109,14 +129,18 @@ int __attribute__((format(printf, 2, 3))) oci_failf(const struct oci_globals *g,
 
 /* Warnings go to --log when there is one (stderr may be the container's: conmon's
  * pipes), else to stderr. */
+void oci_warn(const struct oci_globals *g, const char *msg)
+{
+	if (g->log)
+		log_line(g, "warning", msg);
+	else
+		fprintf(stderr, "nsrun: warning: %s\n", msg);
+}
+
 static void warn_all(const struct oci_globals *g, const struct strv *w)
 {
-	for (size_t i = 0; i < w->n; i++) {
-		if (g->log)
-			log_line(g, "warning", w->v[i]);
-		else
-			fprintf(stderr, "nsrun: warning: %s\n", w->v[i]);
-	}
+	for (size_t i = 0; i < w->n; i++)
+		oci_warn(g, w->v[i]);
 }
 
 /* ---- the state directory ---- */
@@ -207,11 +231,16 @@ bool oci_is_created(int dir_fd)
 	return faccessat(dir_fd, FIFO_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+bool oci_is_paused(int dir_fd)
+{
+	return faccessat(dir_fd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 const char *oci_status_of(int dir_fd)
 {
 	if (!state_is_alive(dir_fd))
 		return "stopped";
-	return oci_is_created(dir_fd) ? "created" : "running";
+	return oci_is_created(dir_fd) ? "created" : oci_is_paused(dir_fd) ? "paused" : "running";
 }
 
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
@@ -241,7 +270,7 @@ struct create_opts {
 
 /* The pid file: written to a temporary name and renamed, as runc does, so a reader
  * never sees it half written.  Returns 0 or -1 with err. */
-static int write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
+int oci_write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
 {
 	char tmp[PATH_MAX], text[32];
 	_cleanup_close_ int fd = -1;
@@ -331,7 +360,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 {
 	struct nsrun_config cfg;
 	struct strv warnings = { 0 };
-	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL;
+	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL;
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
 	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
 	struct service_state st;
@@ -351,6 +380,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		err->hint = "docs/oci-runtime.md says what of config.json nsrun takes";
 		goto out;
 	}
+	if (oci_hooks_load(bundle, &hooks, err) < 0)
+		goto out;
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
 			  "terminal goes");
@@ -394,6 +425,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			goto remove;
 		}
 	}
+	if (hooks) {
+		_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write_all(fd, hooks, strlen(hooks)) < 0) {
+			error_set(err, errno, "write %s/%s/%s", root, o->id, HOOKS_FILE);
+			goto remove;
+		}
+	}
+	/* what exec needs of the payload that it cannot read from the running one (exec_spec.h) */
+	if (exec_spec_write(dir_fd, &cfg, seccomp_profiles_dir(), err) < 0)
+		goto remove;
 	snprintf(fifo, sizeof(fifo), "%s/%s/%s", root, o->id, FIFO_FILE);
 	/* writable by the container's init, whose id on the host is not ours as root */
 	if (mkfifoat(dir_fd, FIFO_FILE, 0600) < 0 || fchmodat(dir_fd, FIFO_FILE, 0622, 0) < 0 ||
@@ -431,10 +472,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		while ((r = poll(&pfd, 1, (int)(CREATE_WAIT_US / 1000))) < 0 && errno == EINTR)
 			;
 		if (r == 1 && read(ready[0], &c, 1) == 1 && c == 'R') {
-			rc = 0;
-			goto out;
-		}
-		if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
+			/* prestart, createRuntime: the container is made (runtime.md "Lifecycle" 3, 4) */
+			_cleanup_free_ char *state = hooks ? oci_state_text(dir_fd) : NULL;
+			if (hooks && !state)
+				error_set(err, errno, "container \"%s\": its state for the hooks", o->id);
+			else if (!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
+					    oci_hooks_run(hooks, "createRuntime", state, err) == 0)) {
+				rc = 0;
+				goto out;
+			}
+		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
 			*err = cerr;
 			err->hint = NULL; /* a pointer into the monitor's memory, not ours */
@@ -490,7 +537,8 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
 			usleep(10000);
 		}
 		if (!state_is_alive(dir_fd))
-			return error_set(err, 0, "container \"%s\" ended before it started", id);
+			return error_set(err, 0, "container \"%s\" ended before its process was exec'd (its error went to "
+						 "create's stderr)", id);
 	}
 	unlinkat(dir_fd, FIFO_FILE, 0);
 	return 0;
@@ -524,6 +572,8 @@ static const char create_usage[] =
 	"  --preserve-fds N          fds 3 to 3+N-1 reach the payload (after LISTEN_FDS's, as runc)\n"
 	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
 	"  --log-format text|json, --systemd-cgroup, --rootless V, --debug (accepted; docs/oci-runtime.md)\n";
+
+static void poststart(const struct oci_globals *g, int dir_fd);
 
 static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 {
@@ -570,7 +620,7 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 		return oci_fail(g, &err);
 	if (in_monitor)
 		return code;
-	if (o.pid_file && write_pid_file(o.pid_file, monitor, &err) < 0) {
+	if (o.pid_file && oci_write_pid_file(o.pid_file, monitor, &err) < 0) {
 		kill(monitor, SIGKILL);
 		return oci_fail(g, &err);
 	}
@@ -584,18 +634,30 @@ static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool r
 			kill(monitor, SIGKILL);
 			return oci_fail(g, &err);
 		}
+		poststart(g, dir_fd);
 		if (o.detach)
 			return 0;
 		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 			;
 		oci_wait_gone(dir_fd);
-		if (!o.keep)
+		if (!o.keep) {
+			_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
 			state_remove_dir(root_fd, o.id);
+			oci_hooks_warn(g, hooks, "poststop", state);
+		}
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }
 
 /* ---- start (state, kill, delete, list, features: oci_verbs.c) ---- */
+
+/* poststart: the payload exec'd, start has not returned (runtime.md "Lifecycle" 9) */
+static void poststart(const struct oci_globals *g, int dir_fd)
+{
+	_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
+
+	oci_hooks_warn(g, hooks, "poststart", state);
+}
 
 /* Opens root and ID (argv[optind], the only argument left) into *root_fd, *dir_fd.
  * Returns 0 or -1 with err. */
@@ -621,6 +683,7 @@ static int cmd_start(const struct oci_globals *g, int argc, char **argv)
 		return oci_failf(g, "start: expected one container ID");
 	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
 		return oci_fail(g, &err);
+	poststart(g, dir_fd);
 	return 0;
 }
 
@@ -656,7 +719,8 @@ int oci_main(int argc, char **argv)
 		}
 	}
 	if (i >= argc)
-		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list or features");
+		return oci_failf(&g, "expected a command: create, start, state, kill, delete, run, list, features, exec, "
+				 "ps, pause, resume or update");
 	argc -= i;
 	argv += i;
 	if (strcmp(argv[0], "create") == 0 || strcmp(argv[0], "run") == 0)
@@ -673,6 +737,14 @@ int oci_main(int argc, char **argv)
 		return oci_cmd_list(&g, argc, argv);
 	if (strcmp(argv[0], "features") == 0)
 		return oci_cmd_features();
+	if (strcmp(argv[0], "exec") == 0)
+		return oci_cmd_exec(&g, argc, argv);
+	if (strcmp(argv[0], "ps") == 0)
+		return oci_cmd_ps(&g, argc, argv);
+	if (strcmp(argv[0], "pause") == 0 || strcmp(argv[0], "resume") == 0)
+		return oci_cmd_pause(&g, argc, argv, strcmp(argv[0], "pause") == 0);
+	if (strcmp(argv[0], "update") == 0)
+		return oci_cmd_update(&g, argc, argv);
 	return oci_failf(&g, "\"%s\": not a command of nsrun's OCI runtime (create, start, state, kill, delete, run, list, "
-		     "features)", argv[0]);
+		     "features, exec, ps, pause, resume, update)", argv[0]);
 }

@@ -694,11 +694,9 @@ static int parse_top(struct walk *w, yajl_val t)
 		} else if (strcmp(k, "linux") == 0) {
 			rc = parse_linux(w, v);
 		} else if (strcmp(k, "hooks") == 0) {
+			/* checked and run by the OCI verbs (oci_hooks.h), through oci_config_object */
 			if (expect_object(w, v, "hooks") < 0)
 				return -1;
-			for (size_t j = 0; j < v->u.object.len; j++)
-				if (nonempty(v->u.object.values[j]))
-					warn(w, "hooks.%s: not run (hooks are not supported yet)", v->u.object.keys[j]);
 		} else if (strcmp(k, "domainname") == 0) {
 			if (nonempty(v))
 				warn(w, "domainname: not set (not supported)");
@@ -781,7 +779,13 @@ static void gen_value(yajl_gen g, yajl_val v)
 
 int oci_config_seccomp(const char *buf, size_t len, char **out, struct nsrun_error *err)
 {
-	const char *path[] = { "linux", "seccomp", NULL };
+	static const char *const path[] = { "linux", "seccomp", NULL };
+
+	return oci_config_object(buf, len, path, out, err);
+}
+
+int oci_config_object(const char *buf, size_t len, const char *const path[], char **out, struct nsrun_error *err)
+{
 	_cleanup_free_ char *text = strndup(buf, len);
 	const unsigned char *gbuf;
 	size_t glen;
@@ -790,24 +794,24 @@ int oci_config_seccomp(const char *buf, size_t len, char **out, struct nsrun_err
 
 	*out = NULL;
 	if (!text)
-		return error_set(err, ENOMEM, "config.json: linux.seccomp");
+		return error_set(err, ENOMEM, "config.json: %s", path[0]);
 	/* oci_config_parse has checked the document: depth, NUL, syntax */
 	if (!(t = yajl_tree_parse(text, NULL, 0)))
 		return error_set(err, 0, "config.json: not a JSON object");
-	if (!(s = yajl_tree_get(t, path, yajl_t_object))) {
+	if (!(s = yajl_tree_get(t, (const char **)path, yajl_t_object))) {
 		yajl_tree_free(t);
 		return 0;
 	}
 	if (!(g = yajl_gen_alloc(NULL))) {
 		yajl_tree_free(t);
-		return error_set(err, ENOMEM, "config.json: linux.seccomp");
+		return error_set(err, ENOMEM, "config.json: %s", path[0]);
 	}
 	gen_value(g, s);
 	yajl_gen_get_buf(g, &gbuf, &glen);
 	*out = strndup((const char *)gbuf, glen);
 	yajl_gen_free(g);
 	yajl_tree_free(t);
-	return *out ? 0 : error_set(err, ENOMEM, "config.json: linux.seccomp");
+	return *out ? 0 : error_set(err, ENOMEM, "config.json: %s", path[0]);
 }
 
 int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings, char **seccomp_json,

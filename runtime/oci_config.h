@@ -32,6 +32,11 @@ int oci_config_parse(const char *bundle_dir, const char *buf, size_t len, struct
  * Returns 0 or -1 with err. */
 int oci_config_seccomp(const char *buf, size_t len, char **out, struct nsrun_error *err);
 
+/* The object at path (NULL-terminated keys) of the document (checked by
+ * oci_config_parse) as JSON text in *out (malloc'd), or NULL when there is none:
+ * how the verbs get "hooks" (oci_hooks.h).  Returns 0 or -1 with err. */
+int oci_config_object(const char *buf, size_t len, const char *const path[], char **out, struct nsrun_error *err);
+
 /* Reads BUNDLE/config.json and parses it as oci_config_parse, its seccomp object
  * into *seccomp_json as oci_config_seccomp.  Returns 0 or -1 with err. */
 int oci_config_load(const char *bundle_dir, struct nsrun_config *cfg, struct strv *warnings, char **seccomp_json,

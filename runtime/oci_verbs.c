@@ -15,8 +15,10 @@
 
 #include "cleanup.h"
 #include "oci_config.h"
+#include "oci_hooks.h"
 #include "oci_internal.h"
 #include "state.h"
+#include "sys.h"
 
 #ifndef NSRUN_VERSION
 #define NSRUN_VERSION "0.0.0-dev"
@@ -50,6 +52,46 @@ static void gen_state(yajl_gen y, const struct service_state *st, const char *st
 	yajl_gen_map_open(y);
 	yajl_gen_map_close(y);
 	yajl_gen_map_close(y);
+}
+
+char *oci_state_text(int dir_fd)
+{
+	struct service_state st;
+	const unsigned char *buf;
+	size_t len;
+	char *out = NULL;
+	yajl_gen y;
+
+	if (state_read(dir_fd, &st) < 0 || !(y = yajl_gen_alloc(NULL)))
+		return NULL;
+	gen_state(y, &st, oci_status_of(dir_fd));
+	yajl_gen_get_buf(y, &buf, &len);
+	out = strndup((const char *)buf, len);
+	yajl_gen_free(y);
+	return out;
+}
+
+char *oci_hooks_of(int dir_fd)
+{
+	_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char path[32];
+	char *text = NULL;
+
+	if (fd < 0)
+		return NULL;
+	fd_path(path, sizeof(path), fd);
+	return read_file(path, 4 * 1024 * 1024, &text, NULL) < 0 ? NULL : text;
+}
+
+void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state)
+{
+	struct nsrun_error err = { 0 };
+	char line[400];
+
+	if (hooks && state && oci_hooks_run(hooks, kind, state, &err) < 0) {
+		error_format(&err, line, sizeof(line));
+		oci_warn(g, line);
+	}
 }
 
 static void print_gen(yajl_gen y)
@@ -192,8 +234,13 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		if (!oci_wait_gone(dir_fd))
 			return oci_failf(g, "container \"%s\" still running 10 s after SIGKILL", argv[optind]);
 	}
-	if (state_remove_dir(root_fd, argv[optind]) < 0)
-		return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
+	{
+		/* poststop: once it is gone (runtime.md "Lifecycle" 12) */
+		_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
+		if (state_remove_dir(root_fd, argv[optind]) < 0)
+			return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
+		oci_hooks_warn(g, hooks, "poststop", state);
+	}
 	return 0;
 }
 
@@ -259,6 +306,7 @@ int oci_cmd_list(const struct oci_globals *g, int argc, char **argv)
 int oci_cmd_features(void)
 {
 	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
+	static const char *const hooks[] = { "prestart", "createRuntime", "poststart", "poststop", NULL };
 	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec", NULL };
 	yajl_gen y = yajl_gen_alloc(NULL);
 
@@ -269,7 +317,9 @@ int oci_cmd_features(void)
 	gen_str(y, "ociVersionMin", "1.0.0");
 	gen_str(y, "ociVersionMax", OCI_VERSION);
 	yajl_gen_string(y, (const unsigned char *)"hooks", 5);
-	yajl_gen_array_open(y);
+	yajl_gen_array_open(y); /* those nsrun runs (oci_hooks.h) */
+	for (size_t i = 0; hooks[i]; i++)
+		yajl_gen_string(y, (const unsigned char *)hooks[i], strlen(hooks[i]));
 	yajl_gen_array_close(y);
 	yajl_gen_string(y, (const unsigned char *)"mountOptions", 12);
 	yajl_gen_array_open(y);

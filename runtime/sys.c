@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -241,4 +243,35 @@ uint64_t monotonic_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int send_console_fd(const char *path, int fd)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char data[] = "/dev/ptmx";
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *c;
+	_cleanup_close_ int s = -1;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	memset(&control, 0, sizeof(control));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0 || sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+		return -1;
+	return 0;
 }

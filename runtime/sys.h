@@ -38,6 +38,12 @@ void fd_path(char *buf, size_t len, int fd);
  * kernel before 5.9: ENOSYS) leave the fds open. */
 void close_fds_except(int *keep, size_t n);
 
+/* Sends fd with SCM_RIGHTS (unix(7)) over a new connection to the AF_UNIX
+ * stream socket at path, "/dev/ptmx" as the data: runc's --console-socket
+ * protocol for a terminal's master.  Returns 0, or -1 with errno
+ * (ENAMETOOLONG, or of socket(2), connect(2), sendmsg(2)). */
+int send_console_fd(const char *path, int fd);
+
 /* CLOCK_MONOTONIC (clock_gettime(2)) in microseconds: for deadlines and durations. */
 uint64_t monotonic_us(void);
 

@@ -187,6 +187,152 @@ assert_match "create of an existing id: refused" '(^|
 )nsrun: container "c5" exists' "$ERR"
 oci delete --force c5
 
+# ---- exec, ps, pause, update on a running container
+# cg_file PID FILE: FILE in a cgroup of PID's own (one the test is not in): cgroup v2's,
+# else the v1 hierarchy's whose controller PID's cgroup has; fails if there is none
+cg_file() {
+	local line ctrl rel mine m fs mnt opts
+	while IFS= read -r line; do
+		ctrl=${line#*:}
+		ctrl=${ctrl%%:*}
+		rel=${line#*:*:}
+		mine=$(grep -F ":$ctrl:" /proc/self/cgroup)
+		[ "$rel" != "${mine#*:*:}" ] || continue
+		while read -r fs mnt opts; do
+			if [ -z "$ctrl" ] && [ "$fs" = cgroup2 ] || [[ $fs = cgroup && ,$opts, = *",$ctrl,"* ]]; then
+				[ -e "$mnt$rel/$2" ] && { echo "$mnt$rel/$2"; return 0; }
+			fi
+		done <<<"$cg_mounts"
+	done <"/proc/$1/cgroup"
+	return 1
+}
+cg_mounts=$(findmnt -rn -t cgroup,cgroup2 -o FSTYPE,TARGET,OPTIONS)
+bundle_with '["/nsrun-probe", "sleep", "300"]'
+oci create --bundle "$T/bundle" c6
+oci exec c6 /nsrun-probe status
+assert_match "exec into a created container: refused" '^nsrun: exec: container "c6" is created: a process can join only a running one' "$ERR"
+oci start c6
+# (start returns once the payload exec'd: ps and exec right after it find it)
+oci ps --format json c6
+assert_match "ps --format json right after start: the container's two pids (nsrun's init, the payload)" \
+	'^\[[0-9]+,[0-9]+\]$' "$OUT"
+oci ps c6
+payload=$(awk '$3 == "nsrun-probe" { print $1 }' <<<"$OUT")
+assert_match "ps: a table with the payload" '(^|
+)[0-9]+ +[0-9]+ +nsrun-probe$' "$OUT"
+oci exec c6 /nsrun-probe status
+assert_eq "exec ID CMD: exit 0" 0 "$RC"
+assert_match "  ... no capabilities, no_new_privs, the container's seccomp filter" 'CapEff:	0000000000000000
+CapBnd:	0000000000000000
+CapAmb:	0000000000000000
+NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+oci exec c6 /nsrun-probe exit 7
+assert_eq "  ... the process's exit status" 7 "$RC"
+cat >"$T/process.json" <<'EOF2'
+{"args": ["/nsrun-probe", "sleep", "300"], "env": ["ONLY=1"], "cwd": "/tmp", "user": {"uid": 0, "gid": 0},
+ "capabilities": {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"]}}
+EOF2
+oci exec --process "$T/process.json" --detach --pid-file "$T/epid" c6
+assert_eq "exec --process --detach --pid-file (conmon's): exit 0" 0 "$RC"
+assert_match "  ... process.json's capabilities: a warning, none given" 'capabilities\.[a-z]+: not given' "$ERR"
+e=$(cat "$T/epid" 2>/dev/null)
+same=0
+for n in user mnt pid net ipc uts cgroup; do
+	[ -n "$e" ] && [ "$(readlink "/proc/$e/ns/$n")" = "$(readlink "/proc/$payload/ns/$n")" ] && same=$((same + 1))
+done
+assert_eq "  ... it is in each of the payload's 7 namespaces (user, mnt, pid, net, ipc, uts, cgroup)" 7 "$same"
+check "  ... (control: the test's own are not the payload's)" \
+	test "$(readlink /proc/self/ns/pid)" != "$(readlink "/proc/$payload/ns/pid")" -a \
+	"$(readlink /proc/self/ns/mnt)" != "$(readlink "/proc/$payload/ns/mnt")"
+assert_eq "  ... and in its cgroups" "$(cat "/proc/$payload/cgroup")" "$(cat "/proc/$e/cgroup" 2>/dev/null)"
+assert_match "  ... no capabilities, no_new_privs, seccomp" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$(cat "/proc/$e/status" 2>/dev/null)"
+assert_eq "  ... process.json's env (the whole environment) and cwd" "ONLY=1 /tmp" \
+	"$(tr '\0' ' ' <"/proc/$e/environ" 2>/dev/null)$(readlink "/proc/$e/cwd")"
+oci ps --format json c6
+assert_match "  ... ps lists it" "[[,]${e}[],]" "$OUT"
+# pause: cgroup v2's freezer where the container has a cgroup v2 of its own, else refused
+if freeze=$(cg_file "$payload" cgroup.freeze); then
+	oci pause c6
+	assert_eq "pause (a cgroup v2 of its own): exit 0" 0 "$RC"
+	check "  ... its cgroup is frozen" grep -qx 'frozen 1' "${freeze%/*}/cgroup.events"
+	oci state c6
+	assert_match "  ... state: paused" '"status": "paused"' "$OUT"
+	oci resume c6
+	check "resume: thawed" grep -qx 'frozen 0' "${freeze%/*}/cgroup.events"
+else
+	oci pause c6
+	assert_eq "pause (no cgroup v2 of its own: $(id -un)): refused, exit 1" 1 "$RC"
+	assert_match "  ... saying why, with a hint" '^nsrun: pause c6: no cgroup v2 freezer: [^
+]+
+nsrun: hint: ' "$ERR"
+fi
+oci state c6
+assert_match "  ... running again (or still)" '"status": "running"' "$OUT"
+# update --memory: the container's memory cgroup where it has one (v2 memory.max, v1
+# memory.limit_in_bytes), else refused naming why
+if mem=$(cg_file "$payload" memory.max) || mem=$(cg_file "$payload" memory.limit_in_bytes); then
+	oci update --memory 64m c6
+	assert_eq "update --memory 64m: exit 0" 0 "$RC"
+	assert_eq "  ... written to ${mem##*/}" 67108864 "$(cat "$mem")"
+else
+	oci update --memory 64m c6
+	assert_match "update --memory (no memory cgroup of its own): refused, saying why" \
+		'^nsrun: update c6: --memory: no memory.max to change: ' "$ERR"
+fi
+oci delete --force c6
+check "  ... the detached exec'd process ended with the container" gone "$e"
+
+# ---- hooks: each kind at its step of the lifecycle, the state on its stdin
+H=$T/hooks.log
+# shellcheck disable=SC2016 # expanded by the hook
+printf '#!/bin/sh\necho "$1 $HOOK_ENV $(cat)" >>"%s"\n' "$H" >"$T/hook"
+printf '#!/bin/sh\nexit 3\n' >"$T/hook-fails"
+printf '#!/bin/sh\nexec sleep 30\n' >"$T/hook-hangs"
+chmod +x "$T/hook" "$T/hook-fails" "$T/hook-hangs"
+all_hooks="c['hooks'] = {k: [{'path': '$T/hook', 'args': ['hook', k], 'env': ['HOOK_ENV=e-' + k]}]
+    for k in ['prestart', 'createRuntime', 'poststart', 'poststop']}"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$all_hooks"
+oci create --bundle "$T/bundle" c8
+check "hooks: after create, prestart then createRuntime ran, with their env" \
+	test "$(cut -d' ' -f1,2 "$H" 2>/dev/null | tr '\n' ,)" = "prestart e-prestart,createRuntime e-createRuntime,"
+assert_match "  ... the state on stdin: created, the container's pid" \
+	'^createRuntime e-createRuntime \{"ociVersion":"1\.2\.0","id":"c8","status":"created","pid":[1-9]' "$(tail -1 "$H")"
+oci start c8
+assert_match "  ... start: then poststart, the state running" '^poststart e-poststart \{[^}]*"status":"running"' \
+	"$(tail -1 "$H")"
+# (start returned once the payload exec'd: a signal right after it is the payload's)
+oci kill c8 TERM
+wait_status c8 stopped
+assert_match "kill TERM right after start: the payload's status is SIGTERM's (143)" '"exit_code": 143' \
+	"$(cat "$ROOT/c8/state.json")"
+oci delete c8
+assert_match "  ... delete: then poststop, the state stopped" '^poststop e-poststop \{[^}]*"status":"stopped"' \
+	"$(tail -1 "$H")"
+assert_eq "  ... each ran once" 4 "$(wc -l <"$H")"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'createRuntime': [{'path': '$T/hook-fails'}]}"
+oci create --bundle "$T/bundle" c9
+assert_match "a createRuntime hook that fails: create fails, naming it" \
+	"(^|
+)nsrun: hooks\.createRuntime\[0\] $T/hook-fails: exit status 3" "$ERR"
+check "  ... and the container is removed" test ! -e "$ROOT/c9"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'prestart': [{'path': '$T/hook-hangs', 'timeout': 1}]}"
+oci create --bundle "$T/bundle" c9
+assert_match "a prestart hook past its timeout: killed, create fails" \
+	"(^|
+)nsrun: hooks\.prestart\[0\] $T/hook-hangs: timed out after 1 s" "$ERR"
+check "  ... nothing left" test ! -e "$ROOT/c9"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {'poststart': [{'path': '$T/hook-fails'}]}"
+oci run --bundle "$T/bundle" c9
+assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "$RC"
+assert_match "  ... the warning names it" "nsrun: warning: hooks\.poststart\[0\] $T/hook-fails: exit status 3" "$ERR"
+bundle_with '["true"]' "c['hooks'] = {'startContainer': [{'path': '$T/hook'}]}"
+oci create --bundle "$T/bundle" c9
+assert_match "a startContainer hook (in the container's namespaces): refused by name" \
+	'^nsrun: config.json: hooks\.startContainer: not supported' "$ERR"
+
 # ---- a bad config.json: the JSON path named, nothing made
 bundle_with '["true"]' 'c["process"]["args"] = "true"'
 oci create --bundle "$T/bundle" bad1
@@ -262,6 +408,13 @@ pod rm "$id"
 
 pod run -d --network none localhost/nsrun-probe /nsrun-probe sleep 300
 id=$OUT
+pod exec "$id" /nsrun-probe status
+assert_eq "podman exec: exit 0" 0 "$RC"
+assert_match "  ... no capabilities, no_new_privs and nsrun's seccomp filter" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+pod exec -t "$id" /nsrun-probe status
+assert_match "podman exec -t: through a terminal (--console-socket: CR LF)" $'NoNewPrivs:\t1\r\n' "$OUT"
 pod stop -t 30 "$id"
 assert_eq "  ... podman stop: exit 0" 0 "$RC"
 pod inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$id"
@@ -320,6 +473,15 @@ assert_match "  ... the payload has no capabilities, no_new_privs and seccomp" '
 Seccomp:	2' "$OUT"
 run_cmd "${ctr[@]}" run -d --runc-binary "$NSRUN" --rootfs "$IMG" c1 /nsrun-probe sleep 300
 assert_eq "ctr run -d: exit 0" 0 "$RC"
+run_cmd "${ctr[@]}" task exec --exec-id e1 c1 /nsrun-probe status
+assert_eq "  ... ctr task exec (the shim's exec --process --detach): exit 0" 0 "$RC"
+assert_match "  ... with nsrun's isolation" 'CapEff:	0000000000000000
+.*NoNewPrivs:	1
+Seccomp:	2' "$OUT"
+run_cmd "${ctr[@]}" task ps c1
+assert_match "  ... ctr task ps (ps --format json): its pids" '^PID +INFO
+[0-9]+ +-
+[0-9]+ +-' "$OUT"
 run_cmd "${ctr[@]}" task kill -s SIGTERM c1
 assert_eq "  ... ctr task kill -s SIGTERM: exit 0" 0 "$RC"
 end=$((SECONDS + 60))
