@@ -43,11 +43,14 @@ struct api_server {
 };
 
 /* One request, across the calls of the access handler. */
+struct api_archive_put;
+
 struct api_request {
 	char *body;
 	size_t len;
 	bool too_big;
 	bool counted;
+	struct api_archive_put *put;    /* PUT .../archive: its body streams there (api_archive.c) */
 };
 
 /* A container: an nsrun service, with the config.json of the API when it made it. */
@@ -160,6 +163,17 @@ enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, con
 /* Routes /containers/... (path without the version prefix).  Returns MHD's result. */
 enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c, const char *method,
 			       const char *path, struct api_request *req);
+
+/* GET, HEAD and PUT /containers/{ref}/archive (api_archive.c): docker cp. */
+enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
+			    struct api_request *req);
+/* True for a PUT of an archive, whose body is streamed, not kept. */
+bool api_archive_is_put(const char *method, const char *url);
+/* Passes len bytes of a PUT archive's body on (the first call starts the copy).
+ * Returns 0, or -1 (out of memory). */
+int api_archive_upload(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+		       struct api_request *req, const char *data, size_t len);
+void api_archive_put_free(struct api_archive_put *p);
 
 /* Finds ref under the server's lock.  Returns true with *c (release with
  * api_ctr_free), or false with Docker's error queued (MHD's result in *ret). */

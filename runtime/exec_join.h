@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "copy_archive.h"
 #include "error.h"
 
 /* What to run, and where. */
@@ -48,6 +49,10 @@ struct nsrun_exec_config {
 	bool tty;                       /* -t: a pty of the container's devpts for stdio, relayed to
 					 * ours (raw while it runs, as a run's -t: docs/terminals.md) */
 	bool debug;                     /* --debug: what was found, on stderr */
+	enum copy_archive_op archive;   /* --archive-*: instead of argv, nsrun itself does docker
+					 * cp's half on archive_path, confined as the command
+					 * would be (copy_archive.h) */
+	const char *archive_path;
 };
 
 /* Runs x->argv in the running service x->name (see above) with this process's

@@ -1,0 +1,113 @@
+"""docker-py's get_archive/put_archive and the archive endpoint's HEAD against nsrun
+api, for 34-docker-cp.t: prints KEY=VALUE lines that the test checks.
+
+Usage: docker-cp-client.py CONTAINER HOST_SECRET MARKER INSIDE (/tmp/inside.txt's line)
+"""
+import base64
+import io
+import json
+import sys
+import tarfile
+
+import docker
+
+
+def tar_of(*members):
+    """An uncompressed tar of (TarInfo keyword dict, data) members."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for kw, data in members:
+            ti = tarfile.TarInfo(kw.pop("name"))
+            for k, v in kw.items():
+                setattr(ti, k, v)
+            ti.size = len(data) if ti.type == tarfile.REGTYPE else 0
+            tf.addfile(ti, io.BytesIO(data) if ti.type == tarfile.REGTYPE else None)
+    return buf.getvalue()
+
+
+def get_bytes(ctr, path):
+    """The tar's bytes, or the HTTP status of the refusal."""
+    try:
+        bits, stat = ctr.get_archive(path)
+        return b"".join(bits), stat
+    except docker.errors.APIError as e:
+        return e.status_code, str(e)
+
+
+def put(ctr, path, data):
+    try:
+        return ctr.put_archive(path, data), ""
+    except docker.errors.APIError as e:
+        return e.status_code, str(e)
+
+
+def main():
+    name, secret, marker, inside = sys.argv[1], sys.argv[2], sys.argv[3].encode(), sys.argv[4].encode()
+    client = docker.from_env(timeout=120)
+    ctr = client.containers.get(name)
+    out = []
+
+    # GET, and its stat: a file the container has (the control for the probes)
+    data, stat = get_bytes(ctr, "/tmp/inside.txt")
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames() if isinstance(data, bytes) else data
+    out.append("get_ok=%s stat=%s,%s" % (isinstance(data, bytes) and inside in data and names == ["inside.txt"],
+                                         stat.get("name") if isinstance(stat, dict) else stat,
+                                         stat.get("size") if isinstance(stat, dict) else ""))
+    # HEAD: Docker's header, base64 of the JSON stat
+    api = client.api
+    r = api.head(api._url("/containers/{0}/archive", ctr.id), params={"path": "/tmp/inside.txt"})
+    head = json.loads(base64.b64decode(r.headers.get("X-Docker-Container-Path-Stat", "e30=")))
+    out.append("head=%d name=%s size=%s dir_mode=%s" % (
+        r.status_code, head.get("name"), head.get("size"),
+        bool(json.loads(base64.b64decode(api.head(api._url("/containers/{0}/archive", ctr.id),
+                                                  params={"path": "/tmp"}).headers.get(
+            "X-Docker-Container-Path-Stat", "e30="))).get("mode", 0) & (1 << 31))))
+    r = api.head(api._url("/containers/{0}/archive", ctr.id), params={"path": "/nope"})
+    out.append("head_missing=%d" % r.status_code)
+
+    # the payload's symlinks to the host's file and directory: followed, if at all,
+    # inside the container's root, where that path does not exist
+    leaked = False
+    for p in ("/tmp/link", "/tmp/link/", "/tmp/dirlink/secret", "/tmp/dirlink/../dirlink/secret",
+              "/../../../../.." + secret, "/tmp/../../.." + secret):
+        d, _ = get_bytes(ctr, p)
+        if isinstance(d, bytes) and marker in d:
+            leaked = True
+            out.append("leak_from=%s" % p)
+    out.append("host_file_leaked=%s" % leaked)
+    d, _ = get_bytes(ctr, "/tmp/link")
+    members = tarfile.open(fileobj=io.BytesIO(d)).getmembers() if isinstance(d, bytes) else []
+    out.append("link_as_link=%s" % (len(members) == 1 and members[0].issym() and members[0].linkname == secret))
+    out.append("dotdot_missing=%s" % (get_bytes(ctr, "/../../../../.." + secret)[0],))
+    # control: a symlink to the container's own file, followed inside (trailing /. is a dir's)
+    d, _ = get_bytes(ctr, "/tmp/innerdir/../inside.txt")
+    out.append("inner_dotdot_ok=%s" % (isinstance(d, bytes) and inside in d))
+
+    # PUT: a plain member (control), then absolute, "..", a device node, setuid
+    status, _ = put(ctr, "/data", tar_of(({"name": "plain.txt"}, b"PLAIN")))
+    out.append("put_plain=%s" % status)
+    status, msg = put(ctr, "/data", tar_of(({"name": secret + ".abs"}, b"ABS")))
+    out.append("put_abs=%s" % status)
+    status, msg = put(ctr, "/data", tar_of(({"name": "../dotdot.txt"}, b"DOTDOT")))
+    out.append("put_dotdot=%s" % status)
+    status, msg = put(ctr, "/data", tar_of(({"name": "null", "type": tarfile.CHRTYPE, "devmajor": 1,
+                                             "devminor": 3}, b"")))
+    out.append("put_dev=%s dev_msg=%s" % (status, "device node" in msg))
+    status, _ = put(ctr, "/data", tar_of(({"name": "fifo", "type": tarfile.FIFOTYPE}, b"")))
+    out.append("put_fifo=%s" % status)
+    status, _ = put(ctr, "/data", tar_of(({"name": "suid", "mode": 0o4755}, b"#!/bin/sh\n")))
+    out.append("put_suid=%s" % status)
+    # a read-only root refuses, Docker's way; the container's tmpfs takes it
+    status, msg = put(ctr, "/etc", tar_of(({"name": "x.txt"}, b"X")))
+    out.append("put_ro=%s ro_msg=%s" % (status, "read-only" in msg))
+    status, _ = put(ctr, "/tmp", tar_of(({"name": "tmp.txt"}, b"TMP")))
+    out.append("put_tmp=%s" % status)
+    status, _ = put(ctr, "/tmp/inside.txt", tar_of(({"name": "x"}, b"X")))
+    out.append("put_notdir=%s" % status)
+    status, _ = put(ctr, "/nope", tar_of(({"name": "x"}, b"X")))
+    out.append("put_missing=%s" % status)
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
