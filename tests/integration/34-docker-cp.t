@@ -56,7 +56,7 @@ run_nsrun -d --name "$CTR" --image python -v "$TESTTMP/vol:/data:rw" -- /bin/sh 
 	echo INSIDE-$$ >/tmp/inside.txt; mkdir /tmp/innerdir
 	ln -s '$SECRET' /tmp/link; ln -s '$TESTTMP/hostdir' /tmp/dirlink; ln -s /tmp/inside.txt /tmp/innerlink
 	touch /tmp/ready
-	while :; do mkdir /tmp/race; echo RACE >/tmp/race/secret; rm -rf /tmp/race; ln -s '$TESTTMP/hostdir' /tmp/race; rm -f /tmp/race; done"
+	while :; do mkdir /tmp/race; echo RACE >/tmp/race/secret; sleep 0.02; rm -rf /tmp/race; ln -s '$TESTTMP/hostdir' /tmp/race; sleep 0.02; rm -f /tmp/race; done"
 assert_eq "a service to copy with (nsrun -d: the API sees it)" 0 "$RC"
 at_exit "$NSRUN rm -f $CTR >/dev/null 2>&1"
 for _ in $(seq 100); do "$NSRUN" exec "$CTR" -- test -e /tmp/ready 2>/dev/null && break; sleep 0.2; done
