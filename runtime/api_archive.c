@@ -172,19 +172,18 @@ static enum MHD_Result job_error(struct MHD_Connection *conn, struct archive_job
 	}
 }
 
-/* The stat line as Docker's header: base64 (RFC 4648, padded) of the JSON. */
-static bool stat_header(struct MHD_Response *r, const char *json)
+/* The stat line as Docker's header: base64 (RFC 4648, padded) of the JSON
+ * (nettle's base64_encode_raw).  Returns it (free it) or NULL. */
+static char *stat_header(const char *json)
 {
 	size_t n = strlen(json);
 	char *b = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1);
 
 	if (!b)
-		return false;
+		return NULL;
 	base64_encode_raw(b, n, (const uint8_t *)json);
 	b[BASE64_ENCODE_RAW_LENGTH(n)] = '\0';
-	MHD_add_response_header(r, STAT_HEADER, b);
-	free(b);
-	return true;
+	return b;
 }
 
 /* The container, running, and the path, absolute: else Docker's error queued. */
@@ -237,6 +236,7 @@ static void get_free(void *cls)
 static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection *conn, const char *ref, bool head)
 {
 	struct archive_job *j = calloc(1, sizeof(*j));
+	char *hdr = NULL;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	const char *path;
@@ -257,20 +257,21 @@ static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection
 		ret = job_error(conn, j, path, c.id);
 		goto out;
 	}
-	if (head) {
-		job_end(j, false);
-		r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-	} else {
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, BLOCK, get_read, j, get_free);
+	if (!(hdr = stat_header(j->line))) {
+		ret = api_error(conn, 500, "out of memory");
+		goto out;
 	}
-	if (!r) {
+	if (!head) {
+		ret = api_queue_stream(conn, "application/x-tar", BLOCK, get_read, j, get_free, STAT_HEADER, hdr);
+		j = NULL; /* the response's now */
+		goto out;
+	}
+	job_end(j, false);
+	if (!(r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT))) {
 		ret = MHD_NO;
 		goto out;
 	}
-	stat_header(r, j->line);
-	if (!head)
-		j = NULL; /* the response's now */
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, head ? "application/json" : "application/x-tar");
+	MHD_add_response_header(r, STAT_HEADER, hdr);
 	MHD_add_response_header(r, "Api-Version", API_VERSION);
 	ret = MHD_queue_response(conn, 200, r);
 	MHD_destroy_response(r);
@@ -279,6 +280,7 @@ out:
 		job_end(j, true);
 		free(j);
 	}
+	free(hdr);
 	api_ctr_free(&c);
 	return ret;
 }

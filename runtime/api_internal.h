@@ -195,6 +195,16 @@ enum MHD_Result api_resize(struct api_server *srv, struct MHD_Connection *conn, 
 /* One of Docker's stream frames on an upgraded connection's sock: the 8-byte
  * header (stream: 1 stdout, 2 stderr; n big-endian), then data.  Returns 0 or -1. */
 int api_send_frame(int sock, unsigned char stream, const char *data, size_t n);
+/* Docker's frame header for n bytes of stream (1 stdout, 2 stderr) into h[8]:
+ * stream, 0, 0, 0, n big-endian (Engine API, "Attach to a container", "Stream
+ * format"). */
+void api_frame_header(unsigned char h[8], unsigned char stream, size_t n);
+/* Queues a streamed 200 response of type: MHD calls read(cls, ...) for blocks of up
+ * to block bytes and done(cls) at its end, or here when it cannot be made; with
+ * extra_name: one more header.  Returns MHD's result. */
+enum MHD_Result api_queue_stream(struct MHD_Connection *conn, const char *type, size_t block,
+				 MHD_ContentReaderCallback read, void *cls, MHD_ContentReaderFreeCallback done,
+				 const char *extra_name, const char *extra_value);
 /* Queues 101 Switching Protocols to "tcp" with content type type; handler gets the
  * socket and cls (malloc'd, its to free; freed here if the response cannot be made). */
 enum MHD_Result api_queue_upgrade(struct MHD_Connection *conn, MHD_UpgradeHandler handler, void *cls,
