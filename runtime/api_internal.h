@@ -164,6 +164,13 @@ enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, con
 enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c, const char *method,
 			       const char *path, struct api_request *req);
 
+/* The uid (in our user namespace) owning the TCP socket at the other end of fd, a
+ * loopback connection, from /proc/self/net/tcp or tcp6 (the net namespace's table;
+ * Documentation/networking/proc_net_tcp.rst): the reaper's way where sock_diag(7)
+ * is denied (api_ryuk.c).  Returns 0 with *uid, or -1 (errno: ENOENT not found,
+ * EAFNOSUPPORT not TCP over IP, or fopen's). */
+int api_peer_uid_proc(int fd, uid_t *uid);
+
 /* GET, HEAD and PUT /containers/{ref}/archive (api_archive.c): docker cp. */
 enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
 			    struct api_request *req);
