@@ -65,13 +65,13 @@ SUITES      := tests/integration/*.t tests/security/*.t
 # in nsrun against bwrap (25-compat-socket, about 55 s) compares what a payload sees,
 # which does not depend on who started nsrun: the rootless suite (the product) runs it
 # The suites of the new front doors (the pool, the OCI runtime, the Docker API's
-# streams, service networks and health, more than one id) run as root under the
+# streams and docker cp, service networks and health, more than one id) run as root under the
 # sanitizers (check-asan, whose root run is the same code's) and rootless; the plain
 # root run leaves them to those two.  Testcontainers (a Node client of the same API
 # code) and the registry pulls of 17-image-pull run rootless; root's pulls run in
 # 31-image-refs.  All of it keeps CI within its 30 minutes.
 ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t %29-pool.t %30-oci-runtime.t %32-docker-io.t \
-	%32-service-health.t %32-service-networks.t %33-multi-id.t %33-testcontainers.t %17-image-pull.t,$(wildcard $(SUITES)))
+	%32-service-health.t %32-service-networks.t %33-multi-id.t %33-testcontainers.t %34-docker-cp.t %17-image-pull.t,$(wildcard $(SUITES)))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
