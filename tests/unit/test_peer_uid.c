@@ -90,7 +90,9 @@ int main(void)
 		tap_int(&t, "control: another uid's connection is told apart (65534, not ours)", 65534,
 			peer_of(AF_INET, 65534));
 	} else {
-		tap_ok(&t, true, "control: another uid's connection (needs root to make one: the suite's root run has it)");
+		/* a skip, not a pass: nothing was tried */
+		printf("ok %d # SKIP control: another uid's connection needs root to make one (the root run has it)\n",
+		       ++t.n);
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
 		errno = 0;
