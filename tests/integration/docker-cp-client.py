@@ -2,12 +2,19 @@
 api, for 34-docker-cp.t: prints KEY=VALUE lines that the test checks.
 
 Usage: docker-cp-client.py CONTAINER HOST_SECRET MARKER INSIDE (/tmp/inside.txt's line)
+
+Also Ryuk's peer check where the api was started with NSRUN_RYUK_PEER=proc (the
+/proc/net/tcp fallback of a sandbox that denies sock_diag): our connection gets its
+ACK, another uid's (as root) is closed unanswered.
 """
 import base64
 import io
 import json
+import os
+import socket
 import sys
 import tarfile
+import time
 
 import docker
 
@@ -39,6 +46,55 @@ def put(ctr, path, data):
         return ctr.put_archive(path, data), ""
     except docker.errors.APIError as e:
         return e.status_code, str(e)
+
+
+def ryuk_answer(port, line):
+    """What the reaper answers line with (b"" when it closes unanswered)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    got = b""
+    try:
+        s.sendall(line)
+        while not got.endswith(b"\n"):
+            b = s.recv(64)
+            if not b:
+                break
+            got += b
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    finally:
+        s.close()
+    return got
+
+
+def ryuk_fallback(api):
+    r = api.create_container("testcontainers/ryuk:0.11.0", environment=["RYUK_RECONNECTION_TIMEOUT=1s"],
+                             host_config=api.create_host_config(port_bindings={8080: None}, auto_remove=True),
+                             ports=[8080], name="ryuk-cp-%d" % os.getpid())["Id"]
+    api.start(r)
+    end = time.monotonic() + 60
+    while b"Started!" not in api.logs(r) and time.monotonic() < end:
+        time.sleep(0.1)
+    port = int(api.inspect_container(r)["NetworkSettings"]["Ports"]["8080/tcp"][0]["HostPort"])
+    line = b"label=nsrun-test-cp=none\n"
+    other = "n/a"
+    if os.getuid() == 0:
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(rd)
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                os.write(wr, repr(ryuk_answer(port, line)).encode())
+            finally:
+                os._exit(0)
+        os.close(wr)
+        other = os.read(rd, 64).decode()
+        os.close(rd)
+        os.waitpid(pid, 0)
+    mine = ryuk_answer(port, line)
+    return "ryuk_proc_mine=%r ryuk_proc_other=%s" % (mine, other)
 
 
 def main():
@@ -108,6 +164,7 @@ def main():
     out.append("put_notdir=%s" % status)
     status, _ = put(ctr, "/nope", tar_of(({"name": "x"}, b"X")))
     out.append("put_missing=%s" % status)
+    out.append(ryuk_fallback(api))
     print("\n".join(out))
 
 
