@@ -73,12 +73,17 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	bool put = strcmp(op, "--archive-put") == 0;
-	char *argv[] = { srv->self_exe, "exec", put ? "-i" : "--", (char *)op, (char *)path, (char *)name, NULL };
+	/* nsrun exec [-i] --archive-OP PATH NAME: -i passes our pipe on as its stdin */
+	char *argv[7] = { srv->self_exe, "exec" }, **a = argv + 2;
 	int rc;
 
 	*j = (struct archive_job){ .pid = -1, .in = -1, .out = -1, .err = -1 };
-	if (!put) /* "--" would end the options: the options come first */
-		argv[2] = (char *)op, argv[3] = (char *)path, argv[4] = (char *)name, argv[5] = NULL;
+	if (put)
+		*a++ = "-i";
+	*a++ = (char *)op;
+	*a++ = (char *)path;
+	*a++ = (char *)name;
+	*a = NULL;
 	if ((put && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		rc = -1;
 	} else {
