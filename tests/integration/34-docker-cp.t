@@ -36,6 +36,14 @@ archive_procs() {
 	done
 }
 
+# nsrun exec --archive-*'s bad input: refused before anything is joined
+run_nsrun exec --archive-get relative/path some-service
+assert_eq "nsrun exec --archive-get with a relative path: nsrun's error (125)" 125 "$RC"
+assert_match "  ... saying why" "expected an absolute path" "$ERR"
+assert_nsrun_error "  ... in one line"
+run_nsrun exec --archive-put /tmp some-service -- ls
+assert_match "--archive-* with a command: refused" "takes no command" "$ERR"
+
 # the host's secret, which the payload's links point at
 MARKER="HOSTSECRET-$$-$RANDOM"
 SECRET="$TESTTMP/hostdir/secret"
