@@ -19,15 +19,6 @@ export XDG_RUNTIME_DIR="$TESTTMP/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 SOCK="$TESTTMP/d.sock"
 export DOCKER_HOST="unix://$SOCK" DOCKER_CONFIG="$TESTTMP/docker-config"
-wait_socket() {
-	local _
-	for _ in $(seq 100); do
-		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 # archive_procs — nsrun exec --archive-* processes of this test, alive
 archive_procs() {
 	local p
