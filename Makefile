@@ -5,7 +5,7 @@ PREFIX      ?= /usr/local
 VERSION     := 0.1.0
 BUILD       := build
 CC          ?= cc
-PKGS        := libseccomp libcap yajl nettle dbus-1 libmicrohttpd
+PKGS        := libseccomp libcap yajl nettle dbus-1 libmicrohttpd libarchive
 PKG_CFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS     = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -39,10 +39,12 @@ LDFLAGS_ALL = -pie -Wl,-z,relro,-z,now,-z,noexecstack $(SAN) $(LDFLAGS)
 # NSRUN_LINK=dynamic links it like the tests; sanitizer builds are always dynamic.
 NSRUN_LINK ?= $(if $(SAN),dynamic,static)
 # libmicrohttpd.a without its HTTPS half (runtime/api_notls.c says why)
-STATIC_LIBS := -lseccomp -lcap -lyajl_s -lnettle -ldbus-1 -lmicrohttpd -pthread
+# libarchive.a (docker cp, runtime/copy_archive.c) with the filters it reads and
+# without its xar writer (runtime/static/archive_shim.c says why)
+STATIC_LIBS := -lseccomp -lcap -lyajl_s -larchive -lacl -lbz2 -llzma -lz -lnettle -ldbus-1 -lmicrohttpd -pthread
 # libdbus-1.a wants two functions of libsystemd, which has no static library in Debian
 # (runtime/static/sd_daemon_shim.c says why two stand-ins are right for a client)
-STATIC_OBJS := $(BUILD)/obj/static/sd_daemon_shim.o $(BUILD)/obj/api_notls.o
+STATIC_OBJS := $(BUILD)/obj/static/sd_daemon_shim.o $(BUILD)/obj/static/archive_shim.o $(BUILD)/obj/api_notls.o
 LD_HARDEN := -Wl,-z,relro,-z,now,-z,noexecstack
 NSRUN_LDFLAGS = $(if $(filter static,$(NSRUN_LINK)),-static-pie $(LD_HARDEN) $(LDFLAGS),$(LDFLAGS_ALL))
 NSRUN_LIBS = $(if $(filter static,$(NSRUN_LINK)),$(STATIC_OBJS) $(STATIC_LIBS),$(PKG_LIBS) -pthread)
@@ -63,7 +65,7 @@ SUITES      := tests/integration/*.t tests/security/*.t
 # in nsrun against bwrap (25-compat-socket, about 55 s) compares what a payload sees,
 # which does not depend on who started nsrun: the rootless suite (the product) runs it
 # The suites of the new front doors (the pool, the OCI runtime, the Docker API's
-# streams, service networks and health, more than one id) run as root under the
+# streams and docker cp, service networks and health, more than one id) run as root under the
 # sanitizers (check-asan, whose root run is the same code's) and rootless; the plain
 # root run leaves them to those two.  Testcontainers (a Node client of the same API
 # code) and the registry pulls of 17-image-pull run rootless; root's pulls run in
@@ -73,12 +75,12 @@ SUITES      := tests/integration/*.t tests/security/*.t
 # runs as root once (under the sanitizers or not) and rootless once.
 ASAN_DONE   ?=
 ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t %29-pool.t %30-oci-runtime.t %32-docker-io.t \
-	%32-service-health.t %32-service-networks.t %33-multi-id.t %33-testcontainers.t %17-image-pull.t,\
+	%32-service-health.t %32-service-networks.t %33-multi-id.t %33-testcontainers.t %34-docker-cp.t %17-image-pull.t,\
 	$(if $(ASAN_DONE),$(filter-out $(ASAN_SUITES),$(wildcard $(SUITES))),$(wildcard $(SUITES))))
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev \
+DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev libarchive-dev libacl1-dev zlib1g-dev libbz2-dev liblzma-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio golang-go \

@@ -244,6 +244,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&srv->lock);
 		return MHD_YES;
 	}
+	if (*upload_size && api_archive_is_put(method, url)) {
+		char ref[256];
+		/* /[v1.NN/]containers/{ref}/archive: the container, as route finds it */
+		const char *p = strstr(url, "/containers/") + strlen("/containers/");
+		size_t n = strcspn(p, "/");
+		snprintf(ref, sizeof(ref), "%.*s", (int)(n < sizeof(ref) - 1 ? n : sizeof(ref) - 1), p);
+		if (api_archive_upload(srv, c, ref, req, upload, *upload_size) < 0)
+			return MHD_NO;
+		*upload_size = 0;
+		return MHD_YES;
+	}
 	if (*upload_size) {
 		if (!req->too_big && req->len + *upload_size <= API_MAX_BODY) {
 			char *nb = realloc(req->body, req->len + *upload_size + 1);
@@ -278,6 +289,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 		srv->inflight--;
 	srv->last_activity_us = monotonic_us();
 	pthread_mutex_unlock(&srv->lock);
+	api_archive_put_free(req->put);
 	free(req->body);
 	free(req);
 	*con_cls = NULL;

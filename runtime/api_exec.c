@@ -506,12 +506,7 @@ static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
 				cleanup_closep(fd);
 				continue;
 			}
-			buf[0] = (char)(i + 1);
-			buf[1] = buf[2] = buf[3] = 0;
-			buf[4] = (char)((n >> 24) & 0xff);
-			buf[5] = (char)((n >> 16) & 0xff);
-			buf[6] = (char)((n >> 8) & 0xff);
-			buf[7] = (char)(n & 0xff);
+			api_frame_header((unsigned char *)buf, (unsigned char)(i + 1), (size_t)n);
 			return n + 8;
 		}
 	}
@@ -551,8 +546,6 @@ static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection 
 	bool tty = false, with_stdin = false;
 	char **argv = exec_argv(srv, id, &tty, &with_stdin, &ws);
 	struct exec_plain *e = calloc(1, sizeof(*e));
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	if (!argv || !e) {
 		argv_free(argv);
@@ -582,16 +575,8 @@ static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection 
 		return api_error(conn, 500, "exec start: %s", strerror(errno));
 	}
 	exec_mark(srv, id, e->pid, -1, 0);
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EXEC_BLOCK + 8, exec_plain_read, e, exec_plain_free);
-	if (!r) {
-		exec_plain_free(e);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.multiplexed-stream");
-	MHD_add_response_header(r, "Api-Version", API_VERSION);
-	ret = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
-	return ret;
+	return api_queue_stream(conn, "application/vnd.docker.multiplexed-stream", EXEC_BLOCK + 8, exec_plain_read, e,
+				exec_plain_free, NULL, NULL);
 }
 
 /* Start with Detach: the instance runs on its own, its stdio /dev/null (as

@@ -43,11 +43,14 @@ struct api_server {
 };
 
 /* One request, across the calls of the access handler. */
+struct api_archive_put;
+
 struct api_request {
 	char *body;
 	size_t len;
 	bool too_big;
 	bool counted;
+	struct api_archive_put *put;    /* PUT .../archive: its body streams there (api_archive.c) */
 };
 
 /* A container: an nsrun service, with the config.json of the API when it made it. */
@@ -161,6 +164,24 @@ enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, con
 enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c, const char *method,
 			       const char *path, struct api_request *req);
 
+/* The uid (in our user namespace) owning the TCP socket at the other end of fd, a
+ * loopback connection, from /proc/self/net/tcp or tcp6 (the net namespace's table;
+ * Documentation/networking/proc_net_tcp.rst): the reaper's way where sock_diag(7)
+ * is denied (api_ryuk.c).  Returns 0 with *uid, or -1 (errno: ENOENT not found,
+ * EAFNOSUPPORT not TCP over IP, or fopen's). */
+int api_peer_uid_proc(int fd, uid_t *uid);
+
+/* GET, HEAD and PUT /containers/{ref}/archive (api_archive.c): docker cp. */
+enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
+			    struct api_request *req);
+/* True for a PUT of an archive, whose body is streamed, not kept. */
+bool api_archive_is_put(const char *method, const char *url);
+/* Passes len bytes of a PUT archive's body on (the first call starts the copy).
+ * Returns 0, or -1 (out of memory). */
+int api_archive_upload(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+		       struct api_request *req, const char *data, size_t len);
+void api_archive_put_free(struct api_archive_put *p);
+
 /* Finds ref under the server's lock.  Returns true with *c (release with
  * api_ctr_free), or false with Docker's error queued (MHD's result in *ret). */
 bool api_find(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
@@ -181,6 +202,16 @@ enum MHD_Result api_resize(struct api_server *srv, struct MHD_Connection *conn, 
 /* One of Docker's stream frames on an upgraded connection's sock: the 8-byte
  * header (stream: 1 stdout, 2 stderr; n big-endian), then data.  Returns 0 or -1. */
 int api_send_frame(int sock, unsigned char stream, const char *data, size_t n);
+/* Docker's frame header for n bytes of stream (1 stdout, 2 stderr) into h[8]:
+ * stream, 0, 0, 0, n big-endian (Engine API, "Attach to a container", "Stream
+ * format"). */
+void api_frame_header(unsigned char h[8], unsigned char stream, size_t n);
+/* Queues a streamed 200 response of type: MHD calls read(cls, ...) for blocks of up
+ * to block bytes and done(cls) at its end, or here when it cannot be made; with
+ * extra_name: one more header.  Returns MHD's result. */
+enum MHD_Result api_queue_stream(struct MHD_Connection *conn, const char *type, size_t block,
+				 MHD_ContentReaderCallback read, void *cls, MHD_ContentReaderFreeCallback done,
+				 const char *extra_name, const char *extra_value);
 /* Queues 101 Switching Protocols to "tcp" with content type type; handler gets the
  * socket and cls (malloc'd, its to free; freed here if the response cannot be made). */
 enum MHD_Result api_queue_upgrade(struct MHD_Connection *conn, MHD_UpgradeHandler handler, void *cls,

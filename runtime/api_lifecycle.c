@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +136,7 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *con
  * Returns the wait status, or -1 (errno). */
 static int run_captured(char *const argv[], char *out, size_t out_len)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dfl;
-	int p[2], status = -1;
+	int p[2], status = -1, rc;
 	size_t o = 0;
 	pid_t pid;
 	char buf[1024];
@@ -149,27 +145,9 @@ static int run_captured(char *const argv[], char *out, size_t out_len)
 	out[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	/* the server blocks the signals that end it and ignores SIGPIPE: a container
-	 * must not inherit either (nsrun stop's SIGTERM would never reach it) */
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	sigaddset(&dfl, SIGTERM);
-	sigaddset(&dfl, SIGINT);
-	sigaddset(&dfl, SIGHUP);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dfl);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	errno = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
+	rc = spawn_child(&pid, argv[0], false, argv, NULL, (int[3]){ -1, p[1], p[1] });
 	close(p[1]);
-	if (errno) {
+	if (rc < 0) {
 		close(p[0]);
 		return -1;
 	}
@@ -600,5 +578,7 @@ enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *co
 	if (strcmp(slash + 1, "exec") == 0)
 		return strcmp(method, "POST") == 0 ? api_exec_create(srv, conn, ref, req->body, req->len) :
 		       api_error(conn, 405, "use POST /containers/{id}/exec");
+	if (strcmp(slash + 1, "archive") == 0)
+		return api_archive(srv, conn, method, ref, req);
 	return action(srv, conn, method, ref, slash + 1);
 }

@@ -44,12 +44,7 @@ static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (n > 0 && ls->raw)
 			return n;
 		if (n > 0) {
-			buf[0] = (char)ls->stream;
-			buf[1] = buf[2] = buf[3] = 0;
-			buf[4] = (char)((n >> 24) & 0xff);
-			buf[5] = (char)((n >> 16) & 0xff);
-			buf[6] = (char)((n >> 8) & 0xff);
-			buf[7] = (char)(n & 0xff);
+			api_frame_header((unsigned char *)buf, ls->stream, (size_t)n);
 			return n + 8;
 		}
 		if (n < 0 && errno == EINTR)
@@ -112,7 +107,6 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
 	bool out = api_arg_true(conn, "stdout"), err = api_arg_true(conn, "stderr");
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
-	struct MHD_Response *r;
 	struct log_stream *ls;
 	enum MHD_Result ret;
 	struct api_ctr c;
@@ -143,16 +137,8 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	ls->stream = out ? 1 : 2;
 	ls->raw = raw;
 	ls->conn = conn;
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, LOG_BLOCK + 8, log_read, ls, log_free);
-	if (!r) {
-		log_free(ls);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.docker.raw-stream");
-	MHD_add_response_header(r, "Api-Version", API_VERSION);
-	ret = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
-	return ret;
+	return api_queue_stream(conn, "application/vnd.docker.raw-stream", LOG_BLOCK + 8, log_read, ls, log_free, NULL,
+				NULL);
 }
 
 /* ---- attach ---- */
@@ -173,11 +159,41 @@ static bool sock_gone(int sock, int timeout_ms)
 	return poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
+void api_frame_header(unsigned char h[8], unsigned char stream, size_t n)
+{
+	h[0] = stream;
+	h[1] = h[2] = h[3] = 0;
+	h[4] = (unsigned char)(n >> 24);
+	h[5] = (unsigned char)(n >> 16);
+	h[6] = (unsigned char)(n >> 8);
+	h[7] = (unsigned char)n;
+}
+
+enum MHD_Result api_queue_stream(struct MHD_Connection *conn, const char *type, size_t block,
+				 MHD_ContentReaderCallback read, void *cls, MHD_ContentReaderFreeCallback done,
+				 const char *extra_name, const char *extra_value)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, read, cls, done);
+	enum MHD_Result ret;
+
+	if (!r) {
+		done(cls);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	if (extra_name)
+		MHD_add_response_header(r, extra_name, extra_value);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 int api_send_frame(int sock, unsigned char stream, const char *data, size_t n)
 {
-	unsigned char h[8] = { stream, 0, 0, 0, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
-			       (unsigned char)(n >> 8), (unsigned char)n };
+	unsigned char h[8];
 
+	api_frame_header(h, stream, n);
 	return send(sock, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) && write_all(sock, data, n) == 0 ? 0 : -1;
 }
 

@@ -20,9 +20,13 @@ const char exec_usage_text[] =
 	"  -u, --user UID[:GID]      ids inside (default: the service's payload's)\n"
 	"  -i, --interactive         pass nsrun's stdin (default: /dev/null, as docker exec)\n"
 	"  -t, --tty                 a terminal (pty) inside, relayed to nsrun's (-it for a shell)\n"
-	"  --debug                   say what was found and joined\n";
+	"  --debug                   say what was found and joined\n"
+	"  --archive-get PATH        no CMD: a tar of PATH on stdout, after a line with its stat\n"
+	"  --archive-put DIR         no CMD: extract the tar on stdin (-i) into DIR, then a line\n"
+	"  --archive-stat PATH       no CMD: the line alone (the three are docker cp's, for nsrun api:\n"
+	"                            docs/docker-api.md)\n";
 
-enum { OPT_DEBUG = 256 };
+enum { OPT_DEBUG = 256, OPT_ARCHIVE_GET, OPT_ARCHIVE_PUT, OPT_ARCHIVE_STAT };
 
 static const struct option exec_options[] = {
 	{ "env", required_argument, NULL, 'e' },
@@ -31,6 +35,9 @@ static const struct option exec_options[] = {
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "tty", no_argument, NULL, 't' },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "archive-get", required_argument, NULL, OPT_ARCHIVE_GET },
+	{ "archive-put", required_argument, NULL, OPT_ARCHIVE_PUT },
+	{ "archive-stat", required_argument, NULL, OPT_ARCHIVE_STAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -93,6 +100,16 @@ static int parse(int argc, char **argv, struct nsrun_exec_config *x, struct strv
 		case OPT_DEBUG:
 			x->debug = true;
 			break;
+		case OPT_ARCHIVE_GET:
+		case OPT_ARCHIVE_PUT:
+		case OPT_ARCHIVE_STAT:
+			if (optarg[0] != '/')
+				return error_set(err, 0, "exec --archive-*: \"%s\": expected an absolute path",
+					 optarg);
+			x->archive = c == OPT_ARCHIVE_GET ? COPY_ARCHIVE_GET :
+				     c == OPT_ARCHIVE_PUT ? COPY_ARCHIVE_PUT : COPY_ARCHIVE_STAT;
+			x->archive_path = optarg;
+			break;
 		case 'h':
 			return 1;
 		case ':':
@@ -106,6 +123,15 @@ static int parse(int argc, char **argv, struct nsrun_exec_config *x, struct strv
 	x->name = argv[optind++];
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
+	if (x->archive != COPY_ARCHIVE_NONE) {
+		static char *const none[] = { "(archive)", NULL };
+		if (optind < argc)
+			return error_set(err, 0, "exec %s: --archive-* takes no command", x->name);
+		if (x->tty)
+			return error_set(err, 0, "exec %s: --archive-* takes no -t", x->name);
+		x->argv = none;
+		return 0;
+	}
 	if (optind >= argc)
 		return error_set(err, 0, "exec %s: no command: nsrun exec NAME -- CMD [ARG...]", x->name);
 	x->argv = argv + optind;

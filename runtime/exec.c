@@ -149,21 +149,17 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 	exec_command(cfg, seccomp, landlock_abi, timing, report_fd);
 }
 
-void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+void exec_confine(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
 		  struct timing *timing, int report_fd)
 {
-	static char cand[EXEC_CANDIDATES_MAX][PATH_MAX];
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
-	size_t n;
-	int saved = ENOENT;
 
 	if (chdir(proc->cwd) < 0) {
 		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
 		fail(report_fd, &err, 125);
 	}
 	cloexec_all_fds(3U + cfg->preserve_fds);
-	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
 	/* --cap-add: root keeps them across execve; any other uid lost them in setresuid */
 	if (caps_set_and_nnp(geteuid() == 0 ? cfg->security.cap_add : 0, &err) < 0)
 		fail(report_fd, &err, 125);
@@ -178,6 +174,19 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	if (seccomp && seccomp_apply(seccomp, &err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_SECCOMP);
+}
+
+void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+		  struct timing *timing, int report_fd)
+{
+	static char cand[EXEC_CANDIDATES_MAX][PATH_MAX];
+	struct nsrun_error err = { .stage = STAGE_CONTAINER };
+	const struct nsrun_process *proc = &cfg->process;
+	size_t n;
+	int saved = ENOENT;
+
+	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
+	exec_confine(cfg, seccomp, landlock_abi, timing, report_fd);
 	for (size_t i = 0; i < n; i++) {
 		execve(cand[i], proc->args.v, proc->env.v);
 		/* as execvp(3): remember EACCES, keep looking on ENOENT/ENOTDIR */

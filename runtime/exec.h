@@ -50,6 +50,13 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
 		  struct timing *timing, int report_fd) __attribute__((noreturn));
 
+/* Returns only when confined: exec_command without the execve, for a command that
+ * nsrun runs in-process after it (copy_archive.h): chdir to cfg's cwd, every fd but
+ * 0-2 close-on-exec, no capabilities, no_new_privs, Landlock, seccomp.  On failure
+ * writes the struct nsrun_error to report_fd and exits 125. */
+void exec_confine(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+		  struct timing *timing, int report_fd);
+
 /* Every signal's disposition back to the default and an empty signal mask. */
 void exec_reset_signals(void);
 

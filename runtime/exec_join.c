@@ -53,6 +53,8 @@ struct joiner_args {
 	int pid_fd;                             /* the command's pid goes there */
 	int report_fd;                          /* a struct nsrun_error on failure; EOF: exec'd */
 	pid_t parent;                           /* nsrun exec */
+	enum copy_archive_op archive;           /* not NONE: this instead of the command */
+	const char *archive_path;
 };
 
 static void __attribute__((noreturn)) report(int fd, struct nsrun_error *err, int code)
@@ -114,6 +116,12 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 	if (!a->detach && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
 		error_set(&err, errno, "set the parent-death signal");
 		report(a->report_fd, &err, 125);
+	}
+	if (a->archive != COPY_ARCHIVE_NONE) {
+		/* confined as the command would be; then the report's EOF says it started */
+		exec_confine(a->cfg, a->seccomp, a->landlock_abi, NULL, a->report_fd);
+		close(a->report_fd);
+		_exit(copy_archive_run(a->archive, a->archive_path));
 	}
 	exec_command(a->cfg, a->seccomp, a->landlock_abi, NULL, a->report_fd);
 }
@@ -419,7 +427,7 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 	struct exec_io io = { .master = -1 };
 	struct joiner_args a = { .cfg = cfg, .t = t, .seccomp = seccomp, .landlock_abi = landlock_abi,
 				 .parent = getpid(), .own_userns = own_userns, .tty = x->tty,
-				 .detach = x->oci && x->detach };
+				 .detach = x->oci && x->detach, .archive = x->archive, .archive_path = x->archive_path };
 	struct nsrun_error cerr = { 0 };
 	int pid_p[2] = { -1, -1 }, report_p[2] = { -1, -1 }, status = 0, rc = -1;
 	sigset_t set, saved;

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "copy_archive.h"
 #include "error.h"
 
 /* What to run, and where. */
@@ -59,6 +60,10 @@ struct nsrun_exec_config {
 	 * the OCI --pid-file; -1 (err set) kills it and exec_in_service fails; NULL: none */
 	int (*started)(pid_t pid, void *ctx, struct nsrun_error *err);
 	void *started_ctx;
+	enum copy_archive_op archive;   /* --archive-*: instead of argv, nsrun itself does docker
+					 * cp's half on archive_path, confined as the command
+					 * would be (copy_archive.h) */
+	const char *archive_path;
 };
 
 /* Runs x->argv in the running service x->name (see above) with this process's

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +69,6 @@ int image_pull_spawn(const char *self, const struct image_ref *ref, bool quiet, 
 	char nsrun_env[PATH_MAX + 8];
 	const char *argv[8];
 	struct strv env = { 0 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dfl;
 	size_t n = 0;
 	int rc;
 
@@ -97,26 +93,8 @@ int image_pull_spawn(const char *self, const struct image_ref *ref, bool quiet, 
 			goto oom;
 	if (strv_push(&env, nsrun_env) < 0)
 		goto oom;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out_fd >= 0) {
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-	}
-	/* nsrun api blocks its ending signals and ignores SIGPIPE: not the tool's */
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	sigaddset(&dfl, SIGTERM);
-	sigaddset(&dfl, SIGINT);
-	sigaddset(&dfl, SIGHUP);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dfl);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawnp(pid, tool, &fa, &attr, (char *const *)argv, env.v);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
+	/* nsrun api blocks its ending signals and ignores SIGPIPE: not the tool's (sys.h) */
+	rc = spawn_child(pid, tool, true, (char *const *)argv, env.v, (int[3]){ -1, out_fd, out_fd }) < 0 ? errno : 0;
 	strv_free(&env);
 	if (rc != 0) {
 		error_set(err, rc, "pull %s: run %s", norm, tool);

@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <sys/socket.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/syscall.h>
@@ -273,5 +275,39 @@ int send_console_fd(const char *path, int fd)
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0 || sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
 		return -1;
+	return 0;
+}
+
+int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
+		const int stdio[3])
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	if (stdio[0] < 0)
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	for (int i = 0; i < 3; i++)
+		if (stdio[i] >= 0)
+			posix_spawn_file_actions_adddup2(&fa, stdio[i], i);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGHUP);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = (search ? posix_spawnp : posix_spawn)(pid, path, &fa, &attr, argv, env ? env : environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
 	return 0;
 }

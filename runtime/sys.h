@@ -3,6 +3,7 @@
 #define NSRUN_SYS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,14 @@ void close_fds_except(int *keep, size_t n);
  * protocol for a terminal's master.  Returns 0, or -1 with errno
  * (ENAMETOOLONG, or of socket(2), connect(2), sendmsg(2)). */
 int send_console_fd(const char *path, int fd);
+/* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
+ * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
+ * -1: ours), the signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
+ * defaults: nsrun api blocks the signals that end it and ignores SIGPIPE, and a
+ * child must inherit neither (nsrun stop's SIGTERM would never reach it).
+ * Returns 0 with *pid, or -1 (errno). */
+int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
+		const int stdio[3]);
 
 /* CLOCK_MONOTONIC (clock_gettime(2)) in microseconds: for deadlines and durations. */
 uint64_t monotonic_us(void);

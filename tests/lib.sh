@@ -238,6 +238,17 @@ run_cmd() {
 	return 0
 }
 
+# wait_socket PATH — until a server accepts on the unix socket PATH (generous: 10 s)
+wait_socket() {
+	local _
+	for _ in $(seq 100); do
+		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # run_nsrun ARGS... — "$NSRUN" ARGS with the guard (stdin: whatever the caller redirects)
 run_nsrun() { run_cmd "$NSRUN" "$@"; }
 

@@ -51,16 +51,6 @@ no_state_soon() {
 	done
 	return 1
 }
-# wait_socket PATH — until a server listens there (5 s)
-wait_socket() {
-	local _
-	for _ in $(seq 50); do
-		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 "$NSRUN" api --socket "$SOCK" --idle-timeout 0 --volume-root "$TESTTMP/vol" 2>"$TESTTMP/api.err" &
 API_PID=$!

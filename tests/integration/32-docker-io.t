@@ -17,15 +17,6 @@ SOCK="$TESTTMP/d.sock"
 export DOCKER_HOST="unix://$SOCK"
 CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-io-client.py")
 py() { run_cmd timeout 180 "${CLIENT[@]}" "$@"; }
-wait_socket() {
-	local _
-	for _ in $(seq 100); do
-		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # service_procs — this test's services' processes (monitors, inits, stdin keepers:
 # `nsrun -d ...` with this test's XDG_RUNTIME_DIR), alive

@@ -24,15 +24,6 @@ export HOME="$TESTTMP/home" TMPDIR="$TESTTMP"
 mkdir "$HOME"
 SCRIPT=$TESTS_DIR/testcontainers/tc.js
 export NODE_PATH="$TC/node_modules"
-wait_socket() {
-	local _
-	for _ in $(seq 100); do
-		/usr/bin/python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
 state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
 # procs — this test's services' processes: monitors, inits, the reaper
 procs() {

@@ -1,0 +1,393 @@
+/* api_archive.c - GET, HEAD and PUT /containers/{id}/archive?path=P: docker cp both
+ * ways and docker-py's get_archive/put_archive (Docker Engine API v1.41,
+ * "Containers": "Get an archive of a filesystem resource in a container" and
+ * "Extract an archive of files or folders to a directory in a container").
+ *
+ * Nothing here touches the container's files: each request runs `nsrun exec
+ * --archive-get|put|stat P NAME` (copy_archive.h), which joins the container and
+ * does the walk there, as its payload's user, under its Landlock rules, seccomp
+ * filter and limits; a payload's symlink meets only the container's root.  Its
+ * first line is the stat for X-Docker-Container-Path-Stat (base64 of the JSON, as
+ * Docker sends it) or the error, which maps to Docker's status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/base64.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api_internal.h"
+#include "cleanup.h"
+#include "sys.h"
+
+#define LINE_MAX_LEN 8192
+#define BLOCK 65536
+#define STAT_HEADER "X-Docker-Container-Path-Stat"
+
+/* One run of nsrun exec --archive-*. */
+struct archive_job {
+	pid_t pid;
+	int in, out, err;       /* its stdin (PUT, else -1), stdout and stderr */
+	char line[LINE_MAX_LEN];        /* its first line, without the newline */
+	bool have_line;
+};
+
+struct api_archive_put {
+	struct archive_job job;
+	bool started;
+	unsigned status;        /* not 0: refused before it started, with msg */
+	char msg[512];
+};
+
+static void job_close(struct archive_job *j)
+{
+	cleanup_closep(&j->in);
+	cleanup_closep(&j->out);
+	cleanup_closep(&j->err);
+}
+
+/* Ends the job (SIGTERM to nsrun exec, which passes it on, unless done) and reaps
+ * it.  Returns its exit status, or -1. */
+static int job_end(struct archive_job *j, bool terminate)
+{
+	int status = 0;
+	pid_t w;
+
+	job_close(j);
+	if (j->pid <= 0)
+		return -1;
+	if (terminate)
+		kill(j->pid, SIGTERM);
+	while ((w = waitpid(j->pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	j->pid = -1;
+	return w > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int job_start(struct api_server *srv, struct archive_job *j, const char *op, const char *path,
+		     const char *name)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	bool put = strcmp(op, "--archive-put") == 0;
+	/* nsrun exec [-i] --archive-OP PATH NAME: -i passes our pipe on as its stdin */
+	char *argv[7] = { srv->self_exe, "exec" }, **a = argv + 2;
+	int rc;
+
+	*j = (struct archive_job){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	if (put)
+		*a++ = "-i";
+	*a++ = (char *)op;
+	*a++ = (char *)path;
+	*a++ = (char *)name;
+	*a = NULL;
+	if ((put && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		rc = -1;
+	} else {
+		rc = spawn_child(&j->pid, srv->self_exe, false, argv, NULL, (int[3]){ in[0], out[1], err[1] });
+	}
+	cleanup_closep(&in[0]);
+	cleanup_closep(&out[1]);
+	cleanup_closep(&err[1]);
+	j->in = in[1];
+	j->out = out[0];
+	j->err = err[0];
+	if (rc < 0) {
+		int e = errno;
+		job_close(j);
+		errno = e;
+	}
+	return rc;
+}
+
+/* Reads the job's first line (one byte at a time: what follows is the tar). */
+static void job_line(struct archive_job *j)
+{
+	size_t n = 0;
+	char c;
+
+	while (n < sizeof(j->line) - 1) {
+		ssize_t r = read(j->out, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (c == '\n') {
+			j->have_line = true;
+			break;
+		}
+		j->line[n++] = c;
+	}
+	j->line[n] = '\0';
+}
+
+/* nsrun exec's own words when it failed before the line (the last line it wrote). */
+static void job_stderr(struct archive_job *j, char *out, size_t len)
+{
+	char buf[768];
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < sizeof(buf) - 1 && (r = read(j->err, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	/* the first line: nsrun: <what failed> (the hint follows it) */
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(out, len, "%s", n ? buf : "nsrun exec ended without a word");
+}
+
+/* Docker's reply to the job's error line, or to its failure before one. */
+static enum MHD_Result job_error(struct MHD_Connection *conn, struct archive_job *j, const char *path,
+				 const char *id)
+{
+	char msg[1024];
+	int e;
+
+	if (!j->have_line || j->line[0] != '!') {
+		job_stderr(j, msg, sizeof(msg));
+		job_end(j, true);
+		return api_error(conn, 500, "%s", msg);
+	}
+	e = atoi(j->line + 1);
+	snprintf(msg, sizeof(msg), "%s", strchr(j->line, ' ') ? strchr(j->line, ' ') + 1 : "");
+	job_end(j, true);
+	switch (e) {
+	case ENOENT:
+		return api_error(conn, 404, "Could not find the file %s in container %s", path, id);
+	case EROFS:
+		return api_error(conn, 403, "container rootfs is marked read-only: %s", msg);
+	case EACCES:
+	case EPERM:
+		return api_error(conn, 403, "%s", msg);
+	case ENOTDIR:
+	case EINVAL:
+		return api_error(conn, 400, "%s", msg);
+	default:
+		return api_error(conn, 500, "%s", msg);
+	}
+}
+
+/* The stat line as Docker's header: base64 (RFC 4648, padded) of the JSON
+ * (nettle's base64_encode_raw).  Returns it (free it) or NULL. */
+static char *stat_header(const char *json)
+{
+	size_t n = strlen(json);
+	char *b = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1);
+
+	if (!b)
+		return NULL;
+	base64_encode_raw(b, n, (const uint8_t *)json);
+	b[BASE64_ENCODE_RAW_LENGTH(n)] = '\0';
+	return b;
+}
+
+/* The container, running, and the path, absolute: else Docker's error queued. */
+static bool find_running(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
+			 const char **path, enum MHD_Result *ret)
+{
+	*path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
+	if (!*path || (*path)[0] != '/') {
+		*ret = api_error(conn, 400, "path: an absolute path in the container is required");
+		return false;
+	}
+	if (!api_find(srv, conn, ref, c, ret))
+		return false;
+	if (!c->alive) {
+		*ret = api_error(conn, 409, "Container %s is not running (nsrun api copies only with a running container)",
+				 c->id);
+		api_ctr_free(c);
+		return false;
+	}
+	return true;
+}
+
+static ssize_t get_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct archive_job *j = cls;
+	(void)pos;
+
+	for (;;) {
+		ssize_t n = read(j->out, buf, max);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (n == 0)
+			/* a tar cut short by a failure must not look whole */
+			return job_end(j, false) == 0 ? MHD_CONTENT_READER_END_OF_STREAM :
+			       MHD_CONTENT_READER_END_WITH_ERROR;
+		return n;
+	}
+}
+
+static void get_free(void *cls)
+{
+	struct archive_job *j = cls;
+
+	job_end(j, true);
+	free(j);
+}
+
+static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection *conn, const char *ref, bool head)
+{
+	struct archive_job *j = calloc(1, sizeof(*j));
+	char *hdr = NULL;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	const char *path;
+	struct api_ctr c;
+
+	if (!j)
+		return api_error(conn, 500, "out of memory");
+	if (!find_running(srv, conn, ref, &c, &path, &ret)) {
+		free(j);
+		return ret;
+	}
+	if (job_start(srv, j, head ? "--archive-stat" : "--archive-get", path, c.name) < 0) {
+		ret = api_error(conn, 500, "archive: run nsrun exec: %s", strerror(errno));
+		goto out;
+	}
+	job_line(j);
+	if (!j->have_line || j->line[0] == '!') {
+		ret = job_error(conn, j, path, c.id);
+		goto out;
+	}
+	if (!(hdr = stat_header(j->line))) {
+		ret = api_error(conn, 500, "out of memory");
+		goto out;
+	}
+	if (!head) {
+		ret = api_queue_stream(conn, "application/x-tar", BLOCK, get_read, j, get_free, STAT_HEADER, hdr);
+		j = NULL; /* the response's now */
+		goto out;
+	}
+	job_end(j, false);
+	if (!(r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT))) {
+		ret = MHD_NO;
+		goto out;
+	}
+	MHD_add_response_header(r, STAT_HEADER, hdr);
+	MHD_add_response_header(r, "Api-Version", API_VERSION);
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+out:
+	if (j) {
+		job_end(j, true);
+		free(j);
+	}
+	free(hdr);
+	api_ctr_free(&c);
+	return ret;
+}
+
+/* ---- PUT: the body streams into nsrun exec --archive-put ---- */
+
+bool api_archive_is_put(const char *method, const char *url)
+{
+	size_t n = strlen(url);
+	const char *q = strchr(url, '?');
+
+	if (q)
+		n = (size_t)(q - url);
+	return strcmp(method, "PUT") == 0 && n > 8 && strncmp(url + n - 8, "/archive", 8) == 0 &&
+	       strstr(url, "/containers/") != NULL;
+}
+
+/* The first chunk: the container and path checked, nsrun exec started; a refusal
+ * is kept for the reply (none may be queued while the body comes). */
+static void put_start(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+		      struct api_archive_put *p)
+{
+	const char *path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
+	struct api_ctr c;
+	unsigned status;
+	int rc;
+
+	p->started = true;
+	p->job = (struct archive_job){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	if (!path || path[0] != '/') {
+		p->status = 400;
+		snprintf(p->msg, sizeof(p->msg), "path: an absolute path in the container is required");
+		return;
+	}
+	pthread_mutex_lock(&srv->lock);
+	rc = api_ctr_find(ref, &c, &status, p->msg, sizeof(p->msg));
+	pthread_mutex_unlock(&srv->lock);
+	if (rc < 0) {
+		p->status = status;
+		return;
+	}
+	if (!c.alive) {
+		p->status = 409;
+		snprintf(p->msg, sizeof(p->msg), "Container %s is not running (nsrun api copies only with a running container)",
+			 c.id);
+	} else if (job_start(srv, &p->job, "--archive-put", path, c.name) < 0) {
+		p->status = 500;
+		snprintf(p->msg, sizeof(p->msg), "archive: run nsrun exec: %s", strerror(errno));
+	}
+	api_ctr_free(&c);
+}
+
+int api_archive_upload(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+		       struct api_request *req, const char *data, size_t len)
+{
+	struct api_archive_put *p = req->put;
+
+	if (!p) {
+		if (!(p = req->put = calloc(1, sizeof(*p))))
+			return -1;
+		put_start(srv, conn, ref, p);
+	}
+	/* an extraction that failed reads no more: the rest goes nowhere (EPIPE) */
+	if (!p->status && p->job.in >= 0 && len && write_all(p->job.in, data, len) < 0)
+		cleanup_closep(&p->job.in);
+	return 0;
+}
+
+void api_archive_put_free(struct api_archive_put *p)
+{
+	if (!p)
+		return;
+	job_end(&p->job, true);
+	free(p);
+}
+
+static enum MHD_Result put_end(struct api_server *srv, struct MHD_Connection *conn, const char *ref,
+			       struct api_request *req)
+{
+	struct api_archive_put *p;
+	const char *path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
+
+	/* no body at all: an empty archive */
+	if (!req->put && api_archive_upload(srv, conn, ref, req, NULL, 0) < 0)
+		return api_error(conn, 500, "out of memory");
+	p = req->put;
+	if (p->status)
+		return api_error(conn, p->status, "%s", p->msg);
+	cleanup_closep(&p->job.in);
+	job_line(&p->job);
+	if (!p->job.have_line || p->job.line[0] == '!')
+		return job_error(conn, &p->job, path ? path : "", ref);
+	job_end(&p->job, false);
+	return api_reply(conn, 200, NULL, "", 0);
+}
+
+enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
+			    struct api_request *req)
+{
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		return get_or_head(srv, conn, ref, method[0] == 'H');
+	if (strcmp(method, "PUT") == 0)
+		return put_end(srv, conn, ref, req);
+	return api_error(conn, 405, "use GET, HEAD or PUT /containers/{id}/archive");
+}

@@ -1,0 +1,151 @@
+#!/bin/bash
+# nsrun api's archive endpoints (GET, HEAD, PUT /containers/{id}/archive): docker cp
+# both ways with the real docker CLI, docker-py's get_archive/put_archive, and the
+# probes: a payload's symlinks (planted, and raced) to a host file and directory
+# never bring the host file out, nor does ".." in the path; a PUT's absolute and
+# ".." members and device nodes are refused, a setuid bit is not kept, a read-only
+# root refuses Docker's way; each with its control (a file of the container's own
+# comes out; a plain member goes in; the tmpfs and the volume take writes).
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+/usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+[ -x "$DOCKER" ] || skip_all "no docker CLI at $DOCKER (make docker-cli)"
+
+export XDG_RUNTIME_DIR="$TESTTMP/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+SOCK="$TESTTMP/d.sock"
+export DOCKER_HOST="unix://$SOCK" DOCKER_CONFIG="$TESTTMP/docker-config"
+# archive_procs — nsrun exec --archive-* processes of this test, alive
+archive_procs() {
+	local p
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q -- ' --archive-' && echo "$p"
+	done
+}
+
+# nsrun exec --archive-*'s bad input: refused before anything is joined
+run_nsrun exec --archive-get relative/path some-service
+assert_eq "nsrun exec --archive-get with a relative path: nsrun's error (125)" 125 "$RC"
+assert_match "  ... saying why" "expected an absolute path" "$ERR"
+assert_nsrun_error "  ... in one line"
+run_nsrun exec --archive-put /tmp some-service -- ls
+assert_match "--archive-* with a command: refused" "takes no command" "$ERR"
+
+# the host's secret, which the payload's links point at
+MARKER="HOSTSECRET-$$-$RANDOM"
+SECRET="$TESTTMP/hostdir/secret"
+mkdir -p "$TESTTMP/hostdir" "$TESTTMP/vol"
+echo "$MARKER" >"$SECRET"
+chmod 755 "$TESTTMP/hostdir"
+chmod 644 "$SECRET"
+chmod 777 "$TESTTMP/vol"
+
+# the reaper's peer check by /proc/net/tcp, as where sock_diag is denied (the
+# sock_diag way is 32-docker-io's)
+NSRUN_RYUK_PEER=proc "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
+API_PID=$!
+at_exit "kill $API_PID 2>/dev/null"
+check "nsrun api listens" wait_socket "$SOCK"
+CTR="cp-$$"
+# the payload plants its links, then swaps /tmp/race between a directory and a link
+# to the host's directory for as long as it runs
+run_nsrun -d --name "$CTR" --image python -v "$TESTTMP/vol:/data:rw" -- /bin/sh -c "
+	echo INSIDE-$$ >/tmp/inside.txt; mkdir /tmp/innerdir
+	ln -s '$SECRET' /tmp/link; ln -s '$TESTTMP/hostdir' /tmp/dirlink; ln -s /tmp/inside.txt /tmp/innerlink
+	touch /tmp/ready
+	while :; do mkdir /tmp/race; echo RACE >/tmp/race/secret; sleep 0.02; rm -rf /tmp/race; ln -s '$TESTTMP/hostdir' /tmp/race; sleep 0.02; rm -f /tmp/race; done"
+assert_eq "a service to copy with (nsrun -d: the API sees it)" 0 "$RC"
+at_exit "$NSRUN rm -f $CTR >/dev/null 2>&1"
+for _ in $(seq 100); do "$NSRUN" exec "$CTR" -- test -e /tmp/ready 2>/dev/null && break; sleep 0.2; done
+check "  control: the host's secret is there, readable by this user" grep -q "$MARKER" "$SECRET"
+
+# ---- the docker CLI, both ways
+echo "FROM HOST $$" >"$TESTTMP/up.txt"
+run_cmd "$DOCKER" cp "$TESTTMP/up.txt" "$CTR:/tmp/"
+assert_eq "docker cp FILE CTR:/tmp/ (HEAD, then PUT)" 0 "$RC"
+run_cmd "$DOCKER" cp "$CTR:/tmp/up.txt" "$TESTTMP/down.txt"
+assert_eq "docker cp CTR:FILE FILE (GET)" 0 "$RC"
+assert_eq "  ... the same bytes came back" "FROM HOST $$" "$(cat "$TESTTMP/down.txt" 2>/dev/null)"
+run_cmd "$DOCKER" cp "$TESTTMP/up.txt" "$CTR:/data/renamed.txt"
+assert_eq "docker cp FILE CTR:/data/NEW (a new name, into the volume)" "FROM HOST $$" \
+	"$(cat "$TESTTMP/vol/renamed.txt" 2>/dev/null)"
+run_cmd "$DOCKER" cp "$CTR:/tmp/innerdir" "$TESTTMP/dirdown"
+check "docker cp CTR:DIR DIR (a directory)" test -d "$TESTTMP/dirdown"
+run_cmd "$DOCKER" cp -L "$CTR:/tmp/innerlink" "$TESTTMP/followed.txt"
+assert_eq "control: docker cp -L follows a link to the container's own file" "INSIDE-$$" \
+	"$(cat "$TESTTMP/followed.txt" 2>/dev/null)"
+run_cmd "$DOCKER" cp -L "$CTR:/tmp/link" -
+assert_ne "docker cp -L of the payload's link to a host file: refused" 0 "$RC"
+no_marker() { ! grep -q "$MARKER" <<<"$OUT"; }
+check "  ... and the host file's content never comes out" no_marker
+run_cmd "$DOCKER" cp "$CTR:/nope" -
+assert_match "docker cp of a missing path: Docker's not-found" "No such container:path" "$ERR"
+run_cmd "$DOCKER" cp "$TESTTMP/up.txt" "$CTR:/etc/"
+assert_ne "docker cp into a read-only root: refused" 0 "$RC"
+assert_match "  ... Docker's words" "container rootfs is marked read-only" "$ERR"
+# the payload races a directory against a link to the host's directory
+leak=0
+got=0
+for _ in $(seq 3); do
+	"$DOCKER" cp "$CTR:/tmp/race/secret" - >"$TESTTMP/race.tar" 2>/dev/null && got=$((got + 1))
+	grep -q "$MARKER" "$TESTTMP/race.tar" && leak=1
+done
+assert_eq "GETs through a path the payload races to a link to the host: the host file never comes out" 0 "$leak"
+diag "  (the race's own file came out $got times of 3)"
+
+# ---- docker-py and the probes
+run_cmd timeout 180 /usr/bin/python3 "$TESTS_DIR/integration/docker-cp-client.py" "$CTR" "$SECRET" "$MARKER" "INSIDE-$$"
+[ "$RC" = 0 ] || diag "$ERR"
+has() { check "$1" grep -Fqx -- "$2" <<<"$OUT" || diag "$OUT"; }
+has "docker-py get_archive: the tar of a file, named by its last component; the stat" "get_ok=True stat=inside.txt,$((${#$} + 8))"
+has "HEAD: X-Docker-Container-Path-Stat, base64 JSON; a directory's mode has Go's ModeDir" \
+	"head=200 name=inside.txt size=$((${#$} + 8)) dir_mode=True"
+has "  ... a missing path: 404" "head_missing=404"
+has "the payload's links (file, directory, with / and ..) and .. in the path: the host file never comes out" \
+	"host_file_leaked=False"
+has "  ... a link comes out as a link (not followed)" "link_as_link=True"
+has "  ... .. above the root stays in the container's root (not found there)" "dotdot_missing=404"
+has "  control: .. inside the container resolves as it should" "inner_dotdot_ok=True"
+has "PUT control: a plain member is extracted" "put_plain=True"
+check "  ... into the volume, seen from the host" grep -qx PLAIN "$TESTTMP/vol/plain.txt"
+has "PUT with an absolute member: refused (400)" "put_abs=400"
+check "  ... nothing written on the host at that path" test ! -e "$SECRET.abs"
+has "PUT with a .. member: refused (400)" "put_dotdot=400"
+check "  ... nothing written beside the volume" test ! -e "$TESTTMP/dotdot.txt"
+has "PUT with a device node: refused (403), saying why" "put_dev=403 dev_msg=True"
+check "  ... no node made" test ! -e "$TESTTMP/vol/null"
+has "  control: a FIFO (no device) is extracted" "put_fifo=True"
+check "  ... as a FIFO" test -p "$TESTTMP/vol/fifo"
+has "PUT of a setuid file: extracted" "put_suid=True"
+assert_eq "  ... without its setuid bit, the rest of its mode kept" 755 "$(stat -c %a "$TESTTMP/vol/suid" 2>/dev/null)"
+has "PUT into the read-only root: 403, Docker's words" "put_ro=403 ro_msg=True"
+has "  control: the container's tmpfs takes it" "put_tmp=True"
+has "PUT onto a file: 400 (not a directory)" "put_notdir=400"
+has "PUT into a missing directory: 404" "put_missing=404"
+
+check "Ryuk, its peer found by /proc/net/tcp (NSRUN_RYUK_PEER=proc): our connection gets its ACK" \
+	grep -qF "ryuk_proc_mine=b'ACK\\n'" <<<"$OUT"
+# the control needs another user's connection, which only root can make here
+[ "$(id -u)" != 0 ] ||
+	check "  control: another user's connection is closed unanswered" grep -q "ryuk_proc_other=b''" <<<"$OUT"
+ryuk_gone() {
+	local _
+	for _ in $(seq 300); do
+		[ -z "$("$DOCKER" ps -aq --filter name=ryuk-cp 2>/dev/null)" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "  ... its clients gone, the reaper ends and is removed (AutoRemove)" ryuk_gone
+check "no nsrun exec --archive-* is left" test -z "$(archive_procs)"
+run_nsrun rm -f "$CTR"
+kill "$API_PID"
+wait "$API_PID"
+assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... having said only where it served (no sanitizer report either)" \
+	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"
+done_testing
