@@ -45,7 +45,7 @@ common() {
 		etc/passwd etc/group etc/nsswitch.conf
 	needs $arch/ld-linux-x86-64.so.2 usr/bin/dash usr/bin/bash usr/bin/mawk usr/bin/setpriv usr/bin/find \
 		usr/bin/cat usr/bin/chown usr/bin/chmod usr/bin/mkdir usr/bin/id usr/bin/ls usr/bin/rm usr/bin/env \
-		usr/bin/sleep usr/bin/grep "$@"
+		usr/bin/sleep usr/bin/grep usr/bin/sort "$@"
 }
 # image NAME TAG ENTRYPOINT FILE-LIST VOLUME UMOCI-CONFIG-ARGS...: OUT/NAME:TAG
 image() {
@@ -89,7 +89,7 @@ image redis 7 redis-entrypoint.sh "$tmp/redis.list" /data \
 	find usr/share/zoneinfo/Etc ! -type d
 ) | grep -v '/bitcode' >"$tmp/pg.list"
 # shellcheck disable=SC2046
-common $pg/bin/postgres $pg/bin/initdb $pg/bin/pg_ctl $pg/bin/psql $pg/bin/pg_isready $pg/bin/createdb \
+common usr/bin/locale $pg/bin/postgres $pg/bin/initdb $pg/bin/pg_ctl $pg/bin/psql $pg/bin/pg_isready $pg/bin/createdb \
 	$(cat "$tmp/pgmods") >>"$tmp/pg.list"
 image postgres 16 postgres-entrypoint.sh "$tmp/pg.list" /var/lib/postgresql/data \
 	--config.cmd postgres --config.exposedports 5432/tcp \

@@ -44,35 +44,8 @@ assert_eq "--image redis:7 before a pull: 125" 125 "$RC"
 assert_match "  ... not found, with the pull as hint" 'image "redis:7" not found in .*nsrun: hint: pull it first: nsrun pull' "$(tr '\n' ' ' <<<"$ERR")"
 
 # ---- the registry, as docker.io through registries.conf
-PORT=$(free_port)
-mkdir -p "$T/registry"
-cat >"$T/registry.yml" <<EOF
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $T/registry
-http:
-  addr: 127.0.0.1:$PORT
-  secret: nsrun-test-$$
-EOF
-"$REGISTRY_BIN" serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-REGISTRY_PID=$!
-at_exit "kill -KILL $REGISTRY_PID; wait $REGISTRY_PID"
-for _ in $(seq 200); do
-	skopeo inspect --raw --tls-verify=false "docker://127.0.0.1:$PORT/none:1" 2>&1 | grep -q 'manifest unknown\|not found' && break
-	sleep 0.1
-done
-cat >"$T/registries.conf" <<EOF
-[[registry]]
-prefix = "docker.io"
-location = "127.0.0.1:$PORT"
-insecure = true
-EOF
-export CONTAINERS_REGISTRIES_CONF=$T/registries.conf
+check "a loopback registry as docker.io" start_registry "$T"
+PORT=${REGISTRY#*:}
 
 # ---- the image: a shell and libc, with Docker's config
 R=$SRC_IMAGES/python/rootfs
