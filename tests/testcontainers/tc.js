@@ -21,15 +21,18 @@ async function serverUser(c, name) {
 }
 
 async function suite() {
-  const r = await new GenericContainer("redis:7")
-    .withExposedPorts(6379)
-    .withWaitStrategy(Wait.forLogMessage("Ready to accept connections"))
-    .start();
+  // both pulled and started at once (CI's time: each pull is seconds)
+  const [r, pg] = await Promise.all([
+    new GenericContainer("redis:7")
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forLogMessage("Ready to accept connections"))
+      .start(),
+    new PostgreSqlContainer("postgres:16").start(),
+  ]);
   await r.exec(["redis-cli", "set", "k", "from-node"]);
   const got = await r.exec(["redis-cli", "-p", "6379", "get", "k"]);
   console.log(`redis=${got.exitCode} ${got.output.trim()} port=${r.getMappedPort(6379) > 0}`);
   console.log(`redis_user=${await serverUser(r, "redis-server")}`);
-  const pg = await new PostgreSqlContainer("postgres:16").start();
   const q = await pg.exec(["psql", "-h", "127.0.0.1", "-U", pg.getUsername(), "-d", pg.getDatabase(), "-tAc",
     "select sum(n) * 3 from (values (6), (8)) as t(n)"]);
   console.log(`postgres=${q.exitCode} ${q.output.trim()} port=${pg.getPort() > 0}`);
