@@ -355,7 +355,7 @@ ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
 	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t %21-stdio.t %24-network-pasta.t \
 	%25-agent-sandboxes.t %09-signals.t %31-image-refs.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image compat-image-store oci-test-images docker-cli testcontainers-node
+check-asan: asan test-image service-image compat-image-store docker-cli testcontainers-node
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
