@@ -89,7 +89,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: man bench all deps image demo check docker-cli testcontainers-node check-unit check-root check-rootless test-image service-image \
-	service-image-store compat-image compat-image-store test-user \
+	service-image-store compat-image compat-image-store oci-test-images test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
 all: $(BUILD)/nsrun $(BUILD)/nsrun-probe $(BUILD)/agent-sandbox $(BUILD)/sandboxes/landlock-sandbox $(BUILD)/sandboxes/seccomp-bpf
@@ -217,6 +217,18 @@ service-image-store:
 		mkdir -p $(TEST_IMAGES) && chmod 755 $(TEST_IMAGES) $$(dirname $(TEST_IMAGES)) && \
 		rootfs-tools/nsrun-image build services --include redis-server,postgresql --store $(TEST_IMAGES) --quiet; fi
 
+# the Docker clients' test images redis:7 and postgres:16 (OCI image layouts, made
+# from the services image's files by tests/images/build-oci-test-images.sh; pushed to a
+# loopback registry by the tests that use them), beside the store; made again when
+# the script, an entrypoint or the services image changes
+OCI_TEST_IMAGES ?= $(patsubst %/,%,$(dir $(TEST_IMAGES)))/oci-images
+oci-test-images: service-image-store
+	@want=$$(cat tests/images/* $(TEST_IMAGES)/services/image.json | sha256sum | cut -d' ' -f1); \
+	if [ "$$(cat $(OCI_TEST_IMAGES)/.inputs 2>/dev/null)" != "$$want" ]; then \
+		tests/images/build-oci-test-images.sh $(TEST_IMAGES)/services/rootfs $(OCI_TEST_IMAGES) >/dev/null && \
+		echo "$$want" >$(OCI_TEST_IMAGES)/.inputs && chmod 755 $(OCI_TEST_IMAGES) && \
+		echo "  OCI     $(OCI_TEST_IMAGES): redis:7, postgres:16"; fi
+
 # programs as users run them, for the compatibility tests (one image, built once):
 # python3 with CPython's own test suite, Node.js and netbase (issue 24); a JVM, a Go
 # program (fzf) and numpy on threaded OpenBLAS under the memory limit (issue 22)
@@ -258,7 +270,7 @@ test-user:
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image compat-image docker-cli testcontainers-node
+check-root: all test-image service-image compat-image oci-test-images docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -269,7 +281,7 @@ check-root: all test-image service-image compat-image docker-cli testcontainers-
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image compat-image test-user docker-cli testcontainers-node
+check-rootless: all test-image service-image compat-image oci-test-images test-user docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -370,7 +382,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
-	shellcheck -x rootfs-tools/nsrun-image rootfs-tools/lib/*.sh .ci/run tests/vm/*.sh bench/*.sh
+	shellcheck -x rootfs-tools/nsrun-image rootfs-tools/lib/*.sh .ci/run tests/vm/*.sh bench/*.sh tests/images/*.sh
 	@! grep -nE '\b(sprintf|strcpy|strcat|system|popen)\(' runtime/*.c || \
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 

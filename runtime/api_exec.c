@@ -481,7 +481,32 @@ struct exec_plain {
 	char id[API_ID_LEN + 1];
 	struct exec_io io;
 	pid_t pid;
+	bool reaped; /* its end is recorded already */
 };
+
+/* The output has ended: the command is ending.  Docker's stream ends with it, and a
+ * client inspects the instance right after the body for its ExitCode (Testcontainers
+ * does): so its end is waited for here (this connection's thread), a bounded while
+ * (10 s, in steps of 50 ms); one that runs on with its output closed is left to
+ * exec_plain_free and api_exec_reap. */
+static void exec_plain_wait(struct exec_plain *e)
+{
+	int status = 0;
+	pid_t w;
+
+	for (int i = 0; i < 200; i++) {
+		while ((w = waitpid(e->pid, &status, WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (w == e->pid) {
+			exec_mark(e->srv, e->id, -1, -1, wait_code(status));
+			e->reaped = true;
+			return;
+		}
+		if (w < 0)
+			return;
+		(void)poll(NULL, 0, 50);
+	}
+}
 
 static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -510,6 +535,7 @@ static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return n + 8;
 		}
 	}
+	exec_plain_wait(e);
 	return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
@@ -525,6 +551,10 @@ static void exec_plain_free(void *cls)
 	if (e->io.out >= 0 || e->io.err >= 0)
 		kill(e->pid, SIGTERM);
 	exec_io_close(&e->io);
+	if (e->reaped) {
+		free(e);
+		return;
+	}
 	while ((w = waitpid(e->pid, &status, WNOHANG)) < 0 && errno == EINTR)
 		;
 	if (w == e->pid || w < 0) {

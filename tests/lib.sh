@@ -8,6 +8,8 @@
 #                          else compiled from tests/probe/nsrun-probe.c into a temp dir)
 #   NSRUN_IMAGES           image store holding `python` (default: /var/tmp/nsrun-check/images if it
 #                          exists, else nsrun's own default)
+#   NSRUN_OCI_IMAGES       the redis:7 and postgres:16 OCI test images (make oci-test-images;
+#                          default: oci-images beside the NSRUN_IMAGES store)
 #   NSRUN_TESTS_MUST_WORK  1 = every skip is a failure (CI)
 #   NSRUN_TEST_GUARD       seconds before a hung nsrun is killed (default 60)
 #   NSRUN_LEAK_IGNORE      ERE of /tmp entry names that are never leaks (other tools' scratch files)
@@ -173,6 +175,7 @@ if [ -z "${NSRUN_IMAGES:-}" ] && [ -d /var/tmp/nsrun-check/images ]; then
 	NSRUN_IMAGES=/var/tmp/nsrun-check/images
 fi
 [ -n "${NSRUN_IMAGES:-}" ] && export NSRUN_IMAGES
+NSRUN_OCI_IMAGES=${NSRUN_OCI_IMAGES:-$(dirname "${NSRUN_IMAGES:-/var/tmp/nsrun-check/images}")/oci-images}
 
 NSRUN_LEAK_IGNORE=${NSRUN_LEAK_IGNORE:-'^(bash_tool_|bash_jobs|cc[A-Za-z0-9]{6}\.|tmp[a-z0-9_]{8}$|hsperfdata_)'}
 
@@ -463,6 +466,66 @@ assert_no_leaks() {
 # free_port — a currently unused TCP port on 127.0.0.1
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_registry DIR — a loopback registry (Debian's docker-registry, or
+# $NSRUN_TEST_REGISTRY) storing in DIR/registry, put in docker.io's place by a
+# containers-registries.conf(5) mirror entry (DIR/registries.conf, exported as
+# CONTAINERS_REGISTRIES_CONF, which skopeo and so nsrun pull and nsrun api honour);
+# stopped at exit.  Sets REGISTRY (127.0.0.1:PORT).  Returns 1 if it does not answer.
+start_registry() {
+	local dir=$1 port _
+	port=$(free_port)
+	mkdir -p "$dir/registry"
+	cat >"$dir/registry.yml" <<EOF
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $dir/registry
+http:
+  addr: 127.0.0.1:$port
+  secret: nsrun-test-$$
+EOF
+	"${NSRUN_TEST_REGISTRY:-/usr/bin/docker-registry}" serve "$dir/registry.yml" >"$dir/registry.log" 2>&1 &
+	at_exit "kill -KILL $!; wait $!"
+	REGISTRY=127.0.0.1:$port
+	cat >"$dir/registries.conf" <<EOF
+[[registry]]
+prefix = "docker.io"
+location = "$REGISTRY"
+insecure = true
+EOF
+	export CONTAINERS_REGISTRIES_CONF=$dir/registries.conf
+	for _ in $(seq 200); do
+		skopeo inspect --raw --tls-verify=false "docker://$REGISTRY/none:1" 2>&1 | grep -q 'manifest unknown\|not found' &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# push_test_images — the Docker clients' test images redis:7 and postgres:16 (make
+# oci-test-images; $NSRUN_OCI_IMAGES)
+# pushed to start_registry's registry as docker.io/library/redis:7 and
+# library/postgres:16.  Returns skopeo's status.
+push_test_images() {
+	local oci=$NSRUN_OCI_IMAGES
+	skopeo copy --quiet --dest-tls-verify=false "oci:$oci/redis:7" "docker://$REGISTRY/library/redis:7" &&
+		skopeo copy --quiet --dest-tls-verify=false "oci:$oci/postgres:16" "docker://$REGISTRY/library/postgres:16"
+}
+
+# require_test_images — skip_all unless push_test_images can run
+require_test_images() {
+	local oci=$NSRUN_OCI_IMAGES t
+	for t in skopeo "${NSRUN_TEST_REGISTRY:-/usr/bin/docker-registry}"; do
+		command -v "$t" >/dev/null 2>&1 || skip_all "needs $t (make deps)"
+	done
+	[ -f "$oci/redis/index.json" ] && [ -f "$oci/postgres/index.json" ] ||
+		skip_all "no redis:7 and postgres:16 test images in $oci (make oci-test-images)"
 }
 
 # elapsed_lt SECONDS — is ELAPSED below SECONDS?

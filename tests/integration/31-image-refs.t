@@ -7,7 +7,9 @@
 # Env and WorkingDir, its User said not applied; `nsrun image ls|inspect|rm`;
 # and `docker pull`, `docker images`, `docker run`, `docker rmi` through
 # `nsrun api`. The image is made here (umoci) from a few files of the python
-# test image: a shell and libc, 2.4 MB, so each pull takes seconds.
+# test image: a shell and libc, 2.4 MB, so each pull takes seconds.  Then the
+# tests' redis:7 (make oci-test-images) under the same name, whose entrypoint
+# switches user: with --userns subids, and the refusal without a range.
 # shellcheck disable=SC2016
 . "$(dirname "$0")/../lib.sh"
 
@@ -44,35 +46,8 @@ assert_eq "--image redis:7 before a pull: 125" 125 "$RC"
 assert_match "  ... not found, with the pull as hint" 'image "redis:7" not found in .*nsrun: hint: pull it first: nsrun pull' "$(tr '\n' ' ' <<<"$ERR")"
 
 # ---- the registry, as docker.io through registries.conf
-PORT=$(free_port)
-mkdir -p "$T/registry"
-cat >"$T/registry.yml" <<EOF
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: $T/registry
-http:
-  addr: 127.0.0.1:$PORT
-  secret: nsrun-test-$$
-EOF
-"$REGISTRY_BIN" serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-REGISTRY_PID=$!
-at_exit "kill -KILL $REGISTRY_PID; wait $REGISTRY_PID"
-for _ in $(seq 200); do
-	skopeo inspect --raw --tls-verify=false "docker://127.0.0.1:$PORT/none:1" 2>&1 | grep -q 'manifest unknown\|not found' && break
-	sleep 0.1
-done
-cat >"$T/registries.conf" <<EOF
-[[registry]]
-prefix = "docker.io"
-location = "127.0.0.1:$PORT"
-insecure = true
-EOF
-export CONTAINERS_REGISTRIES_CONF=$T/registries.conf
+check "a loopback registry as docker.io" start_registry "$T"
+PORT=${REGISTRY#*:}
 
 # ---- the image: a shell and libc, with Docker's config
 R=$SRC_IMAGES/python/rootfs
@@ -148,5 +123,48 @@ assert_eq "nsrun image rm redis:7" "0 Untagged: redis:7" "$RC $(head -1 <<<"$OUT
 assert_eq "  ... the store is empty again" "" "$(store_entries)"
 run_nsrun --image redis:7 -- true
 assert_eq "  ... and --image redis:7 is not found" 125 "$RC"
+
+# ---- the tests' redis:7 (make oci-test-images: Debian's redis-server, an entrypoint
+# that starts as root and runs the server as the redis user, as the official image's
+# does): pushed over the tag, pulled by the reference, run with more than one id.  As
+# root, a range of the test's own over /etc/subuid and /etc/subgid in a mount
+# namespace of the test's (as 33-multi-id does), and an empty one for the refusal
+if [ -f "$NSRUN_OCI_IMAGES/redis/index.json" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		printf 'root:300000:65536\n' >"$T/subid"
+		: >"$T/nosubid"
+		with_subids() {
+			local f=$1
+			shift
+			run_cmd unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid && shift &&
+				exec "$@"' sh "$f" "$NSRUN" "$@"
+		}
+	else
+		with_subids() { shift; run_nsrun "$@"; }
+	fi
+	run_cmd skopeo copy --quiet --dest-tls-verify=false "oci:$NSRUN_OCI_IMAGES/redis:7" "docker://$REGISTRY/library/redis:7"
+	[ "$RC" = 0 ] && run_nsrun pull -q redis:7
+	assert_eq "the tests' redis:7 pushed and pulled as redis:7" "0 docker.io/library/redis:7" "$RC $OUT"
+	RED=(--image redis:7 --user 0 --cap-add ALL --read-only=false)
+	with_subids "$T/subid" "${RED[@]}" --userns subids -- docker-entrypoint.sh redis-server --version
+	assert_match "  ... --userns subids, root: its entrypoint gives /data to redis and runs redis-server as redis" \
+		'^0 Redis server v=7' "$RC $OUT"
+	run_nsrun "${RED[@]}" -- docker-entrypoint.sh redis-server --version
+	assert_eq "  control: with one id its entrypoint cannot give /data to redis" \
+		"1 chown: changing ownership of '.': Invalid argument" "$RC $ERR"
+	if [ "$(id -u)" = 0 ]; then
+		with_subids "$T/nosubid" "${RED[@]}" --userns subids -- docker-entrypoint.sh redis-server --version
+		assert_eq "  ... --userns subids without subordinate ids: 125, the one line" \
+			"125 nsrun: --userns subids: /etc/subuid has no subordinate ids for root (uid 0)" "$RC $(head -n 1 <<<"$ERR")"
+		assert_match "  ... its hint names the fix" '^nsrun: hint: .*usermod --add-subuids' "$(sed -n 2p <<<"$ERR")"
+	elif [ -x "$DOCKER" ]; then
+		dk run --rm redis:7 redis-server --version
+		assert_match "  ... docker run --rm redis:7 through nsrun api (its default: the caller's range)" \
+			'^0 Redis server v=7' "$RC $OUT"
+	fi
+	run_nsrun image rm redis:7
+else
+	skip "no redis:7 test image in $NSRUN_OCI_IMAGES (make oci-test-images)" "the tests' redis:7"
+fi
 
 done_testing

@@ -6,10 +6,19 @@
 # stopped by it); then the test process, killed with SIGKILL while Redis runs,
 # leaves no container, process or port behind (Ryuk's job), with its control:
 # while it lives, they are there.  One node process, for CI's time.
+# The images are redis:7 and postgres:16 by those names, pulled by Testcontainers
+# through nsrun api from a loopback registry in docker.io's place (a registries.conf
+# mirror): the tests' images (make oci-test-images), whose entrypoints start as root
+# and run the server as its user (setpriv, as the official images do with gosu),
+# which on the host is a subordinate id (nsrun api's default where the caller has a
+# range); control: the same image with one id cannot switch user.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
-require_image services
+require_test_images
+ME=$(id -u)
+UBASE=$(awk -F: -v u="$(id -un)" -v n="$ME" '$1 == u || $1 == n { print $2; exit }' /etc/subuid 2>/dev/null)
+[ -n "$UBASE" ] || skip_all "$(id -un) has no subordinate ids (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $(id -un))"
 TC=${NSRUN_TESTCONTAINERS:-$(dirname "$NSRUN")/tools/testcontainers}
 NODE=$(command -v node) || skip_all "no node (Debian's nodejs)"
 [ -d "$TC/node_modules/testcontainers" ] || skip_all "no Testcontainers for Node.js in $TC (make testcontainers-node)"
@@ -47,6 +56,12 @@ gone_within() {
 	return 1
 }
 
+# the registry, as docker.io, with the two images; the API pulls into this test's store
+export NSRUN_IMAGES="$TESTTMP/store"
+mkdir "$NSRUN_IMAGES"
+check "a loopback registry as docker.io" start_registry "$TESTTMP"
+check "  ... holding redis:7 and postgres:16" push_test_images
+
 # the reaper's grace period: a second (Testcontainers passes none; Ryuk's is 10 s)
 RYUK_RECONNECTION_TIMEOUT=1s "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
 API_PID=$!
@@ -66,6 +81,23 @@ OUT=$(cat "$TESTTMP/tc.out")
 grep -q '^started=' <<<"$OUT" && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
 check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
 check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
+check "  ... both pulled by reference through nsrun api into its store" \
+	test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json" -a -f "$NSRUN_IMAGES/docker.io+library+postgres=16/image.json"
+# the images' users: redis 100, postgres 101; container id N >= 1 is UBASE+N-1 (newuidmap),
+# as root UBASE+N (root's range, written directly)
+REDIS_HOST_UID=$((UBASE + 99))
+[ "$ME" = 0 ] && REDIS_HOST_UID=$((UBASE + 100))
+assert_eq "  ... redis-server runs as its user inside (the entrypoint switched from root)" \
+	"redis_user=redis:100" "$(grep '^redis_user=' <<<"$OUT")"
+assert_eq "  ... so does PostgreSQL" "postgres_user=postgres:101" "$(grep '^postgres_user=' <<<"$OUT")"
+host_redis() {
+	local s
+	for s in /proc/[0-9]*/status; do
+		awk '$1 == "Name:" { n = $2 } $1 == "Uid:" { u = $2 } END { if (n == "redis-server") print u }' "$s" 2>/dev/null
+	done | sort -u
+}
+assert_eq "  ... on the host, redis-server's uid is the subordinate id $REDIS_HOST_UID" "$REDIS_HOST_UID" \
+	"$(host_redis | grep -x "$REDIS_HOST_UID")"
 PG=$(sed -n 's/^stopped=//p' <<<"$OUT")
 ID=$(sed -n 's/^started=//p' <<<"$OUT")
 gone_ctr() { [ -n "$1" ] && ! grep -rqs -- "$1" "$STATE"; }
@@ -81,6 +113,12 @@ check "SIGKILLed: Ryuk removes its container and ends; no process, state or port
 LEFT=""
 for p in $PORT; do ss -Hltn "sport = :$p" | grep -q . && LEFT="$LEFT $p"; done
 assert_eq "  ... no port of theirs is still listened on" "" "$LEFT"
+
+# control: the same image with one id (nsrun's default: no --userns subids), root
+# inside with the capabilities: its entrypoint cannot switch to the redis user
+run_nsrun --image redis:7 --user 0 --cap-add ALL --read-only=false
+assert_match "control: redis:7 with one id fails where its entrypoint gives /data to redis" \
+	"^1 chown: changing ownership of '.': Invalid argument\$" "$RC $ERR"
 
 kill "$API_PID"
 wait "$API_PID"

@@ -1,39 +1,42 @@
 // Testcontainers for Node.js against nsrun api, for 33-testcontainers.t, with its
-// defaults (Ryuk enabled).  DOCKER_HOST names the socket; the images are nsrun's
-// store's `services` (redis-server, PostgreSQL 15; make service-image).
+// defaults (Ryuk enabled, images pulled when missing).  DOCKER_HOST names the socket;
+// the images are the tests' redis:7 and postgres:16 (make oci-test-images), which the
+// test pushes to a loopback registry that a registries.conf mirror puts in
+// docker.io's place.
 //   node tc.js         a GenericContainer Redis (log wait strategy) and PostgreSQL
-//                      through its module, a real query in each, prints KEY=VALUE;
-//                      PostgreSQL is stopped, then it prints started=ID (Redis's)
-//                      and waits with Redis running (to be killed: Ryuk's job)
+//                      through its module (its own wait: health check and ports), a
+//                      real query in each, the user each server runs as, prints
+//                      KEY=VALUE; PostgreSQL is stopped, then it prints started=ID
+//                      (Redis's) and waits with Redis running (to be killed: Ryuk's job)
 const { GenericContainer, Wait } = require("testcontainers");
 const { PostgreSqlContainer } = require("@testcontainers/postgresql");
 
-const PG = "/usr/lib/postgresql/15/bin";
-
-function redis() {
-  return new GenericContainer("services")
-    .withCommand(["redis-server", "--save", "", "--appendonly", "no", "--dir", "/tmp"])
-    .withExposedPorts(6379)
-    .withWaitStrategy(Wait.forLogMessage("Ready to accept connections"));
+// the user (name and uid inside) of the process named NAME, from inside the container
+async function serverUser(c, name) {
+  const r = await c.exec(["sh", "-c", `for s in /proc/[0-9]*/status; do ` +
+    `awk '$1 == "Name:" { n = $2 } $1 == "Uid:" { u = $2 } END { if (n == "${name}") print u }' "$s" 2>/dev/null; done | sort -u`]);
+  const uid = r.output.trim();
+  const who = await c.exec(["awk", "-F:", "-v", `u=${uid}`, "$3 == u { print $1 }", "/etc/passwd"]);
+  return `${who.output.trim()}:${uid}`;
 }
 
 async function suite() {
-  const r = await redis().start();
+  // both pulled and started at once (CI's time: each pull is seconds)
+  const [r, pg] = await Promise.all([
+    new GenericContainer("redis:7")
+      .withExposedPorts(6379)
+      .withWaitStrategy(Wait.forLogMessage("Ready to accept connections"))
+      .start(),
+    new PostgreSqlContainer("postgres:16").start(),
+  ]);
   await r.exec(["redis-cli", "set", "k", "from-node"]);
   const got = await r.exec(["redis-cli", "-p", "6379", "get", "k"]);
   console.log(`redis=${got.exitCode} ${got.output.trim()} port=${r.getMappedPort(6379) > 0}`);
-  // the module's image is the official one, whose entrypoint makes the cluster:
-  // this one is made by the command, as a user that is not root (initdb refuses
-  // root, which a container without User is, as Docker's is)
-  const pg = await new PostgreSqlContainer("services")
-    .withUser("65534:65534")
-    .withCommand(["sh", "-c", `${PG}/initdb --no-sync -D /tmp/pg -U test -A trust >/dev/null && ` +
-      `exec ${PG}/postgres -D /tmp/pg -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off`])
-    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/))
-    .start();
-  const q = await pg.exec(["psql", "-h", "127.0.0.1", "-U", pg.getUsername(), "-d", "postgres", "-tAc",
+  console.log(`redis_user=${await serverUser(r, "redis-server")}`);
+  const q = await pg.exec(["psql", "-h", "127.0.0.1", "-U", pg.getUsername(), "-d", pg.getDatabase(), "-tAc",
     "select sum(n) * 3 from (values (6), (8)) as t(n)"]);
   console.log(`postgres=${q.exitCode} ${q.output.trim()} port=${pg.getPort() > 0}`);
+  console.log(`postgres_user=${await serverUser(pg, "postgres")}`);
   await pg.stop();
   console.log(`stopped=${pg.getId()}`);
   console.log(`started=${r.getId()}`);
