@@ -155,7 +155,7 @@ static bool holds_file(pid_t pid, const struct stat *want)
  * (pid 1 one pid namespace below), and init's first child, the payload; each
  * taken as a pidfd before its parent is checked, and all alive at the end, so a
  * pid reused meanwhile is never taken for them.  Returns 0 or -1 with err. */
-static int find_payload(struct exec_target *t, int dir_fd, struct nsrun_error *err)
+static int find_payload(struct exec_target *t, int dir_fd, bool need_payload, struct nsrun_error *err)
 {
 	struct stat lock;
 	pid_t ppid;
@@ -186,6 +186,8 @@ static int find_payload(struct exec_target *t, int dir_fd, struct nsrun_error *e
 	if (t->pidfd[1] < 0 || status_ids(AT_FDCWD, name, &ppid, &inner, &levels) < 0 || ppid != t->monitor)
 		return error_set(err, 0, "its container's init is gone (the service is stopping)");
 	t->payload = child_below(t->init, mlevels, &inner);
+	if (t->payload <= 0 && !need_payload && pidfd_alive(t->pidfd[0]) && pidfd_alive(t->pidfd[1]))
+		return 0;
 	if (t->payload <= 0)
 		return error_set(err, 0, "its payload is gone (the service is stopping)");
 	t->pidfd[2] = (int)syscall(SYS_pidfd_open, t->payload, 0);
@@ -409,11 +411,18 @@ const char *exec_target_ns_name(enum ns_kind k)
 	return ns_kinds[k].name;
 }
 
+int exec_target_find(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
+{
+	exec_target_close(t);
+	t->monitor = monitor;
+	return find_payload(t, dir_fd, false, err);
+}
+
 int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
 {
 	exec_target_close(t);
 	t->monitor = monitor;
-	if (find_payload(t, dir_fd, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
+	if (find_payload(t, dir_fd, true, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;
 	/* the monitor's cgroups and the payload's rlimits were read by pid: still theirs */

@@ -57,6 +57,13 @@ const char *exec_target_ns_name(enum ns_kind k);
  * t (exec_target_init'ed) is released by exec_target_close in either case. */
 int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err);
 
+/* Only the first step of exec_target_open: the monitor, init and payload pids
+ * (and their pidfds) of the service whose state directory is dir_fd, nothing
+ * opened inside it; payload 0 while the init has no child yet (an OCI container
+ * created, not started).  Returns 0 or -1 with err; t is released by
+ * exec_target_close. */
+int exec_target_find(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err);
+
 /* An empty t: nothing held. */
 void exec_target_init(struct exec_target *t);
 

@@ -276,11 +276,12 @@ int oci_write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
 	_cleanup_close_ int fd = -1;
 	int n = snprintf(text, sizeof(text), "%d", (int)pid);
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.nsrun-tmp", path) >= sizeof(tmp))
+	/* a new file of a random name (mkstemp: O_EXCL), never one planted there */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.nsrun-XXXXXX", path) >= sizeof(tmp))
 		return error_set(err, ENAMETOOLONG, "--pid-file \"%s\"", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 		return error_set(err, errno, "--pid-file: create %s", tmp);
-	if (write(fd, text, (size_t)n) != n || rename(tmp, path) < 0) {
+	if (fchmod(fd, 0644) < 0 || write(fd, text, (size_t)n) != n || rename(tmp, path) < 0) {
 		int e = errno;
 		unlink(tmp);
 		return error_set(err, e, "--pid-file: write %s", path);

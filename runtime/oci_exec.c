@@ -433,6 +433,11 @@ int oci_cmd_ps(const struct oci_globals *g, int argc, char **argv)
 				sscanf(close + 1, " %*c %ld", &ppid);
 			}
 		}
+		/* the name is the payload's to set (PR_SET_NAME): no control character of
+		 * it reaches the caller's terminal */
+		for (char *ch = comm; *ch; ch++)
+			if ((unsigned char)*ch < 0x20 || *ch == 0x7f)
+				*ch = '?';
 		printf("%-8s %-8ld %s\n", e->d_name, ppid, comm);
 	}
 	if (y) {

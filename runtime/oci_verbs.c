@@ -14,6 +14,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cleanup.h"
+#include "exec_target.h"
 #include "oci_config.h"
 #include "oci_hooks.h"
 #include "oci_internal.h"
@@ -31,7 +32,7 @@ static void gen_str(yajl_gen y, const char *k, const char *v)
 }
 
 /* runtime-spec's state (runtime.md "State"), with runc's "created" and "owner". */
-static void gen_state(yajl_gen y, const struct service_state *st, const char *status)
+static void gen_state(yajl_gen y, const struct service_state *st, const char *status, long long pid)
 {
 	char created[40];
 	time_t t = (time_t)st->created;
@@ -43,7 +44,7 @@ static void gen_state(yajl_gen y, const struct service_state *st, const char *st
 	gen_str(y, "id", st->name);
 	gen_str(y, "status", status);
 	yajl_gen_string(y, (const unsigned char *)"pid", 3);
-	yajl_gen_integer(y, strcmp(status, "stopped") == 0 ? 0 : st->pid);
+	yajl_gen_integer(y, strcmp(status, "stopped") == 0 ? 0 : pid);
 	gen_str(y, "bundle", st->bundle);
 	gen_str(y, "rootfs", st->image);
 	gen_str(y, "created", created);
@@ -52,6 +53,26 @@ static void gen_state(yajl_gen y, const struct service_state *st, const char *st
 	yajl_gen_map_open(y);
 	yajl_gen_map_close(y);
 	yajl_gen_map_close(y);
+}
+
+/* The state's pid (runtime.md "State": the container's process, as seen by the
+ * caller): the container's init, pid 1 of its pid namespace and in every namespace
+ * of the container from create on (the payload is its child once started), never
+ * the monitor, which is in the caller's (a hook's `nsenter -t PID` would act on the
+ * host).  The pid file keeps the monitor, the process whose exit is the
+ * container's, which a caller that reaps (containerd's shim, conmon) can wait for.
+ * 0 when it cannot be found (stopping, or no pid namespace of its own). */
+static long long oci_container_pid(int dir_fd, const struct service_state *st)
+{
+	struct exec_target t;
+	struct nsrun_error err = { 0 };
+	long long pid = 0;
+
+	exec_target_init(&t);
+	if (st->pid > 0 && exec_target_find(&t, dir_fd, (pid_t)st->pid, &err) == 0)
+		pid = t.init;
+	exec_target_close(&t);
+	return pid;
 }
 
 char *oci_state_text(int dir_fd)
@@ -64,7 +85,7 @@ char *oci_state_text(int dir_fd)
 
 	if (state_read(dir_fd, &st) < 0 || !(y = yajl_gen_alloc(NULL)))
 		return NULL;
-	gen_state(y, &st, oci_status_of(dir_fd));
+	gen_state(y, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
 	yajl_gen_get_buf(y, &buf, &len);
 	out = strndup((const char *)buf, len);
 	yajl_gen_free(y);
@@ -138,7 +159,7 @@ int oci_cmd_state(const struct oci_globals *g, int argc, char **argv)
 	if (!(y = yajl_gen_alloc(NULL)))
 		return oci_failf(g, "state: out of memory");
 	yajl_gen_config(y, yajl_gen_beautify, 1);
-	gen_state(y, &st, oci_status_of(dir_fd));
+	gen_state(y, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
 	print_gen(y);
 	yajl_gen_free(y);
 	return 0;
@@ -286,11 +307,11 @@ int oci_cmd_list(const struct oci_globals *g, int argc, char **argv)
 			continue;
 		const char *status = oci_status_of(fd);
 		if (y)
-			gen_state(y, &st, status);
+			gen_state(y, &st, status, oci_container_pid(fd, &st));
 		else if (quiet)
 			printf("%s\n", st.name);
 		else
-			printf("%-24s %-8lld %-8s %s\n", st.name, strcmp(status, "stopped") ? st.pid : 0, status,
+			printf("%-24s %-8lld %-8s %s\n", st.name, strcmp(status, "stopped") ? oci_container_pid(fd, &st) : 0, status,
 			       st.bundle);
 	}
 	closedir(d);

@@ -86,7 +86,14 @@ assert_eq "create: exit 0" 0 "$RC"
 oci state c1
 assert_match "state after create: created" '"status": "created"' "$OUT"
 pid=$(cat "$T/pid" 2>/dev/null)
-assert_match "  ... with the pid of the pid file" "\"pid\": $pid," "$OUT"
+# the state's pid is the container's process (its init, the pid file's child), in the
+# container's namespaces: a hook's nsenter -t PID must never reach ours
+spid=$(sed -n 's/.*"pid": \([0-9]*\),.*/\1/p' <<<"$OUT")
+assert_eq "  ... its pid, the container's init, a child of the pid file's process" "$pid" \
+	"$(awk '{print $4}' "/proc/${spid:-0}/stat" 2>/dev/null)"
+check "  ... in the container's pid namespace, not ours (control: the pid file's is ours)" \
+	test "$(readlink "/proc/${spid:-0}/ns/pid" 2>/dev/null || echo unreadable)" != "$(readlink /proc/self/ns/pid)" -a \
+	"$(readlink "/proc/$pid/ns/pid" 2>/dev/null)" = "$(readlink /proc/self/ns/pid)"
 assert_match "  ... and the bundle" "\"bundle\": \"$T/bundle\"" "$OUT"
 check "  ... that process is alive" alive "$pid"
 sleep 0.2
