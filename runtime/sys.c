@@ -58,6 +58,37 @@ int read_file(const char *path, size_t max, char **out, size_t *len_out)
 	return 0;
 }
 
+/* dir/file into path (PATH_MAX); -1 with ENAMETOOLONG when it does not fit */
+static int join_path(char path[PATH_MAX], const char *dir, const char *file)
+{
+	int n = snprintf(path, PATH_MAX, "%s/%s", dir, file);
+
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int write_file_in(const char *dir, const char *file, const char *s)
+{
+	char path[PATH_MAX];
+
+	if (join_path(path, dir, file) < 0)
+		return -1;
+	return write_file(path, s);
+}
+
+char *read_file_in(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+
+	if (join_path(path, dir, file) < 0 || read_file(path, 1 << 20, &text, NULL) < 0)
+		return NULL;
+	return text;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -15,6 +15,14 @@ int read_file(const char *path, size_t max, char **out, size_t *len_out);
  * Returns 0, or -1 with errno from open(2)/write(2). */
 int write_file(const char *path, const char *s);
 
+/* As write_file, on dir/file (a cgroup's, a /proc directory's).  Returns 0, or -1
+ * with errno (ENAMETOOLONG when dir/file is past PATH_MAX). */
+int write_file_in(const char *dir, const char *file, const char *s);
+
+/* As read_file, on dir/file, at most 1 MiB: the text (malloc'd, NUL-terminated),
+ * or NULL with errno. */
+char *read_file_in(const char *dir, const char *file);
+
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 
