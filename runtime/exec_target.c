@@ -82,22 +82,9 @@ static int status_ids(int dir_fd, const char *name, pid_t *ppid, long *inner, in
 		return -1;
 	buf[n] = '\0';
 	*ppid = -1;
-	*inner = -1;
-	*levels = 0;
 	if ((p = strstr(buf, "\nPPid:")))
 		*ppid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nNSpid:"))) {
-		char *end;
-		p += 7;
-		for (;;) {
-			long v = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			*inner = v;
-			++*levels;
-			p = end;
-		}
-	}
+	*inner = ns_status_nspid(buf, -1, levels);
 	if (*ppid < 0 || *levels == 0) {
 		errno = EINVAL;
 		return -1;
