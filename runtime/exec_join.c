@@ -634,12 +634,6 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 		landlock = landlock_abi();
 	err->stage = STAGE_PREPARE;
 	t.multi_id = cfg.userns == NSRUN_USERNS_SUBIDS;
-	{
-		/* a service that joined a network (netjoin.h), as its state records it */
-		struct service_state st;
-		t.joined_net = state_read(dir_fd, &st) == 0 &&
-			       (strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0);
-	}
 	/* every id of the range is mapped: no namespace of its own for another -u */
 	if (t.multi_id)
 		own_userns = false;

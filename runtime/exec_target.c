@@ -398,8 +398,13 @@ const char *exec_target_ns_name(enum ns_kind k)
 
 int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
 {
+	struct service_state st;
+
 	exec_target_close(t);
 	t->monitor = monitor;
+	/* a service that joined a network (netjoin.h), as its state records it */
+	t->joined_net = state_read(dir_fd, &st) == 0 &&
+			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0);
 	if (find_payload(t, dir_fd, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;
