@@ -536,6 +536,7 @@ test_procs() {
 # the suite; T ($TESTTMP), STORE ($T/store, not made), a private HOME and
 # XDG_RUNTIME_DIR, no NSRUN_IMAGES, and a longer hang guard: imports take
 # seconds, tens of them on a busy machine.
+# shellcheck disable=SC2034  # TOOL, MK, STORE: for the suites
 image_import_setup() {
 	local missing=() t
 	TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
