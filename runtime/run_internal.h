@@ -1,6 +1,6 @@
 /* run_internal.h - the steps of a run (run.c), shared by the files that hold them:
  * run_prepare.c (P1-P4), run.c (P5-P8, teardown), run_supervise.c (P9),
- * run_tty.c (-t and --console-socket), run_collect.c (P10's figures).  Not an
+ * run_tty.c (-t's terminal mode and --console-socket), run_collect.c (P10's figures).  Not an
  * interface for anything but these. */
 #ifndef NSRUN_RUN_INTERNAL_H
 #define NSRUN_RUN_INTERNAL_H
@@ -35,10 +35,6 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
  * tty_start returns 0 or -1 with err. */
 int tty_start(struct nsrun_run *run, struct nsrun_error *err);
 void tty_restore(struct nsrun_run *run);
-
-/* -t: our stdin (stdin_ready: poll(2) said readable) to the pty, as much as it
- * takes now; at the end of a stdin that is no terminal, the pty's EOF (^D). */
-void tty_to_pty(struct nsrun_run *run, bool stdin_ready);
 
 /* OCI --console-socket: the pty master fd to the AF_UNIX stream socket at path
  * (SCM_RIGHTS, unix(7)), as runc sends it.  Returns 0 or -1 with err. */

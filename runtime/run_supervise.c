@@ -162,15 +162,15 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 	bool decided = false;
 
 	err->stage = STAGE_SUPERVISE;
-	run->stdin_open = cfg->tty;
+	run->pty_in.open = cfg->tty;
 	for (;;) {
 		struct pollfd pfd[7 + RELAY_POLLFDS] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
 			{ .fd = run->err.read_fd, .events = POLLIN },
-			{ .fd = run->pty_in_len ? run->pty_fd : -1, .events = POLLOUT },
-			{ .fd = run->pty_fd >= 0 && run->stdin_open && !run->pty_in_len && run->payload_started ?
+			{ .fd = run->pty_in.len ? run->pty_fd : -1, .events = POLLOUT },
+			{ .fd = run->pty_fd >= 0 && run->pty_in.open && !run->pty_in.len && run->payload_started ?
 				STDIN_FILENO : -1,
 			  .events = POLLIN },
 			{ .fd = decided ? -1 : run->stop_fd, .events = POLLIN },
@@ -290,7 +290,7 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 			run->pty_fd = -1;
 		}
 		if ((pfd[5].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[4].revents & POLLOUT))
-			tty_to_pty(run, pfd[5].revents != 0);
+			pty_input_pump(&run->pty_in, run->pty_fd, pfd[5].revents != 0, !run->termios_saved);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = handle_message(run, cfg->tty, result, err);
 			if (r < 0)

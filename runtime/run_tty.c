@@ -42,33 +42,6 @@ void tty_restore(struct nsrun_run *run)
 	run->sigpipe_saved = false;
 }
 
-/* -t: our stdin to the pty, as much as it takes now; the rest waits (POLLOUT).  At
- * the end of a stdin that is not a terminal the pty gets its EOF character (^D). */
-void tty_to_pty(struct nsrun_run *run, bool stdin_ready)
-{
-	if (stdin_ready && run->pty_in_len == 0) {
-		ssize_t n = read(STDIN_FILENO, run->pty_in, sizeof(run->pty_in));
-		if (n > 0) {
-			run->pty_in_len = (size_t)n;
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			run->stdin_open = false;
-			if (!run->termios_saved) {
-				run->pty_in[0] = 0x04;
-				run->pty_in_len = 1;
-			}
-		}
-	}
-	if (run->pty_in_len && run->pty_fd >= 0) {
-		ssize_t n = write(run->pty_fd, run->pty_in, run->pty_in_len);
-		if (n > 0) {
-			memmove(run->pty_in, run->pty_in + n, run->pty_in_len - (size_t)n);
-			run->pty_in_len -= (size_t)n;
-		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			run->pty_in_len = 0;
-		}
-	}
-}
-
 /* Sends the pty master fd to the AF_UNIX stream socket at path with SCM_RIGHTS
  * (unix(7)), its path as the data, as runc does for --console-socket.  Returns 0
  * or -1 with err. */
