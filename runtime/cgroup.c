@@ -84,25 +84,6 @@ static int path_at(char *buf, size_t len, const char *dir, const char *file)
 	return 0;
 }
 
-static int write_at(const char *dir, const char *file, const char *value)
-{
-	char path[4096];
-
-	if (path_at(path, sizeof(path), dir, file) < 0)
-		return -1;
-	return write_file(path, value);
-}
-
-static char *read_at(const char *dir, const char *file)
-{
-	char path[4096];
-	char *text = NULL;
-
-	if (path_at(path, sizeof(path), dir, file) < 0 || read_file(path, 1 << 20, &text, NULL) < 0)
-		return NULL;
-	return text;
-}
-
 /* Value of "key N" in a flat keyed file (memory.events, cpu.stat), or 0. */
 static uint64_t keyed(const char *text, const char *key)
 {
@@ -116,7 +97,7 @@ static uint64_t keyed(const char *text, const char *key)
 
 static bool is_populated(const char *dir)
 {
-	_cleanup_free_ char *ev = read_at(dir, "cgroup.events");
+	_cleanup_free_ char *ev = read_file_in(dir, "cgroup.events");
 
 	return !ev || keyed(ev, "populated") != 0;
 }
@@ -137,7 +118,7 @@ static void remove_stale(const char *parent)
 			continue;
 		if (path_at(path, sizeof(path), parent, de->d_name) < 0)
 			continue;
-		write_at(path, "cgroup.kill", "1");
+		write_file_in(path, "cgroup.kill", "1");
 		for (int i = 0; i < 100 && is_populated(path); i++)
 			usleep(10000);
 		rmdir(path);
@@ -159,15 +140,15 @@ static int enable_controllers(const char *parent, const char *wanted, char *why,
 		snprintf(buf + o, sizeof(buf) - o, "%s+%s", o ? " " : "", tok);
 		p += n;
 	}
-	if (!buf[0] || write_at(parent, "cgroup.subtree_control", buf) == 0)
+	if (!buf[0] || write_file_in(parent, "cgroup.subtree_control", buf) == 0)
 		return 0;
 	if (errno == EBUSY) {
-		_cleanup_free_ char *procs = read_at(parent, "cgroup.procs");
+		_cleanup_free_ char *procs = read_file_in(parent, "cgroup.procs");
 		char self[32], leaf[4096];
 		snprintf(self, sizeof(self), "%d\n", (int)getpid());
 		if (procs && strcmp(procs, self) == 0) {
-			if (path_at(leaf, sizeof(leaf), parent, "nsrun-supervisor") == 0 && (mkdir(leaf, 0755) == 0 || errno == EEXIST) && write_at(leaf, "cgroup.procs", self) == 0 &&
-			    write_at(parent, "cgroup.subtree_control", buf) == 0)
+			if (path_at(leaf, sizeof(leaf), parent, "nsrun-supervisor") == 0 && (mkdir(leaf, 0755) == 0 || errno == EEXIST) && write_file_in(leaf, "cgroup.procs", self) == 0 &&
+			    write_file_in(parent, "cgroup.subtree_control", buf) == 0)
 				return 0;
 		}
 		snprintf(why, why_len, "cgroup %s holds other processes, so no controller can be enabled for its "
@@ -275,7 +256,7 @@ static int write_limits(const struct nsrun_config *cfg, struct cgroup_run *cg, c
 
 	if (has_word(enabled, "memory")) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.memory_bytes);
-		if (write_at(cg->path, "memory.max", v) < 0)
+		if (write_file_in(cg->path, "memory.max", v) < 0)
 			return error_set(err, errno, "write %s/memory.max", cg->path);
 		if (cfg->limits.memory_swap_bytes == UINT64_MAX)
 			snprintf(v, sizeof(v), "max");
@@ -283,23 +264,23 @@ static int write_limits(const struct nsrun_config *cfg, struct cgroup_run *cg, c
 			snprintf(v, sizeof(v), "%llu", (unsigned long long)(cfg->limits.memory_swap_bytes >
 				 cfg->limits.memory_bytes ? cfg->limits.memory_swap_bytes - cfg->limits.memory_bytes : 0));
 		/* absent when the kernel has no swap accounting: not an error */
-		if (write_at(cg->path, "memory.swap.max", v) < 0 && errno != ENOENT)
+		if (write_file_in(cg->path, "memory.swap.max", v) < 0 && errno != ENOENT)
 			return error_set(err, errno, "write %s/memory.swap.max", cg->path);
 		/* an OOM kills the whole container, not one process of it */
-		if (write_at(cg->path, "memory.oom.group", "1") < 0 && errno != ENOENT)
+		if (write_file_in(cg->path, "memory.oom.group", "1") < 0 && errno != ENOENT)
 			return error_set(err, errno, "write %s/memory.oom.group", cg->path);
 		cg->memory = true;
 	}
 	if (has_word(enabled, "pids")) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.pids);
-		if (write_at(cg->path, "pids.max", v) < 0)
+		if (write_file_in(cg->path, "pids.max", v) < 0)
 			return error_set(err, errno, "write %s/pids.max", cg->path);
 		cg->pids = true;
 	}
 	if (has_word(enabled, "cpu")) {
 		/* quota per 100 ms period: 1 CPU is 100000 us (cgroup-v2.rst, cpu.max) */
 		snprintf(v, sizeof(v), "%llu 100000", (unsigned long long)(cfg->limits.cpus_milli * 100));
-		if (write_at(cg->path, "cpu.max", v) < 0)
+		if (write_file_in(cg->path, "cpu.max", v) < 0)
 			return error_set(err, errno, "write %s/cpu.max", cg->path);
 		cg->cpu = true;
 	}
@@ -328,7 +309,7 @@ int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct
 	if (!parent)
 		return 0;
 	remove_stale(parent);
-	offered = read_at(parent, "cgroup.controllers");
+	offered = read_file_in(parent, "cgroup.controllers");
 	wanted_controllers(cfg, offered, wanted, sizeof(wanted), cg->why_not, sizeof(cg->why_not));
 	if (wanted[0] && enable_controllers(parent, wanted, cg->why_not, sizeof(cg->why_not)) < 0)
 		wanted[0] = '\0';
@@ -357,25 +338,30 @@ int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct
 	return 0;
 }
 
-int cgroup_enter(const struct cgroup_run *cg, pid_t pid, struct nsrun_error *err)
+int cgroup_dir_enter(const char *dir, pid_t pid, struct nsrun_error *err)
 {
 	char v[32];
 
 	snprintf(v, sizeof(v), "%d", (int)pid);
-	if (cg->path && write_at(cg->path, "cgroup.procs", v) < 0)
-		return error_set(err, errno, "move the container into %s", cg->path);
+	if (write_file_in(dir, "cgroup.procs", v) < 0)
+		return error_set(err, errno, "move the container into %s", dir);
 	return 0;
+}
+
+int cgroup_enter(const struct cgroup_run *cg, pid_t pid, struct nsrun_error *err)
+{
+	return cg->path ? cgroup_dir_enter(cg->path, pid, err) : 0;
 }
 
 void cgroup_kill(const struct cgroup_run *cg)
 {
 	if (!cg->path)
 		return;
-	if (write_at(cg->path, "cgroup.kill", "1") == 0)
+	if (write_file_in(cg->path, "cgroup.kill", "1") == 0)
 		return;
 	/* before 5.14: SIGKILL each member until none is left (they cannot fork out of it) */
 	for (int round = 0; round < 100; round++) {
-		_cleanup_free_ char *procs = read_at(cg->path, "cgroup.procs");
+		_cleanup_free_ char *procs = read_file_in(cg->path, "cgroup.procs");
 		if (!procs || !procs[0])
 			return;
 		for (char *p = procs; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
@@ -393,21 +379,21 @@ void cgroup_read_stats(const struct cgroup_run *cg, struct cgroup_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (!cg->path)
 		return;
-	ev = read_at(cg->path, "memory.events");
+	ev = read_file_in(cg->path, "memory.events");
 	if (ev) {
 		st->oom_kill = keyed(ev, "oom_kill");
 		st->oom_group_kill = keyed(ev, "oom_group_kill");
 	}
-	cpu = read_at(cg->path, "cpu.stat");
+	cpu = read_file_in(cg->path, "cpu.stat");
 	if (cpu) {
 		st->cpu_usage_us = keyed(cpu, "usage_usec");
 		st->cpu_user_us = keyed(cpu, "user_usec");
 		st->cpu_system_us = keyed(cpu, "system_usec");
 	}
-	mp = read_at(cg->path, "memory.peak");
+	mp = read_file_in(cg->path, "memory.peak");
 	if (mp)
 		st->memory_peak_bytes = strtoull(mp, NULL, 10);
-	pp = read_at(cg->path, "pids.peak");
+	pp = read_file_in(cg->path, "pids.peak");
 	if (pp)
 		st->pids_peak = strtoull(pp, NULL, 10);
 }

@@ -50,6 +50,11 @@ struct cgroup_stats {
  * why.  Returns 0, or -1 with err when a cgroup was usable but writing it failed. */
 int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct nsrun_error *err);
 
+/* Moves pid (and its later children) into the cgroup directory dir, v2's or a v1
+ * hierarchy's, by writing cgroup.procs (cgroup-v2.rst "Organizing Processes";
+ * cgroup-v1/cgroups.rst 2.2).  Returns 0 or -1 with err (errno of the write). */
+int cgroup_dir_enter(const char *dir, pid_t pid, struct nsrun_error *err);
+
 /* Moves pid into the run's cgroup (cgroup.procs), for kernels without clone3.
  * Returns 0 or -1 with err. */
 int cgroup_enter(const struct cgroup_run *cg, pid_t pid, struct nsrun_error *err);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "cgroup_v1.h"
 #include "cleanup.h"
 #include "sys.h"
@@ -68,35 +69,12 @@ static char *own_memory_cgroup(void)
 	return NULL;
 }
 
-static int write_at(const char *dir, const char *file, const char *value)
-{
-	char path[4096];
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
-
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return write_file(path, value);
-}
-
-static char *read_at(const char *dir, const char *file)
-{
-	char path[4096];
-	char *text = NULL;
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, file);
-
-	if (n < 0 || (size_t)n >= sizeof(path) || read_file(path, 1 << 20, &text, NULL) < 0)
-		return NULL;
-	return text;
-}
-
 /* SIGKILLs every task of dir until none is left (a v1 group has no cgroup.kill),
  * at most ~2 s; true when it is empty. */
 static bool empty_group(const char *dir)
 {
 	for (int round = 0; round < 200; round++) {
-		_cleanup_free_ char *procs = read_at(dir, "cgroup.procs");
+		_cleanup_free_ char *procs = read_file_in(dir, "cgroup.procs");
 		if (!procs || !procs[0])
 			return true;
 		for (char *p = procs; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
@@ -186,7 +164,7 @@ int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, stru
 		return 0;
 	}
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.memory_bytes);
-	if (write_at(cg->path, "memory.limit_in_bytes", v) < 0) {
+	if (write_file_in(cg->path, "memory.limit_in_bytes", v) < 0) {
 		int saved = errno;
 		rmdir(cg->path);
 		return error_set(err, saved, "write %s/memory.limit_in_bytes", cg->path);
@@ -197,7 +175,7 @@ int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, stru
 	else
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)(cfg->limits.memory_swap_bytes > cfg->limits.memory_bytes ?
 								   cfg->limits.memory_swap_bytes : cfg->limits.memory_bytes));
-	if (write_at(cg->path, "memory.memsw.limit_in_bytes", v) < 0 && errno != ENOENT) {
+	if (write_file_in(cg->path, "memory.memsw.limit_in_bytes", v) < 0 && errno != ENOENT) {
 		int saved = errno;
 		rmdir(cg->path);
 		return error_set(err, saved, "write %s/memory.memsw.limit_in_bytes", cg->path);
@@ -207,17 +185,12 @@ int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, stru
 
 int cgroup_v1_enter(const struct cgroup_v1 *cg, pid_t pid, struct nsrun_error *err)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%d", (int)pid);
-	if (cg->path && write_at(cg->path, "cgroup.procs", v) < 0)
-		return error_set(err, errno, "move the container into %s", cg->path);
-	return 0;
+	return cg->path ? cgroup_dir_enter(cg->path, pid, err) : 0;
 }
 
 uint64_t cgroup_v1_oom_kills(const struct cgroup_v1 *cg)
 {
-	_cleanup_free_ char *text = cg->path ? read_at(cg->path, "memory.oom_control") : NULL;
+	_cleanup_free_ char *text = cg->path ? read_file_in(cg->path, "memory.oom_control") : NULL;
 	const char *p = text ? strstr(text, "oom_kill ") : NULL;
 
 	return p ? strtoull(p + strlen("oom_kill "), NULL, 10) : 0;
@@ -225,7 +198,7 @@ uint64_t cgroup_v1_oom_kills(const struct cgroup_v1 *cg)
 
 uint64_t cgroup_v1_peak_bytes(const struct cgroup_v1 *cg)
 {
-	_cleanup_free_ char *text = cg->path ? read_at(cg->path, "memory.max_usage_in_bytes") : NULL;
+	_cleanup_free_ char *text = cg->path ? read_file_in(cg->path, "memory.max_usage_in_bytes") : NULL;
 
 	return text ? strtoull(text, NULL, 10) : 0;
 }

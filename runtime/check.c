@@ -1,4 +1,4 @@
-/* check.c - see check.h
+/* check.c - see check.h; the namespace probes are in check_ns.c
  *
  * Every probe that changes something runs in a short-lived child: a new user
  * namespace (and, for the mount probes, a new mount and pid namespace) that exits
@@ -7,17 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,39 +20,17 @@
 
 #include "cgroup.h"
 #include "check.h"
+#include "check_internal.h"
 #include "subid.h"
-#include "cleanup.h"
-#include "config.h"
 #include "diagnose.h"
 #include "landlock.h"
 #include "pasta.h"
 #include "error.h"
-#include "ns.h"
 #include "seccomp.h"
-#include "sync.h"
 #include "sys.h"
 #include "tier.h"
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
-#define PROC "/proc"
-
-struct check_item {
-	char name[32];
-	bool ok;
-	bool needed;            /* a default run needs it: missing, check fails */
-	char detail[320];       /* ok: what was found (may be ""); missing: the cause */
-	char fix[320];          /* missing: the fix, or "" */
-};
-
-struct check_list {
-	struct check_item items[40];
-	size_t n;
-};
-
-static struct check_item *add(struct check_list *l, const char *name, bool needed, bool ok)
+struct check_item *check_add(struct check_list *l, const char *name, bool needed, bool ok)
 {
 	struct check_item *it = &l->items[l->n < 39 ? l->n++ : 39];
 
@@ -70,11 +42,11 @@ static struct check_item *add(struct check_list *l, const char *name, bool neede
 }
 
 /* An item from a probe's error: ok when errnum is 0 and msg empty. */
-static void add_error(struct check_list *l, const char *name, bool needed, const struct nsrun_error *e,
-		      const char *ok_detail)
+void check_add_error(struct check_list *l, const char *name, bool needed, const struct nsrun_error *e,
+		     const char *ok_detail)
 {
 	bool ok = e->errnum == 0 && !e->msg[0];
-	struct check_item *it = add(l, name, needed, ok);
+	struct check_item *it = check_add(l, name, needed, ok);
 	const char *hint;
 
 	if (ok) {
@@ -89,7 +61,7 @@ static void add_error(struct check_list *l, const char *name, bool needed, const
 /* Runs fn in a child (fork) that writes len bytes of report to a pipe and exits.
  * Returns 0 when the report came back whole, or -1 with err (the child died: a
  * filter may kill it with SIGSYS). */
-static int in_child(void (*fn)(int out_fd, void *report), void *report, size_t len, struct nsrun_error *err)
+int check_in_child(void (*fn)(int out_fd, void *report), void *report, size_t len, struct nsrun_error *err)
 {
 	int fds[2];
 	pid_t pid;
@@ -123,7 +95,7 @@ static int in_child(void (*fn)(int out_fd, void *report), void *report, size_t l
 }
 
 /* In a child: a new user namespace mapping our ids to 0, as a run makes one. */
-static int enter_userns(struct nsrun_error *e)
+int check_enter_userns(struct nsrun_error *e)
 {
 	char map[64];
 	uid_t uid = geteuid();
@@ -142,312 +114,6 @@ static int enter_userns(struct nsrun_error *e)
 	return 0;
 }
 
-/* ---- namespaces ---- */
-
-static const struct {
-	const char *name;
-	int flag;
-	bool needed;
-} ns_kinds[] = {
-	{ "mount namespace", CLONE_NEWNS, true },
-	{ "pid namespace", CLONE_NEWPID, true },
-	{ "net namespace", CLONE_NEWNET, true },
-	{ "ipc namespace", CLONE_NEWIPC, true },
-	{ "uts namespace", CLONE_NEWUTS, true },
-	{ "cgroup namespace", CLONE_NEWCGROUP, true },
-	{ "time namespace", CLONE_NEWTIME, false },
-};
-#define N_NS (sizeof(ns_kinds) / sizeof(ns_kinds[0]))
-#define MAX_LEVELS 40   /* more than the kernel's 32 */
-
-struct ns_report {
-	struct nsrun_error user;
-	int ns_errno[N_NS];
-	struct nsrun_error use[N_NS];   /* what a run then does there: hostname, lo up */
-	int levels;             /* user namespaces that can still be nested below the first */
-};
-
-static void probe_namespaces(int out_fd, void *p)
-{
-	struct ns_report *r = p;
-
-	memset(r, 0, sizeof(*r));
-	if (enter_userns(&r->user) == 0) {
-		for (size_t i = 0; i < N_NS; i++) {
-			r->ns_errno[i] = unshare(ns_kinds[i].flag) < 0 ? errno : 0;
-			r->use[i].stage = STAGE_CONTAINER;
-			if (r->ns_errno[i])
-				continue;
-			/* as container.c does once it is in them */
-			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
-				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
-			if (ns_kinds[i].flag == CLONE_NEWNET)
-				ns_loopback_up(NULL, &r->use[i]);
-		}
-		/* as uid 0 with every capability here, each level maps 0 to 0 */
-		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
-		       write_file("/proc/self/uid_map", "0 0 1\n") == 0 && write_file("/proc/self/gid_map", "0 0 1\n") == 0)
-			r->levels++;
-	}
-	write_all(out_fd, r, sizeof(*r));
-}
-
-static bool has_cgroupns(void)
-{
-	return ns_clone_flags() & CLONE_NEWCGROUP;
-}
-
-/* Returns whether a user namespace can be made (the mount probes need one). */
-static bool check_namespaces(struct check_list *l)
-{
-	struct ns_report r;
-	struct nsrun_error err = { 0 };
-	char detail[128];
-
-	if (in_child(probe_namespaces, &r, sizeof(r), &err) < 0) {
-		add_error(l, "user namespace", true, &err, NULL);
-		return false;
-	}
-	if (r.user.errnum || r.user.msg[0]) {
-		add_error(l, "user namespace", true, &r.user, NULL);
-		return false;
-	}
-	if (r.levels < 1) {
-		struct check_item *it = add(l, "user namespace", true, false);
-		snprintf(it->detail, sizeof(it->detail), "one can be made, but no second one inside it (a run "
-			 "needs two: the container's and the payload's): nested 32 deep, or an outer limit");
-		snprintf(it->fix, sizeof(it->fix), "%s", diag_depth_hint);
-	} else {
-		snprintf(detail, sizeof(detail), "%s%d more levels can be nested below it",
-			 r.levels >= MAX_LEVELS ? "at least " : "", r.levels);
-		add(l, "user namespace", true, true);
-		snprintf(l->items[l->n - 1].detail, sizeof(l->items[0].detail), "%s", detail);
-	}
-	for (size_t i = 0; i < N_NS; i++) {
-		bool needed = ns_kinds[i].needed && (ns_kinds[i].flag != CLONE_NEWCGROUP || has_cgroupns());
-		struct check_item *it;
-
-		if (r.ns_errno[i] == 0) {
-			/* made: then what a run does in it (no error: an ok line) */
-			if (r.use[i].msg[0])
-				diag_refine(&r.use[i], PROC);
-			add_error(l, ns_kinds[i].name, needed, &r.use[i], NULL);
-			continue;
-		}
-		it = add(l, ns_kinds[i].name, needed, false);
-		snprintf(it->detail, sizeof(it->detail), "unshare(%s) in a new user namespace: %s%s",
-			 ns_kinds[i].name, strerror(r.ns_errno[i]),
-			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");
-		snprintf(it->fix, sizeof(it->fix), "%s",
-			 !needed ? "none needed: nsrun does not use it"
-			 : r.ns_errno[i] == EINVAL ? "a kernel built with this namespace"
-			 : "let the outer sandbox allow it (seccomp or LSM policy)");
-	}
-	return true;
-}
-
-/* ---- the start of a container, step for step as run.c and container.c do it ---- */
-
-/* The container's side: wait for the id maps, become 0, set the hostname, bring
- * lo up; the answer (EXEC_OK with the socket lo came up through, or the ERROR)
- * goes back over the same sync channel.  Never returns. */
-static void __attribute__((noreturn)) start_child(int sync_fd)
-{
-	struct nsrun_error e = { .stage = STAGE_CONTAINER };
-	struct sync_msg msg;
-	const char *via = NULL;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* sync: ID_MAPS_WRITTEN */
-	if (sync_expect(sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, &e) < 0)
-		_exit(1);
-	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-		error_set(&e, errno, "become root of the user namespace");
-	else if (sethostname("nsrun", 5) < 0)
-		error_set(&e, errno, "set the hostname \"nsrun\"");
-	else
-		ns_loopback_up(&via, &e);
-	/* sync: EXEC_OK (as the answer of the probe: the name of the socket lo came up
-	 * through, a static string, is valid in both copies of the program, as sync.h's hint) */
-	if (e.msg[0])
-		sync_send_error(sync_fd, SYNC_ERROR, &e);
-	else
-		sync_send(sync_fd, SYNC_EXEC_OK, (int64_t)(intptr_t)via, &e);
-	_exit(0);
-}
-
-/* What a run does up to its mounts: a socketpair for the sync channel, clone
- * with every namespace of a run, the id maps written by this process through
- * the same path (ns_write_id_maps: as root 0 -> 65534), ID_MAPS_WRITTEN by
- * write(2), the answer read back.  Proxies (unshare in a child that maps
- * itself) miss what differs: the /proc of another pid namespace, a root
- * caller's map, an outer filter's denied calls. */
-static void check_start(struct check_list *l)
-{
-	struct nsrun_error err = { 0 };
-	struct sync_msg msg;
-	uid_t uid;
-	gid_t gid;
-	bool in_cgroup;
-	int sv[2], status;
-	char detail[200];
-	pid_t child;
-
-	if (ns_host_ids(&uid, &gid, &err) < 0) {
-		add_error(l, "container start", true, &err, NULL);
-		return;
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the "
-				"container");
-		if (errno == EPERM || errno == EACCES)
-			err.hint = sync_socketpair_denied_hint;
-		add_error(l, "container start", true, &err, NULL);
-		return;
-	}
-	child = ns_clone(ns_clone_flags(), -1, &in_cgroup, &err);
-	if (child == 0) {
-		close(sv[0]);
-		start_child(sv[1]);
-	}
-	close(sv[1]);
-	if (child > 0 && ns_write_id_maps(child, uid, gid, &err) == 0 &&
-	    sync_send(sv[0], SYNC_ID_MAPS_WRITTEN, 0, &err) == 0 &&
-	    sync_expect(sv[0], SYNC_EXEC_OK, &msg, &err) == 0)
-		memset(&err, 0, sizeof(err));
-	close(sv[0]);
-	if (child > 0) {
-		kill(child, SIGKILL);
-		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	if (err.msg[0]) {
-		diag_refine(&err, PROC);
-		if (!err.hint)
-			err.hint = "no fix inside this sandbox: what refuses the call named is the outer sandbox's "
-				   "(its seccomp filter or security module); run nsrun outside it";
-		add_error(l, "container start", true, &err, NULL);
-		return;
-	}
-	snprintf(detail, sizeof(detail), "clone with a run's namespaces, id maps 0 -> %u written by nsrun, sync "
-		 "by write/read, hostname, lo up through %s", (unsigned)uid,
-		 msg.value ? (const char *)(intptr_t)msg.value : "?");
-	add_error(l, "container start", true, &err, detail);
-}
-
-/* ---- mounts: a fresh /proc, the /dev nodes, pivot_root ---- */
-
-static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
-
-struct mount_report {
-	struct nsrun_error tmpfs, proc, dev, pivot;
-};
-
-/* pid 1 of the probe's pid namespace: the steps a container takes, on a tmpfs
- * over /tmp (in this mount namespace only, as mount.c stages a run there). */
-static void probe_mounts_inside(struct mount_report *r)
-{
-	char path[64];
-
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755") < 0) {
-		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "mount a tmpfs");
-		diag_refine(&r->tmpfs, PROC);
-		return;
-	}
-	if (mkdir("/tmp/proc", 0755) < 0 || mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		diag_proc_mount(errno, PROC, &r->proc);
-	if (mkdir("/tmp/dev", 0755) < 0)
-		error_set_stage(&r->dev, STAGE_MOUNT, errno, "mkdir /tmp/dev");
-	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && !r->dev.msg[0]; i++) {
-		char host[32];
-		int fd;
-
-		snprintf(path, sizeof(path), "/tmp/dev/%s", dev_nodes[i]);
-		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || close(fd) < 0 || mount(host, path, "none", MS_BIND, NULL) < 0) {
-			error_set_stage(&r->dev, STAGE_MOUNT, errno, "bind %s", host);
-			diag_refine(&r->dev, PROC);
-		}
-	}
-	/* pivot_root(".", ".") as mount.c does; EINVAL when / is the initramfs (rootfs) */
-	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0) {
-		int e = errno;
-		error_set_stage(&r->pivot, STAGE_MOUNT, e, "pivot_root");
-		if (e == EINVAL)
-			r->pivot.hint = "the root file system is the initramfs (rootfs), which pivot_root cannot "
-					"leave: boot with a real root, or have init switch_root to a tmpfs first";
-		diag_refine(&r->pivot, PROC);
-	}
-}
-
-static void probe_mounts(int out_fd, void *p)
-{
-	struct mount_report *r = p;
-	int fds[2];
-	pid_t pid;
-
-	memset(r, 0, sizeof(*r));
-	if (enter_userns(&r->tmpfs) < 0)
-		goto out;
-	if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
-		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "unshare a mount and pid namespace");
-		goto out;
-	}
-	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
-		if (errno == EPERM)
-			diag_mount_refused(&r->tmpfs, PROC);
-		else
-			error_set(&r->tmpfs, errno, "make mount propagation private");
-		r->tmpfs.stage = STAGE_MOUNT;
-		diag_refine(&r->tmpfs, PROC);
-		goto out;
-	}
-	/* the new pid namespace takes effect for children: proc is mounted by its pid 1 */
-	if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "fork into the pid namespace");
-		goto out;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		probe_mounts_inside(r);
-		write_all(fds[1], r, sizeof(*r));
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
-		error_set_stage(&r->tmpfs, STAGE_MOUNT, 0, "the probe's pid 1 exited without a report");
-	waitpid(pid, NULL, 0);
-out:
-	write_all(out_fd, r, sizeof(*r));
-}
-
-static void check_mounts(struct check_list *l)
-{
-	struct mount_report r;
-	struct nsrun_error err = { 0 };
-
-	if (in_child(probe_mounts, &r, sizeof(r), &err) < 0) {
-		add_error(l, "mounts", true, &err, NULL);
-		return;
-	}
-	if (r.tmpfs.errnum || r.tmpfs.msg[0]) {
-		add_error(l, "mounts", true, &r.tmpfs, NULL);
-		return;
-	}
-	add_error(l, "fresh /proc", true, &r.proc, NULL);
-	add_error(l, "/dev nodes", true, &r.dev, "null, zero, full, random, urandom, tty");
-	add_error(l, "pivot_root", true, &r.pivot, NULL);
-}
-
-static void check_mounts_skipped(struct check_list *l)
-{
-	struct check_item *it = add(l, "mounts", true, false);
-
-	snprintf(it->detail, sizeof(it->detail), "not probed: they need a user namespace");
-	snprintf(it->fix, sizeof(it->fix), "that of the user namespace line");
-}
-
 /* ---- cgroup v2 ---- */
 
 /* The cgroup a run would get, with every limit asked for; made and removed. */
@@ -460,36 +126,36 @@ static void check_cgroup(struct check_list *l)
 	static const char fallback[] = "--memory is measured by nsrun (a cgroup v1 group as root on a hybrid host), --pids-limit falls back to RLIMIT_NPROC; --cpus is not enforced";
 
 	if (config_init(&cfg, &err) < 0) {
-		add_error(l, "cgroup v2", false, &err, NULL);
+		check_add_error(l, "cgroup v2", false, &err, NULL);
 		return;
 	}
 	cfg.limits.cpus_milli = 1000;
 	if (cgroup_prepare(&cfg, &cg, &err) < 0) {
-		add_error(l, "cgroup v2", false, &err, NULL);
+		check_add_error(l, "cgroup v2", false, &err, NULL);
 	} else if (!cg.path) {
-		it = add(l, "cgroup v2", false, false);
+		it = check_add(l, "cgroup v2", false, false);
 		snprintf(it->detail, sizeof(it->detail), "%s", cg.why_not);
 		snprintf(it->fix, sizeof(it->fix), "none needed: %s (a delegated cgroup v2 subtree enforces "
 			 "them: see the README, \"Limits\")", fallback);
 	} else {
 
-		it = add(l, "cgroup v2", false, true);
+		it = check_add(l, "cgroup v2", false, true);
 		snprintf(it->detail, sizeof(it->detail), "runs go under %.*s%s",
 			 (int)(strrchr(cg.path, '/') - cg.path), cg.path,
 			 cg.scope[0] ? " (a scope nsrun asks the systemd manager for)" : "");
-		it = add(l, "cgroup memory", false, cg.memory);
+		it = check_add(l, "cgroup memory", false, cg.memory);
 		if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
 				 "cgroups here");
 			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use (a cgroup v1 group as root on a hybrid host)");
 		}
-		it = add(l, "cgroup pids", false, cg.pids);
+		it = check_add(l, "cgroup pids", false, cg.pids);
 		if (!cg.pids) {
 			snprintf(it->detail, sizeof(it->detail), "the pids controller is not delegated to nsrun's "
 				 "cgroups here");
 			snprintf(it->fix, sizeof(it->fix), "none needed: --pids-limit falls back to RLIMIT_NPROC");
 		}
-		it = add(l, "cgroup cpu", false, cg.cpu);
+		it = check_add(l, "cgroup cpu", false, cg.cpu);
 		if (!cg.cpu) {
 			snprintf(it->detail, sizeof(it->detail), "the cpu controller is not delegated to nsrun's "
 				 "cgroups here");
@@ -537,9 +203,9 @@ static void check_seccomp(struct check_list *l)
 		snprintf(own, sizeof(own), "no filter on this process");
 	snprintf(detail, sizeof(detail), "libseccomp %u.%u.%u, API level %u; %s", v ? v->major : 0,
 		 v ? v->minor : 0, v ? v->micro : 0, seccomp_api_get(), own);
-	if (in_child(probe_seccomp, &e, sizeof(e), &err) < 0)
+	if (check_in_child(probe_seccomp, &e, sizeof(e), &err) < 0)
 		e = err;
-	add_error(l, "seccomp", true, &e, detail);
+	check_add_error(l, "seccomp", true, &e, detail);
 }
 
 /* The run's profile, compiled as a run compiles it and loaded in a child with
@@ -578,21 +244,21 @@ static void check_profile(struct check_list *l)
 			err.hint = seccomp_profiles_dir() ? "point NSRUN_SECCOMP_PROFILES at a directory with default.json, "
 				   "or unset it to use the profile built into nsrun" :
 				   "mend or remove the profile file named (without it nsrun uses its built-in copy)";
-		add_error(l, "seccomp profile", true, &err, NULL);
+		check_add_error(l, "seccomp profile", true, &err, NULL);
 		return;
 	}
 	snprintf(detail, sizeof(detail), "%s, %u BPF instructions, loads here", seccomp_stats(f)->source,
 		 seccomp_stats(f)->n_insns);
 	seccomp_free(f);
-	if (in_child(probe_profile, &r, sizeof(r), &err) < 0)
+	if (check_in_child(probe_profile, &r, sizeof(r), &err) < 0)
 		r.e = err;
-	add_error(l, "seccomp profile", true, &r.e, detail);
+	check_add_error(l, "seccomp profile", true, &r.e, detail);
 }
 
 static void check_landlock(struct check_list *l)
 {
 	long abi = landlock_abi();      /* 0: errno says why */
-	struct check_item *it = add(l, "landlock", false, abi > 0);
+	struct check_item *it = check_add(l, "landlock", false, abi > 0);
 
 	if (abi > 0) {
 		snprintf(it->detail, sizeof(it->detail), "ABI %ld", abi);
@@ -612,7 +278,7 @@ static void check_pasta(struct check_list *l)
 {
 	char why[160];
 	const char *no = pasta_unavailable(why, sizeof(why));
-	struct check_item *it = add(l, "pasta", false, !no);
+	struct check_item *it = check_add(l, "pasta", false, !no);
 
 	if (!no) {
 		snprintf(it->detail, sizeof(it->detail), "--network pasta can make eth0 through /dev/net/tun");
@@ -638,7 +304,7 @@ static void check_newuidmap(struct check_list *l)
 	struct check_item *it;
 	bool ok = subid_check(&e) == 0;
 
-	it = add(l, "newuidmap", false, ok);
+	it = check_add(l, "newuidmap", false, ok);
 	if (ok && subid_maps_for_caller(&m, &e) == 0) {
 		snprintf(it->detail, sizeof(it->detail), "--userns subids maps a user namespace: subordinate uids "
 			 "%lu+%lu, gids %lu+%lu%s", m.uids.start, m.uids.count, m.gids.start, m.gids.count,
@@ -735,11 +401,11 @@ static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 	struct check_item *it;
 
 	if (full_ok) {
-		it = add(l, "isolation", false, true);
+		it = check_add(l, "isolation", false, true);
 		snprintf(it->detail, sizeof(it->detail), "full: a default run gets every property");
 		return NSRUN_ISOLATION_FULL;
 	}
-	it = add(l, "isolation", false, false);
+	it = check_add(l, "isolation", false, false);
 	snprintf(it->fix, sizeof(it->fix), "those of the missing lines above for full isolation; "
 		 "a lower tier is refused by --strict");
 	/* every tier loads the run's seccomp profile */

@@ -1,10 +1,12 @@
 /* config.c - defaults, typed option parsers and validation of struct nsrun_config. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -93,6 +95,66 @@ char *config_container_path(const char *what, const char *path, struct nsrun_err
 		out[o++] = '/';
 	out[o] = '\0';
 	return steal_ptr(&out);
+}
+
+int config_add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
+{
+	_cleanup_free_ char *kv = NULL;
+
+	if (!strchr(arg, '=')) {
+		const char *val = getenv(arg);
+		/* the name is checked whether or not it is set: -e "" or -e 1BAD is a mistake */
+		if (asprintf(&kv, "%s=", arg) < 0)
+			return error_set(err, ENOMEM, "--env");
+		if (!is_env_assignment(kv))
+			return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+		free(kv);
+		kv = NULL;
+		if (asprintf(&kv, "%s=%s", arg, val ? val : "") < 0)
+			return error_set(err, ENOMEM, "--env");
+		if (!val)
+			return 0; /* as docker: an unset variable is not passed */
+	} else if (!(kv = strdup(arg))) {
+		return error_set(err, ENOMEM, "--env");
+	}
+	if (!is_env_assignment(kv))
+		return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
+	return strv_push(&cfg->process.user_env, kv) < 0 ? error_set(err, ENOMEM, "--env") : 0;
+}
+
+int config_set_file(struct nsrun_config *cfg, const char *file, struct nsrun_error *err)
+{
+	_cleanup_free_ char *real = realpath(file, NULL);
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_free_ char *dest = NULL;
+	struct nsrun_mount *m;
+	struct stat st;
+
+	if (!real || stat(real, &st) < 0)
+		return error_set(err, errno, "file \"%s\"", file);
+	if (S_ISDIR(st.st_mode))
+		return error_set(err, EISDIR, "file \"%s\"", file);
+	if (!S_ISREG(st.st_mode))
+		return error_set(err, 0, "file \"%s\": not a regular file", file);
+	/* the interpreter inside must be able to read it: said here, not by the interpreter.
+	 * A caller reads it as the payload will (same uid); root's payload is not root on
+	 * the host and reads through the "other" bits (unless the overflow id owns it). */
+	if (access(real, R_OK) < 0)
+		return error_set(err, errno, "file \"%s\"", file);
+	if (geteuid() == 0 && !(st.st_mode & S_IROTH) && !(st.st_uid == 65534 && (st.st_mode & S_IRUSR)))
+		return error_set(err, 0, "file \"%s\": the payload (not root on the host) cannot read it "
+				 "(mode %04o): make it readable by others (chmod o+r)", file, (unsigned)(st.st_mode & 07777));
+	if (!(copy = strdup(real)) || asprintf(&dest, NSRUN_WORKDIR "/%s", basename(copy)) < 0)
+		return error_set(err, ENOMEM, "file");
+	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
+	if (!m)
+		return error_set(err, ENOMEM, "file");
+	cfg->mounts = m;
+	m[cfg->n_mounts++] = (struct nsrun_mount){ .source = steal_ptr(&real), .destination = steal_ptr(&dest),
+						   .is_file_arg = true };
+	cfg->file = strdup(file);
+	return strv_push(&cfg->process.args, m[cfg->n_mounts - 1].destination) < 0 ?
+		       error_set(err, ENOMEM, "file") : 0;
 }
 
 int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)

@@ -211,6 +211,17 @@ struct nsrun_config {
 /* Fills cfg with the defaults. Returns 0 or -1 (ENOMEM). */
 int config_init(struct nsrun_config *cfg, struct nsrun_error *err);
 
+/* Parses "-e KEY[=VALUE]" and appends it to process.user_env; KEY alone takes
+ * nsrun's own value (getenv(3)) and is left out when unset, as docker does.
+ * Returns 0 or -1 with err (errnum 0 for a malformed KEY, ENOMEM). */
+int config_add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err);
+
+/* FILE mode: file (a path on the host) is mounted alone, read-only, at
+ * /work/<basename> and becomes the payload's first argument; refused unless a
+ * regular file the payload can read (realpath(3), stat(2), access(2)).  Returns 0
+ * or -1 with err (errno of those calls, or 0). */
+int config_set_file(struct nsrun_config *cfg, const char *file, struct nsrun_error *err);
+
 /* Parses "-v HOST:CONTAINER[:ro|rw]" and appends it. Returns 0 or -1 with err. */
 int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 

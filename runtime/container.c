@@ -18,6 +18,7 @@
 #include "ns.h"
 #include "publish.h"
 #include "sync.h"
+#include "sys.h"
 #include "landlock.h"
 #include "tier.h"
 #include "timing.h"
@@ -40,27 +41,20 @@ static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_e
 static int hide_cmdline(struct nsrun_error *err)
 {
 	static const char title[] = "nsrun-init";
-	char buf[1024], *p;
-	unsigned long start = 0, end = 0;
-	ssize_t n;
-	int fd, field;
+	unsigned long long area[2];
+	unsigned long start, end;
 
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error_set_stage(err, STAGE_CONTAINER, errno, "open /proc/self/stat to hide nsrun's command line");
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return error_set_stage(err, STAGE_CONTAINER, n < 0 ? errno : EINVAL, "read /proc/self/stat");
-	buf[n] = '\0';
-	/* after the last ')' (comm may hold spaces and parentheses) comes field 3 */
-	p = strrchr(buf, ')');
-	for (field = 2; p && *p && field < 48; p++)
-		if (*p == ' ')
-			field++;
-	if (!p || sscanf(p, "%lu %lu", &start, &end) != 2 || end <= start)
+	if (proc_stat_fields(AT_FDCWD, "/proc/self", 48, 2, area) < 0) {
+		if (errno != EINVAL)
+			return error_set_stage(err, STAGE_CONTAINER, errno, "read /proc/self/stat to hide nsrun's command "
+					       "line");
+		area[0] = area[1] = 0;
+	}
+	if (area[1] <= area[0])
 		return error_set_stage(err, STAGE_CONTAINER, EINVAL,
 		                       "/proc/self/stat: no argument area (fields 48 and 49)");
+	start = (unsigned long)area[0];
+	end = (unsigned long)area[1];
 	memset((void *)start, 0, end - start);
 	memcpy((void *)start, title, end - start > sizeof(title) ? sizeof(title) : end - start - 1);
 	return 0;

@@ -261,9 +261,7 @@ static pid_t wait_child(pid_t pid, int *status)
 struct exec_io {
 	struct stdio_relay relay;
 	int master;                     /* -t: nonblocking, or -1 */
-	bool stdin_open;                /* -t: our stdin is still copied to the master */
-	char in[4096];                  /* -t: stdin bytes the master has not taken yet */
-	size_t in_len;
+	struct pty_input in;            /* -t: our stdin on its way to the master */
 	struct termios saved;           /* -t: our terminal's mode before raw mode */
 	bool termios_saved;
 };
@@ -313,33 +311,6 @@ static int tty_raw(struct exec_io *io, struct nsrun_error *err)
 	return 0;
 }
 
-/* -t: our stdin to the master, as much as it takes now; at the end of a stdin
- * that is no terminal, the pty's EOF character (^D). */
-static void tty_to_pty(struct exec_io *io, bool stdin_ready)
-{
-	if (stdin_ready && io->in_len == 0) {
-		ssize_t n = read(STDIN_FILENO, io->in, sizeof(io->in));
-		if (n > 0) {
-			io->in_len = (size_t)n;
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			io->stdin_open = false;
-			if (!io->termios_saved) {
-				io->in[0] = 0x04;
-				io->in_len = 1;
-			}
-		}
-	}
-	if (io->in_len && io->master >= 0) {
-		ssize_t n = write(io->master, io->in, io->in_len);
-		if (n > 0) {
-			memmove(io->in, io->in + n, io->in_len - (size_t)n);
-			io->in_len -= (size_t)n;
-		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			io->in_len = 0;
-		}
-	}
-}
-
 static void io_close(struct exec_io *io)
 {
 	if (io->master >= 0)
@@ -363,8 +334,8 @@ static int supervise(pid_t cmd, int sfd, struct exec_io *io)
 	for (;;) {
 		struct pollfd pfd[3 + RELAY_POLLFDS] = {
 			{ .fd = sfd, .events = POLLIN },
-			{ .fd = io->in_len ? io->master : -1, .events = POLLOUT },
-			{ .fd = io->master >= 0 && io->stdin_open && !io->in_len && !exited ? STDIN_FILENO : -1,
+			{ .fd = io->in.len ? io->master : -1, .events = POLLOUT },
+			{ .fd = io->master >= 0 && io->in.open && !io->in.len && !exited ? STDIN_FILENO : -1,
 			  .events = POLLIN },
 		};
 		int timeout_ms = -1;
@@ -412,7 +383,7 @@ static int supervise(pid_t cmd, int sfd, struct exec_io *io)
 		}
 		relay_handle(&io->relay, pfd + 3);
 		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) || (pfd[1].revents & POLLOUT))
-			tty_to_pty(io, pfd[2].revents != 0);
+			pty_input_pump(&io->in, io->master, pfd[2].revents != 0, !io->termios_saved);
 	}
 }
 
@@ -455,7 +426,7 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		if (open_pty(t, &io, &slave, err) < 0)
 			goto out;
 		a.stdio[0] = a.stdio[1] = a.stdio[2] = slave;
-		io.stdin_open = x->interactive;
+		io.in.open = x->interactive;
 		if (x->oci && x->console_socket) {
 			/* the caller (conmon, containerd's shim) relays the terminal, blocking as runc's */
 			fcntl(io.master, F_SETFL, O_RDWR);
@@ -465,7 +436,7 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 			}
 			close(io.master);
 			io.master = -1;
-			io.stdin_open = false;
+			io.in.open = false;
 		} else if ((out = fcntl(io.master, F_DUPFD_CLOEXEC, 3)) < 0) {
 			error_set(err, errno, "-t: dup the pty");
 			goto out;
@@ -673,12 +644,6 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 		landlock = landlock_abi();
 	err->stage = STAGE_PREPARE;
 	t.multi_id = cfg.userns == NSRUN_USERNS_SUBIDS;
-	{
-		/* a service that joined a network (netjoin.h), as its state records it */
-		struct service_state st;
-		t.joined_net = state_read(dir_fd, &st) == 0 &&
-			       (strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0);
-	}
 	/* every id of the range is mapped: no namespace of its own for another -u */
 	if (t.multi_id)
 		own_userns = false;

@@ -82,22 +82,9 @@ static int status_ids(int dir_fd, const char *name, pid_t *ppid, long *inner, in
 		return -1;
 	buf[n] = '\0';
 	*ppid = -1;
-	*inner = -1;
-	*levels = 0;
 	if ((p = strstr(buf, "\nPPid:")))
 		*ppid = (pid_t)strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nNSpid:"))) {
-		char *end;
-		p += 7;
-		for (;;) {
-			long v = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			*inner = v;
-			++*levels;
-			p = end;
-		}
-	}
+	*inner = ns_status_nspid(buf, -1, levels);
 	if (*ppid < 0 || *levels == 0) {
 		errno = EINVAL;
 		return -1;
@@ -420,8 +407,13 @@ int exec_target_find(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 
 int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
 {
+	struct service_state st;
+
 	exec_target_close(t);
 	t->monitor = monitor;
+	/* a service that joined a network (netjoin.h), as its state records it */
+	t->joined_net = state_read(dir_fd, &st) == 0 &&
+			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0);
 	if (find_payload(t, dir_fd, true, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;

@@ -24,9 +24,9 @@ struct exec_target {
 	bool multi_id;                  /* set before exec_target_open for a service of --userns
 					 * subids: its payload is in the container's user namespace
 					 * (one level), which maps more than one id */
-	bool joined_net;                /* set before exec_target_open for a service of --network
-					 * container:NAME or NAME: only then may its user namespace be
-					 * a child of the net namespace's owner */
+	bool joined_net;                /* a service of --network container:NAME or NAME (its
+					 * state.json says, read by exec_target_open): only then may
+					 * its user namespace be a child of the net namespace's owner */
 	int userns_net;                 /* the owner of its net namespace, the parent of the container's,
 					 * when the service joined another's network (netjoin.h); else -1 */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
@@ -50,6 +50,7 @@ const char *exec_target_ns_name(enum ns_kind k);
  * uts and cgroup namespaces owned by the container's (ioctl_ns(2)); or, for a
  * service that joined another's network (netjoin.h), the container's a child of
  * the user namespace that owns its net namespace, itself a child of ours.  The
+ * service's state.json (state.h) says whether it joined a network.  The
  * cgroups are those where the payload's differs from its monitor's
  * (/proc/PID/cgroup), their cgroup.procs found through our mountinfo.  The
  * rlimits are read with prlimit(2).  Returns 0, or -1 with err (errnum 0 for a

@@ -3,12 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -18,15 +16,14 @@
 #include "cli.h"
 #include "cmd_exec.h"
 #include "config.h"
+#include "foreground.h"
 #include "hostfile.h"
 #include "image.h"
 #include "image_store.h"
-#include "mount_plan.h"
 #include "network.h"
 #include "oci.h"
 #include "oci_config.h"
 #include "result.h"
-#include "pasta.h"
 #include "pool.h"
 #include "run.h"
 #include "seccomp.h"
@@ -223,31 +220,6 @@ static int fail(const struct nsrun_error *err)
 	return 125;
 }
 
-static int add_env(struct nsrun_config *cfg, const char *arg, struct nsrun_error *err)
-{
-	_cleanup_free_ char *kv = NULL;
-
-	if (!strchr(arg, '=')) {
-		const char *val = getenv(arg);
-		/* the name is checked whether or not it is set: -e "" or -e 1BAD is a mistake */
-		if (asprintf(&kv, "%s=", arg) < 0)
-			return error_set(err, ENOMEM, "--env");
-		if (!is_env_assignment(kv))
-			return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
-		free(kv);
-		kv = NULL;
-		if (asprintf(&kv, "%s=%s", arg, val ? val : "") < 0)
-			return error_set(err, ENOMEM, "--env");
-		if (!val)
-			return 0; /* as docker: an unset variable is not passed */
-	} else if (!(kv = strdup(arg))) {
-		return error_set(err, ENOMEM, "--env");
-	}
-	if (!is_env_assignment(kv))
-		return error_set(err, 0, "--env: \"%s\": expected KEY=VALUE with KEY a name", arg);
-	return strv_push(&cfg->process.user_env, kv) < 0 ? error_set(err, ENOMEM, "--env") : 0;
-}
-
 /* Replaces the string in *slot by a copy of value: the old one is freed only once
  * the new one exists, so no error path leaves *slot dangling (a second option of
  * the same name, then an error, then config_free: a double free fuzz_cmdline found).
@@ -392,7 +364,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case OPT_PIDS_LIMIT:
 		return parse_uint("--pids-limit", arg, 4194304, &cfg->limits.pids, err);
 	case 'e':
-		return add_env(cfg, arg, err);
+		return config_add_env(cfg, arg, err);
 	case 'v':
 		return config_add_volume(cfg, arg, err);
 	case 'w':
@@ -514,42 +486,6 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	}
 }
 
-/* FILE mode: the file is mounted alone, read-only, at /work/<basename>. */
-static int set_file(struct nsrun_config *cfg, const char *file, struct nsrun_error *err)
-{
-	_cleanup_free_ char *real = realpath(file, NULL);
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_free_ char *dest = NULL;
-	struct nsrun_mount *m;
-	struct stat st;
-
-	if (!real || stat(real, &st) < 0)
-		return error_set(err, errno, "file \"%s\"", file);
-	if (S_ISDIR(st.st_mode))
-		return error_set(err, EISDIR, "file \"%s\"", file);
-	if (!S_ISREG(st.st_mode))
-		return error_set(err, 0, "file \"%s\": not a regular file", file);
-	/* the interpreter inside must be able to read it: said here, not by the interpreter.
-	 * A caller reads it as the payload will (same uid); root's payload is not root on
-	 * the host and reads through the "other" bits (unless the overflow id owns it). */
-	if (access(real, R_OK) < 0)
-		return error_set(err, errno, "file \"%s\"", file);
-	if (geteuid() == 0 && !(st.st_mode & S_IROTH) && !(st.st_uid == 65534 && (st.st_mode & S_IRUSR)))
-		return error_set(err, 0, "file \"%s\": the payload (not root on the host) cannot read it "
-				 "(mode %04o): make it readable by others (chmod o+r)", file, (unsigned)(st.st_mode & 07777));
-	if (!(copy = strdup(real)) || asprintf(&dest, NSRUN_WORKDIR "/%s", basename(copy)) < 0)
-		return error_set(err, ENOMEM, "file");
-	m = realloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof(*m));
-	if (!m)
-		return error_set(err, ENOMEM, "file");
-	cfg->mounts = m;
-	m[cfg->n_mounts++] = (struct nsrun_mount){ .source = steal_ptr(&real), .destination = steal_ptr(&dest),
-						   .is_file_arg = true };
-	cfg->file = strdup(file);
-	return strv_push(&cfg->process.args, m[cfg->n_mounts - 1].destination) < 0 ?
-		       error_set(err, ENOMEM, "file") : 0;
-}
-
 int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_error *err)
 {
 	int c;
@@ -588,7 +524,7 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 		optind++;
 	} else {
 		cfg->mode = NSRUN_MODE_FILE;
-		if (set_file(cfg, argv[optind], err) < 0)
+		if (config_set_file(cfg, argv[optind], err) < 0)
 			return -1;
 		optind++;
 	}
@@ -599,96 +535,6 @@ int cli_parse(struct nsrun_config *cfg, int argc, char **argv, struct nsrun_erro
 }
 
 #ifndef NSRUN_CLI_ONLY /* the fuzzer and the unit test take only the parser above */
-
-/* --network pasta: names resolve as on the host (as docker copies the host's
- * resolv.conf), unless a volume already gives /etc/resolv.conf. */
-static int add_resolv_conf(struct nsrun_config *cfg, struct nsrun_error *err)
-{
-	const char *src = pasta_resolv_conf();
-	char spec[PATH_MAX + 32];
-
-	for (size_t i = 0; i < cfg->n_mounts; i++)
-		if (strcmp(cfg->mounts[i].destination, "/etc/resolv.conf") == 0)
-			return 0;
-	if (!src)
-		return 0;
-	snprintf(spec, sizeof(spec), "%s:/etc/resolv.conf:ro", src);
-	return config_add_volume(cfg, spec, err);
-}
-
-static int resolve(struct nsrun_config *cfg, struct nsrun_error *err)
-{
-	/* defaults, then the image's, then -e: later ones win */
-	if (config_env_defaults(cfg, err) < 0)
-		return -1;
-	if (cfg->image && cfg->rootfs)
-		return error_set(err, 0, "--image and --rootfs: give one of them");
-	/* FILE mode works in /work unless -w says otherwise; it wins over the image's workdir */
-	if (!cfg->process.cwd && cfg->mode == NSRUN_MODE_FILE &&
-	    !(cfg->process.cwd = strdup(NSRUN_WORKDIR)))
-		return error_set(err, ENOMEM, "workdir");
-	if (cfg->image) {
-		if (image_resolve(cfg, err) < 0)
-			return -1;
-		/* the image's User is not switched to (yet): the payload's uid stays nsrun's */
-		if (cfg->image_user && strcmp(cfg->image_user, "65534") != 0 && strcmp(cfg->image_user, "nobody") != 0 &&
-		    strncmp(cfg->image_user, "65534:", 6) != 0)
-			fprintf(stderr, "nsrun: note: image \"%s\" names user \"%s\": not applied, the payload runs as "
-				"uid %u (docs/images.md)\n", cfg->image, cfg->image_user, (unsigned)cfg->process.uid);
-	} else if (!cfg->rootfs) {
-		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
-	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
-		return error_set(err, 0, "FILE and - need an image with an interpreter: use --image, or -- CMD with --rootfs");
-	}
-	for (size_t i = 0; i < cfg->process.user_env.n; i++)
-		if (strv_setenv(&cfg->process.env, cfg->process.user_env.v[i]) < 0)
-			return error_set(err, ENOMEM, "environment");
-	if (cfg->network == NSRUN_NETWORK_PASTA && cfg->isolation == NSRUN_ISOLATION_FULL &&
-	    add_resolv_conf(cfg, err) < 0)
-		return -1;
-	/* the network's /etc/hosts, which names its members */
-	if (cfg->network == NSRUN_NETWORK_NAMED && cfg->isolation == NSRUN_ISOLATION_FULL &&
-	    network_add_member(cfg, err) < 0)
-		return -1;
-	if (!cfg->process.cwd)
-		cfg->process.cwd = strdup(cfg->mode == NSRUN_MODE_FILE ? NSRUN_WORKDIR : "/");
-	if (!cfg->process.cwd)
-		return error_set(err, ENOMEM, "workdir");
-	/* the image's interpreter, where the image is the payload's root (not in the
-	 * minimal tier unprivileged: the host's tree): refused here, before anything
-	 * is made, with the words of `nsrun image check` */
-	if (cfg->image && cfg->mode != NSRUN_MODE_COMMAND &&
-	    (cfg->isolation != NSRUN_ISOLATION_MINIMAL || geteuid() == 0)) {
-		char found[PATH_MAX];
-		return image_find_interpreter(cfg, found, sizeof(found), err);
-	}
-	return 0;
-}
-
-static void debug_dump(const struct nsrun_config *cfg)
-{
-	struct mount_plan plan;
-	struct nsrun_error err;
-	char buf[8192];
-
-	fprintf(stderr, "nsrun: debug: rootfs %s\nnsrun: debug: cwd %s\n", cfg->rootfs, cfg->process.cwd);
-	for (size_t i = 0; i < cfg->process.args.n; i++)
-		fprintf(stderr, "nsrun: debug: argv[%zu] %s\n", i, cfg->process.args.v[i]);
-	for (size_t i = 0; i < cfg->process.env.n; i++)
-		fprintf(stderr, "nsrun: debug: env %s\n", cfg->process.env.v[i]);
-	{
-		char caps[256];
-		caps_format(cfg->security.cap_add, caps, sizeof(caps));
-		fprintf(stderr, "nsrun: debug: user %u:%u, userns %s, cap-add %s, root %s\n", (unsigned)cfg->process.uid,
-			(unsigned)cfg->process.gid, cfg->userns == NSRUN_USERNS_SUBIDS ? "subids" : "one",
-			caps[0] ? caps : "none", cfg->rootfs_writable ? "writable (tmpfs upper layer)" : "read-only");
-	}
-	if (mount_plan_build(cfg, &plan, &err) == 0) {
-		mount_plan_format(&plan, cfg, buf, sizeof(buf));
-		fprintf(stderr, "%s", buf);
-		mount_plan_free(&plan);
-	}
-}
 
 static int cmd_images(void)
 {
@@ -724,116 +570,6 @@ static void ensure_std_fds(void)
 		}
 	}
 }
-
-/* Before the run: where the --json document goes ("-": stdout, *to_stdout set);
- * checked and resolved now (hostfile.h).  Returns 0 or -1 with err. */
-static int prepare_json(const struct nsrun_config *cfg, struct host_out *h, bool *to_stdout, struct nsrun_error *err)
-{
-	*to_stdout = cfg->output.json_path && strcmp(cfg->output.json_path, "-") == 0;
-	if (!cfg->output.json_path || *to_stdout)
-		return 0;
-	return host_out_prepare(cfg->output.json_path, "--json", cfg, false, h, err);
-}
-
-/* Writes the document of r where prepare_json said.  Returns 0 or -1 with err. */
-static int write_json(const struct nsrun_result *r, const struct nsrun_config *cfg, struct host_out *h,
-		      bool to_stdout, struct nsrun_error *err)
-{
-	FILE *f;
-
-	if (to_stdout) {
-		if (result_write_json(r, cfg, stdout) < 0 || fflush(stdout) != 0)
-			return error_set(err, errno, "write the --json result");
-		return 0;
-	}
-	if (!(f = host_out_begin(h, err)))
-		return -1;
-	if (result_write_json(r, cfg, f) < 0) {
-		int e = errno;
-		fclose(f);
-		return error_set(err, e, "write the --json result");
-	}
-	return host_out_commit(h, f, err);
-}
-
-/* A harness asked for JSON: it gets a document for nsrun's own failure too
- * (status "error"), as long as --json was parsed before the failure. */
-static void json_error(const struct nsrun_config *cfg, const struct nsrun_error *err)
-{
-	struct nsrun_result r;
-	struct nsrun_error ignored = { 0 };
-	struct host_out h = { .dir_fd = -1, .fd = -1 };
-	bool to_stdout = false;
-
-	if (!cfg->output.json_path || prepare_json(cfg, &h, &to_stdout, &ignored) < 0) {
-		host_out_free(&h);
-		return;
-	}
-	memset(&r, 0, sizeof(r));
-	r.status = NSRUN_STATUS_ERROR;
-	r.error = *err;
-	write_json(&r, cfg, &h, to_stdout, &ignored);
-	host_out_free(&h);
-}
-
-/* --capture without --json: the kept output after the run, then a note per stream
- * that was cut.  Returns 0, or -1 (errno) when stdout could not take it. */
-static int print_captured(const struct nsrun_result *r)
-{
-	int rc = 0;
-
-	if (r->out.len && fwrite(r->out.data, 1, r->out.len, stdout) != r->out.len)
-		rc = -1;
-	if (fflush(stdout) != 0)
-		rc = -1;
-	if (r->err_out.len)
-		fwrite(r->err_out.data, 1, r->err_out.len, stderr);
-	if (r->out.truncated)
-		fprintf(stderr, "nsrun: stdout truncated: %llu bytes written, %zu kept (--output-limit)\n",
-			(unsigned long long)r->out.total_bytes, r->out.len);
-	if (r->err_out.truncated)
-		fprintf(stderr, "nsrun: stderr truncated: %llu bytes written, %zu kept (--output-limit)\n",
-			(unsigned long long)r->err_out.total_bytes, r->err_out.len);
-	return rc;
-}
-
-/* Runs cfg.  Without --isolation (cfg->isolation_auto) full is tried at once, with
- * no probe before it; when its set-up fails before the payload started (nothing of
- * it ran, none of stdin was read: result->before_payload), tier_choose's probes
- * say whether full works here at all: if not, the run is made again in the highest
- * tier that does, its warning and --json naming the cause, and an option that tier
- * cannot give refused with that cause as the hint (config_validate); if full
- * works (the failure is this run's own) or nothing does, full's error stands.  The
- * probes cost only that failure's path.  Fills *result as nsrun_run does. */
-static void run_isolated(struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing)
-{
-	struct nsrun_error err = { 0 };
-
-	nsrun_run(cfg, result, timing);
-	if (!cfg->isolation_auto || result->status != NSRUN_STATUS_ERROR || !result->before_payload)
-		return;
-	if (cfg->debug) {
-		char line[512];
-		error_format(&result->error, line, sizeof(line));
-		fprintf(stderr, "nsrun: debug: full isolation failed before the payload started (%s): probing the "
-			"tiers\n", line);
-	}
-	cfg->isolation = NSRUN_ISOLATION_AUTO;
-	if (tier_choose(cfg, &err) < 0 || cfg->isolation == NSRUN_ISOLATION_FULL) {
-		cfg->isolation = NSRUN_ISOLATION_FULL;
-		return;
-	}
-	result_free(result);
-	if (config_validate(cfg, &err) < 0) {
-		memset(result, 0, sizeof(*result));
-		result->status = NSRUN_STATUS_ERROR;
-		result->error = err;
-		return;
-	}
-	cfg->isolation_retry = true;
-	nsrun_run(cfg, result, timing);
-}
-
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
@@ -908,7 +644,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* --strict refuses anything below full: no need to look for a lower tier.  A
-	 * run in the foreground tries full at once (run_isolated); a service (-d) is
+	 * run in the foreground tries full at once (foreground_run); a service (-d) is
 	 * set up by its monitor, which the caller's warning comes before: it chooses
 	 * by tier_choose's probes first */
 	if (code >= 0 && cfg.isolation == NSRUN_ISOLATION_AUTO && cfg.security.strict)
@@ -917,9 +653,9 @@ int main(int argc, char **argv)
 		cfg.isolation = NSRUN_ISOLATION_FULL;
 		cfg.isolation_auto = true;
 	}
-	if (code < 0 || tier_choose(&cfg, &err) < 0 || resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
+	if (code < 0 || tier_choose(&cfg, &err) < 0 || cli_resolve(&cfg, &err) < 0 || config_validate(&cfg, &err) < 0) {
 		code = fail(&err);
-		json_error(&cfg, &err);
+		foreground_json_error(&cfg, &err);
 		config_free(&cfg);
 		timing_free(timing);
 		return code;
@@ -928,7 +664,7 @@ int main(int argc, char **argv)
 		cfg.debug_timing = true;
 	timing_mark(timing, TP_CONFIG);
 	if (cfg.debug)
-		debug_dump(&cfg);
+		cli_debug_dump(&cfg);
 	if (cfg.service.detach) {
 		/* a service runs until stopped, its output goes to its log, not to us */
 		if (!cfg.service.timeout_given)
@@ -942,23 +678,23 @@ int main(int argc, char **argv)
 		return code;
 	}
 	/* rejected before anything starts: a --json file we cannot write */
-	if (prepare_json(&cfg, &json, &json_stdout, &err) < 0) {
+	if (foreground_json_prepare(&cfg, &json, &json_stdout, &err) < 0) {
 		host_out_free(&json);
 		config_free(&cfg);
 		timing_free(timing);
 		return fail(&err);
 	}
 	fflush(stdout);
-	run_isolated(&cfg, &result, timing);
+	foreground_run(&cfg, &result, timing);
 	show_timing = cfg.debug_timing;
 	result_report(&result, stderr);
 	code = result_exit_code(&result);
 	if (cfg.output.json_path) {
 		/* after the container is gone: nothing of it can touch the document now */
-		if (write_json(&result, &cfg, &json, json_stdout, &err) < 0)
+		if (foreground_json_write(&result, &cfg, &json, json_stdout, &err) < 0)
 			code = fail(&err);
 		host_out_free(&json);
-	} else if (cfg.output.capture && print_captured(&result) < 0) {
+	} else if (cfg.output.capture && foreground_print_captured(&result) < 0) {
 		fprintf(stderr, "nsrun: write the captured output: %s\n", strerror(errno));
 		code = 125;
 	}

@@ -104,20 +104,9 @@ static bool is_pid_name(const char *s)
  * the state), or -1. */
 static pid_t parent_of(int proc_fd, const char *pid)
 {
-	char path[64], buf[512];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	char *p;
+	unsigned long long ppid;
 
-	snprintf(path, sizeof(path), "%s/stat", pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || strlen(p) < 4)
-		return -1;
-	return (pid_t)strtol(p + 4, NULL, 10);
+	return proc_stat_fields(proc_fd, pid, 4, 1, &ppid) < 0 ? -1 : (pid_t)ppid;
 }
 
 /* The pids of the host's /proc that descend from init (init included), into a

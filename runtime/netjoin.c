@@ -67,7 +67,6 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 		return -1;
 	}
 	exec_target_init(&t);
-	t.joined_net = strcmp(st.network, "none") != 0;
 	if (exec_target_open(&t, dir_fd, (pid_t)st.pid, err) == 0) {
 		/* the owner of its net namespace: the container's, or (a service that
 		 * joined another's network) the one it joined, whose child we become too */

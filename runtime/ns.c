@@ -112,9 +112,7 @@ long ns_proc_pid(pid_t pid)
 	return n;
 }
 
-/* The k-th (from 0) number of the "NSpid:" line of a /proc/PID/status text, and
- * through *levels how many it has; -1 when there is no such number. */
-static long nspid_at(const char *status, int k, int *levels)
+long ns_status_nspid(const char *status, int k, int *levels)
 {
 	const char *p = strstr(status, "\nNSpid:");
 	long v = -1;
@@ -134,7 +132,7 @@ static long nspid_at(const char *status, int k, int *levels)
 		x = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		if (i == k)
+		if (i == k || k < 0)
 			v = x;
 		i++;
 		p = end;
@@ -153,13 +151,13 @@ long ns_own_pid(long proc_pid)
 
 	if (read_file("/proc/thread-self/status", 8192, &self, NULL) < 0)
 		return -1;
-	nspid_at(self, 0, &levels);
+	ns_status_nspid(self, 0, &levels);
 	snprintf(path, sizeof(path), "/proc/%ld/status", proc_pid);
 	if (levels < 1 || read_file(path, 8192, &other, NULL) < 0) {
 		errno = ESRCH;
 		return -1;
 	}
-	n = nspid_at(other, levels - 1, NULL);
+	n = ns_status_nspid(other, levels - 1, NULL);
 	if (n < 0)
 		errno = ESRCH;
 	return n;

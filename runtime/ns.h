@@ -38,6 +38,11 @@ int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_err
  * pid namespace).  Pure, for unit tests. */
 long ns_fdinfo_pid(const char *fdinfo);
 
+/* The k-th (from 0, the outermost; k < 0: the last, the innermost) number of the
+ * "NSpid:" line of a /proc/PID/status text (proc(5)), and through *levels (if not
+ * NULL) how many it has.  Returns it, or -1 when there is no such number.  Pure. */
+long ns_status_nspid(const char *status, int k, int *levels);
+
 /* The number of pid (ours, as clone(2) returned it) in the pid namespace of the
  * /proc mounted here, which need not be ours (`bwrap --unshare-pid` without
  * --proc): read from a pidfd's fdinfo (kernel/pid.c pidfd_show_fdinfo, Linux 5.3).

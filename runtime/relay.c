@@ -366,3 +366,28 @@ void relay_close(struct stdio_relay *r)
 	}
 	r->handlers = false;
 }
+
+void pty_input_pump(struct pty_input *in, int master, bool stdin_ready, bool send_eof)
+{
+	if (stdin_ready && in->len == 0) {
+		ssize_t n = read(STDIN_FILENO, in->buf, sizeof(in->buf));
+		if (n > 0) {
+			in->len = (size_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			in->open = false;
+			if (send_eof) {
+				in->buf[0] = 0x04;
+				in->len = 1;
+			}
+		}
+	}
+	if (in->len && master >= 0) {
+		ssize_t n = write(master, in->buf, in->len);
+		if (n > 0) {
+			memmove(in->buf, in->buf + n, in->len - (size_t)n);
+			in->len -= (size_t)n;
+		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			in->len = 0;
+		}
+	}
+}

@@ -86,4 +86,18 @@ void relay_abandon(struct stdio_relay *r);
  * read (its offset moves back), restores the signal handlers; idempotent. */
 void relay_close(struct stdio_relay *r);
 
+/* -t: our stdin on its way to a pty's master (nsrun's run and nsrun exec). */
+struct pty_input {
+	char buf[4096];                 /* bytes the master has not taken yet */
+	size_t len;
+	bool open;                      /* our stdin is still copied to the master */
+};
+
+/* -t: reads our stdin into in (stdin_ready: poll(2) said it is readable, and in
+ * is empty), then writes to master (nonblocking) as much as it takes now.  At
+ * the end of our stdin, in->open goes false and, with send_eof (a stdin that is
+ * no terminal, whose ^D the pty never saw), the pty gets its EOF character
+ * (termios(3) VEOF, ^D).  A write error other than EAGAIN drops what is left. */
+void pty_input_pump(struct pty_input *in, int master, bool stdin_ready, bool send_eof);
+
 #endif

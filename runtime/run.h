@@ -63,11 +63,9 @@ struct nsrun_run {
 	int stop_signal;                /* the first such signal */
 	int pty_fd;                     /* -t: the master of the container's pty (nonblocking), or -1 */
 	const char *console_socket;     /* cfg->console_socket: where the master goes instead */
-	bool stdin_open;                /* -t: our stdin is still relayed to the pty */
 	bool payload_started;           /* EXEC_OK came: only now is stdin read (a set-up that fails
 					 * before may be retried in a lower tier with all of it) */
-	char pty_in[4096];              /* -t: stdin bytes the pty has not taken yet */
-	size_t pty_in_len;
+	struct pty_input pty_in;        /* -t: our stdin on its way to the pty */
 	struct termios saved_termios;   /* -t: our terminal's mode before raw mode */
 	bool termios_saved;
 	struct sigaction saved_sigpipe; /* -t: SIGPIPE is ignored while relaying */

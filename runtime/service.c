@@ -92,21 +92,11 @@ static bool wait_gone(int dir_fd, uint64_t timeout_us)
 /* The start time of pid (field 22 of /proc/PID/stat, proc(5)), or 0 if unreadable. */
 static unsigned long long proc_start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	_cleanup_close_ int fd = -1;
-	unsigned long long t = 0;
-	ssize_t n;
-	char *p;
+	char dir[32];
+	unsigned long long t;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* after the command's ")" (which may hold anything): state is field 3, starttime 22 */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
-		return 0;
-	return t;
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	return proc_stat_fields(AT_FDCWD, dir, 22, 1, &t) < 0 ? 0 : t;
 }
 
 /* --stop-with-parent, --stop-with-pid: a pidfd (pidfd_open(2), Linux 5.3) of the

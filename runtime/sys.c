@@ -62,6 +62,75 @@ int read_file(const char *path, size_t max, char **out, size_t *len_out)
 	return 0;
 }
 
+/* dir/file into path (PATH_MAX); -1 with ENAMETOOLONG when it does not fit */
+static int join_path(char path[PATH_MAX], const char *dir, const char *file)
+{
+	int n = snprintf(path, PATH_MAX, "%s/%s", dir, file);
+
+	if (n < 0 || n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int write_file_in(const char *dir, const char *file, const char *s)
+{
+	char path[PATH_MAX];
+
+	if (join_path(path, dir, file) < 0)
+		return -1;
+	return write_file(path, s);
+}
+
+char *read_file_in(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+	char *text = NULL;
+
+	if (join_path(path, dir, file) < 0 || read_file(path, 1 << 20, &text, NULL) < 0)
+		return NULL;
+	return text;
+}
+
+int proc_stat_fields(int dir_fd, const char *dir, int first, int n, unsigned long long *out)
+{
+	char path[PATH_MAX], buf[2048];
+	_cleanup_close_ int fd = -1;
+	ssize_t len;
+	char *p;
+	int field = 3;
+
+	if (join_path(path, dir, "stat") < 0)
+		return -1;
+	if ((fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if ((len = read(fd, buf, sizeof(buf) - 1)) < 0)
+		return -1;
+	buf[len] = '\0';
+	/* field 3 (state) starts two bytes after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || first < 4) {
+		errno = EINVAL;
+		return -1;
+	}
+	p += 2;
+	for (int i = 0; i < n; i++) {
+		char *end;
+		for (; *p && field < first + i; p++)
+			if (*p == ' ')
+				field++;
+		errno = 0;
+		out[i] = strtoull(p, &end, 10);
+		if (end == p || errno) {
+			errno = EINVAL;
+			return -1;
+		}
+		p = end;
+	}
+	return 0;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -16,6 +16,22 @@ int read_file(const char *path, size_t max, char **out, size_t *len_out);
  * Returns 0, or -1 with errno from open(2)/write(2). */
 int write_file(const char *path, const char *s);
 
+/* As write_file, on dir/file (a cgroup's, a /proc directory's).  Returns 0, or -1
+ * with errno (ENAMETOOLONG when dir/file is past PATH_MAX). */
+int write_file_in(const char *dir, const char *file, const char *s);
+
+/* As read_file, on dir/file, at most 1 MiB: the text (malloc'd, NUL-terminated),
+ * or NULL with errno. */
+char *read_file_in(const char *dir, const char *file);
+
+/* Fields first .. first+n-1 of the stat file of a process directory: dir ("N" or
+ * "self" under dir_fd, a /proc's fd; or "/proc/N" with AT_FDCWD), numbered as
+ * proc(5) numbers them (4: ppid, 22: starttime, 48-49: arg_start, arg_end), each
+ * an unsigned number after the ")" that ends comm (which may hold spaces and
+ * parentheses).  first >= 4.  Returns 0, or -1 with errno (of openat(2),
+ * read(2); EINVAL when the file has no such fields). */
+int proc_stat_fields(int dir_fd, const char *dir, int first, int n, unsigned long long *out);
+
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 

@@ -404,23 +404,11 @@ static unsigned kill_children(pid_t self)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		char path[300], buf[512], *p, state;
-		int ppid, fd;
-		ssize_t len;
+		unsigned long long ppid;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), PROC "/%s/stat", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)self) {
+		if (proc_stat_fields(dirfd(d), de->d_name, 4, 1, &ppid) == 0 && ppid == (unsigned long long)self) {
 			kill((pid_t)atoi(de->d_name), SIGKILL);
 			n++;
 		}

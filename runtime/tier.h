@@ -45,7 +45,7 @@ enum nsrun_isolation tier_select(char *why_not, size_t len, struct nsrun_error *
 /* With no --isolation, cfg->isolation becomes tier_select's choice and
  * cfg->isolation_why its reason; full when none works (the run then fails with
  * full's exact cause).  A service (-d) calls it before it starts; a run in the
- * foreground only once full's set-up has failed (main.c run_isolated), so the
+ * foreground only once full's set-up has failed (foreground.c foreground_run), so the
  * probes cost no start-up where full works.  Returns 0, or -1 with err (ENOMEM). */
 int tier_choose(struct nsrun_config *cfg, struct nsrun_error *err);
 

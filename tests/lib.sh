@@ -548,3 +548,78 @@ expected_groups() {
 norm_groups() {
 	tr ', ' '\n\n' <<<"$1" | grep -v '^$' | sort -n | uniq | paste -sd"${2:- }" -
 }
+
+# ---------------------------------------------------------------- nsrun api suites
+
+# api_env — the Docker API suites' (27, 32, 33) own world: XDG_RUNTIME_DIR
+# ($TESTTMP/run, where their services' state goes: STATE), the API's socket SOCK
+# and DOCKER_HOST naming it.  api_start then starts the API.
+api_env() {
+	export XDG_RUNTIME_DIR="$TESTTMP/run"
+	mkdir -m 700 "$XDG_RUNTIME_DIR"
+	STATE="$XDG_RUNTIME_DIR/nsrun"
+	SOCK="$TESTTMP/d.sock"
+	export DOCKER_HOST="unix://$SOCK"
+}
+
+# api_start [ARG...] — `nsrun api --socket $SOCK --idle-timeout 0 ARG...` in the
+# background (API_PID, killed at exit; its stderr in $TESTTMP/api.err), and a
+# test that it listens.  An environment for it goes before: VAR=VALUE api_start.
+api_start() {
+	"$NSRUN" api --socket "$SOCK" --idle-timeout 0 "$@" 2>"$TESTTMP/api.err" &
+	API_PID=$!
+	at_exit "kill $API_PID"
+	check "nsrun api listens on --socket" wait_socket "$SOCK"
+}
+
+# state_entries — the service directories under $STATE
+state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
+
+# test_procs GLOB... — "PID CMDLINE" of each live process whose environment has
+# this test's XDG_RUNTIME_DIR and whose command line matches one of the globs
+test_procs() {
+	local p cmd g hit
+	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		hit=
+		for g in "$@"; do
+			# shellcheck disable=SC2053
+			[[ $cmd == $g ]] && hit=1
+		done
+		[ -n "$hit" ] || continue
+		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
+		echo "$p $cmd"
+	done
+}
+
+# ---------------------------------------------------------------- image import suites
+
+# image_import_setup [TOOL...] — the set-up of the image import suites
+# (security/40-42): TOOL (rootfs-tools/nsrun-image, or $NSRUN_IMAGE_TOOL) and MK
+# (security/image/mkimage.py, which writes the images); nsrun, the probe, and
+# skopeo umoci jq bwrap bsdtar python3 plus each TOOL given, a missing one failing
+# the suite; T ($TESTTMP), STORE ($T/store, not made), a private HOME and
+# XDG_RUNTIME_DIR, no NSRUN_IMAGES, and a longer hang guard: imports take
+# seconds, tens of them on a busy machine.
+# shellcheck disable=SC2034  # TOOL, MK, STORE: for the suites
+image_import_setup() {
+	local missing=() t
+	TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
+	MK=$TESTS_DIR/security/image/mkimage.py
+	require_nsrun
+	require_probe
+	for t in skopeo umoci jq bwrap bsdtar python3 "$@"; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "1..1"
+		echo "not ok 1 - $TEST_NAME needs: ${missing[*]} (Debian: apt-get install skopeo umoci jq bubblewrap libarchive-tools python3 attr gzip)"
+		exit 1
+	fi
+	T=$TESTTMP
+	export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
+	STORE=$T/store
+	export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
+	unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
+	mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+}

@@ -9,29 +9,15 @@ require_userns
 require_image python
 /usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
 
-export XDG_RUNTIME_DIR="$TESTTMP/run"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-STATE="$XDG_RUNTIME_DIR/nsrun"
-SOCK="$TESTTMP/d.sock"
-export DOCKER_HOST="unix://$SOCK"
+api_env
 CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-api-client.py")
 mkdir -m 755 "$TESTTMP/vol" "$TESTTMP/other"
 
 # py SCENARIO [ARGS...] — the docker-py client; sets OUT/ERR/RC
 py() { run_cmd timeout 120 "${CLIENT[@]}" "$@"; }
-# state_entries — the services' directories (none once everything is removed)
-state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
 # api_procs — the containers' monitors and inits made for this test (their cmdline is
 # `nsrun -d --name ...`, their environment has this test's XDG_RUNTIME_DIR), alive
-api_procs() {
-	local p cmd
-	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-		[[ $cmd == *" -d --name "* ]] || continue
-		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
-		echo "$p $cmd"
-	done
-}
+api_procs() { test_procs '* -d --name *'; }
 # no_api_procs — none within 5 s
 no_api_procs() {
 	local _
@@ -52,10 +38,7 @@ no_state_soon() {
 	return 1
 }
 
-"$NSRUN" api --socket "$SOCK" --idle-timeout 0 --volume-root "$TESTTMP/vol" 2>"$TESTTMP/api.err" &
-API_PID=$!
-at_exit "kill $API_PID"
-check "nsrun api listens on --socket" wait_socket "$SOCK"
+api_start --volume-root "$TESTTMP/vol"
 assert_eq "  ... the socket is 0600 and ours" "600 $(id -u) socket" "$(stat -c '%a %u %F' "$SOCK")"
 
 # ---- the issue's harness, verbatim: exit code, output, uid, removed

@@ -11,24 +11,13 @@ require_userns
 require_image python
 /usr/bin/python3 -c 'import docker' 2>/dev/null || skip_all "no docker-py (Debian python3-docker; make deps)"
 
-export XDG_RUNTIME_DIR="$TESTTMP/run"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-SOCK="$TESTTMP/d.sock"
-export DOCKER_HOST="unix://$SOCK"
+api_env
 CLIENT=(/usr/bin/python3 "$TESTS_DIR/integration/docker-io-client.py")
 py() { run_cmd timeout 180 "${CLIENT[@]}" "$@"; }
 
 # service_procs — this test's services' processes (monitors, inits, stdin keepers:
 # `nsrun -d ...` with this test's XDG_RUNTIME_DIR), alive
-service_procs() {
-	local p cmd
-	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
-		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
-		echo "$p $cmd"
-	done
-}
+service_procs() { test_procs '* -d *' '* api ryuk *'; }
 no_service_procs() {
 	local _
 	for _ in $(seq 100); do
@@ -39,10 +28,7 @@ no_service_procs() {
 	return 1
 }
 
-"$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
-API_PID=$!
-at_exit "kill $API_PID"
-check "nsrun api listens" wait_socket "$SOCK"
+api_start
 run_nsrun --stdin-once --image python -- true
 assert_eq "--stdin-once without -d -i: nsrun's error (125)" 125 "$RC"
 assert_match "  ... saying why" "^nsrun: --stdin-once: only with -d -i" "$ERR"

@@ -23,27 +23,14 @@ TC=${NSRUN_TESTCONTAINERS:-$(dirname "$NSRUN")/tools/testcontainers}
 NODE=$(command -v node) || skip_all "no node (Debian's nodejs)"
 [ -d "$TC/node_modules/testcontainers" ] || skip_all "no Testcontainers for Node.js in $TC (make testcontainers-node)"
 
-export XDG_RUNTIME_DIR="$TESTTMP/run"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-STATE="$XDG_RUNTIME_DIR/nsrun"
-SOCK="$TESTTMP/d.sock"
-export DOCKER_HOST="unix://$SOCK"
+api_env
 # Testcontainers' lock file and config are per user: this test's own
 export HOME="$TESTTMP/home" TMPDIR="$TESTTMP"
 mkdir "$HOME"
 SCRIPT=$TESTS_DIR/testcontainers/tc.js
 export NODE_PATH="$TC/node_modules"
-state_entries() { find "$STATE" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null; }
 # procs — this test's services' processes: monitors, inits, the reaper
-procs() {
-	local p cmd
-	for p in $(grep -lz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-		[[ $cmd == *" -d "* || $cmd == *" api ryuk "* ]] || continue
-		case "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" in "" | Z) continue ;; esac
-		echo "$p $cmd"
-	done
-}
+procs() { test_procs '* -d *' '* api ryuk *'; }
 # gone_within SECONDS — no state directory and no process of a service left by then
 gone_within() {
 	local _
@@ -63,10 +50,7 @@ check "a loopback registry as docker.io" start_registry "$TESTTMP"
 check "  ... holding redis:7 and postgres:16" push_test_images
 
 # the reaper's grace period: a second (Testcontainers passes none; Ryuk's is 10 s)
-RYUK_RECONNECTION_TIMEOUT=1s "$NSRUN" api --socket "$SOCK" --idle-timeout 0 2>"$TESTTMP/api.err" &
-API_PID=$!
-at_exit "kill $API_PID"
-check "nsrun api listens" wait_socket "$SOCK"
+RYUK_RECONNECTION_TIMEOUT=1s api_start
 
 # one test process (node's start and Testcontainers' own Ryuk are the slow part)
 "$NODE" "$SCRIPT" >"$TESTTMP/tc.out" 2>"$TESTTMP/tc.err" &

@@ -22,28 +22,9 @@
 # shellcheck disable=SC2016
 . "$(dirname "$0")/../lib.sh"
 
-TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
-MK=$TESTS_DIR/security/image/mkimage.py
-require_nsrun
-require_probe
-missing=()
-for t in skopeo umoci jq bwrap bsdtar python3 getfattr setfattr; do
-	command -v "$t" >/dev/null 2>&1 || missing+=("$t")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "1..1"
-	echo "not ok 1 - $TEST_NAME needs: ${missing[*]} (Debian: apt-get install skopeo umoci jq bubblewrap libarchive-tools attr python3)"
-	exit 1
-fi
-
-T=$TESTTMP
-# imports take seconds, tens of them on a busy machine: a longer hang guard than a run's
-export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
-STORE=$T/store
+image_import_setup getfattr setfattr
 VICTIM=$T/victim
-export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
-unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
-mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$VICTIM/sub" && chmod 700 "$XDG_RUNTIME_DIR"
+mkdir -p "$VICTIM/sub"
 echo victim >"$VICTIM/file"
 victim_state() { find "$VICTIM" -printf '%p %M %s\n' | sort; cat "$VICTIM/file"; }
 vartmp_mine() { find /var/tmp -maxdepth 1 -mindepth 1 -user "$(id -u)" -newer "$T/start" -print 2>/dev/null; }

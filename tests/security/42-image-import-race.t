@@ -14,27 +14,8 @@
 # shellcheck disable=SC2016
 . "$(dirname "$0")/../lib.sh"
 
-TOOL=${NSRUN_IMAGE_TOOL:-$TESTS_DIR/../rootfs-tools/nsrun-image}
-MK=$TESTS_DIR/security/image/mkimage.py
-require_nsrun
-require_probe
-missing=()
-for t in skopeo umoci jq bwrap bsdtar python3; do
-	command -v "$t" >/dev/null 2>&1 || missing+=("$t")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "1..1"
-	echo "not ok 1 - $TEST_NAME needs: ${missing[*]} (Debian: apt-get install skopeo umoci jq bubblewrap libarchive-tools python3)"
-	exit 1
-fi
-
-T=$TESTTMP
-# imports take seconds, tens of them on a busy machine: a longer hang guard than a run's
-export NSRUN_TEST_GUARD=$((${NSRUN_TEST_GUARD:-60} * 5))
-STORE=$T/store
-export HOME=$T/home XDG_RUNTIME_DIR=$T/run PROBE
-unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
-mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$STORE" && chmod 700 "$XDG_RUNTIME_DIR"
+image_import_setup
+mkdir -p "$STORE"
 python3 "$MK" oci "$T/shared" shared || not_ok "mkimage.py oci shared"
 IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
 

@@ -1,7 +1,9 @@
 /* Unit tests of what lets a copied nsrun start inside other sandboxes: the
  * built-in seccomp profiles and the order a profile NAME is looked up in
- * (seccomp_builtin.c), and the pid number read from a pidfd's fdinfo (ns.c). */
+ * (seccomp_builtin.c), the pid number read from a pidfd's fdinfo and a status's
+ * NSpid line (ns.c), and the fields of a /proc/PID/stat file (sys.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "ns.h"
 #include "seccomp_builtin.h"
+#include "sys.h"
 #include "tap.h"
 
 /* The source tree's copy, read as the test runs from the tree's root (make check-unit). */
@@ -130,6 +133,55 @@ static void fdinfo_pid(struct tap *t)
 	tap_int(t, "no Pid line (a kernel before 5.3)", -1, ns_fdinfo_pid("pos:\t0\nflags:\t02\n"));
 }
 
+/* ns_status_nspid: the numbers of a status text's NSpid line, outermost first */
+static void status_nspid(struct tap *t)
+{
+	static const char status[] = "Name:\tsh\nPid:\t900\nPPid:\t899\nNSpid:\t900\t12\t2\nNSpgid:\t900\t12\t2\n";
+	int levels = -1;
+
+	tap_int(t, "NSpid: the outermost number", 900, ns_status_nspid(status, 0, &levels));
+	tap_int(t, "NSpid: three levels", 3, levels);
+	tap_int(t, "NSpid: k < 0 is the innermost", 2, ns_status_nspid(status, -1, NULL));
+	tap_int(t, "NSpid: no number k", -1, ns_status_nspid(status, 3, NULL));
+	tap_int(t, "NSpid: no line (a kernel before 4.1)", -1, ns_status_nspid("Pid:\t5\n", -1, &levels));
+	tap_int(t, "NSpid: no line, no levels", 0, levels);
+}
+
+/* proc_stat_fields on a stat file whose comm holds ") (" and spaces, as a payload
+ * may name itself (prctl PR_SET_NAME) */
+static void stat_fields(struct tap *t)
+{
+	char dir[] = "/tmp/nsrun-test-stat.XXXXXX", path[64];
+	unsigned long long v[2] = { 0, 0 };
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		tap_ok(t, false, "mkdtemp for proc_stat_fields");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	if (!(f = fopen(path, "w"))) {
+		tap_ok(t, false, "write a stat file for proc_stat_fields");
+		rmdir(dir);
+		return;
+	}
+	fputs("4242 (a) (b c) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 "
+	      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 5000 6000 7000 8000 8100 8200 8300 0\n", f);
+	fclose(f);
+	tap_int(t, "stat: ppid (field 4) after a comm with \") (\"", 0, proc_stat_fields(AT_FDCWD, dir, 4, 1, v));
+	tap_ok(t, v[0] == 17, "stat: ppid is 17");
+	tap_int(t, "stat: starttime (field 22)", 0, proc_stat_fields(AT_FDCWD, dir, 22, 1, v));
+	tap_ok(t, v[0] == 987654, "stat: starttime is 987654");
+	tap_int(t, "stat: arg_start, arg_end (48, 49)", 0, proc_stat_fields(AT_FDCWD, dir, 48, 2, v));
+	tap_ok(t, v[0] == 8100 && v[1] == 8200, "stat: 8100 and 8200");
+	tap_int(t, "stat: a field past the end", -1, proc_stat_fields(AT_FDCWD, dir, 60, 1, v));
+	tap_int(t, "stat: ... is EINVAL", EINVAL, errno);
+	unlink(path);
+	tap_int(t, "stat: no such process", -1, proc_stat_fields(AT_FDCWD, dir, 4, 1, v));
+	tap_int(t, "stat: ... is ENOENT", ENOENT, errno);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	struct tap t = { 0 };
@@ -137,5 +189,7 @@ int main(void)
 	builtin_profiles(&t);
 	lookup_order(&t);
 	fdinfo_pid(&t);
+	status_nspid(&t);
+	stat_fields(&t);
 	return tap_done(&t);
 }

@@ -1,0 +1,333 @@
+/* check_ns.c - the probes of `nsrun check` that need namespaces: which kinds
+ * can be made (and how deep user namespaces nest), the start of a container done
+ * as a run does it, and a container's mounts.  Each runs in a short-lived child
+ * that exits at once (check_internal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_internal.h"
+#include "diagnose.h"
+#include "ns.h"
+#include "sync.h"
+#include "sys.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* ---- namespaces ---- */
+
+static const struct {
+	const char *name;
+	int flag;
+	bool needed;
+} ns_kinds[] = {
+	{ "mount namespace", CLONE_NEWNS, true },
+	{ "pid namespace", CLONE_NEWPID, true },
+	{ "net namespace", CLONE_NEWNET, true },
+	{ "ipc namespace", CLONE_NEWIPC, true },
+	{ "uts namespace", CLONE_NEWUTS, true },
+	{ "cgroup namespace", CLONE_NEWCGROUP, true },
+	{ "time namespace", CLONE_NEWTIME, false },
+};
+#define N_NS (sizeof(ns_kinds) / sizeof(ns_kinds[0]))
+#define MAX_LEVELS 40   /* more than the kernel's 32 */
+
+struct ns_report {
+	struct nsrun_error user;
+	int ns_errno[N_NS];
+	struct nsrun_error use[N_NS];   /* what a run then does there: hostname, lo up */
+	int levels;             /* user namespaces that can still be nested below the first */
+};
+
+static void probe_namespaces(int out_fd, void *p)
+{
+	struct ns_report *r = p;
+
+	memset(r, 0, sizeof(*r));
+	if (check_enter_userns(&r->user) == 0) {
+		for (size_t i = 0; i < N_NS; i++) {
+			r->ns_errno[i] = unshare(ns_kinds[i].flag) < 0 ? errno : 0;
+			r->use[i].stage = STAGE_CONTAINER;
+			if (r->ns_errno[i])
+				continue;
+			/* as container.c does once it is in them */
+			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
+				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
+			if (ns_kinds[i].flag == CLONE_NEWNET)
+				ns_loopback_up(NULL, &r->use[i]);
+		}
+		/* as uid 0 with every capability here, each level maps 0 to 0 */
+		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
+		       write_file("/proc/self/uid_map", "0 0 1\n") == 0 && write_file("/proc/self/gid_map", "0 0 1\n") == 0)
+			r->levels++;
+	}
+	write_all(out_fd, r, sizeof(*r));
+}
+
+static bool has_cgroupns(void)
+{
+	return ns_clone_flags() & CLONE_NEWCGROUP;
+}
+
+/* Returns whether a user namespace can be made (the mount probes need one). */
+bool check_namespaces(struct check_list *l)
+{
+	struct ns_report r;
+	struct nsrun_error err = { 0 };
+	char detail[128];
+
+	if (check_in_child(probe_namespaces, &r, sizeof(r), &err) < 0) {
+		check_add_error(l, "user namespace", true, &err, NULL);
+		return false;
+	}
+	if (r.user.errnum || r.user.msg[0]) {
+		check_add_error(l, "user namespace", true, &r.user, NULL);
+		return false;
+	}
+	if (r.levels < 1) {
+		struct check_item *it = check_add(l, "user namespace", true, false);
+		snprintf(it->detail, sizeof(it->detail), "one can be made, but no second one inside it (a run "
+			 "needs two: the container's and the payload's): nested 32 deep, or an outer limit");
+		snprintf(it->fix, sizeof(it->fix), "%s", diag_depth_hint);
+	} else {
+		snprintf(detail, sizeof(detail), "%s%d more levels can be nested below it",
+			 r.levels >= MAX_LEVELS ? "at least " : "", r.levels);
+		check_add(l, "user namespace", true, true);
+		snprintf(l->items[l->n - 1].detail, sizeof(l->items[0].detail), "%s", detail);
+	}
+	for (size_t i = 0; i < N_NS; i++) {
+		bool needed = ns_kinds[i].needed && (ns_kinds[i].flag != CLONE_NEWCGROUP || has_cgroupns());
+		struct check_item *it;
+
+		if (r.ns_errno[i] == 0) {
+			/* made: then what a run does in it (no error: an ok line) */
+			if (r.use[i].msg[0])
+				diag_refine(&r.use[i], PROC);
+			check_add_error(l, ns_kinds[i].name, needed, &r.use[i], NULL);
+			continue;
+		}
+		it = check_add(l, ns_kinds[i].name, needed, false);
+		snprintf(it->detail, sizeof(it->detail), "unshare(%s) in a new user namespace: %s%s",
+			 ns_kinds[i].name, strerror(r.ns_errno[i]),
+			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");
+		snprintf(it->fix, sizeof(it->fix), "%s",
+			 !needed ? "none needed: nsrun does not use it"
+			 : r.ns_errno[i] == EINVAL ? "a kernel built with this namespace"
+			 : "let the outer sandbox allow it (seccomp or LSM policy)");
+	}
+	return true;
+}
+
+/* ---- the start of a container, step for step as run.c and container.c do it ---- */
+
+/* The container's side: wait for the id maps, become 0, set the hostname, bring
+ * lo up; the answer (EXEC_OK with the socket lo came up through, or the ERROR)
+ * goes back over the same sync channel.  Never returns. */
+static void __attribute__((noreturn)) start_child(int sync_fd)
+{
+	struct nsrun_error e = { .stage = STAGE_CONTAINER };
+	struct sync_msg msg;
+	const char *via = NULL;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* sync: ID_MAPS_WRITTEN */
+	if (sync_expect(sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, &e) < 0)
+		_exit(1);
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		error_set(&e, errno, "become root of the user namespace");
+	else if (sethostname("nsrun", 5) < 0)
+		error_set(&e, errno, "set the hostname \"nsrun\"");
+	else
+		ns_loopback_up(&via, &e);
+	/* sync: EXEC_OK (as the answer of the probe: the name of the socket lo came up
+	 * through, a static string, is valid in both copies of the program, as sync.h's hint) */
+	if (e.msg[0])
+		sync_send_error(sync_fd, SYNC_ERROR, &e);
+	else
+		sync_send(sync_fd, SYNC_EXEC_OK, (int64_t)(intptr_t)via, &e);
+	_exit(0);
+}
+
+/* What a run does up to its mounts: a socketpair for the sync channel, clone
+ * with every namespace of a run, the id maps written by this process through
+ * the same path (ns_write_id_maps: as root 0 -> 65534), ID_MAPS_WRITTEN by
+ * write(2), the answer read back.  Proxies (unshare in a child that maps
+ * itself) miss what differs: the /proc of another pid namespace, a root
+ * caller's map, an outer filter's denied calls. */
+void check_start(struct check_list *l)
+{
+	struct nsrun_error err = { 0 };
+	struct sync_msg msg;
+	uid_t uid;
+	gid_t gid;
+	bool in_cgroup;
+	int sv[2], status;
+	char detail[200];
+	pid_t child;
+
+	if (ns_host_ids(&uid, &gid, &err) < 0) {
+		check_add_error(l, "container start", true, &err, NULL);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set_stage(&err, STAGE_PREPARE, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the "
+				"container");
+		if (errno == EPERM || errno == EACCES)
+			err.hint = sync_socketpair_denied_hint;
+		check_add_error(l, "container start", true, &err, NULL);
+		return;
+	}
+	child = ns_clone(ns_clone_flags(), -1, &in_cgroup, &err);
+	if (child == 0) {
+		close(sv[0]);
+		start_child(sv[1]);
+	}
+	close(sv[1]);
+	if (child > 0 && ns_write_id_maps(child, uid, gid, &err) == 0 &&
+	    sync_send(sv[0], SYNC_ID_MAPS_WRITTEN, 0, &err) == 0 &&
+	    sync_expect(sv[0], SYNC_EXEC_OK, &msg, &err) == 0)
+		memset(&err, 0, sizeof(err));
+	close(sv[0]);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (err.msg[0]) {
+		diag_refine(&err, PROC);
+		if (!err.hint)
+			err.hint = "no fix inside this sandbox: what refuses the call named is the outer sandbox's "
+				   "(its seccomp filter or security module); run nsrun outside it";
+		check_add_error(l, "container start", true, &err, NULL);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "clone with a run's namespaces, id maps 0 -> %u written by nsrun, sync "
+		 "by write/read, hostname, lo up through %s", (unsigned)uid,
+		 msg.value ? (const char *)(intptr_t)msg.value : "?");
+	check_add_error(l, "container start", true, &err, detail);
+}
+
+/* ---- mounts: a fresh /proc, the /dev nodes, pivot_root ---- */
+
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+struct mount_report {
+	struct nsrun_error tmpfs, proc, dev, pivot;
+};
+
+/* pid 1 of the probe's pid namespace: the steps a container takes, on a tmpfs
+ * over /tmp (in this mount namespace only, as mount.c stages a run there). */
+static void probe_mounts_inside(struct mount_report *r)
+{
+	char path[64];
+
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=755") < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "mount a tmpfs");
+		diag_refine(&r->tmpfs, PROC);
+		return;
+	}
+	if (mkdir("/tmp/proc", 0755) < 0 || mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		diag_proc_mount(errno, PROC, &r->proc);
+	if (mkdir("/tmp/dev", 0755) < 0)
+		error_set_stage(&r->dev, STAGE_MOUNT, errno, "mkdir /tmp/dev");
+	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && !r->dev.msg[0]; i++) {
+		char host[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "/tmp/dev/%s", dev_nodes[i]);
+		snprintf(host, sizeof(host), "/dev/%s", dev_nodes[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || close(fd) < 0 || mount(host, path, "none", MS_BIND, NULL) < 0) {
+			error_set_stage(&r->dev, STAGE_MOUNT, errno, "bind %s", host);
+			diag_refine(&r->dev, PROC);
+		}
+	}
+	/* pivot_root(".", ".") as mount.c does; EINVAL when / is the initramfs (rootfs) */
+	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0) {
+		int e = errno;
+		error_set_stage(&r->pivot, STAGE_MOUNT, e, "pivot_root");
+		if (e == EINVAL)
+			r->pivot.hint = "the root file system is the initramfs (rootfs), which pivot_root cannot "
+					"leave: boot with a real root, or have init switch_root to a tmpfs first";
+		diag_refine(&r->pivot, PROC);
+	}
+}
+
+static void probe_mounts(int out_fd, void *p)
+{
+	struct mount_report *r = p;
+	int fds[2];
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (check_enter_userns(&r->tmpfs) < 0)
+		goto out;
+	if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "unshare a mount and pid namespace");
+		goto out;
+	}
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
+		if (errno == EPERM)
+			diag_mount_refused(&r->tmpfs, PROC);
+		else
+			error_set(&r->tmpfs, errno, "make mount propagation private");
+		r->tmpfs.stage = STAGE_MOUNT;
+		diag_refine(&r->tmpfs, PROC);
+		goto out;
+	}
+	/* the new pid namespace takes effect for children: proc is mounted by its pid 1 */
+	if (pipe2(fds, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, errno, "fork into the pid namespace");
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		probe_mounts_inside(r);
+		write_all(fds[1], r, sizeof(*r));
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
+		error_set_stage(&r->tmpfs, STAGE_MOUNT, 0, "the probe's pid 1 exited without a report");
+	waitpid(pid, NULL, 0);
+out:
+	write_all(out_fd, r, sizeof(*r));
+}
+
+void check_mounts(struct check_list *l)
+{
+	struct mount_report r;
+	struct nsrun_error err = { 0 };
+
+	if (check_in_child(probe_mounts, &r, sizeof(r), &err) < 0) {
+		check_add_error(l, "mounts", true, &err, NULL);
+		return;
+	}
+	if (r.tmpfs.errnum || r.tmpfs.msg[0]) {
+		check_add_error(l, "mounts", true, &r.tmpfs, NULL);
+		return;
+	}
+	check_add_error(l, "fresh /proc", true, &r.proc, NULL);
+	check_add_error(l, "/dev nodes", true, &r.dev, "null, zero, full, random, urandom, tty");
+	check_add_error(l, "pivot_root", true, &r.pivot, NULL);
+}
+
+void check_mounts_skipped(struct check_list *l)
+{
+	struct check_item *it = check_add(l, "mounts", true, false);
+
+	snprintf(it->detail, sizeof(it->detail), "not probed: they need a user namespace");
+	snprintf(it->fix, sizeof(it->fix), "that of the user namespace line");
+}
