@@ -141,6 +141,24 @@ def main():
     d, _ = get_bytes(ctr, "/tmp/innerdir/../inside.txt")
     out.append("inner_dotdot_ok=%s" % (isinstance(d, bytes) and inside in d))
 
+    # the payload's links to the archive process's own fds (/proc/self/fd/N, N 3..20,
+    # as CVE-2024-21626): none of nsrun's host fds is open there, so each is missing
+    # for HEAD, GET and PUT; /proc/self/root is the container's own root
+    url = api._url("/containers/{0}/archive", ctr.id)
+    opened = []
+    for n in range(3, 21):
+        h = api.head(url, params={"path": "/tmp/fd%d/." % n}).status_code
+        d, _ = get_bytes(ctr, "/tmp/fd%d/." % n)
+        s, _ = put(ctr, "/tmp/fd%d/" % n, tar_of(({"name": "magic-%d.txt" % n}, b"MAGIC")))
+        if h != 404 or d != 404 or s != 404:
+            opened.append("%d:%s,%s,%s" % (n, h, d if not isinstance(d, bytes) else "sent", s))
+    out.append("magic_fd_open=%s" % (",".join(opened) or "none"))
+    d, _ = get_bytes(ctr, "/tmp/selfroot/tmp/inside.txt")
+    out.append("magic_root_ok=%s" % (inside in d if isinstance(d, bytes) else d == 404))
+    # control: an ordinary link to a directory of the container's is followed
+    d, _ = get_bytes(ctr, "/tmp/innerdirlink/.")
+    out.append("inner_dirlink_ok=%s" % (isinstance(d, bytes) and b"INNERFILE" in d))
+
     # PUT: a plain member (control), then absolute, "..", a device node, setuid
     status, _ = put(ctr, "/data", tar_of(({"name": "plain.txt"}, b"PLAIN")))
     out.append("put_plain=%s" % status)
