@@ -134,6 +134,8 @@ assert_eq "  ... without its setuid bit, the rest of its mode kept" 755 "$(stat 
 has "PUT into the read-only root: 403, Docker's words" "put_ro=403 ro_msg=True"
 has "  control: the container's tmpfs takes it" "put_tmp=True"
 has "PUT onto a file: 400 (not a directory)" "put_notdir=400"
+has "PUT to /images/x/containers/ID/archive (not the archive's URL): refused, nothing extracted" \
+	"put_wrong_url_refused=True extracted=False"
 has "PUT into a missing directory: 404" "put_missing=404"
 
 check "Ryuk, its peer found by /proc/net/tcp (NSRUN_RYUK_PEER=proc): our connection gets its ACK" \

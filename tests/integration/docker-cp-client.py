@@ -182,6 +182,13 @@ def main():
     out.append("put_notdir=%s" % status)
     status, _ = put(ctr, "/nope", tar_of(({"name": "x"}, b"X")))
     out.append("put_missing=%s" % status)
+    # a PUT whose URL only ends like one (/images/x/containers/ID/archive): route's
+    # refusal (4xx/5xx), and
+    # nothing extracted (the control: put_tmp above, the same body by the real URL)
+    r = api._put(api._url("/images/x/containers/{0}/archive", ctr.id), params={"path": "/tmp"},
+                 data=tar_of(({"name": "wrongurl.txt"}, b"WRONG")))
+    d, _ = get_bytes(ctr, "/tmp/wrongurl.txt")
+    out.append("put_wrong_url_refused=%s extracted=%s" % (r.status_code >= 400, d != 404))
     out.append(ryuk_fallback(api))
     print("\n".join(out))
 
