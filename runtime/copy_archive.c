@@ -1,5 +1,6 @@
 /* copy_archive.c - see copy_archive.h.  Runs inside the container, confined: it
- * only ever sees the container's root, so it resolves paths as they are. */
+ * only ever sees the container's root; it resolves paths in it with no magic
+ * link (enter_parent). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
