@@ -227,6 +227,25 @@ static enum MHD_Result route(struct api_server *srv, struct MHD_Connection *c, c
 			 "docs/docker-api.md)", method, path);
 }
 
+/* Whether this is PUT /[v1.NN/]containers/{ref}/archive, by the rule route and
+ * api_containers follow (any other URL's body is buffered for route's answer);
+ * then its ref in ref (len bytes).  The body then goes to an extraction as it
+ * comes. */
+static bool archive_put_ref(const char *method, const char *url, char *ref, size_t len)
+{
+	const char *path = strip_version(url), *p;
+	size_t n;
+
+	if (!api_archive_is_put(method, url) || strncmp(path, "/containers/", 12) != 0)
+		return false;
+	p = path + 12;
+	n = strcspn(p, "/");
+	if (n == 0 || n >= len || strncmp(p + n, "/archive", 8) != 0 || (p[n + 8] && p[n + 8] != '?'))
+		return false;
+	snprintf(ref, len, "%.*s", (int)n, p);
+	return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 				  const char *version_, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -244,12 +263,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_unlock(&srv->lock);
 		return MHD_YES;
 	}
-	if (*upload_size && api_archive_is_put(method, url)) {
-		char ref[256];
-		/* /[v1.NN/]containers/{ref}/archive: the container, as route finds it */
-		const char *p = strstr(url, "/containers/") + strlen("/containers/");
-		size_t n = strcspn(p, "/");
-		snprintf(ref, sizeof(ref), "%.*s", (int)(n < sizeof(ref) - 1 ? n : sizeof(ref) - 1), p);
+	char ref[256];
+	if (*upload_size && archive_put_ref(method, url, ref, sizeof(ref))) {
 		if (api_archive_upload(srv, c, ref, req, upload, *upload_size) < 0)
 			return MHD_NO;
 		*upload_size = 0;

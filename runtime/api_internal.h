@@ -171,6 +171,13 @@ enum MHD_Result api_containers(struct api_server *srv, struct MHD_Connection *c,
  * EAFNOSUPPORT not TCP over IP, or fopen's). */
 int api_peer_uid_proc(int fd, uid_t *uid);
 
+/* One line of /proc/net/tcp{,6} (proc_net_tcp.rst): whether it is the socket with
+ * local address local and remote rem (as the kernel prints them: hex words, ':',
+ * hex port), ESTABLISHED (st 01) and still owned (inode not 0); then *uid.  A
+ * TIME_WAIT or FIN_WAIT2 socket shows uid 0 and inode 0: no owner, never a match.
+ * Returns 1 (a match) or 0. */
+int api_peer_tcp_line(const char *line, const char *local, const char *rem, uid_t *uid);
+
 /* GET, HEAD and PUT /containers/{ref}/archive (api_archive.c): docker cp. */
 enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
 			    struct api_request *req);

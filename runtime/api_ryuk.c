@@ -19,6 +19,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -192,7 +193,7 @@ static int ryuk_peer_uid_diag(int fd, uid_t *uid)
 		struct inet_diag_req_v2 req;
 	} q = {
 		.nlh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST },
-		.req = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0U },
+		.req = { .sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = 1U << TCP_ESTABLISHED },
 	};
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	union { struct nlmsghdr h; char b[8192]; } buf;
@@ -226,7 +227,10 @@ static int ryuk_peer_uid_diag(int fd, uid_t *uid)
 		}
 		if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
 			const struct inet_diag_msg *m = NLMSG_DATA(h);
-			if (m->id.idiag_sport == peer.sin_port && m->id.idiag_dport == me.sin_port) {
+			/* an established socket with an owner: a closed one (TIME_WAIT, inode 0)
+			 * says uid 0 for a connection that is no one's */
+			if (m->id.idiag_sport == peer.sin_port && m->id.idiag_dport == me.sin_port &&
+			    m->idiag_state == TCP_ESTABLISHED && m->idiag_inode != 0) {
 				*uid = m->idiag_uid;
 				return 0;
 			}
@@ -234,6 +238,22 @@ static int ryuk_peer_uid_diag(int fd, uid_t *uid)
 	}
 	errno = ENOENT;
 	return -1;
+}
+
+int api_peer_tcp_line(const char *line, const char *local, const char *rem, uid_t *uid)
+{
+	char l[64], r[64];
+	unsigned st;
+	unsigned long u, inode;
+
+	/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode (proc_net_tcp.rst) */
+	if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %lu %*s %lu", l, r, &st, &u, &inode) != 5)
+		return 0;
+	/* 01 is TCP_ESTABLISHED (include/net/tcp_states.h) */
+	if (st != 1 || inode == 0 || strcmp(l, local) != 0 || strcmp(r, rem) != 0)
+		return 0;
+	*uid = (uid_t)u;
+	return 1;
 }
 
 int api_peer_uid_proc(int fd, uid_t *uid)
@@ -265,16 +285,9 @@ int api_peer_uid_proc(int fd, uid_t *uid)
 	}
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char local[64], rem[64];
-		unsigned long u;
-		/* sl local rem st tx:rx tr:when retrnsmt uid (proc_net_tcp.rst) */
-		if (sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %lu", local, rem, &u) == 3 &&
-		    strcmp(local, want_local) == 0 && strcmp(rem, want_rem) == 0) {
-			*uid = (uid_t)u;
+	while (fgets(line, sizeof(line), f))
+		if (api_peer_tcp_line(line, want_local, want_rem, uid))
 			return 0;
-		}
-	}
 	errno = ENOENT;
 	return -1;
 }

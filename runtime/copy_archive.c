@@ -1,8 +1,10 @@
 /* copy_archive.c - see copy_archive.h.  Runs inside the container, confined: it
- * only ever sees the container's root, so it resolves paths as they are. */
+ * only ever sees the container's root; it resolves paths in it with no magic
+ * link (enter_parent). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "copy_archive.h"
+#include "sys.h"
 
 #define BLOCK 65536
 
@@ -74,9 +77,10 @@ static void base_name(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)(n - (size_t)(b - path)), b);
 }
 
-/* Writes the stat line of path (not following a last symlink).  Returns 0, or 1
- * after writing the error line. */
-static int stat_line(const char *path)
+/* Writes the stat line of path (not following a last symlink; relative to the
+ * working directory copy_archive_run chose), shown as shown (the path asked for).
+ * Returns 0, or 1 after writing the error line. */
+static int stat_line(const char *path, const char *shown)
 {
 	struct stat st;
 	char name[256], link[2 * PATH_MAX + 2] = "", mtime[64];
@@ -86,7 +90,7 @@ static int stat_line(const char *path)
 	yajl_gen g;
 
 	if (lstat(path, &st) < 0)
-		return fail_line(errno, "stat", path, strerror(errno));
+		return fail_line(errno, "stat", shown, strerror(errno));
 	if (S_ISLNK(st.st_mode)) {
 		/* Docker gives the target resolved; resolving here sees the container's root */
 		char *r = realpath(path, NULL), t[PATH_MAX];
@@ -100,16 +104,16 @@ static int stat_line(const char *path)
 			if (t[0] == '/')
 				snprintf(link, sizeof(link), "%s", t);
 			else
-				snprintf(link, sizeof(link), "%.*s/%s", (int)(strrchr(path, '/') - path), path, t);
+				snprintf(link, sizeof(link), "%.*s/%s", (int)(strrchr(shown, '/') - shown), shown, t);
 		}
 		free(r);
 	}
-	base_name(path, name, sizeof(name));
+	base_name(shown, name, sizeof(name));
 	gmtime_r(&st.st_mtim.tv_sec, &tm);
 	strftime(mtime, sizeof(mtime), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(mtime + strlen(mtime), sizeof(mtime) - strlen(mtime), ".%09ldZ", st.st_mtim.tv_nsec);
 	if (!(g = yajl_gen_alloc(NULL)))
-		return fail_line(ENOMEM, "stat", path, "out of memory");
+		return fail_line(ENOMEM, "stat", shown, "out of memory");
 	yajl_gen_map_open(g);
 	yajl_gen_string(g, (const unsigned char *)"name", 4);
 	yajl_gen_string(g, (const unsigned char *)name, strlen(name));
@@ -128,8 +132,9 @@ static int stat_line(const char *path)
 	return 0;
 }
 
-/* The tar of path on fd 1, members renamed from path to its base name. */
-static int get(const char *path)
+/* The tar of path (relative, as stat_line's) on fd 1, members renamed from path
+ * to shown's base name. */
+static int get(const char *path, const char *shown)
 {
 	struct archive *disk = archive_read_disk_new(), *out = archive_write_new();
 	struct archive_entry *e = NULL;
@@ -139,7 +144,7 @@ static int get(const char *path)
 
 	while (plen > 1 && path[plen - 1] == '/')
 		plen--;
-	base_name(path, base, sizeof(base));
+	base_name(shown, base, sizeof(base));
 	if (!disk || !out || !buf)
 		goto out;
 	archive_read_disk_set_symlink_physical(disk);
@@ -187,10 +192,10 @@ static int get(const char *path)
 		goto out_w;
 	goto done;
 out_w:
-	fprintf(stderr, "nsrun: archive %s: %s\n", path, archive_error_string(out) ? archive_error_string(out) : "");
+	fprintf(stderr, "nsrun: archive %s: %s\n", shown, archive_error_string(out) ? archive_error_string(out) : "");
 	goto done;
 out:
-	fprintf(stderr, "nsrun: archive %s: %s\n", path,
+	fprintf(stderr, "nsrun: archive %s: %s\n", shown,
 		disk && archive_error_string(disk) ? archive_error_string(disk) : strerror(ENOMEM));
 done:
 	archive_entry_free(e);
@@ -213,7 +218,7 @@ static int put(const char *dir)
 		rc = fail_line(ENOMEM, "extract into", dir, "out of memory");
 		goto out;
 	}
-	if (stat(dir, &st) < 0 || chdir(dir) < 0) {
+	if (stat(".", &st) < 0) {
 		rc = fail_line(errno, "extract into", dir, strerror(errno));
 		goto out;
 	}
@@ -277,20 +282,66 @@ static int put(const char *dir)
 		rc = fail_line(archive_errno(disk), "extract into", dir, archive_error_string(disk));
 		goto out;
 	}
-	rc = stat_line(dir);
+	rc = stat_line(".", dir);
 out:
 	archive_read_free(in);
 	archive_write_free(disk);
 	return rc;
 }
 
+/* Makes the directory that holds path's last component (PUT: path itself) the
+ * working directory, resolved by openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS
+ * (open_in_root, sys.h): a payload's link to /proc/self/fd/N, /proc/self/root or
+ * another process's is not followed; ordinary links are, inside the root.  *last
+ * is what is left to look up from there ("." when the path ends in '/' or is a
+ * directory to extract into).  Returns 0, or 1 after writing the error line. */
+static int enter_parent(enum copy_archive_op op, const char *path, char *last, size_t len)
+{
+	char dir[PATH_MAX];
+	size_t n = strlen(path);
+	int root, fd, rc;
+
+	if (n >= sizeof(dir))
+		return fail_line(ENAMETOOLONG, "stat", path, strerror(ENAMETOOLONG));
+	memcpy(dir, path, n + 1);
+	/* a trailing '/' follows the last component, as lstat(2) would */
+	if (op == COPY_ARCHIVE_PUT || dir[n - 1] == '/') {
+		snprintf(last, len, ".");
+	} else {
+		char *slash = strrchr(dir, '/');
+		snprintf(last, len, "%s", slash + 1);
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return fail_line(errno, "stat", path, strerror(errno));
+	fd = open_in_root(root, dir, O_PATH | O_DIRECTORY);
+	rc = fd < 0 || fchdir(fd) < 0 ? -1 : 0;
+	if (rc < 0) {
+		int e = errno;
+		close(root);
+		if (fd >= 0)
+			close(fd);
+		/* ELOOP: a magic link on the way, which is as good as not there */
+		if (e == ELOOP || e == EXDEV)
+			e = ENOENT;
+		return fail_line(e, op == COPY_ARCHIVE_PUT ? "extract into" : "stat", path, strerror(e));
+	}
+	close(fd);
+	close(root);
+	return 0;
+}
+
 int copy_archive_run(enum copy_archive_op op, const char *path)
 {
+	char last[NAME_MAX + 2];
+
+	if (op != COPY_ARCHIVE_NONE && (!*path || enter_parent(op, path, last, sizeof(last))))
+		return 1;
 	switch (op) {
 	case COPY_ARCHIVE_STAT:
-		return stat_line(path);
+		return stat_line(last, path);
 	case COPY_ARCHIVE_GET:
-		return stat_line(path) ? 1 : get(path);
+		return stat_line(last, path) ? 1 : get(last, path);
 	case COPY_ARCHIVE_PUT:
 		return put(path);
 	default:

@@ -21,8 +21,10 @@ enum copy_archive_op {
 				 * the line (the directory's stat) or the error */
 };
 
-/* Does op on path (absolute, inside) with fds 0 and 1 as above.  Symlinks in the
- * last component are not followed (lstat(2)); members of a PUT that are absolute,
+/* Does op on path (absolute, inside) with fds 0 and 1 as above; the caller has
+ * closed every other fd.  The path is resolved by openat2(2) RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS (a /proc/self/fd/N link on the way: ENOENT).  Symlinks in
+ * the last component are not followed (lstat(2)); members of a PUT that are absolute,
  * hold "..", go through a symlink or are device nodes are refused, and no setuid,
  * setgid or sticky bit is set (no ARCHIVE_EXTRACT_PERM: files get the mode under
  * umask 0 without them, the caller's ids).  Returns the exit status: 0, or 1

@@ -118,7 +118,12 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 		report(a->report_fd, &err, 125);
 	}
 	if (a->archive != COPY_ARCHIVE_NONE) {
-		/* confined as the command would be; then the report's EOF says it started */
+		/* no execve follows: nsrun's fds (state dir, /proc/<pid>, namespaces, pipes)
+		 * must really be closed, not only marked close-on-exec; fds 0-2 and the
+		 * report stay.  Confined as the command would be; then the report's EOF
+		 * says it started. */
+		int keep = a->report_fd;
+		close_fds_except(&keep, 1);
 		exec_confine(a->cfg, a->seccomp, a->landlock_abi, NULL, a->report_fd);
 		close(a->report_fd);
 		_exit(copy_archive_run(a->archive, a->archive_path));

@@ -2,7 +2,8 @@
 # nsrun api's archive endpoints (GET, HEAD, PUT /containers/{id}/archive): docker cp
 # both ways with the real docker CLI, docker-py's get_archive/put_archive, and the
 # probes: a payload's symlinks (planted, and raced) to a host file and directory
-# never bring the host file out, nor does ".." in the path; a PUT's absolute and
+# never bring the host file out, nor does ".." in the path, nor links to
+# /proc/self/fd/N (no host fd is open in the archive process); a PUT's absolute and
 # ".." members and device nodes are refused, a setuid bit is not kept, a read-only
 # root refuses Docker's way; each with its control (a file of the container's own
 # comes out; a plain member goes in; the tmpfs and the volume take writes).
@@ -56,6 +57,8 @@ CTR="cp-$$"
 run_nsrun -d --name "$CTR" --image python -v "$TESTTMP/vol:/data:rw" -- /bin/sh -c "
 	echo INSIDE-$$ >/tmp/inside.txt; mkdir /tmp/innerdir
 	ln -s '$SECRET' /tmp/link; ln -s '$TESTTMP/hostdir' /tmp/dirlink; ln -s /tmp/inside.txt /tmp/innerlink
+	echo INNERFILE >/tmp/innerdir/f; ln -s /tmp/innerdir /tmp/innerdirlink; ln -s /proc/self/root /tmp/selfroot
+	for n in 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ln -s /proc/self/fd/\$n /tmp/fd\$n; done
 	touch /tmp/ready
 	while :; do mkdir /tmp/race; echo RACE >/tmp/race/secret; sleep 0.02; rm -rf /tmp/race; ln -s '$TESTTMP/hostdir' /tmp/race; sleep 0.02; rm -f /tmp/race; done"
 assert_eq "a service to copy with (nsrun -d: the API sees it)" 0 "$RC"
@@ -110,6 +113,12 @@ has "the payload's links (file, directory, with / and ..) and .. in the path: th
 has "  ... a link comes out as a link (not followed)" "link_as_link=True"
 has "  ... .. above the root stays in the container's root (not found there)" "dotdot_missing=404"
 has "  control: .. inside the container resolves as it should" "inner_dotdot_ok=True"
+has "the payload's links to /proc/self/fd/N (3..20): missing for HEAD, GET and PUT (no host fd open)" \
+	"magic_fd_open=none"
+check "  ... nothing written on the host by those PUTs" \
+	test -z "$(find "$TESTTMP" "$XDG_RUNTIME_DIR" -name 'magic-*' 2>/dev/null)"
+has "  ... a link to /proc/self/root: the container's own root, or refused" "magic_root_ok=True"
+has "  control: an ordinary link to the container's directory is followed" "inner_dirlink_ok=True"
 has "PUT control: a plain member is extracted" "put_plain=True"
 check "  ... into the volume, seen from the host" grep -qx PLAIN "$TESTTMP/vol/plain.txt"
 has "PUT with an absolute member: refused (400)" "put_abs=400"
@@ -125,6 +134,8 @@ assert_eq "  ... without its setuid bit, the rest of its mode kept" 755 "$(stat 
 has "PUT into the read-only root: 403, Docker's words" "put_ro=403 ro_msg=True"
 has "  control: the container's tmpfs takes it" "put_tmp=True"
 has "PUT onto a file: 400 (not a directory)" "put_notdir=400"
+has "PUT to /images/x/containers/ID/archive (not the archive's URL): refused, nothing extracted" \
+	"put_wrong_url_refused=True extracted=False"
 has "PUT into a missing directory: 404" "put_missing=404"
 
 check "Ryuk, its peer found by /proc/net/tcp (NSRUN_RYUK_PEER=proc): our connection gets its ACK" \

@@ -141,6 +141,24 @@ def main():
     d, _ = get_bytes(ctr, "/tmp/innerdir/../inside.txt")
     out.append("inner_dotdot_ok=%s" % (isinstance(d, bytes) and inside in d))
 
+    # the payload's links to the archive process's own fds (/proc/self/fd/N, N 3..20,
+    # as CVE-2024-21626): none of nsrun's host fds is open there, so each is missing
+    # for HEAD, GET and PUT; /proc/self/root is the container's own root
+    url = api._url("/containers/{0}/archive", ctr.id)
+    opened = []
+    for n in range(3, 21):
+        h = api.head(url, params={"path": "/tmp/fd%d/." % n}).status_code
+        d, _ = get_bytes(ctr, "/tmp/fd%d/." % n)
+        s, _ = put(ctr, "/tmp/fd%d/" % n, tar_of(({"name": "magic-%d.txt" % n}, b"MAGIC")))
+        if h != 404 or d != 404 or s != 404:
+            opened.append("%d:%s,%s,%s" % (n, h, d if not isinstance(d, bytes) else "sent", s))
+    out.append("magic_fd_open=%s" % (",".join(opened) or "none"))
+    d, _ = get_bytes(ctr, "/tmp/selfroot/tmp/inside.txt")
+    out.append("magic_root_ok=%s" % (inside in d if isinstance(d, bytes) else d == 404))
+    # control: an ordinary link to a directory of the container's is followed
+    d, _ = get_bytes(ctr, "/tmp/innerdirlink/.")
+    out.append("inner_dirlink_ok=%s" % (isinstance(d, bytes) and b"INNERFILE" in d))
+
     # PUT: a plain member (control), then absolute, "..", a device node, setuid
     status, _ = put(ctr, "/data", tar_of(({"name": "plain.txt"}, b"PLAIN")))
     out.append("put_plain=%s" % status)
@@ -164,6 +182,13 @@ def main():
     out.append("put_notdir=%s" % status)
     status, _ = put(ctr, "/nope", tar_of(({"name": "x"}, b"X")))
     out.append("put_missing=%s" % status)
+    # a PUT whose URL only ends like one (/images/x/containers/ID/archive): route's
+    # refusal (4xx/5xx), and
+    # nothing extracted (the control: put_tmp above, the same body by the real URL)
+    r = api._put(api._url("/images/x/containers/{0}/archive", ctr.id), params={"path": "/tmp"},
+                 data=tar_of(({"name": "wrongurl.txt"}, b"WRONG")))
+    d, _ = get_bytes(ctr, "/tmp/wrongurl.txt")
+    out.append("put_wrong_url_refused=%s extracted=%s" % (r.status_code >= 400, d != 404))
     out.append(ryuk_fallback(api))
     print("\n".join(out))
 

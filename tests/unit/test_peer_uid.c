@@ -94,6 +94,26 @@ int main(void)
 		printf("ok %d # SKIP control: another uid's connection needs root to make one (the root run has it)\n",
 		       ++t.n);
 	}
+	/* lines as the kernel prints them: the same addresses, other states */
+	{
+		const char *lo = "0100007F:9C40", *re = "0100007F:0FA0";
+		uid = 4242;
+		tap_ok(&t, api_peer_tcp_line("   3: 0100007F:9C40 0100007F:0FA0 06 00000000:00000000 03:00000F0B "
+					     "00000000     0        0 0 3 0000000000000000", lo, re, &uid) == 0 &&
+			       uid == 4242,
+		       "a TIME_WAIT line (st 06, uid 0, inode 0): no match, no uid");
+		tap_ok(&t, api_peer_tcp_line("   4: 0100007F:9C40 0100007F:0FA0 05 00000000:00000000 00:00000000 "
+					     "00000000  1000        0 0 1 0000000000000000", lo, re, &uid) == 0,
+		       "a FIN_WAIT2 line with inode 0: no match");
+		tap_ok(&t, api_peer_tcp_line("   5: 0100007F:9C40 0100007F:0FA0 01 00000000:00000000 00:00000000 "
+					     "00000000  1000        0 123456 1 0000000000000000 20 4 30 10 -1",
+					     lo, re, &uid) == 1 && uid == 1000,
+		       "control: the ESTABLISHED line with its inode: a match, its uid");
+		tap_ok(&t, api_peer_tcp_line("   5: 0100007F:9C41 0100007F:0FA0 01 00000000:00000000 00:00000000 "
+					     "00000000  1000        0 123456 1 0000000000000000 20 4 30 10 -1",
+					     lo, re, &uid) == 0,
+		       "  ... another port: no match");
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
 		errno = 0;
 		tap_ok(&t, api_peer_uid_proc(sv[0], &uid) < 0 && errno == EAFNOSUPPORT,
