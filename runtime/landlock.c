@@ -20,6 +20,8 @@
 #define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_REFER (1ULL << 13)        /* ABI 2 */
 #define LL_FS_TRUNCATE (1ULL << 14)     /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ULL << 15)    /* ABI 5 */
@@ -118,15 +120,20 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 		return error_set(err, errno, "landlock: create the ruleset (ABI %d)", abi);
 	/* read and execute everywhere; device nodes (a read-only tmpfs holds them) stay
 	 * usable; /proc's own permissions and masks decide what is written there.
-	 * --read-only=false gives every right on / (a rule covers what is beneath it,
-	 * mounts included, and cannot be narrowed below: granting only the entries that
-	 * hold no mount would refuse a new file in / and in /etc, which holds nsrun's
-	 * /etc/hosts, as Docker never does).  A read-only volume, /sys and /dev then
-	 * rest on their read-only mount flags, which Landlock itself keeps: a restricted
-	 * process may not mount(2), remount or pivot_root(2) at all, whatever its
-	 * capabilities and seccomp filter (Documentation/userspace-api/landlock.rst,
-	 * "Filesystem topology modification"); 33-multi-id.t tries it. */
-	if (add_path(ruleset, "/", cfg->rootfs_writable ? all : read, err) < 0)
+	 * --read-only=false gives on / what a writable root needs: to make, change and
+	 * remove files, directories, links, FIFOs and sockets; not device nodes
+	 * (MAKE_CHAR, MAKE_BLOCK: the kernel still lets anyone make a 0:0 whiteout) nor
+	 * device ioctls (IOCTL_DEV), which stay /dev's alone, as with a read-only root.
+	 * A rule covers what is beneath it, mounts included, and cannot be narrowed
+	 * below: granting only the entries that hold no mount would refuse a new file in
+	 * / (Docker's `echo >/new` works) and in /etc, which holds nsrun's /etc/hosts.
+	 * So a read-only volume, /sys and /dev rest on their read-only mount flags for
+	 * the rest, which Landlock itself keeps: a restricted process may not mount(2),
+	 * remount or pivot_root(2) at all, whatever its capabilities and seccomp filter
+	 * (Documentation/userspace-api/landlock.rst, "Filesystem topology
+	 * modification"); 33-multi-id.t tries it. */
+	if (add_path(ruleset, "/", cfg->rootfs_writable ? all & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV) : read,
+		     err) < 0)
 		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* the outer /dev and /proc: only the harmless nodes are writable */

@@ -4,8 +4,8 @@
  * landlock.rst, landlock(7)) repeats it in the LSM layer, so a hole in the mount
  * set-up (a missed read-only flag, a writable mount an outer sandbox left) is not
  * a way to write: everything is read-only except /tmp, /dev/shm, --tmpfs mounts and
- * the rw volumes,
- * device nodes stay writable; where the ABI has it (6, Linux 6.12) the payload
+ * the rw volumes (--read-only=false: all of / but device nodes and their ioctls,
+ * see landlock_apply), device nodes stay writable; where the ABI has it (6, Linux 6.12) the payload
  * cannot signal, or connect to abstract sockets of, processes outside it.
  * --security-opt landlock=strict also refuses every TCP bind and connect (ABI 4,
  * Linux 6.7) but binds to the published (-p) container ports: not the default, because Landlock cannot tell loopback from other

@@ -17,7 +17,8 @@
  *     statfs(2)), files unlinked but still open included.
  * Shared memory that is both mapped and held as a memfd or a tmpfs file counts
  * twice: an over-estimate, never an under-estimate.  Not counted: kernel memory
- * (page tables, socket and pipe buffers) and System V segments no process maps.
+ * (page tables, socket and pipe buffers) and System V segments no process maps
+ * (the container's IPC namespace holds at most --memory of them: ucounts.h).
  *
  * Samples come more often as the use nears the limit: the time to the next one is
  * the headroom at twice the growth rate of the last two samples (at least 8 GiB/s),

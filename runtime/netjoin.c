@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "exec_spec.h"
 #include "exec_target.h"
 #include "netjoin.h"
 #include "network.h"
@@ -22,6 +23,7 @@
 void net_join_init(struct net_join *j)
 {
 	j->userns_fd = j->netns_fd = j->lock_fd = -1;
+	j->all_ids = false;
 }
 
 void net_join_close(struct net_join *j)
@@ -29,6 +31,23 @@ void net_join_close(struct net_join *j)
 	cleanup_closep(&j->userns_fd);
 	cleanup_closep(&j->netns_fd);
 	cleanup_closep(&j->lock_fd);
+}
+
+/* True if the service in dir_fd was started with --userns subids, as its
+ * exec spec (exec_spec.h) says; false if it has none (an older nsrun). */
+static bool service_is_multi_id(int dir_fd)
+{
+	struct nsrun_config cfg;
+	struct nsrun_error ignored = { 0 };
+	_cleanup_free_ char *profiles_dir = NULL;
+	bool multi = false;
+
+	if (config_init(&cfg, &ignored) < 0)
+		return false;
+	if (exec_spec_read(dir_fd, &cfg, &profiles_dir, &ignored) == 0)
+		multi = cfg.userns == NSRUN_USERNS_SUBIDS;
+	config_free(&cfg);
+	return multi;
 }
 
 /* container:NAME: the container's user namespace and the network namespace of
@@ -67,6 +86,17 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 		return -1;
 	}
 	exec_target_init(&t);
+	/* a service of --userns subids (the API's default) has its payload in the
+	 * container's user namespace, as nsrun exec reads it from the service's spec */
+	t.multi_id = service_is_multi_id(dir_fd);
+	if (j->all_ids && !t.multi_id) {
+		/* its user namespace maps one id: there is no range for ours (checked
+		 * again where the maps are written, write_identity_map) */
+		error_set(err, 0, "--userns subids: the service is not of --userns subids, its user namespace has no "
+			  "range to share");
+		err->hint = "start the service with --userns subids, or run this one without it";
+		return -1;
+	}
 	if (exec_target_open(&t, dir_fd, (pid_t)st.pid, err) == 0) {
 		/* the owner of its net namespace: the container's, or (a service that
 		 * joined another's network) the one it joined, whose child we become too */
@@ -80,6 +110,7 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
+	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
 	if (cfg->network == NSRUN_NETWORK_CONTAINER) {
 		if (open_service(cfg->network_name, j, err) < 0) {
 			error_prefix(err, "--network container:%s", cfg->network_name);
@@ -102,6 +133,58 @@ struct helper_msg {
 	pid_t pid;
 	struct nsrun_error err;
 };
+
+/* Writes name ("uid_map" or "gid_map") of the child n (a number in our /proc)
+ * as each id of our own user namespace's map as itself: "ID ID COUNT" a line
+ * for every line of /proc/self/NAME (user_namespaces(7): we are in the child's
+ * parent user namespace, whose ids the second field names).  Returns 0 or -1
+ * with err (errnum 0: the owner maps one id only, it has no range to give). */
+static int write_identity_map(long n, const char *name, struct nsrun_error *err)
+{
+	_cleanup_free_ char *own = NULL;
+	char path[64], map[512];
+	size_t len = 0, used = 0, ids = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	if (read_file(path, 4096, &own, &len) < 0)
+		return error_set(err, errno, "read %s", path);
+	for (char *line = own, *next; line && *line; line = next) {
+		unsigned long inside, outside, count;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) != 3)
+			continue;
+		ids += count;
+		int w = snprintf(map + used, sizeof(map) - used, "%lu %lu %lu\n", inside, inside, count);
+		if (w < 0 || (size_t)w >= sizeof(map) - used)
+			return error_set(err, E2BIG, "the %s of the user namespace that owns the network namespace", name);
+		used += (size_t)w;
+	}
+	if (ids <= 1) {
+		error_set(err, 0, "--userns subids: the user namespace that owns the network namespace maps one id (its "
+			  "service or network is not of --userns subids): no range to map");
+		err->hint = "run this one without --userns subids";
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/%s", n, name);
+	if (write_file(path, map) < 0)
+		return error_set(err, errno, "write %s", path);
+	return 0;
+}
+
+/* The id maps of the container pid, as j asks.  Returns 0 or -1 with err. */
+static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_error *err)
+{
+	long n;
+
+	if (!j->all_ids)
+		return ns_write_id_maps(pid, 0, 0, err);
+	n = ns_proc_pid(pid);
+	if (n < 0)
+		return error_set(err, errno, "the container's number in our /proc");
+	return write_identity_map(n, "gid_map", err) < 0 ? -1 : write_identity_map(n, "uid_map", err);
+}
 
 /* The helper (a child of nsrun): into the owner's user namespace as its root,
  * into the network namespace, then the container with CLONE_PARENT.  Returns 0
@@ -161,9 +244,10 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		goto fail;
 	}
 	m.pid = (pid_t)pid;
-	/* "0 0 1": the owner's root, the caller's id; written from this, the parent
-	 * user namespace (user_namespaces(7): "Defining user and group ID mappings") */
-	if (ns_write_id_maps(m.pid, 0, 0, &m.err) < 0) {
+	/* "0 0 1": the owner's root, the caller's id (or, --userns subids, each id of
+	 * the owner as itself); written from this, the parent user namespace
+	 * (user_namespaces(7): "Defining user and group ID mappings") */
+	if (write_child_maps(j, m.pid, &m.err) < 0) {
 		kill(m.pid, SIGKILL);
 		m.pid = -1;
 	}

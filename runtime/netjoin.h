@@ -14,13 +14,16 @@
  * child as any container is, in that network namespace, with a user namespace
  * of its own below the owner.  The helper writes its id maps ("0 0 1": the
  * owner's root, the caller's id again, which only a process of the parent user
- * namespace may write) and exits.  The container's root has its capabilities in
+ * namespace may write) and exits; with --userns subids, every id the owner maps,
+ * each as itself (a service of --userns subids maps its range: the container's
+ * ids are then the service's own host ids, as Docker's containers share theirs).  The container's root has its capabilities in
  * its own user namespace only: none over the joined network namespace (lo is up
  * already; no interface or route can change) nor over the owner's processes.
  */
 #ifndef NSRUN_NETJOIN_H
 #define NSRUN_NETJOIN_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -31,6 +34,7 @@ struct net_join {
 	int userns_fd;          /* the user namespace that owns the network namespace */
 	int netns_fd;           /* the network namespace */
 	int lock_fd;            /* a named network's lock, held shared while the run lasts, or -1 */
+	bool all_ids;           /* --userns subids: the container maps every id of the owner, as it is */
 };
 
 /* Nothing held. */

@@ -168,8 +168,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	/* minimal has no namespace; reduced goes on unmapped where the outer sandbox
 	 * refuses the maps (a Landlock ruleset over /proc): its payload is nobody then */
 	if (cfg->userns == NSRUN_USERNS_SUBIDS) {
-		/* the helpers have exited when this returns: the maps are in place */
-		if (subid_write_maps(run->child, &subids, err) < 0)
+		/* the helpers have exited when this returns: the maps are in place; in
+		 * another's network the join helper wrote them (netjoin.h) */
+		if (run->join.netns_fd < 0 && subid_write_maps(run->child, &subids, err) < 0)
 			return -1;
 		/* root: the image's ids onto the container's, through the tree the
 		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it) */

@@ -124,6 +124,8 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	 * no right to these files): none set, and --json says "none", never a claim */
 	if (cfg->isolation != NSRUN_ISOLATION_FULL)
 		run->ucounts.settable = false;
+	/* System V segments and queues no process maps: none of --memory's measure */
+	run->ucounts.ipc_bytes = cfg->limits.memory_bytes;
 	if (cfg->debug && !run->ucounts.settable)
 		fprintf(stderr, "nsrun: debug: /proc/sys is read-only: no inotify, fanotify or namespace limits "
 			"of the container's own\n");

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,34 @@ static int check_free(const char *file, const char *what, const char *user, unsi
 	return -1;
 }
 
+/* Whether every id of r is an id of our own user namespace, as the first field
+ * of map_path (/proc/self/uid_map or gid_map: user_namespaces(7)) says.  In a
+ * user namespace that maps fewer ids (nsrun nested in one that maps the caller
+ * alone) no helper can give the range.  True when the map cannot be read. */
+static bool range_mapped(const char *map_path, const struct subid_range *r)
+{
+	_cleanup_free_ char *map = NULL;
+	size_t len = 0;
+	unsigned long cur = r->start, end = r->start + r->count;
+	bool moved = true;
+
+	if (read_file(map_path, 16384, &map, &len) < 0)
+		return true;
+	/* the extents in any order: advance cur through those that hold it */
+	while (cur < end && moved) {
+		moved = false;
+		for (const char *line = map; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+			unsigned long inside, outside, count;
+			if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside <= cur &&
+			    cur - inside < count) {
+				cur = inside + count;
+				moved = true;
+			}
+		}
+	}
+	return cur >= end;
+}
+
 int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 {
 	_cleanup_free_ char *name = NULL;
@@ -196,6 +225,13 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 	if (find_range("/etc/subuid", name, m->uid, &m->uids, err) < 0 ||
 	    find_range("/etc/subgid", name, m->uid, &m->gids, err) < 0)
 		return -1;
+	if (!range_mapped("/proc/self/uid_map", &m->uids) || !range_mapped("/proc/self/gid_map", &m->gids)) {
+		error_set_stage(err, STAGE_PREPARE, 0, "--userns subids: the subordinate ids of %s (%lu-%lu) are not "
+				"ids of the user namespace nsrun runs in (nested in one that maps fewer)",
+				name ? name : "this user", m->uids.start, m->uids.start + m->uids.count - 1);
+		err->hint = "run without --userns subids (one id inside), or from a user namespace that maps the range";
+		return -1;
+	}
 	if (m->gid != 0 && holds(&m->gids, m->gid))
 		return error_set_stage(err, STAGE_PREPARE, EINVAL, "--userns subids: the subordinate gids of %s "
 				       "hold its own gid %u", name ? name : "this user", (unsigned)m->gid);

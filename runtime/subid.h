@@ -38,8 +38,10 @@ int subid_taken(const char *text, const char *user, unsigned long id, const stru
 
 /* Fills m for the caller (getuid/getgid, the name from the password database): the
  * first subuid and subgid ranges, at least 1000 ids each, and none holding id 0 or
- * the caller's own id.  Returns 0, or -1 with err: ENOENT (no range: the hint gives
- * the usermod(8) line) or EINVAL (a range that would map host root or the caller). */
+ * the caller's own id, each an id of the user namespace nsrun runs in
+ * (/proc/self/uid_map, gid_map).  Returns 0, or -1 with err: ENOENT (no range: the
+ * hint gives the usermod(8) line), EINVAL (a range that would map host root or the
+ * caller) or errnum 0 (a range that user namespace does not map: nested). */
 int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err);
 
 /* Writes the maps of the child pid (a number in nsrun's pid namespace) with

@@ -62,6 +62,46 @@ long ucounts_value(const struct ucounts_plan *p, const char *name)
 	return -1;
 }
 
+/* Writes value to the sysctl file path.  Returns 0 or -1 with err. */
+static int write_sysctl(const char *path, unsigned long long value, struct nsrun_error *err)
+{
+	char text[24];
+	int fd, len = snprintf(text, sizeof(text), "%llu\n", value);
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "open %s", path);
+	if (write(fd, text, (size_t)len) != len) {
+		int e = errno;
+
+		close(fd);
+		return error_set_stage(err, STAGE_CONTAINER, e, "write %s", path);
+	}
+	close(fd);
+	return 0;
+}
+
+/* System V shared memory and message queues of our IPC namespace: at most
+ * bytes in all of each (proc(5), /proc/sys/kernel/shmall in pages, shmmax;
+ * msgmni queues of msgmnb bytes).  Returns 0 or -1 with err. */
+static int ipc_limits_apply(uint64_t bytes, struct nsrun_error *err)
+{
+	long page = sysconf(_SC_PAGESIZE), mnb = 0;
+	_cleanup_close_ int dfd = open("/proc/sys/kernel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint64_t pages = bytes / (uint64_t)(page > 0 ? page : 4096);
+
+	if (dfd < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "open /proc/sys/kernel");
+	if (read_long(dfd, "msgmnb", &mnb) < 0 || mnb <= 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "read /proc/sys/kernel/msgmnb");
+	if (write_sysctl("/proc/sys/kernel/shmmax", bytes, err) < 0 ||
+	    write_sysctl("/proc/sys/kernel/shmall", pages ? pages : 1, err) < 0)
+		return -1;
+	return write_sysctl("/proc/sys/kernel/msgmni",
+			    bytes / (uint64_t)mnb > 0 ? (bytes / (uint64_t)mnb < 32000 ? bytes / (uint64_t)mnb : 32000) : 1,
+			    err);
+}
+
 int ucounts_apply(const struct ucounts_plan *p, struct nsrun_error *err)
 {
 	char path[64], text[24];
@@ -84,5 +124,5 @@ int ucounts_apply(const struct ucounts_plan *p, struct nsrun_error *err)
 		}
 		close(fd);
 	}
-	return 0;
+	return p->ipc_bytes ? ipc_limits_apply(p->ipc_bytes, err) : 0;
 }

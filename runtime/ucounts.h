@@ -14,6 +14,7 @@
 #define NSRUN_UCOUNTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -21,6 +22,7 @@
 
 struct ucounts_plan {
 	bool settable;                  /* /proc/sys is writable here (not a read-only mount) */
+	uint64_t ipc_bytes;             /* System V shm and message queues at most (--memory), 0: as they are */
 	unsigned n;
 	struct ucount_limit {
 		char name[32];          /* "max_inotify_instances" */
@@ -41,8 +43,12 @@ long ucounts_value(const struct ucounts_plan *p, const char *name);
 
 /* Container init, as root of the container's user namespace, before its mounts:
  * writes each planned limit to /proc/sys/user/NAME (the values apply to the
- * writer's user namespace).  No allocation.  Returns 0, or -1 with *err (errno
- * of open(2)/write(2)). */
+ * writer's user namespace); with ipc_bytes, also the System V IPC limits of the
+ * container's IPC namespace (/proc/sys/kernel/shmmax, shmall, msgmni: the
+ * writer's IPC namespace, its root may write them, ipc/ipc_sysctl.c), so that
+ * segments and queues no process maps, which the supervisor's memory measure
+ * cannot see (memwatch.h), hold at most ipc_bytes each.  No allocation.
+ * Returns 0, or -1 with *err (errno of open(2)/write(2)). */
 int ucounts_apply(const struct ucounts_plan *p, struct nsrun_error *err);
 
 #endif

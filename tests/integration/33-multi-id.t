@@ -224,6 +224,47 @@ assert_eq "  ... exec -u 100:102: that id, no capability but in the bounding set
 	"100|102|CapEff:	0000000000000000|CapBnd:	00000000a80425fb" "$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
 run_nsrun rm -f "$SVC"
 
+# ---- --network container: of a service of --userns subids (root inside, a writable root:
+# the API's defaults).  Its payload is in the container's one user namespace, not a child of
+# it: the join once took that for the reduced tier and refused (the API's 500 "ended before
+# it was ready"), and a joiner of --userns subids had its maps written twice.  Now a joiner
+# of one id shares the network, and one of --userns subids has the service's own ids
+mkdir -m 777 "$TESTTMP/jvol"
+run_multi "$TESTTMP/subid" -d --name "$SVC-r" "${SUB[@]}" --user 0 --read-only=false -- \
+	redis-server --save '' --appendonly no --dir /
+at_exit "\"$NSRUN\" rm -f $SVC-r >/dev/null 2>&1"
+PING='for i in $(seq 100); do redis-cli ping 2>/dev/null | grep PONG && break; sleep 0.1; done'
+run_nsrun --network "container:$SVC-r" --image services -- sh -c "$PING"
+assert_eq "a joiner of one id reaches the Redis of a root service of --userns subids" PONG "$OUT"
+run_multi "$TESTTMP/subid" --network "container:$SVC-r" "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/jvol:/data:rw" -- sh -c \
+	"$PING"'; setpriv --reuid 100 --regid 102 --clear-groups sh -c "echo x >/data/f"'
+assert_eq "  ... and so does one of --userns subids, root inside" PONG "$OUT"
+assert_eq "  ... whose id 100 is the service's (host $(host_uid 100))" "$(host_uid 100):$(host_gid 102)" \
+	"$(stat -c %u:%g "$TESTTMP/jvol/f" 2>&1)"
+run_nsrun rm -f "$SVC-r"
+run_nsrun -d --name "$SVC-one" --image services -- sleep 60
+at_exit "\"$NSRUN\" rm -f $SVC-one >/dev/null 2>&1"
+run_multi "$TESTTMP/subid" --network "container:$SVC-one" "${SUB[@]}" -- true
+assert_eq "--userns subids joining a service of one id: exit 125" 125 "$RC"
+assert_match "  ... it has no range to give" 'not of --userns subids, its user namespace has no range to share$' \
+	"$(head -n1 <<<"$ERR")"
+assert_nsrun_error "  ... one line and a hint"
+run_nsrun rm -f "$SVC-one"
+
+# ---- nested in a user namespace that maps the caller alone (32-service-networks.t runs so):
+# the range is no id there, and no helper can give it.  --userns subids says so before
+# anything is made, and nsrun api (which asks for the range where the caller has one) runs
+# its container with one id instead of failing to start it (a 500)
+if [ "$ME" != 0 ]; then
+	run_cmd unshare --user --map-current-user -- "$NSRUN" "${SUB[@]}" --user 0 -- true
+	assert_eq "nested in a user namespace of one id: --userns subids, exit 125" 125 "$RC"
+	assert_match "  ... the range is not of that namespace" \
+		"subordinate ids of .* are not ids of the user namespace nsrun runs in" "$(head -n1 <<<"$ERR")"
+	assert_nsrun_error "  ... one line and a hint"
+	run_nsrun "${SUB[@]}" --user 0 -- true
+	assert_eq "  ... control: outside it, the range works" 0 "$RC"
+fi
+
 # ---- nsrun api: Docker's run semantics by default (no User: root, Docker's default
 # capabilities, the range, a writable root); ReadonlyRootfs and CapDrop as asked
 if /usr/bin/python3 -c 'import docker' 2>/dev/null; then

@@ -28,4 +28,26 @@ run_probe --timeout 30 -- memhog-via malloc 1024
 assert_not_match "1 GiB under the default --memory 512m is not allocated" '^memhog-via: ok' "$OUT"
 assert_eq "  ... the run is ended as out of memory (137)" 137 "$RC"
 
+# System V segments that no process maps (made, written, detached), which the supervisor's
+# measure cannot see (memwatch.h): the container's IPC namespace holds at most --memory of
+# them (shmall, shmmax; msgmni for queues), so 128 MiB of them under --memory 64m is
+# refused (ENOSPC), or ended as out of memory where a cgroup charges them.  Control: under
+# --memory 1g the same 128 MiB is held (the probe takes memory the measure cannot see)
+SHM='import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+for i in range(8):
+    sid = libc.shmget(0, ctypes.c_size_t(16 << 20), 0o1600)
+    if sid < 0:
+        print("shmget", ctypes.get_errno()); sys.exit(3)
+    p = libc.shmat(sid, None, 0)
+    ctypes.memset(p, 1, 16 << 20)
+    libc.shmdt(ctypes.c_void_p(p))
+print("held 128 MiB")'
+run_nsrun --memory 64m --image python -- python3 -c "$SHM"
+assert_match "128 MiB of detached System V segments under --memory 64m: refused (ENOSPC) or out of memory" \
+	'^(3:shmget 28|137:)$' "$RC:$OUT"
+run_nsrun --memory 1g --image python -- python3 -c "$SHM"
+assert_eq "  ... control: under --memory 1g they are held" "held 128 MiB" "$OUT"
+
 done_testing

@@ -49,6 +49,23 @@ else
 8081 ok" "$OUT"
 fi
 
+# --read-only=false: / holds what a writable root needs (a new file, a FIFO), not
+# device nodes, which stay /dev's.  The root is the test's own tiny image (a caller
+# owns its image's /, as a rootless pull or build does).  Control: without Landlock
+# the same mknod gets as far as the kernel's own CAP_MKNOD check (EPERM), so the
+# EACCES is Landlock's
+BARE="$TESTTMP/bare"
+mkdir -p "$BARE/bin" "$BARE/etc" && cp "$PROBE" "$BARE/bin/nsrun-probe" && chmod -R a+rX "$BARE"
+run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe write /new 1
+assert_eq "--read-only=false: a new file in / is written" "write: ok /new 1 bytes" "$OUT"
+run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe mknod /fifo fifo
+assert_eq "  ... a FIFO is made in /" "mknod: ok fifo /fifo" "$OUT"
+run_nsrun --rootfs "$BARE" --read-only=false -- /bin/nsrun-probe mknod /null char
+assert_eq "  ... a device node is not: Landlock refuses it (EACCES)" "mknod: denied EACCES char /null" "$OUT"
+run_nsrun --rootfs "$BARE" --read-only=false --security-opt landlock=unconfined -- /bin/nsrun-probe mknod /null char
+assert_eq "  ... control: without Landlock the kernel's CAP_MKNOD check refuses it (EPERM)" \
+	"mknod: denied EPERM char /null" "$OUT"
+
 run_nsrun --security-opt landlock=maybe --image python -- true
 assert_eq "a bad landlock= value: 125" 125 "$RC"
 assert_match "  ... naming the values" 'landlock= takes default, strict or unconfined' "$ERR"
