@@ -223,8 +223,16 @@ static int parse_process(struct walk *w, yajl_val p)
 		} else if (strcmp(k, "rlimits") == 0) {
 			if (parse_rlimits(w, v) < 0)
 				return -1;
+		} else if (strcmp(k, "oomScoreAdj") == 0) {
+			long long adj = 0;
+			if (integer(w, v, "process.oomScoreAdj", &adj) < 0)
+				return -1;
+			if (adj < -1000 || adj > 1000)
+				return bad(w, "process.oomScoreAdj: %lld: expected -1000 to 1000 (proc(5))", adj);
+			w->cfg->oom_score_adj = (int)adj;
+			w->cfg->oom_score_adj_set = true;
 		} else if (strcmp(k, "apparmorProfile") == 0 || strcmp(k, "selinuxLabel") == 0 ||
-			   strcmp(k, "oomScoreAdj") == 0 || strcmp(k, "scheduler") == 0 ||
+			   strcmp(k, "scheduler") == 0 ||
 			   strcmp(k, "ioPriority") == 0 || strcmp(k, "execCPUAffinity") == 0) {
 			if (nonempty(v))
 				warn(w, "process.%s: not applied (not supported)", k);

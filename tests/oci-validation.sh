@@ -42,8 +42,10 @@ if [ -n "$user" ]; then
 	logs=${OCI_VALIDATION_LOGS:-$stage/logs}
 	mkdir -p "$logs" && chmod 1777 "$logs"
 	uhome=$(getent passwd "$user" | cut -d: -f6)
+	# the programs cannot pass --root: nsrun's rootless default is under XDG_RUNTIME_DIR
+	install -d -m 700 -o "$user" "$stage/run"
 	runuser -u "$user" -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$uhome" \
-		LANG=C.UTF-8 USER="$user" XDG_CACHE_HOME="${OCI_VALIDATION_CACHE:-/tmp/cache-ocival-$user}" \
+		LANG=C.UTF-8 USER="$user" XDG_RUNTIME_DIR="$stage/run" XDG_CACHE_HOME="${OCI_VALIDATION_CACHE:-/tmp/cache-ocival-$user}" \
 		NSRUN="$stage/build/nsrun" RUNTIME_TOOLS="$stage/tools" OCI_VALIDATION_LOGS="$logs" \
 		bash "$stage/tests/oci-validation.sh" --timeout "$timeout" "$@"
 	rc=$?

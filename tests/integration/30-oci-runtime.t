@@ -148,6 +148,23 @@ assert_match "  ... a bad one: create fails, naming the field" '(^|
 )nsrun: seccomp profile "[^"]*/c2/seccomp.json": syscalls\[0\]\.action: unknown action "SCMP_ACT_BOGUS"' "$ERR"
 check "  ... and leaves nothing" test ! -e "$ROOT/c2"
 
+# ---- process.oomScoreAdj: set for the payload (runtime-tools' process_oom_score_adj);
+# raising it needs no privilege, so rootless too
+bundle_with '["/nsrun-probe", "read", "/proc/self/oom_score_adj"]' 'c["process"]["oomScoreAdj"] = 500'
+oci run --bundle "$T/bundle" c2
+assert_match "process.oomScoreAdj 500: the payload's oom_score_adj" '^read: ok .*500' "$OUT"
+# (bundle_with edits the last config: the field goes again)
+bundle_with '["/nsrun-probe", "read", "/proc/self/oom_score_adj"]' 'c["process"].pop("oomScoreAdj")'
+oci run --bundle "$T/bundle" c2
+assert_match "  ... without it, not 500 (control)" '^read: ok ' "$OUT"
+check "  ... (the control read another value)" test "$(printf %s "$OUT" | grep -c 500)" = 0
+bundle_with '["true"]' 'c["process"]["oomScoreAdj"] = 2000'
+oci create --bundle "$T/bundle" c2
+assert_match "  ... out of range: create fails, naming the field" \
+	'^nsrun: config.json: process.oomScoreAdj: 2000: expected -1000 to 1000' "$ERR"
+check "  ... and leaves nothing" test ! -e "$ROOT/c2"
+bundle_with '["true"]' 'c["process"].pop("oomScoreAdj")'
+
 # ---- kill: a signal by name reaches the payload, whose status run returns
 bundle_with '["/nsrun-probe", "sleep", "300"]'
 timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
