@@ -7,7 +7,8 @@
 # build/tools/runtime-tools/validation/NAME.t; default: all of them) with
 # RUNTIME=$NSRUN (default build/nsrun), in a directory holding runtimetest and the
 # suite's rootfs tarball, as the programs expect.  Prints one line a program,
-#   NAME  PASSED/TESTS  [exit status, timeout]
+#   NAME  PASSED/TESTS  (S skipped)  [exit status, timeout]
+# (a skipped test is one of the passed, as TAP counts it: "ok N # SKIP")
 # and the total.  --user USER runs them as USER (rootless) from a staged copy that
 # USER can read.  Each program's TAP output is kept in $OCI_VALIDATION_LOGS (default
 # a temp dir, printed at the end).  Exit status: 0 when every program was run.
@@ -54,7 +55,7 @@ if [ -n "$user" ]; then
 fi
 
 if [ $# -eq 0 ]; then
-	set -- $(cd "$TOOLS/validation" && ls -- *.t | sed 's/\.t$//')
+	for f in "$TOOLS"/validation/*.t; do set -- "$@" "$(basename "$f" .t)"; done
 fi
 logs=${OCI_VALIDATION_LOGS:-$(mktemp -d /tmp/nsrun-ocival-logs.XXXXXX)}
 work=$(mktemp -d /tmp/nsrun-ocival-work.XXXXXX)
@@ -65,7 +66,7 @@ cd "$work" || exit 2
 # nsrun's default --root
 export TMPDIR=$work RUNTIME=$NSRUN
 
-total=0; passed=0
+total=0; passed=0; skipped=0
 printf '%-36s %s\n' "program ($(id -un))" "passed/tests"
 for name in "$@"; do
 	prog=$TOOLS/validation/$name.t
@@ -74,10 +75,12 @@ for name in "$@"; do
 	rc=$?
 	n=$(grep -cE '^(not )?ok ' "$logs/$name.tap")
 	p=$(grep -cE '^ok ' "$logs/$name.tap")
+	s=$(grep -ciE '^ok [0-9]+ # skip' "$logs/$name.tap")
 	note=""
-	[ $rc = 0 ] || note="  [exit $rc$([ $rc = 124 ] && echo ': timeout')]"
+	[ "$s" = 0 ] || note="  ($s skipped)"
+	[ $rc = 0 ] || note="$note  [exit $rc$([ $rc = 124 ] && echo ': timeout')]"
 	printf '%-36s %s/%s%s\n' "$name" "$p" "$n" "$note"
-	total=$((total + n)); passed=$((passed + p))
+	total=$((total + n)); passed=$((passed + p)); skipped=$((skipped + s))
 done
-printf '%-36s %s/%s\n' "total" "$passed" "$total"
+printf '%-36s %s/%s  (%s skipped)\n' "total" "$passed" "$total" "$skipped"
 [ -n "${OCI_VALIDATION_LOGS:-}" ] || echo "logs: $logs"
