@@ -617,10 +617,28 @@ static int parse_paths(struct walk *w, yajl_val v, const char *what)
 		strv_free(&paths);
 		return -1;
 	}
-	for (size_t i = 0; i < paths.n; i++)
-		if (!masked_by_nsrun(paths.v[i]))
-			warn(w, "linux.%s[%zu]: \"%s\" not applied: nsrun applies its own list (Docker's)", what, i,
-			     paths.v[i]);
+	/* nsrun's own list, and all of /sys (there is none), are there already; the rest
+	 * joins the mount plan (mount_plan.c) */
+	for (size_t i = 0; i < paths.n; i++) {
+		char where[80];
+		_cleanup_free_ char *p = NULL;
+		if (masked_by_nsrun(paths.v[i]))
+			continue;
+		snprintf(where, sizeof(where), "config.json: linux.%s[%zu]", what, i);
+		if (!(p = config_container_path(where, paths.v[i], w->err))) {
+			strv_free(&paths);
+			return -1;
+		}
+		if (strcmp(p, "/") == 0) {
+			strv_free(&paths);
+			return bad(w, "linux.%s[%zu]: \"/\": not a path nsrun can %s (the root is read-only "
+				   "already)", what, i, what[0] == 'm' ? "mask" : "bind read-only");
+		}
+		if (strv_push(what[0] == 'm' ? &w->cfg->masked_paths : &w->cfg->readonly_paths, p) < 0) {
+			strv_free(&paths);
+			return error_set(w->err, ENOMEM, "config.json: linux.%s", what);
+		}
+	}
 	strv_free(&paths);
 	return 0;
 }
