@@ -248,8 +248,8 @@ $(RUNTIME_TOOLS)/runtimetest:
 	@s=$(RUNTIME_TOOLS_SRC); [ -d $$s/validation ] && [ -d $$s/vendor ] || { \
 		echo "nsrun: make runtime-tools: no runtime-tools source tree with validation/ and vendor/ at $$s" >&2; \
 		echo "  hint: git clone https://github.com/opencontainers/runtime-tools $$s && git -C $$s checkout $(RUNTIME_TOOLS_COMMIT)" >&2; exit 1; }
-	@mkdir -p $(RUNTIME_TOOLS)/validation && o=$(CURDIR)/$(RUNTIME_TOOLS) && cd $(RUNTIME_TOOLS_SRC) && \
-	export GOFLAGS=-mod=vendor GOPROXY=off GOPATH=$$o/.gopath GOCACHE=$$o/.gocache CGO_ENABLED=0 && \
+	@mkdir -p $(RUNTIME_TOOLS)/validation && o=$(CURDIR)/$(RUNTIME_TOOLS) && g=$(CURDIR)/$(BUILD)/go-runtime-tools && \
+	cd $(RUNTIME_TOOLS_SRC) && export GOFLAGS=-mod=vendor GOPROXY=off GOPATH=$$g/path GOCACHE=$$g/cache CGO_ENABLED=0 && \
 	for d in validation/*/; do n=$$(basename $$d); [ $$n = util ] && continue; \
 		go build -o $$o/validation/$$n.t ./$$d || exit 1; done && \
 	cp rootfs-*.tar.gz $$o/ && go build -tags "netgo osusergo" -o $$o/runtimetest ./cmd/runtimetest && \
