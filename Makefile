@@ -235,6 +235,7 @@ $(DOCKER_CLI):
 	dpkg-deb -x $$d/docker.io_*.deb $$d/x && cp $$d/x/usr/bin/docker $@ && rm -rf $$d && echo "  GET     $@ (from Debian's docker.io)"
 
 # opencontainers/runtime-tools' validation suite (docs/oci-runtime.md, "Conformance"):
+# (in build/runtime-tools, not build/tools: 290 MB that check-rootless need not copy)
 # runtimetest, the suite's rootfs and one TAP program a validation/NAME directory,
 # built offline with Debian's Go from a runtime-tools source tree and its vendor/
 # directory.  Debian's golang-github-opencontainers-runtime-tools-dev (the commit
@@ -242,7 +243,7 @@ $(DOCKER_CLI):
 # in Debian), so the tree is a checkout of that commit: RUNTIME_TOOLS_SRC=DIR
 RUNTIME_TOOLS_SRC    ?= $(BUILD)/runtime-tools-src
 RUNTIME_TOOLS_COMMIT := 0105384f68e16803891d0a17d9067b1def6a2778
-RUNTIME_TOOLS        := $(BUILD)/tools/runtime-tools
+RUNTIME_TOOLS        := $(BUILD)/runtime-tools
 runtime-tools: $(RUNTIME_TOOLS)/runtimetest
 $(RUNTIME_TOOLS)/runtimetest:
 	@s=$(RUNTIME_TOOLS_SRC); [ -d $$s/validation ] && [ -d $$s/vendor ] || { \

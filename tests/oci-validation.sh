@@ -4,7 +4,7 @@
 #   tests/oci-validation.sh [--user USER] [--timeout SECONDS] [PROGRAM...]
 #
 # Runs each validation program (`make runtime-tools` builds them into
-# build/tools/runtime-tools/validation/NAME.t; default: all of them) with
+# build/runtime-tools/validation/NAME.t; default: all of them) with
 # RUNTIME=$NSRUN (default build/nsrun), in a directory holding runtimetest and the
 # suite's rootfs tarball, as the programs expect.  Prints one line a program,
 #   NAME  PASSED/TESTS  (S skipped)  [exit status, timeout]
@@ -17,7 +17,7 @@ set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 NSRUN=${NSRUN:-$here/build/nsrun}
-TOOLS=${RUNTIME_TOOLS:-$here/build/tools/runtime-tools}
+TOOLS=${RUNTIME_TOOLS:-$here/build/runtime-tools}
 user=""
 timeout=120
 while [ $# -gt 0 ]; do
