@@ -50,7 +50,8 @@ if [ -n "$user" ]; then
 		NSRUN="$stage/build/nsrun" RUNTIME_TOOLS="$stage/tools" OCI_VALIDATION_LOGS="$logs" \
 		bash "$stage/tests/oci-validation.sh" --timeout "$timeout" "$@"
 	rc=$?
-	[ -n "${OCI_VALIDATION_LOGS:-}" ] || echo "logs: $logs (the staged copy $stage is kept for them)"
+	if [ -n "${OCI_VALIDATION_LOGS:-}" ]; then rm -rf "$stage"
+	else echo "logs: $logs (the staged copy $stage is kept for them)"; fi
 	exit $rc
 fi
 
@@ -59,7 +60,13 @@ if [ $# -eq 0 ]; then
 fi
 logs=${OCI_VALIDATION_LOGS:-$(mktemp -d /tmp/nsrun-ocival-logs.XXXXXX)}
 work=$(mktemp -d /tmp/nsrun-ocival-work.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# a program that fails or runs out of time may leave its container (created, or
+# stopped and not deleted): remove those whose bundle is ours, and no other
+cleanup_containers() {
+	"$NSRUN" list --format json 2>/dev/null | jq -r --arg w "$work/" '.[] | select(.bundle | startswith($w)) | .id' |
+		while read -r id; do "$NSRUN" delete --force "$id" >/dev/null 2>&1; done
+}
+trap 'cleanup_containers; rm -rf "$work"' EXIT
 cp "$TOOLS/runtimetest" "$TOOLS"/rootfs-*.tar.gz "$work/"
 cd "$work" || exit 2
 # the programs make their bundles under TMPDIR and the containers' state under
@@ -73,6 +80,7 @@ for name in "$@"; do
 	[ -x "$prog" ] || { echo "oci-validation.sh: no program $name" >&2; continue; }
 	timeout -k 10 "$timeout" "$prog" > "$logs/$name.tap" 2>&1
 	rc=$?
+	cleanup_containers
 	n=$(grep -cE '^(not )?ok ' "$logs/$name.tap")
 	p=$(grep -cE '^ok ' "$logs/$name.tap")
 	s=$(grep -ciE '^ok [0-9]+ # skip' "$logs/$name.tap")
