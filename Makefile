@@ -88,7 +88,7 @@ DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 	help2man containerd nodejs
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: man bench all deps image demo check docker-cli testcontainers-node check-unit check-root check-rootless test-image service-image \
+.PHONY: man bench all deps image demo check docker-cli testcontainers-node runtime-tools oci-validation check-unit check-root check-rootless test-image service-image \
 	service-image-store compat-image compat-image-store oci-test-images test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak
 
@@ -252,6 +252,34 @@ $(DOCKER_CLI):
 	(cd $$d && apt-get download -q docker.io >/dev/null 2>&1 || \
 		{ echo "nsrun: make docker-cli: apt-get download docker.io failed (run apt-get update?)" >&2; exit 1; }) && \
 	dpkg-deb -x $$d/docker.io_*.deb $$d/x && cp $$d/x/usr/bin/docker $@ && rm -rf $$d && echo "  GET     $@ (from Debian's docker.io)"
+
+# opencontainers/runtime-tools' validation suite (docs/oci-runtime.md, "Conformance"):
+# (in build/runtime-tools, not build/tools: 290 MB that check-rootless need not copy)
+# runtimetest, the suite's rootfs and one TAP program a validation/NAME directory,
+# built offline with Debian's Go from a runtime-tools source tree and its vendor/
+# directory.  Debian's golang-github-opencontainers-runtime-tools-dev (the commit
+# below) ships the library but not validation/ (its mndrix/tap-go is not packaged
+# in Debian), so the tree is a checkout of that commit: RUNTIME_TOOLS_SRC=DIR
+RUNTIME_TOOLS_SRC    ?= $(BUILD)/runtime-tools-src
+RUNTIME_TOOLS_COMMIT := 0105384f68e16803891d0a17d9067b1def6a2778
+RUNTIME_TOOLS        := $(BUILD)/runtime-tools
+runtime-tools: $(RUNTIME_TOOLS)/runtimetest
+$(RUNTIME_TOOLS)/runtimetest:
+	@s=$(RUNTIME_TOOLS_SRC); [ -d $$s/validation ] && [ -d $$s/vendor ] || { \
+		echo "nsrun: make runtime-tools: no runtime-tools source tree with validation/ and vendor/ at $$s" >&2; \
+		echo "  hint: git clone https://github.com/opencontainers/runtime-tools $$s && git -C $$s checkout $(RUNTIME_TOOLS_COMMIT)" >&2; exit 1; }
+	@mkdir -p $(RUNTIME_TOOLS)/validation && o=$(CURDIR)/$(RUNTIME_TOOLS) && g=$(CURDIR)/$(BUILD)/go-runtime-tools && \
+	cd $(RUNTIME_TOOLS_SRC) && export GOFLAGS=-mod=vendor GOPROXY=off GOPATH=$$g/path GOCACHE=$$g/cache CGO_ENABLED=0 && \
+	for d in validation/*/; do n=$$(basename $$d); [ $$n = util ] && continue; \
+		go build -o $$o/validation/$$n.t ./$$d || exit 1; done && \
+	cp rootfs-*.tar.gz $$o/ && go build -tags "netgo osusergo" -o $$o/runtimetest ./cmd/runtimetest && \
+	echo "  GO      $(RUNTIME_TOOLS) (runtime-tools $$(git describe --always 2>/dev/null || echo '?'))"
+
+# the whole suite as root and as $(TEST_USER); not in CI: it takes minutes, and the
+# source tree cannot be had offline (30-oci-runtime.t tests what the suite found)
+oci-validation: all runtime-tools test-user
+	@tests/oci-validation.sh
+	@if [ "$$(id -u)" = 0 ]; then tests/oci-validation.sh --user $(TEST_USER); fi
 
 # Testcontainers for Node.js (tests/testcontainers: the versions pinned by its
 # package-lock.json) for 33-testcontainers.t, from the npm registry; next to nsrun

@@ -387,6 +387,8 @@ void config_free(struct nsrun_config *cfg)
 	strv_free(&cfg->process.args);
 	strv_free(&cfg->process.env);
 	strv_free(&cfg->process.user_env);
+	strv_free(&cfg->masked_paths);
+	strv_free(&cfg->readonly_paths);
 	free(cfg->process.cwd);
 	free(cfg->image);
 	free(cfg->image_dir);

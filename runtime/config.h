@@ -200,6 +200,14 @@ struct nsrun_config {
 	char *exec_fifo;                /* OCI create (oci.h): the fifo pid 1 opens for writing, which
 					 * blocks until `nsrun start` opens it, before the payload is
 					 * forked; NULL: none */
+	int oom_score_adj;              /* OCI process.oomScoreAdj (-1000 to 1000), written by init to
+					 * /proc/self/oom_score_adj before the payload starts (proc(5));
+					 * only when oom_score_adj_set */
+	bool oom_score_adj_set;
+	struct strv masked_paths;       /* OCI linux.maskedPaths beyond nsrun's own list: /dev/null
+					 * (a file) or an empty read-only tmpfs (a directory) over each,
+					 * after every other mount; a path missing from the rootfs is skipped */
+	struct strv readonly_paths;     /* OCI linux.readonlyPaths beyond nsrun's own: bound read-only */
 	unsigned preserve_fds;          /* OCI create --preserve-fds and LISTEN_FDS: fds 3 to 3+N-1 of
 					 * the caller reach the payload as they are; 0: none */
 	char *console_socket;           /* OCI create --console-socket (with tty): the pty master goes

@@ -60,6 +60,28 @@ static int hide_cmdline(struct nsrun_error *err)
 	return 0;
 }
 
+/* OCI process.oomScoreAdj: adj (-1000 to 1000) into /proc/self/oom_score_adj,
+ * which the payload inherits.  Lowering it needs CAP_SYS_RESOURCE of the host's
+ * user namespace, so rootless only raises it: then an error, not less than asked.
+ * proc(5), /proc/pid/oom_score_adj.  Returns 0 or -1 with err. */
+static int set_oom_score_adj(int adj, struct nsrun_error *err)
+{
+	char buf[16];
+	int fd, n = snprintf(buf, sizeof(buf), "%d", adj);
+
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "process.oomScoreAdj: open /proc/self/oom_score_adj");
+	if (write(fd, buf, (size_t)n) != n) {
+		int e = errno;
+		close(fd);
+		return error_set_stage(err, STAGE_CONTAINER, e, "process.oomScoreAdj: set oom_score_adj to %d%s", adj,
+				       e == EACCES ? " (lowering it needs privilege on the host)" : "");
+	}
+	close(fd);
+	return 0;
+}
+
 /* *unmapped: reduced, and the supervisor could not write the id maps */
 static int container_setup(const struct container_args *a, bool *unmapped, struct nsrun_error *err)
 {
@@ -71,6 +93,8 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
 	*unmapped = msg.value == SYNC_UNMAPPED;
+	if (a->cfg->oom_score_adj_set && set_oom_score_adj(a->cfg->oom_score_adj, err) < 0)
+		return -1;
 	/* a joined network (netjoin.c): the helper's clone left us dumpable as
 	 * host uid 65534 (as root) while we hold the supervisor's fds; the maps are
 	 * written now, so nothing needs it any more */

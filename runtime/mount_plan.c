@@ -187,6 +187,19 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 			goto oom;
 		op->in_image = false;
 	}
+	/* an OCI config's own masks and read-only paths, last: over the volumes too, as
+	 * runtime-spec's config-linux.md (masked paths, readonly paths) asks; in_image
+	 * false: a missing path is skipped when mounting, not made */
+	for (size_t i = 0; i < cfg->masked_paths.n; i++)
+		if (!(op = push(plan, &cap, MOP_MASK_FILE, cfg->masked_paths.v[i], MS_BIND)))
+			goto oom;
+		else
+			op->in_image = false;
+	for (size_t i = 0; i < cfg->readonly_paths.n; i++)
+		if (!(op = push(plan, &cap, MOP_READONLY, cfg->readonly_paths.v[i], MS_BIND | MS_RDONLY)))
+			goto oom;
+		else
+			op->in_image = false;
 	/* /tmp, /dev, /proc: in the image unless a volume put them elsewhere (rejected by config) */
 	return 0;
 oom:

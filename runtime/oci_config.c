@@ -14,83 +14,9 @@
 #include "cleanup.h"
 #include "config.h"
 #include "oci_config.h"
+#include "oci_config_internal.h"
 
 #define CONFIG_MAX_BYTES (4U << 20)
-
-struct walk {
-	const char *bundle;
-	struct nsrun_config *cfg;
-	struct strv *warnings;
-	struct nsrun_error *err;
-};
-
-static void __attribute__((format(printf, 2, 3))) warn(struct walk *w, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	strv_push(w->warnings, line); /* ENOMEM: the run goes on, the warning is lost */
-}
-
-static int __attribute__((format(printf, 2, 3))) bad(struct walk *w, const char *fmt, ...)
-{
-	char msg[sizeof(w->err->msg) - 16];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error_set(w->err, 0, "config.json: %s", msg);
-}
-
-static bool is_true(yajl_val v)
-{
-	return v && YAJL_IS_TRUE(v);
-}
-
-/* The string at v, or NULL (absent or another type). */
-static const char *str(yajl_val v)
-{
-	return v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
-}
-
-/* *out = the integer at v (path names it in the error).  Returns 0 or -1. */
-static int integer(struct walk *w, yajl_val v, const char *path, long long *out)
-{
-	if (!v || !YAJL_IS_INTEGER(v))
-		return bad(w, "%s: expected an integer", path);
-	*out = YAJL_GET_INTEGER(v);
-	return 0;
-}
-
-static bool nonempty(yajl_val v)
-{
-	return v && ((YAJL_IS_ARRAY(v) && v->u.array.len) || (YAJL_IS_OBJECT(v) && v->u.object.len) ||
-		     YAJL_IS_STRING(v) || YAJL_IS_NUMBER(v) || YAJL_IS_TRUE(v));
-}
-
-static int expect_object(struct walk *w, yajl_val v, const char *path)
-{
-	return v && YAJL_IS_OBJECT(v) ? 0 : bad(w, "%s: expected an object", path);
-}
-
-/* v must be an array of strings, pushed onto out.  Returns 0 or -1. */
-static int strings(struct walk *w, yajl_val v, const char *path, struct strv *out)
-{
-	if (!v || !YAJL_IS_ARRAY(v))
-		return bad(w, "%s: expected an array of strings", path);
-	for (size_t i = 0; i < v->u.array.len; i++) {
-		const char *s = str(v->u.array.values[i]);
-		if (!s)
-			return bad(w, "%s[%zu]: expected a string", path, i);
-		if (out && strv_push(out, s) < 0)
-			return error_set(w->err, ENOMEM, "config.json: %s", path);
-	}
-	return 0;
-}
 
 /* ---- process ---- */
 
@@ -223,8 +149,16 @@ static int parse_process(struct walk *w, yajl_val p)
 		} else if (strcmp(k, "rlimits") == 0) {
 			if (parse_rlimits(w, v) < 0)
 				return -1;
+		} else if (strcmp(k, "oomScoreAdj") == 0) {
+			long long adj = 0;
+			if (integer(w, v, "process.oomScoreAdj", &adj) < 0)
+				return -1;
+			if (adj < -1000 || adj > 1000)
+				return bad(w, "process.oomScoreAdj: %lld: expected -1000 to 1000 (proc(5))", adj);
+			w->cfg->oom_score_adj = (int)adj;
+			w->cfg->oom_score_adj_set = true;
 		} else if (strcmp(k, "apparmorProfile") == 0 || strcmp(k, "selinuxLabel") == 0 ||
-			   strcmp(k, "oomScoreAdj") == 0 || strcmp(k, "scheduler") == 0 ||
+			   strcmp(k, "scheduler") == 0 ||
 			   strcmp(k, "ioPriority") == 0 || strcmp(k, "execCPUAffinity") == 0) {
 			if (nonempty(v))
 				warn(w, "process.%s: not applied (not supported)", k);
@@ -462,204 +396,6 @@ static int parse_mount(struct walk *w, size_t i, yajl_val m)
 	return rc;
 }
 
-/* ---- linux ---- */
-
-static const char *const own_namespaces[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", NULL };
-
-static int parse_namespaces(struct walk *w, yajl_val v)
-{
-	bool seen[8] = { false };
-
-	if (!v || !YAJL_IS_ARRAY(v))
-		return bad(w, "linux.namespaces: expected an array");
-	for (size_t i = 0; i < v->u.array.len; i++) {
-		const char *p[] = { "type", NULL };
-		yajl_val ns = v->u.array.values[i];
-		const char *type = str(yajl_tree_get(ns, p, yajl_t_string));
-		size_t j;
-		p[0] = "path";
-		if (!type)
-			return bad(w, "linux.namespaces[%zu].type: missing or not a string", i);
-		if (nonempty(yajl_tree_get(ns, p, yajl_t_any)))
-			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported yet "
-				   "(nsrun makes every namespace of the container)", i, type);
-		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
-			;
-		if (own_namespaces[j])
-			seen[j] = true;
-		else if (strcmp(type, "time") == 0)
-			warn(w, "linux.namespaces[%zu]: time: not made (the container shares the host's clocks)", i);
-		else
-			return bad(w, "linux.namespaces[%zu].type: \"%s\": unknown", i, type);
-	}
-	for (size_t j = 0; own_namespaces[j]; j++)
-		if (!seen[j])
-			warn(w, "linux.namespaces: no %s entry, which asks for the caller's; nsrun makes a new one all the "
-			     "same", own_namespaces[j]);
-	return 0;
-}
-
-static int parse_id_mappings(struct walk *w, yajl_val v, const char *what)
-{
-	if (!v || !YAJL_IS_ARRAY(v))
-		return bad(w, "linux.%s: expected an array", what);
-	for (size_t i = 0; i < v->u.array.len; i++) {
-		const char *p[] = { "size", NULL };
-		yajl_val size = yajl_tree_get(v->u.array.values[i], p, yajl_t_number);
-		if (!size || !YAJL_IS_INTEGER(size))
-			return bad(w, "linux.%s[%zu].size: missing or not an integer", what, i);
-		if (YAJL_GET_INTEGER(size) != 1 || v->u.array.len > 1)
-			return bad(w, "linux.%s[%zu]: %s: nsrun maps one id (the caller's) into the container; ranges "
-				   "(newuidmap/newgidmap) are not supported yet", what, i,
-				   v->u.array.len > 1 ? "more than one mapping" : "a range of ids");
-	}
-	return 0;
-}
-
-static int parse_resources(struct walk *w, yajl_val r)
-{
-	struct nsrun_limits *l = &w->cfg->limits;
-	long long n = 0;
-
-	if (expect_object(w, r, "linux.resources") < 0)
-		return -1;
-	for (size_t i = 0; i < r->u.object.len; i++) {
-		const char *k = r->u.object.keys[i];
-		yajl_val v = r->u.object.values[i];
-		if (strcmp(k, "memory") == 0 && v && YAJL_IS_OBJECT(v)) {
-			for (size_t j = 0; j < v->u.object.len; j++) {
-				const char *mk = v->u.object.keys[j];
-				char path[64];
-				snprintf(path, sizeof(path), "linux.resources.memory.%s", mk);
-				if (strcmp(mk, "limit") == 0 || strcmp(mk, "swap") == 0) {
-					if (integer(w, v->u.object.values[j], path, &n) < 0)
-						return -1;
-					if (mk[0] == 'l')
-						l->memory_bytes = n > 0 ? (uint64_t)n : 0;
-					else
-						l->memory_swap_bytes = n > 0 ? (uint64_t)n : UINT64_MAX;
-				} else if (nonempty(v->u.object.values[j])) {
-					warn(w, "%s: not applied (not supported)", path);
-				}
-			}
-		} else if (strcmp(k, "pids") == 0 && v && YAJL_IS_OBJECT(v)) {
-			const char *p[] = { "limit", NULL };
-			if (integer(w, yajl_tree_get(v, p, yajl_t_any), "linux.resources.pids.limit", &n) < 0)
-				return -1;
-			l->pids = n > 0 ? (uint64_t)n : 0;
-		} else if (strcmp(k, "cpu") == 0 && v && YAJL_IS_OBJECT(v)) {
-			long long quota = 0, period = 100000;
-			for (size_t j = 0; j < v->u.object.len; j++) {
-				const char *ck = v->u.object.keys[j];
-				char path[64];
-				snprintf(path, sizeof(path), "linux.resources.cpu.%s", ck);
-				if (strcmp(ck, "quota") == 0 || strcmp(ck, "period") == 0) {
-					if (integer(w, v->u.object.values[j], path, ck[0] == 'q' ? &quota : &period) < 0)
-						return -1;
-				} else if (nonempty(v->u.object.values[j])) {
-					warn(w, "%s: not applied (not supported)", path);
-				}
-			}
-			if (period <= 0)
-				return bad(w, "linux.resources.cpu.period: %lld: expected a positive number", period);
-			/* (quota / period in thousandths, without overflow: the quota may be any int64) */
-			l->cpus_milli = quota > 0 ? (uint64_t)((long double)quota * 1000 / period) : 0;
-			if (quota > 0 && !l->cpus_milli)
-				l->cpus_milli = 1;
-		} else if (strcmp(k, "devices") == 0 && v && YAJL_IS_ARRAY(v)) {
-			for (size_t j = 0; j < v->u.array.len; j++) {
-				const char *p[] = { "allow", NULL };
-				if (is_true(yajl_tree_get(v->u.array.values[j], p, yajl_t_any)))
-					warn(w, "linux.resources.devices[%zu]: not applied: the container's /dev holds "
-					     "only null, zero, full, random, urandom, tty and pts", j);
-			}
-		} else if (nonempty(v)) {
-			warn(w, "linux.resources.%s: not applied (not supported)", k);
-		}
-	}
-	return 0;
-}
-
-/* The paths nsrun masks or makes read-only in every container (mount_plan.c), as
- * Docker's defaults: a config asking for these gets them. */
-static bool masked_by_nsrun(const char *p)
-{
-	static const char *const paths[] = {
-		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
-		"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
-		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/sys/fs/selinux",
-		"/sys/dev/block", NULL,
-	};
-
-	if (strncmp(p, "/sys/", 5) == 0)
-		return true; /* no /sys at all */
-	for (size_t i = 0; paths[i]; i++)
-		if (strcmp(paths[i], p) == 0)
-			return true;
-	return false;
-}
-
-static int parse_paths(struct walk *w, yajl_val v, const char *what)
-{
-	struct strv paths = { 0 };
-	char path[64];
-
-	snprintf(path, sizeof(path), "linux.%s", what);
-	if (strings(w, v, path, &paths) < 0) {
-		strv_free(&paths);
-		return -1;
-	}
-	for (size_t i = 0; i < paths.n; i++)
-		if (!masked_by_nsrun(paths.v[i]))
-			warn(w, "linux.%s[%zu]: \"%s\" not applied: nsrun applies its own list (Docker's)", what, i,
-			     paths.v[i]);
-	strv_free(&paths);
-	return 0;
-}
-
-static int parse_linux(struct walk *w, yajl_val x)
-{
-	if (expect_object(w, x, "linux") < 0)
-		return -1;
-	for (size_t i = 0; i < x->u.object.len; i++) {
-		const char *k = x->u.object.keys[i];
-		yajl_val v = x->u.object.values[i];
-		int rc = 0;
-		if (strcmp(k, "namespaces") == 0)
-			rc = parse_namespaces(w, v);
-		else if (strcmp(k, "uidMappings") == 0 || strcmp(k, "gidMappings") == 0)
-			rc = parse_id_mappings(w, v, k);
-		else if (strcmp(k, "resources") == 0)
-			rc = parse_resources(w, v);
-		else if (strcmp(k, "maskedPaths") == 0 || strcmp(k, "readonlyPaths") == 0)
-			rc = parse_paths(w, v, k);
-		else if (strcmp(k, "seccomp") == 0) {
-			rc = expect_object(w, v, "linux.seccomp"); /* oci_config_seccomp: nsrun's profile code */
-			const char *dp[] = { "defaultAction", NULL };
-			const char *da = rc == 0 ? str(yajl_tree_get(v, dp, yajl_t_string)) : NULL;
-			/* it replaces nsrun's default profile: say so where it denies less by default */
-			if (da && (strcmp(da, "SCMP_ACT_ALLOW") == 0 || strcmp(da, "SCMP_ACT_LOG") == 0 ||
-				   strcmp(da, "SCMP_ACT_NOTIFY") == 0))
-				warn(w, "linux.seccomp: defaultAction %s: every call the profile does not name is "
-				     "allowed (nsrun's default profile, which this one replaces, denies them)", da);
-		}
-		else if (strcmp(k, "cgroupsPath") == 0)
-			; /* nsrun makes the container's cgroup where it may (README, "Limits") */
-		else if (strcmp(k, "rootfsPropagation") == 0 || strcmp(k, "mountLabel") == 0 ||
-			 strcmp(k, "sysctl") == 0 || strcmp(k, "devices") == 0 || strcmp(k, "intelRdt") == 0 ||
-			 strcmp(k, "personality") == 0 || strcmp(k, "timeOffsets") == 0 ||
-			 strcmp(k, "memoryPolicy") == 0 || strcmp(k, "netDevices") == 0) {
-			if (nonempty(v))
-				warn(w, "linux.%s: not applied (not supported)", k);
-		} else {
-			warn(w, "linux.%s: unknown field, ignored", k);
-		}
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
-}
-
 static int parse_top(struct walk *w, yajl_val t)
 {
 	const char *p[] = { "ociVersion", NULL };
@@ -692,7 +428,7 @@ static int parse_top(struct walk *w, yajl_val t)
 			for (size_t j = 0; j < v->u.array.len && rc == 0; j++)
 				rc = parse_mount(w, j, v->u.array.values[j]);
 		} else if (strcmp(k, "linux") == 0) {
-			rc = parse_linux(w, v);
+			rc = oci_parse_linux(w, v);
 		} else if (strcmp(k, "hooks") == 0) {
 			/* checked and run by the OCI verbs (oci_hooks.h), through oci_config_object */
 			if (expect_object(w, v, "hooks") < 0)

@@ -19,6 +19,7 @@ mkdir -p "$T/bundle" "$T/out" "$IMG/etc"
 chmod 777 "$T/out" # the payload is the container's root, another id on the host as root
 (cd "$IMG" && mkdir proc dev sys tmp run out && touch etc/hosts etc/hostname etc/resolv.conf &&
 	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+	mkdir secret && echo 'the secret' >secret/key &&
 	cp "$PROBE_DIR/nsrun-probe" .)
 chmod -R a+rX "$IMG"
 ln -s "$IMG" "$T/bundle/rootfs"
@@ -154,6 +155,46 @@ oci create --bundle "$T/bundle" c2
 assert_match "  ... a bad one: create fails, naming the field" '(^|
 )nsrun: seccomp profile "[^"]*/c2/seccomp.json": syscalls\[0\]\.action: unknown action "SCMP_ACT_BOGUS"' "$ERR"
 check "  ... and leaves nothing" test ! -e "$ROOT/c2"
+
+# ---- process.oomScoreAdj: set for the payload (runtime-tools' process_oom_score_adj);
+# raising it needs no privilege, so rootless too
+bundle_with '["/nsrun-probe", "read", "/proc/self/oom_score_adj"]' 'c["process"]["oomScoreAdj"] = 500'
+oci run --bundle "$T/bundle" c2
+assert_match "process.oomScoreAdj 500: the payload's oom_score_adj" '^read: ok .*500' "$OUT"
+# (bundle_with edits the last config: the field goes again)
+bundle_with '["/nsrun-probe", "read", "/proc/self/oom_score_adj"]' 'c["process"].pop("oomScoreAdj")'
+oci run --bundle "$T/bundle" c2
+assert_match "  ... without it, not 500 (control)" '^read: ok ' "$OUT"
+check "  ... (the control read another value)" test "$(printf %s "$OUT" | grep -c 500)" = 0
+bundle_with '["true"]' 'c["process"]["oomScoreAdj"] = 2000'
+oci create --bundle "$T/bundle" c2
+assert_match "  ... out of range: create fails, naming the field" \
+	'^nsrun: config.json: process.oomScoreAdj: 2000: expected -1000 to 1000' "$ERR"
+check "  ... and leaves nothing" test ! -e "$ROOT/c2"
+bundle_with '["true"]' 'c["process"].pop("oomScoreAdj")'
+
+# ---- linux.maskedPaths, readonlyPaths beyond nsrun's own list: applied, over the
+# volumes too (runtime-tools' linux_masked_paths, linux_readonly_paths)
+bundle_with '["/nsrun-probe", "read", "/secret/key"]'
+oci run --bundle "$T/bundle" c2
+assert_match "a file of the image: readable (control)" '^read: ok /secret/key 11 bytes' "$OUT"
+bundle_with '["/nsrun-probe", "read", "/secret/key"]' 'c["linux"]["maskedPaths"] = ["/secret"]'
+oci run --bundle "$T/bundle" c2
+assert_match "linux.maskedPaths [/secret], a directory: its file is gone" '^read: denied ENOENT' "$OUT"
+bundle_with '["/nsrun-probe", "read", "/etc/passwd"]' 'c["linux"]["maskedPaths"] = ["/etc/passwd", "/no/such"]'
+oci run --bundle "$T/bundle" c2
+assert_match "  ... a file: reads empty; a path missing from the rootfs: skipped" '^read: ok /etc/passwd 0 bytes' "$OUT"
+bundle_with '["/nsrun-probe", "mkdir", "/out/ro"]' 'c["linux"]["maskedPaths"] = []'
+oci run --bundle "$T/bundle" c2
+assert_match "a writable volume: writable (control)" '^mkdir: ok /out/ro' "$OUT"
+bundle_with '["/nsrun-probe", "mkdir", "/out/ro2"]' 'c["linux"]["readonlyPaths"] = ["/out"]'
+oci run --bundle "$T/bundle" c2
+assert_match "linux.readonlyPaths [/out], over a writable volume: read-only" '^mkdir: denied EROFS' "$OUT"
+bundle_with '["true"]' 'c["linux"]["readonlyPaths"] = ["/"]'
+oci create --bundle "$T/bundle" c2
+assert_match "  ... \"/\": create fails, naming the field" '^nsrun: config.json: linux.readonlyPaths\[0\]: "/"' "$ERR"
+check "  ... and leaves nothing" test ! -e "$ROOT/c2"
+bundle_with '["true"]' 'c["linux"].pop("readonlyPaths"); c["linux"].pop("maskedPaths")'
 
 # ---- kill: a signal by name reaches the payload, whose status run returns
 bundle_with '["/nsrun-probe", "sleep", "300"]'

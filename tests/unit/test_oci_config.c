@@ -152,5 +152,27 @@ int main(void)
 		config_free(&cfg);
 		strv_free(&w);
 	}
+	/* process.oomScoreAdj and the masks beyond nsrun's own list: applied, not warned of */
+	rc = parse(", \"oomScoreAdj\": -500", ", \"linux\": {\"maskedPaths\": [\"/proc/kcore\", \"/sys/firmware\","
+		   " \"/secret//dir/\"], \"readonlyPaths\": [\"/data\"]}", &cfg, &w, &err);
+	tap_int(&t, "oomScoreAdj and masked paths parse", 0, rc);
+	OK("  ... oomScoreAdj -500", cfg.oom_score_adj_set && cfg.oom_score_adj == -500);
+	OK("  ... one masked path beyond nsrun's list (/proc/kcore is in it, /sys absent), normalised",
+	   cfg.masked_paths.n == 1 && strcmp(cfg.masked_paths.v[0], "/secret/dir") == 0);
+	OK("  ... one read-only path", cfg.readonly_paths.n == 1 && strcmp(cfg.readonly_paths.v[0], "/data") == 0);
+	OK("  ... no warning of them", !has_warning(&w, "process.oomScoreAdj") && !has_warning(&w, "linux.maskedPaths") &&
+	   !has_warning(&w, "linux.readonlyPaths"));
+	strv_free(&w);
+	config_free(&cfg);
+	rc = parse("", "", &cfg, &w, &err);
+	OK("without them: not set", rc == 0 && !cfg.oom_score_adj_set && cfg.masked_paths.n == 0);
+	strv_free(&w);
+	config_free(&cfg);
+	refused(&t, "oomScoreAdj 1001: refused", ", \"oomScoreAdj\": 1001", "",
+		"config.json: process.oomScoreAdj: 1001: expected -1000 to 1000 (proc(5))");
+	refused(&t, "maskedPaths [\"/\"]: refused", "", ", \"linux\": {\"maskedPaths\": [\"/\"]}",
+		"config.json: linux.maskedPaths[0]: \"/\": not a path nsrun can mask (the root is read-only already)");
+	refused(&t, "readonlyPaths with \"..\": refused, naming it", "", ", \"linux\": {\"readonlyPaths\": [\"/a/../b\"]}",
+		"config.json: linux.readonlyPaths[0]: \"/a/../b\": \"..\" is not allowed");
 	return tap_done(&t);
 }
