@@ -155,6 +155,11 @@ def run_request(cfg, bpf):
     if not chunks:
         os._exit(0)                                  # the pool ended: no request
     req = json.loads(b"".join(chunks))
+    # the request's own limits, at most the pool's: lowering takes no privilege
+    if req.get("memory_bytes"):
+        resource.setrlimit(resource.RLIMIT_DATA, (req["memory_bytes"], req["memory_bytes"]))
+    if req.get("pids"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (req["pids"], req["pids"]))
     os.environ.clear()
     for kv in req.get("env", []):
         k, _, v = kv.partition("=")
