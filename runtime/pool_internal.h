@@ -66,6 +66,9 @@ struct pool {
 	pid_t child;
 	int zlisten, zfd, listen_fd, sigfd;
 	bool zready, announced, stopping, watch_stdin;
+	bool detach;                    /* -d: a named service (state.h) */
+	const char *name;               /* --name */
+	int state_fd, ready_fd;         /* -d: its service directory; the pipe told the socket once ready */
 	unsigned restarts, start_fails;
 	struct pool_slot *slots;
 	size_t n_slots;

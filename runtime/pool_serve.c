@@ -562,6 +562,11 @@ static void zygote_message(struct pool *p)
 			printf("%s\n", p->socket_path);
 			fflush(stdout);
 			p->announced = true;
+			if (p->ready_fd >= 0) {         /* -d: the caller returns now */
+				write_all(p->ready_fd, "1", 1);
+				close(p->ready_fd);
+				p->ready_fd = -1;
+			}
 		}
 		dispatch(p);
 	}
