@@ -64,7 +64,7 @@ static const char pool_usage[] =
 	"A request: 4-byte big-endian length, then {\"code\": ..., \"stdin\": ..., \"args\": [...],\n"
 	"\"env\": [\"K=V\"], \"timeout\": SECONDS, \"output_limit\": BYTES, \"memory\": BYTES, \"pids_limit\": N}\n"
 	"(memory and pids_limit at most the pool's); the reply: the same frame holding the --json\n"
-	"document with \"pool\" timings.  From a shell: nsrun run --pool SOCKET|NAME (run --pool x --help).\n";
+	"document with \"pool\" timings.  From a shell: nsrun run --pool SOCKET|NAME (run --pool --help).\n";
 
 /* ---- small helpers ------------------------------------------------------ */
 

@@ -38,8 +38,8 @@ static const char client_usage[] =
 	"  --pids-limit N            its processes (RLIMIT_NPROC in its user namespace), at most the pool's\n"
 	"  --output-limit BYTES      bytes kept of each of stdout and stderr\n"
 	"  -e, --env KEY[=VALUE]     an environment variable (KEY alone: take nsrun's value)\n"
-	"  --stdin FILE              the request's standard input (default: nsrun's, read to its end,\n"
-	"                            unless a terminal; empty with --json)\n"
+	"  --stdin FILE              the request's standard input (default: empty)\n"
+	"  -i, --interactive         the request's standard input is nsrun's, read to its end first\n"
 	"  --json FILE               write the result document to FILE (- for stdout), with \"pool\" timings\n"
 	"  --capture                 accepted: a request's output is always captured, printed at its end\n"
 	"\n"
@@ -55,6 +55,7 @@ static const struct option client_opts[] = {
 	{ "output-limit", required_argument, NULL, C_OUTPUT_LIMIT },
 	{ "env", required_argument, NULL, 'e' },
 	{ "stdin", required_argument, NULL, C_STDIN },
+	{ "interactive", no_argument, NULL, 'i' },
 	{ "json", required_argument, NULL, C_JSON },
 	{ "capture", no_argument, NULL, C_CAPTURE },
 	{ "help", no_argument, NULL, 'h' },
@@ -65,7 +66,7 @@ struct pool_request {
 	const char *pool;
 	const char *json_path;
 	const char *stdin_path;
-	bool timeout_set, memory_set, pids_set, output_limit_set;
+	bool timeout_set, memory_set, pids_set, output_limit_set, interactive;
 	uint64_t timeout_us, memory, pids, output_limit;
 	struct strv env;
 	struct strv args;
@@ -161,11 +162,13 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 
 	opterr = 0;
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "+:e:h", client_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:hi", client_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			return 1;
 		case C_POOL:
+			if (strcmp(optarg, "--help") == 0 || strcmp(optarg, "-h") == 0)
+				return 1;       /* nsrun run --pool --help */
 			rq->pool = optarg;
 			break;
 		case C_TIMEOUT:
@@ -197,6 +200,9 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 		case C_STDIN:
 			rq->stdin_path = optarg;
 			break;
+		case 'i':
+			rq->interactive = true;
+			break;
 		case C_JSON:
 			rq->json_path = optarg;
 			break;
@@ -213,7 +219,7 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 			else
 				snprintf(shown, sizeof(shown), "%.*s", (int)strcspn(name, "="), name);
 			error_set(err, 0, "run --pool: %s: not an option of a request (--timeout, --memory, --pids-limit, "
-				  "--output-limit, -e, --stdin, --json)", shown);
+				  "--output-limit, -e, --stdin, -i, --json)", shown);
 			err->hint = "a pool's other settings are its own: give them to nsrun pool when it starts";
 			return -1;
 		}
@@ -247,8 +253,8 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 		if (strcmp(argv[optind], "-") == 0) {
 			if (read_to_end(0, POOL_MAX_FRAME, &rq->code, &rq->code_len) < 0)
 				return error_set(err, errno, "run --pool: read the program from standard input");
-			if (!rq->stdin_path)
-				rq->stdin_path = "/dev/null";   /* stdin was the program */
+			if (rq->interactive && !rq->stdin_path)
+				return error_set(err, 0, "run --pool: -i with -: standard input is the program (give --stdin FILE)");
 		} else if (read_path(argv[optind], &rq->code, &rq->code_len, "run --pool: read", err) < 0) {
 			return -1;
 		}
@@ -262,13 +268,14 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 	return 0;
 }
 
-/* The request's stdin, as a run's: --stdin FILE, else nsrun's read to its end
- * unless a terminal; nothing with --json (a run's --json gives the payload none). */
+/* The request's stdin: --stdin FILE, or with -i nsrun's read to its end (the
+ * request is one frame), else none, as docker run without -i: a harness's open
+ * pipe on nsrun's stdin never holds a request back. */
 static int read_stdin(struct pool_request *rq, struct nsrun_error *err)
 {
 	if (rq->stdin_path)
 		return read_path(rq->stdin_path, &rq->in, &rq->in_len, "--stdin", err);
-	if (rq->json_path || isatty(0))
+	if (!rq->interactive)
 		return 0;
 	if (read_to_end(0, POOL_MAX_FRAME, &rq->in, &rq->in_len) < 0)
 		return error_set(err, errno, "run --pool: read standard input");
