@@ -98,17 +98,20 @@ printf 'import os, sys\nprint(os.environ["K"], sys.stdin.read())\n' >"$TESTTMP/f
 printf 'in' >"$TESTTMP/in"
 run_nsrun run --pool "$POOL_SOCK" -e K=v --stdin "$TESTTMP/in" "$TESTTMP/f.py"
 assert_eq "  FILE, -e and --stdin" "0|v in" "$RC|$OUT"
+# shellcheck disable=SC2016 # (expanded by the inner bash)
 run_cmd bash -c 'printf "print(input())" | "$0" run --pool "$1" -i -' "$NSRUN" "$POOL_SOCK"
 assert_match "  the program on stdin (-); -i with it is refused (stdin is the program)" '^125\|nsrun: run --pool: -i with -' \
 	"$RC|$ERR"
+# shellcheck disable=SC2016 # (expanded by the inner bash)
 run_cmd bash -c 'printf "import sys; print(repr(sys.stdin.read()))" | "$0" run --pool "$1" -' "$NSRUN" "$POOL_SOCK"
 assert_eq "  control: - alone runs it, with an empty stdin" "0|''" "$RC|$OUT"
 run_nsrun run --pool "$POOL_SOCK" -- python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGTERM)' </dev/null
 assert_eq "  a signal is 128+N (SIGTERM: 143)" 143 "$RC"
 run_nsrun run --pool "$POOL_SOCK" --timeout 1 -- python3 -c 'while True: pass' </dev/null
 assert_eq "  a timeout is 124, said as a run says it" "124|nsrun: timed out after 1s" "$RC|$ERR"
+# shellcheck disable=SC2016 # (expanded by the inner bash)
 run_cmd bash -c '"$0" run --pool "$1" -- python3 -c "import sys; sys.stdout.buffer.write(bytes([255, 0, 97]))" </dev/null | od -An -tx1' "$NSRUN" "$POOL_SOCK"
-assert_eq "  output that is not UTF-8 passes byte for byte" "ff 00 61" "$(echo $OUT)"
+assert_eq "  output that is not UTF-8 passes byte for byte" "ff 00 61" "${OUT# }"
 run_nsrun run --pool "$POOL_SOCK" --json - --memory 64m -- python3 -c 'print(1)'
 assert_eq "  --json: the result document, the request's limits, the pool's timings" "exited 0 67108864 true" \
 	"$(jq -r '"\(.status) \(.exit_code) \(.limits.memory_bytes.value) \(.pool.run_us > 0)"' <<<"$OUT")"
