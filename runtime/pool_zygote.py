@@ -14,6 +14,7 @@
 import atexit
 import builtins
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -87,7 +88,6 @@ def fresh_proc():
 def lo_up():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        import fcntl
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING))
     finally:
         s.close()

@@ -218,10 +218,24 @@ assert_match "  the refusal says why" 'pool: busy: 2 requests run and 2 wait' \
 
 # ---- a dead zygote is restarted; a request running in it gets an error, not a
 # crash of the pool (the slot of a running request was removed twice: review P2)
-timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import time; print(\"started\", flush=True); time.sleep(30)"}' \
+# the victim names itself (its comm) once it runs: the zygote is killed only then,
+# not while the request may still wait for a slot (slots are slow to make under load)
+timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import ctypes, time; ctypes.CDLL(None).prctl(15, b\"nsrun-victim\"); time.sleep(30)"}' \
 	>"$TESTTMP/victim.json" &
 V_PID=$!
-sleep 1   # (as A above: a free slot takes the request at once)
+# running_in PID COMM — true once a descendant of PID has that comm
+running_in() {
+	local q=("$1") p
+	while [ ${#q[@]} -gt 0 ]; do
+		p=${q[0]}
+		q=("${q[@]:1}")
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && return 0
+		# shellcheck disable=SC2207
+		q+=($(cat /proc/"$p"/task/*/children 2>/dev/null))
+	done
+	return 1
+}
+for ((i = 0; i < 1200; i++)); do running_in "$MAIN_PID" nsrun-victim && break; sleep 0.1; done
 kill -9 "$ZYGOTE"
 wait "$V_PID"
 assert_match "a request running when the zygote dies is answered with an error" \
