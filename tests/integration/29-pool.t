@@ -256,7 +256,7 @@ assert_match "a mixed soak: every answer right, the zygote's memory flat, nothin
 	'^pool-soak: requests=[0-9]+ unexpected=0 .*restarts=0 left=none' "$OUT"
 
 # ---- nsrun pool -d: a named pool, as a service (its state in a directory of this test)
-D=(env XDG_RUNTIME_DIR="$TESTTMP/run" "$NSRUN")
+D=(env XDG_RUNTIME_DIR="$TESTTMP/run" TMPDIR="$TESTTMP" "$NSRUN")
 mkdir -m 700 "$TESTTMP/run"
 at_exit "${D[*]@Q} stop tpool"
 run_cmd "${D[@]}" pool -d --name tpool --image python --size 1 --pids-limit 16
