@@ -127,8 +127,10 @@ static const char usage_text[] =
 	"  nsrun ps [--json] [--filter label=K[=V]] | logs [-f] NAME\n"
 	"  nsrun stop [-t SECONDS] NAME...|--all [--filter label=K[=V]]\n"
 	"  nsrun rm [-f] NAME...|--all [--filter label=K[=V]]\n"
-	"  nsrun pool [--size N] [--preload MOD,...] [OPTIONS] --image NAME\n"
+	"  nsrun pool [-d --name NAME] [--size N] [--preload MOD,...] [OPTIONS] --image NAME\n"
 	"                                                 a warm pool: a sandbox per request by fork (pool --help)\n"
+	"  nsrun run --pool SOCKET|NAME [OPTIONS] (FILE | - | -- python3 -c CODE) [ARG...]\n"
+	"                                                 one request to a pool (run --pool --help)\n"
 	"  nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
 	"                                                 serve the Docker Engine API (nsrun api --help)\n"
 	"  nsrun [--root DIR] create|start|state|kill|delete|run|list|features|exec|ps|pause|resume|update ... ID\n"
@@ -595,6 +597,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "network") == 0) {
 		timing_free(timing);
 		return network_main(argc, argv);
+	}
+	/* nsrun run --pool: a request to a pool, before the OCI runtime's run */
+	if (pool_client_wanted(argc, argv)) {
+		timing_free(timing);
+		return pool_client_main(argc, argv);
 	}
 	/* the OCI runtime's command line (runc's): a verb of its own or a global option of runc's first */
 	if (oci_is_command(argc, argv)) {

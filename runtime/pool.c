@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -24,6 +26,8 @@
 #include "pool_internal.h"
 #include "result.h"
 #include "seccomp.h"
+#include "service.h"
+#include "state.h"
 #include "sys.h"
 
 /* The zygote's source, put into .rodata as seccomp_builtin.c does its profiles. */
@@ -37,7 +41,8 @@ extern const char nsrun_pool_zygote[];
 extern const uintptr_t nsrun_pool_zygote_size;
 
 static const char pool_usage[] =
-	"Usage: nsrun pool [--size N] [--preload MODULE,...] [--socket PATH] [--queue N] [OPTIONS] --image NAME\n"
+	"Usage: nsrun pool [-d [--name NAME]] [--size N] [--preload MODULE,...] [--socket PATH] [--queue N] [OPTIONS]\n"
+	"                  --image NAME\n"
 	"\n"
 	"A warm pool: one container whose zygote (the image's python3, MODULEs imported)\n"
 	"forks a fresh sandbox per request: its own user, mount, pid, net, ipc and uts\n"
@@ -49,13 +54,17 @@ static const char pool_usage[] =
 	"  --preload MODULE,...      modules the zygote imports once\n"
 	"  --socket PATH             the unix socket (mode 0600; default: in a new private directory)\n"
 	"  --queue N                 requests that may wait for a slot; more are refused (default 64)\n"
+	"  -d, --detach              a named service: return once ready, printing its name; nsrun ps,\n"
+	"                            logs, stop and rm know it, nsrun run --pool NAME finds its socket\n"
+	"  --name NAME               the service's name (-d; default: made up)\n"
 	"  OPTIONS                   run options (nsrun --help): --timeout and --output-limit are a\n"
 	"                            request's defaults; --memory, --pids-limit, --cpu-time and\n"
 	"                            --tmpfs-size apply to each request; -e, -w, --hostname as a run\n"
 	"\n"
 	"A request: 4-byte big-endian length, then {\"code\": ..., \"stdin\": ..., \"args\": [...],\n"
-	"\"env\": [\"K=V\"], \"timeout\": SECONDS, \"output_limit\": BYTES}; the reply: the same frame\n"
-	"holding the --json document with \"pool\" timings.\n";
+	"\"env\": [\"K=V\"], \"timeout\": SECONDS, \"output_limit\": BYTES, \"memory\": BYTES, \"pids_limit\": N}\n"
+	"(memory and pids_limit at most the pool's); the reply: the same frame holding the --json\n"
+	"document with \"pool\" timings.  From a shell: nsrun run --pool SOCKET|NAME (run --pool --help).\n";
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -267,6 +276,13 @@ static int parse_args(struct pool *p, int argc, char **argv, const char **preloa
 				return error_set(err, 0, "--socket: needs a path");
 			free(p->socket_path);
 			p->socket_path = strdup(v);
+		} else if (strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--detach") == 0) {
+			p->detach = true;
+		} else if (take_opt(argv, argc, &i, "--name", &v)) {
+			if (!v || !service_name_valid(v))
+				return error_set(err, 0, "--name: \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters",
+						 v ? v : "", NAME_MAX_LEN);
+			p->name = v;
 		} else if (strcmp(argv[i], "--") == 0) {
 			return error_set(err, 0, "pool: no command: the zygote is the image's python3 (see nsrun pool "
 					 "--help)");
@@ -274,6 +290,11 @@ static int parse_args(struct pool *p, int argc, char **argv, const char **preloa
 			return error_set(err, ENOMEM, "arguments");
 		}
 	}
+	if (p->name && !p->detach)
+		return error_set(err, 0, "pool: --name: only with -d (a pool in the foreground is its caller's child)");
+	if (p->detach && p->socket_path)
+		return error_set(err, 0, "pool: -d: --socket: a named pool's socket is in its service directory (nsrun "
+				 "run --pool NAME finds it)");
 	return 0;
 }
 
@@ -463,9 +484,116 @@ static void pool_teardown(struct pool *p)
 	config_free(&p->cfg);
 }
 
+/* -d: makes the service directory (state.h: lock, log, state.json, and the socket
+ * there), forks the pool, and in the caller waits until it is ready.  Returns 0 in
+ * the pool (which goes on, detached, its stdio on the log), or 1 in the caller with
+ * *code its exit status (0, its name printed; 125, the log's tail and the error
+ * printed, nothing left), or -1 with err before anything started. */
+static int pool_detach(struct pool *p, int argc, char **argv, int *code, struct nsrun_error *err)
+{
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
+	char root[PATH_MAX], name[NAME_MAX_LEN + 1], c;
+	int ready[2], status = 0, null;
+	struct service_state st = { 0 };
+	pid_t pid;
+	ssize_t n;
+
+	if (p->name) {
+		snprintf(name, sizeof(name), "%s", p->name);
+	} else {
+		unsigned rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+			rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+		snprintf(name, sizeof(name), "pool-%08x", rnd);
+	}
+	if ((root_fd = state_open_root(root, sizeof(root), err)) < 0)
+		return -1;
+	service_clean_if_stale(root_fd, name);
+	if ((dir_fd = state_create_dir(root_fd, name, &lock_fd, &log_fd, err)) < 0)
+		return -1;
+	if (asprintf(&p->socket_path, "%s/%s/%s", root, name, POOL_SOCKET_FILE) < 0) {
+		p->socket_path = NULL;
+		state_remove_dir(root_fd, name);
+		return error_set(err, ENOMEM, "pool: socket path");
+	}
+	snprintf(st.name, sizeof(st.name), "%s", name);
+	snprintf(st.status, sizeof(st.status), "running");
+	if ((size_t)snprintf(st.log, sizeof(st.log), "%s/%s/%s", root, name, LOG_FILE) >= sizeof(st.log))
+		st.log[0] = '\0';
+	snprintf(st.image, sizeof(st.image), "%s", p->cfg.image);
+	shell_quote_join((const char *const *)argv, (size_t)argc, st.command, sizeof(st.command));
+	snprintf(st.network, sizeof(st.network), "none");
+	st.created = (long long)time(NULL);
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		state_remove_dir(root_fd, name);
+		return error_set(err, errno, "pool: pipe");
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		error_set(err, errno, "pool: fork");
+		close(ready[0]);
+		close(ready[1]);
+		state_remove_dir(root_fd, name);
+		return -1;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		setsid();
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+			_exit(125);
+		close(null);
+		st.pid = getpid();
+		if (state_write(dir_fd, &st) < 0)
+			_exit(125);
+		p->ready_fd = ready[1];
+		p->state_fd = steal_fd(&dir_fd);
+		lock_fd = -1;                   /* held (O_CLOEXEC) as long as the pool lives */
+		return 0;
+	}
+	close(ready[1]);
+	close(lock_fd);
+	lock_fd = -1;
+	while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n == 1) {
+		printf("%s\n", name);
+		*code = fflush(stdout) == 0 ? 0 : 125;
+		return 1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	state_print_log_tail(dir_fd, stderr, 20);
+	state_remove_dir(root_fd, name);
+	error_set(err, 0, "pool \"%s\" ended before it was ready (status %d)", name,
+		  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	error_print(err, stderr);
+	*code = 125;
+	return 1;
+}
+
+/* -d: the pool's end in its state (nsrun ps shows it exited until nsrun rm). */
+static void pool_record_end(struct pool *p, int code)
+{
+	struct service_state st;
+
+	if (p->state_fd < 0)
+		return;
+	if (state_read(p->state_fd, &st) == 0) {
+		snprintf(st.status, sizeof(st.status), "exited");
+		st.exit_code = code;
+		state_write(p->state_fd, &st);
+	}
+	close(p->state_fd);
+	p->state_fd = -1;
+}
+
 int pool_main(int argc, char **argv)
 {
-	struct pool p = { .zlisten = -1, .zfd = -1, .listen_fd = -1, .sigfd = -1 };
+	struct pool p = { .zlisten = -1, .zfd = -1, .listen_fd = -1, .sigfd = -1, .state_fd = -1, .ready_fd = -1 };
 	struct nsrun_error err = { 0 };
 	struct strv run_args = { 0 };
 	const char *preload = NULL;
@@ -485,14 +613,27 @@ int pool_main(int argc, char **argv)
 		config_free(&p.cfg);
 		return 0;
 	}
-	if (rc < 0 || parse_run_options(&p, &run_args, &err) < 0 || pool_setup(&p, preload, &run_args, &err) < 0 ||
-	    pool_loop(&p, &err) < 0) {
+	if (rc == 0 && parse_run_options(&p, &run_args, &err) == 0 && p.detach) {
+		int code = 0;
+		rc = pool_detach(&p, argc, argv, &code, &err);
+		if (rc == 1) {          /* the caller: the pool runs on, or failed and is gone */
+			strv_free(&run_args);
+			free(p.socket_path);
+			config_free(&p.cfg);
+			return code;
+		}
+	} else if (rc == 0 && err.msg[0]) {
+		rc = -1;
+	}
+	if (rc < 0 || pool_setup(&p, preload, &run_args, &err) < 0 || pool_loop(&p, &err) < 0) {
 		strv_free(&run_args);
 		error_print(&err, stderr);
 		pool_teardown(&p);
+		pool_record_end(&p, 125);
 		return 125;
 	}
 	strv_free(&run_args);
 	pool_teardown(&p);
+	pool_record_end(&p, 0);
 	return 0;
 }

@@ -16,11 +16,22 @@
 #ifndef NSRUN_POOL_H
 #define NSRUN_POOL_H
 
+#include <stdbool.h>
+
 /* `nsrun pool [--size N] [--preload MOD,...] [--socket PATH] [--queue N] [run
  * options] --image NAME`: argv as main's (argv[1] "pool").  Runs until SIGTERM,
  * SIGINT, SIGHUP or the end of a pipe on its stdin.  Prints the socket's path on
  * stdout once the first slots are ready.  Returns the exit status: 0 when
  * stopped, 125 when the pool could not start (its error printed once). */
 int pool_main(int argc, char **argv);
+
+/* True if argv is `nsrun run ... --pool ...` (a request to a pool, not the OCI
+ * runtime's run: runc's has no --pool). */
+bool pool_client_wanted(int argc, char **argv);
+
+/* `nsrun run --pool SOCKET|NAME [OPTIONS] (FILE | - | -- python3 -c CODE) [ARG...]`
+ * (runtime/pool_client.c): one request to a running pool.  Returns the exit status
+ * as a run's (docker run's): the payload's, 128+N, 124 timeout, 125 nsrun's error. */
+int pool_client_main(int argc, char **argv);
 
 #endif

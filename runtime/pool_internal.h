@@ -18,7 +18,8 @@
 #define POOL_MAX_FRAME (16U << 20)      /* a request: code and stdin */
 #define POOL_MAX_SIZE 64
 #define POOL_MAX_CLIENTS 256
-#define POOL_START_TRIES 3              /* a zygote that ends before it is ready, in a row */
+#define POOL_START_TRIES 3
+#define POOL_SOCKET_FILE "pool.sock"      /* nsrun pool -d: its socket in its service directory */              /* a zygote that ends before it is ready, in a row */
 
 struct pool_req;
 
@@ -35,6 +36,7 @@ struct pool_req {
 	char *in;                       /* the request's stdin */
 	size_t in_len, in_off;
 	uint64_t timeout_us, output_limit;
+	uint64_t memory_bytes, pids;    /* RLIMIT_DATA, RLIMIT_NPROC: the pool's, or lower */
 	uint64_t t_arrive, t_start;
 	struct pool_slot *slot;
 	struct nsrun_result r;
@@ -64,6 +66,9 @@ struct pool {
 	pid_t child;
 	int zlisten, zfd, listen_fd, sigfd;
 	bool zready, announced, stopping, watch_stdin;
+	bool detach;                    /* -d: a named service (state.h) */
+	const char *name;               /* --name */
+	int state_fd, ready_fd;         /* -d: its service directory; the pipe told the socket once ready */
 	unsigned restarts, start_fails;
 	struct pool_slot *slots;
 	size_t n_slots;

@@ -75,6 +75,8 @@ static void reply(struct pool *p, struct pool_req *q)
 	FILE *f;
 
 	cfg.limits.timeout_us = q->timeout_us;
+	cfg.limits.memory_bytes = q->memory_bytes;
+	cfg.limits.pids = q->pids;
 	cfg.output.capture = true;
 	cfg.output.limit_bytes = q->output_limit;
 	q->r.pool.used = true;
@@ -125,6 +127,29 @@ static const char *json_str(yajl_val root, const char *key)
 	return v ? YAJL_GET_STRING(v) : NULL;
 }
 
+/* The request's key (a whole number, 1 or more) into *limit, which holds the
+ * pool's (0: none).  Returns 0, or -1 with err when above the pool's. */
+static int req_limit(yajl_val root, const char *key, const char *flag, uint64_t *limit, struct nsrun_error *err)
+{
+	const char *path[] = { key, NULL };
+	yajl_val v = yajl_tree_get(root, path, yajl_t_number);
+	double d;
+
+	if (!v)
+		return 0;
+	d = YAJL_GET_DOUBLE(v);
+	if (!(d >= 1 && d <= 9007199254740992.0) || d != (double)(uint64_t)d)
+		return error_set(err, 0, "pool: \"%s\": a whole number, 1 or more", key);
+	if (*limit && (uint64_t)d > *limit) {
+		error_set(err, 0, "pool: \"%s\": %llu is more than the pool's %s %llu", key, (unsigned long long)d, flag,
+			  (unsigned long long)*limit);
+		err->hint = "a request may lower the pool's limits, not raise them: start the pool with a higher one";
+		return -1;
+	}
+	*limit = (uint64_t)d;
+	return 0;
+}
+
 /* Parses a request and makes the document its slot's P reads.  Returns 0 or -1
  * with err (errnum 0: a bad request). */
 static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err)
@@ -149,6 +174,7 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 		static const struct { const char *key; yajl_type t; } keys[] = {
 			{ "code", yajl_t_string }, { "stdin", yajl_t_string }, { "args", yajl_t_array },
 			{ "env", yajl_t_array }, { "timeout", yajl_t_number }, { "output_limit", yajl_t_number },
+			{ "memory", yajl_t_number }, { "pids_limit", yajl_t_number },
 		};
 		const char *k = root->u.object.keys[i];
 		yajl_val v = root->u.object.values[i];
@@ -157,7 +183,7 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 			;
 		if (j == sizeof(keys) / sizeof(keys[0]))
 			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
-					 "output_limit)", k);
+					 "output_limit, memory, pids_limit)", k);
 		if (v->type != keys[j].t)
 			return error_set(err, 0, "pool: the request's \"%s\": expected a %s", k,
 					 keys[j].t == yajl_t_string ? "string" : keys[j].t == yajl_t_array ? "list" : "number");
@@ -178,6 +204,13 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 			return error_set(err, 0, "pool: \"output_limit\": bytes, at most 1g");
 		q->output_limit = (uint64_t)b;
 	}
+	/* a request may lower the pool's memory and pids limits, not raise them: P
+	 * lowers its own rlimits, which takes no privilege; raising would */
+	q->memory_bytes = p->cfg.limits.memory_bytes;
+	q->pids = p->cfg.limits.pids;
+	if (req_limit(root, "memory", "--memory", &q->memory_bytes, err) < 0 ||
+	    req_limit(root, "pids_limit", "--pids-limit", &q->pids, err) < 0)
+		return -1;
 	if ((in = json_str(root, "stdin"))) {
 		q->in_len = strlen(in);
 		if (!(q->in = strdup(in)))
@@ -214,6 +247,14 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 		pool_gen_str(g, YAJL_GET_STRING(a));
 	}
 	yajl_gen_array_close(g);
+	if (q->memory_bytes != p->cfg.limits.memory_bytes) {
+		pool_gen_str(g, "memory_bytes");
+		yajl_gen_integer(g, (long long)q->memory_bytes);
+	}
+	if (q->pids != p->cfg.limits.pids) {
+		pool_gen_str(g, "pids");
+		yajl_gen_integer(g, (long long)q->pids);
+	}
 	pool_gen_str(g, "env");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < envv.n; i++)
@@ -521,6 +562,11 @@ static void zygote_message(struct pool *p)
 			printf("%s\n", p->socket_path);
 			fflush(stdout);
 			p->announced = true;
+			if (p->ready_fd >= 0) {         /* -d: the caller returns now */
+				write_all(p->ready_fd, "1", 1);
+				close(p->ready_fd);
+				p->ready_fd = -1;
+			}
 		}
 		dispatch(p);
 	}

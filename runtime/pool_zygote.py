@@ -14,6 +14,7 @@
 import atexit
 import builtins
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -87,7 +88,6 @@ def fresh_proc():
 def lo_up():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        import fcntl
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING))
     finally:
         s.close()
@@ -155,6 +155,11 @@ def run_request(cfg, bpf):
     if not chunks:
         os._exit(0)                                  # the pool ended: no request
     req = json.loads(b"".join(chunks))
+    # the request's own limits, at most the pool's: lowering takes no privilege
+    if req.get("memory_bytes"):
+        resource.setrlimit(resource.RLIMIT_DATA, (req["memory_bytes"], req["memory_bytes"]))
+    if req.get("pids"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (req["pids"], req["pids"]))
     os.environ.clear()
     for kv in req.get("env", []):
         k, _, v = kv.partition("=")

@@ -418,6 +418,11 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		yajl_gen_integer(g, (long long)r->pool.run_us);
 		GEN_STR(g, "zygote_restarts");
 		yajl_gen_integer(g, (long long)r->pool.zygote_restarts);
+		if (r->status == NSRUN_STATUS_ERROR && error_hint(&r->error)) {
+			/* nsrun run --pool prints it as a run prints its hint */
+			GEN_STR(g, "hint");
+			GEN_STR(g, error_hint(&r->error));
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_map_close(g);

@@ -278,8 +278,7 @@ static int print_started(const struct nsrun_config *cfg, const struct service_st
 	return 0;
 }
 
-/* Removes the directory of a dead service of that name (so the name can be reused). */
-static void clean_if_stale(int root_fd, const char *name)
+void service_clean_if_stale(int root_fd, const char *name)
 {
 	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct service_state st;
@@ -329,7 +328,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		goto fail;
 	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0)
 		goto fail;
-	clean_if_stale(root_fd, name);
+	service_clean_if_stale(root_fd, name);
 	if ((dir_fd = state_create_dir(root_fd, name, &lock_fd, &log_fd, &err)) < 0)
 		goto fail;
 	snprintf(dir, sizeof(dir), "%s/%s", root, name);

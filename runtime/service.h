@@ -35,4 +35,8 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing);
 /* nsrun ps|logs|stop|rm ...: argv[1] is the subcommand.  Returns the exit status. */
 int service_main(int argc, char **argv);
 
+/* Removes the directory under root_fd of a dead service named name (its lock
+ * free, not an exited one kept until rm), so the name can be reused. */
+void service_clean_if_stale(int root_fd, const char *name);
+
 #endif

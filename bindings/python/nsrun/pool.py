@@ -88,8 +88,11 @@ class Pool:
 
     def run(self, code: str, *, stdin: str | None = None, args: Sequence[str] = (),
             env: Mapping[str, str] | None = None, timeout: float | None = None,
-            output_limit: int | None = None) -> Result:
-        """Runs ``code`` (python source) in a fresh sandbox of the pool.  A request
+            output_limit: int | None = None, memory: int | None = None,
+            pids_limit: int | None = None) -> Result:
+        """Runs ``code`` (python source) in a fresh sandbox of the pool.  ``memory``
+        (bytes) and ``pids_limit`` lower the pool's limits for this request (a value
+        above the pool's is refused, an :class:`NsrunError`).  A request
         the pool refuses (busy: more waiting than ``queue``) or cannot run is a
         :class:`NsrunError`; whatever the code does is a normal :class:`Result`."""
         doc: dict[str, Any] = {"code": code, "args": list(args)}
@@ -101,6 +104,10 @@ class Pool:
             doc["timeout"] = float(timeout)
         if output_limit is not None:
             doc["output_limit"] = int(output_limit)
+        if memory is not None:
+            doc["memory"] = int(memory)
+        if pids_limit is not None:
+            doc["pids_limit"] = int(pids_limit)
         limit = timeout if timeout is not None else self._timeout
         answer = request(self.socket_path, doc, None if limit is None else limit + 60.0)
         result = Result.from_json(answer)
