@@ -1,5 +1,6 @@
 /* exec.c - see exec.h */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
@@ -155,9 +156,20 @@ void exec_confine(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
 
-	if (chdir(proc->cwd) < 0) {
-		error_set(&err, errno, "working directory \"%s\"", proc->cwd);
-		fail(report_fd, &err, 125);
+	/* The working directory is resolved inside the root with no magic link
+	 * (openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS): our fds are still open
+	 * here (CLOEXEC only), and a symlink a payload planted in a writable place
+	 * (`ln -s /proc/self/fd/N dir`) would otherwise leave the cwd on the host's side
+	 * of one of them after execve, as runc's CVE-2024-21626 did. */
+	{
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), dir = -1;
+		if (root < 0 || (dir = open_in_root(root, proc->cwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+		    fchdir(dir) < 0) {
+			error_set(&err, errno, "working directory \"%s\"", proc->cwd);
+			fail(report_fd, &err, 125);
+		}
+		close(dir);
+		close(root);
 	}
 	cloexec_all_fds(3U + cfg->preserve_fds);
 	/* --cap-add: root keeps them across execve; any other uid lost them in setresuid */

@@ -28,6 +28,31 @@ for n in 3 4 5 6 7 8 9 10; do
 done
 exec 7<&- 8<&- 9<&-
 
+# B04 through a link the payload plants: nsrun exec -w (as podman exec --workdir)
+# into a service whose payload made links to /proc/self/fd/N in a writable place;
+# the joining process holds host fds (CLOEXEC, still open at its chdir).  Each must
+# be refused, never a cwd on the host's side.  Control: a link to a directory of
+# the container's own is followed.
+SVC=fds-$$
+export XDG_RUNTIME_DIR=$TESTTMP/xdg && mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+run_nsrun -d --name "$SVC" --image python -- sh -c \
+	'for n in 3 4 5 6 7 8 9 10 11 12; do ln -s /proc/self/fd/$n /tmp/l$n; done; mkdir /tmp/real; ln -s /tmp/real /tmp/ok; touch /tmp/planted; exec sleep 60'
+at_exit "'$NSRUN' rm -f '$SVC' >/dev/null 2>&1"
+for _ in $(seq 100); do
+	run_nsrun exec "$SVC" -- test -e /tmp/planted
+	[ "$RC" = 0 ] && break
+	sleep 0.1
+done
+run_nsrun exec -w /tmp/ok "$SVC" -- pwd
+assert_eq "control: exec -w through the container's own link works" "0 /tmp/real" "$RC $OUT"
+bad=
+for n in 3 4 5 6 7 8 9 10 11 12; do
+	run_nsrun exec -w "/tmp/l$n" "$SVC" -- sh -c 'pwd; ls ..'
+	[ "$RC" = 125 ] || bad+=" l$n: rc=$RC $(head -c 200 <<<"$OUT")"
+done
+assert_eq "exec -w through a planted /proc/self/fd/N link (N 3..12): each refused (125)" "" "$bad"
+run_nsrun rm -f "$SVC"
+
 # nsrun started with fd 0, 1 or 2 closed: the first fd nsrun opens would take that
 # number and reach the payload as a standard stream. They must be /dev/null instead.
 run_cmd sh -c '"$0" --image python -- sh -c "readlink /proc/self/fd/0" <&-' "$NSRUN"
