@@ -99,6 +99,8 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 {
 	const uint64_t all = fs_rights(abi);
 	const uint64_t read = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
+	/* every right but making device nodes and device ioctls, which stay /dev's */
+	const uint64_t writable = all & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV);
 	struct ll_ruleset_attr attr = { .handled_access_fs = all };
 	size_t attr_size = sizeof(attr.handled_access_fs);
 	_cleanup_close_ int ruleset = -1;
@@ -132,8 +134,7 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 	 * remount or pivot_root(2) at all, whatever its capabilities and seccomp filter
 	 * (Documentation/userspace-api/landlock.rst, "Filesystem topology
 	 * modification"); 33-multi-id.t tries it. */
-	if (add_path(ruleset, "/", cfg->rootfs_writable ? all & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV) : read,
-		     err) < 0)
+	if (add_path(ruleset, "/", cfg->rootfs_writable ? writable : read, err) < 0)
 		return -1;
 	if (cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* the outer /dev and /proc: only the harmless nodes are writable */
@@ -148,14 +149,16 @@ int landlock_apply(const struct nsrun_config *cfg, int abi, struct nsrun_error *
 	}
 	if (cfg->isolation == NSRUN_ISOLATION_FULL || cfg->isolation == NSRUN_ISOLATION_AUTO) {
 		/* our tmpfs mounts; in chroot mode /tmp is the image's and stays read-only */
-		if (add_path(ruleset, "/tmp", all, err) < 0 || add_path(ruleset, "/dev/shm", all, err) < 0)
+		if (add_path(ruleset, "/tmp", writable, err) < 0 || add_path(ruleset, "/dev/shm", writable, err) < 0)
 			return -1;
 	}
+	/* writable places as / under --read-only=false: no device node made, no device
+	 * ioctl, in a volume either (a host directory may hold a node) */
 	for (size_t i = 0; i < cfg->n_mounts; i++)
-		if (cfg->mounts[i].rw && add_path(ruleset, cfg->mounts[i].destination, all, err) < 0)
+		if (cfg->mounts[i].rw && add_path(ruleset, cfg->mounts[i].destination, writable, err) < 0)
 			return -1;
 	for (size_t i = 0; i < cfg->n_tmpfs; i++)
-		if (add_path(ruleset, cfg->tmpfs[i].destination, all, err) < 0)
+		if (add_path(ruleset, cfg->tmpfs[i].destination, writable, err) < 0)
 			return -1;
 	/* landlock=strict: a service still listens on its published ports */
 	for (size_t i = 0; attr.handled_access_net && i < cfg->n_publish; i++) {

@@ -66,6 +66,19 @@ run_nsrun --rootfs "$BARE" --read-only=false --security-opt landlock=unconfined 
 assert_eq "  ... control: without Landlock the kernel's CAP_MKNOD check refuses it (EPERM)" \
 	"mknod: denied EPERM char /null" "$OUT"
 
+# the other writable places the same: /tmp (nsrun's tmpfs) and a rw volume
+mkdir -p "$TESTTMP/vol" && chmod 777 "$TESTTMP/vol"
+for place in /tmp /v; do
+	run_nsrun --rootfs "$BARE" -v "$TESTTMP/vol:/v:rw" -- /bin/nsrun-probe mknod "$place/fifo" fifo
+	assert_eq "$place: a FIFO is made" "mknod: ok fifo $place/fifo" "$OUT"
+	run_nsrun --rootfs "$BARE" -v "$TESTTMP/vol:/v:rw" -- /bin/nsrun-probe mknod "$place/null" char
+	assert_eq "  ... a device node is not: Landlock refuses it (EACCES)" "mknod: denied EACCES char $place/null" "$OUT"
+	run_nsrun --rootfs "$BARE" -v "$TESTTMP/vol:/v:rw" --security-opt landlock=unconfined -- /bin/nsrun-probe mknod "$place/null" char
+	assert_eq "  ... control: without Landlock the kernel's CAP_MKNOD check refuses it (EPERM)" \
+		"mknod: denied EPERM char $place/null" "$OUT"
+	rm -f "$TESTTMP/vol/fifo"
+done
+
 run_nsrun --security-opt landlock=maybe --image python -- true
 assert_eq "a bad landlock= value: 125" 125 "$RC"
 assert_match "  ... naming the values" 'landlock= takes default, strict or unconfined' "$ERR"
