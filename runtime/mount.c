@@ -563,9 +563,12 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	case MOP_MASK_FILE:
 	case MOP_MASK_DIR:
 	case MOP_READONLY:
-		target = open_in_root(root_fd, op->target, O_PATH);
+		/* after the volumes: a link a payload wrote in one must not move a mask
+		 * elsewhere (leaving the path it names unmasked), so no link is followed */
+		target = open_in_root_nofollow(root_fd, op->target, O_PATH);
 		if (target < 0)
-			return errno == ENOENT ? 0 : error_set(err, errno, "open \"%s\"", op->target);
+			return errno == ENOENT ? 0 : error_set(err, errno, "open \"%s\" (a mask or read-only path: "
+							       "no symlink is followed)", op->target);
 		break;
 	case MOP_PROC:
 	case MOP_TMPFS:
