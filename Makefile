@@ -80,7 +80,7 @@ ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t %29-pool.t %30-o
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev libarchive-dev libacl1-dev zlib1g-dev libbz2-dev liblzma-dev \
+DEB_PKGS    := build-essential pkg-config curl libseccomp-dev libcap-dev libyajl-dev nettle-dev libarchive-dev libacl1-dev zlib1g-dev libbz2-dev liblzma-dev \
 	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio golang-go \

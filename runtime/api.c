@@ -31,6 +31,7 @@
 
 static const char api_usage[] =
 	"Usage: nsrun api [--socket PATH] [--idle-timeout SECONDS] [--volume-root DIR]...\n"
+	"                 [--archive-timeout SECONDS]\n"
 	"\n"
 	"Serves the Docker Engine API (v" API_VERSION ") on a unix socket of your own (mode 0600), so\n"
 	"docker-py and the docker CLI start nsrun containers: DOCKER_HOST=unix://PATH.\n"
@@ -42,6 +43,8 @@ static const char api_usage[] =
 	"                         runs (default 600; 0: never)\n"
 	"  --volume-root DIR      binds may use only the caller's own files under DIR\n"
 	"                         (repeatable; default /tmp and the current directory)\n"
+	"  --archive-timeout SECONDS  end a docker cp that makes no progress for this long\n"
+	"                         (default 60; the payload can stop it)\n"
 	"Socket activation: with LISTEN_FDS (systemd), the socket is fd 3.\n"
 	"\n"
 	"Refused: Privileged, devices, host namespaces, CapAdd, seccomp=unconfined, binds\n"
@@ -397,6 +400,7 @@ static int parse_args(struct api_server *srv, int argc, char **argv, struct nsru
 		{ "socket", required_argument, NULL, 's' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "volume-root", required_argument, NULL, 'v' },
+		{ "archive-timeout", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -405,6 +409,7 @@ static int parse_args(struct api_server *srv, int argc, char **argv, struct nsru
 	int c;
 
 	srv->idle_timeout_s = DEFAULT_IDLE_TIMEOUT_S;
+	srv->archive_idle_ms = 60000;
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "+h", opts, NULL)) != -1) {
@@ -421,6 +426,13 @@ static int parse_args(struct api_server *srv, int argc, char **argv, struct nsru
 			if (parse_uint("--idle-timeout", optarg, 365ULL * 24 * 3600, &idle, err) < 0)
 				return -1;
 			srv->idle_timeout_s = (unsigned)idle;
+			break;
+		case 'a':
+			if (parse_uint("--archive-timeout", optarg, 24 * 3600, &idle, err) < 0)
+				return -1;
+			if (idle == 0)
+				return error_set(err, 0, "--archive-timeout 0: give a number of seconds (1 or more)");
+			srv->archive_idle_ms = (int)idle * 1000;
 			break;
 		case 'v':
 			if (!realpath(optarg, real))

@@ -27,6 +27,11 @@
 #define LINE_MAX_LEN 8192
 #define BLOCK 65536
 #define STAT_HEADER "X-Docker-Container-Path-Stat"
+/* A job that makes no progress for nsrun api --archive-timeout (idle_ms) is
+ * ended: the payload can stop it (SIGSTOP: the same ids) or hold an open(2) on a
+ * FIFO it swapped in, and an API thread must never wait on it for ever. */
+/* after SIGTERM, before SIGKILL (nsrun exec's chain dies with it: PDEATHSIG) */
+#define JOB_TERM_MS 3000
 
 /* One run of nsrun exec --archive-*. */
 struct archive_job {
@@ -34,6 +39,7 @@ struct archive_job {
 	int in, out, err;       /* its stdin (PUT, else -1), stdout and stderr */
 	char line[LINE_MAX_LEN];        /* its first line, without the newline */
 	bool have_line;
+	int idle_ms;            /* nsrun api --archive-timeout */
 };
 
 struct api_archive_put {
@@ -62,8 +68,19 @@ static int job_end(struct archive_job *j, bool terminate)
 		return -1;
 	if (terminate)
 		kill(j->pid, SIGTERM);
-	while ((w = waitpid(j->pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	/* bounded: a job stopped by the payload takes no SIGTERM (poll(2) at 10 ms) */
+	for (int waited = 0; (w = waitpid(j->pid, &status, WNOHANG)) == 0 || (w < 0 && errno == EINTR);) {
+		if (w < 0)
+			continue;
+		if (waited >= (terminate ? JOB_TERM_MS : j->idle_ms)) {
+			kill(j->pid, SIGKILL);
+			while ((w = waitpid(j->pid, &status, 0)) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		poll(NULL, 0, 10);
+		waited += 10;
+	}
 	j->pid = -1;
 	return w > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -77,7 +94,7 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 	char *argv[7] = { srv->self_exe, "exec" }, **a = argv + 2;
 	int rc;
 
-	*j = (struct archive_job){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	*j = (struct archive_job){ .pid = -1, .in = -1, .out = -1, .err = -1, .idle_ms = srv->archive_idle_ms };
 	if (put)
 		*a++ = "-i";
 	*a++ = (char *)op;
@@ -93,6 +110,9 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 	cleanup_closep(&out[1]);
 	cleanup_closep(&err[1]);
 	j->in = in[1];
+	/* written with a deadline (write_within) */
+	if (j->in >= 0)
+		fcntl(j->in, F_SETFL, O_NONBLOCK);
 	j->out = out[0];
 	j->err = err[0];
 	if (rc < 0) {
@@ -103,6 +123,44 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 	return rc;
 }
 
+/* True once fd has something to read (or its end) within ms milliseconds. */
+static bool readable_within(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r;
+
+	while ((r = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+		;
+	return r > 0;
+}
+
+/* Writes all of buf to fd (non-blocking) unless the reader takes nothing for
+ * ms milliseconds.  Returns 0, or -1 (errno; ETIMEDOUT). */
+static int write_within(int fd, const char *buf, size_t len, int ms)
+{
+	while (len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		ssize_t n = write(fd, buf, len);
+		int r;
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		while ((r = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+			;
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Reads the job's first line (one byte at a time: what follows is the tar). */
 static void job_line(struct archive_job *j)
 {
@@ -110,7 +168,10 @@ static void job_line(struct archive_job *j)
 	char c;
 
 	while (n < sizeof(j->line) - 1) {
-		ssize_t r = read(j->out, &c, 1);
+		ssize_t r;
+		if (!readable_within(j->out, j->idle_ms))
+			break;
+		r = read(j->out, &c, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -217,7 +278,10 @@ static ssize_t get_read(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 
 	for (;;) {
-		ssize_t n = read(j->out, buf, max);
+		ssize_t n;
+		if (!readable_within(j->out, j->idle_ms))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		n = read(j->out, buf, max);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -349,7 +413,7 @@ int api_archive_upload(struct api_server *srv, struct MHD_Connection *conn, cons
 		put_start(srv, conn, ref, p);
 	}
 	/* an extraction that failed reads no more: the rest goes nowhere (EPIPE) */
-	if (!p->status && p->job.in >= 0 && len && write_all(p->job.in, data, len) < 0)
+	if (!p->status && p->job.in >= 0 && len && write_within(p->job.in, data, len, p->job.idle_ms) < 0)
 		cleanup_closep(&p->job.in);
 	return 0;
 }

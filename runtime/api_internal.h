@@ -38,6 +38,7 @@ struct api_server {
 	char socket_path[PATH_MAX];
 	struct strv volume_roots;       /* real paths: binds must be under one of them */
 	unsigned idle_timeout_s;        /* 0: never idle */
+	int archive_idle_ms;            /* --archive-timeout: a docker cp job idle this long ends */
 	int inflight;                   /* requests being answered (under lock) */
 	uint64_t last_activity_us;      /* monotonic, of the last request's end (under lock) */
 };
