@@ -104,25 +104,15 @@ static int ipc_limits_apply(uint64_t bytes, struct nsrun_error *err)
 
 int ucounts_apply(const struct ucounts_plan *p, struct nsrun_error *err)
 {
-	char path[64], text[24];
+	char path[64];
 
 	if (!p->settable)
 		return 0;
 	for (unsigned i = 0; i < p->n; i++) {
-		int fd, len;
-
 		snprintf(path, sizeof(path), USER_SYSCTL "/%s", p->limits[i].name);
-		len = snprintf(text, sizeof(text), "%ld\n", p->limits[i].value);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return error_set_stage(err, STAGE_CONTAINER, errno, "open %s", path);
-		if (write(fd, text, (size_t)len) != len) {
-			int e = errno;
-
-			close(fd);
-			return error_set_stage(err, STAGE_CONTAINER, e, "write %s", path);
-		}
-		close(fd);
+		/* planned as half the caller's, never below 0 */
+		if (write_sysctl(path, (unsigned long long)p->limits[i].value, err) < 0)
+			return -1;
 	}
 	return p->ipc_bytes ? ipc_limits_apply(p->ipc_bytes, err) : 0;
 }
