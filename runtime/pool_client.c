@@ -87,50 +87,18 @@ static const char *str(yajl_val v)
 	return v && YAJL_IS_STRING(v) && v->u.string ? v->u.string : "";
 }
 
-/* Reads fd to its end into *buf (NUL-terminated), at most max bytes.  Returns 0 or -1 (errno). */
-static int read_to_end(int fd, size_t max, char **buf, size_t *len)
+/* fd to its end into *buf (NUL-terminated), below POOL_MAX_FRAME bytes as a
+ * frame must be.  Returns 0 or -1 (errno). */
+static int read_to_end(int fd, char **buf, size_t *len)
 {
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap);
-
-	if (!b)
-		return -1;
-	for (;;) {
-		ssize_t r;
-		if (n + 1 >= cap) {
-			char *nb = cap < max ? realloc(b, cap * 2) : NULL;
-			if (!nb) {
-				free(b);
-				errno = cap < max ? ENOMEM : EFBIG;
-				return -1;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		r = read(fd, b + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(b);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
+	return read_fd(fd, POOL_MAX_FRAME - 1, buf, len);
 }
 
 static int read_path(const char *path, char **buf, size_t *len, const char *what, struct nsrun_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0 || read_to_end(fd, POOL_MAX_FRAME, buf, len) < 0)
+	if (fd < 0 || read_to_end(fd, buf, len) < 0)
 		return error_set(err, errno, "%s \"%s\"", what, path);
 	return 0;
 }
@@ -251,7 +219,7 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 	}
 	if (!rq->code) {
 		if (strcmp(argv[optind], "-") == 0) {
-			if (read_to_end(0, POOL_MAX_FRAME, &rq->code, &rq->code_len) < 0)
+			if (read_to_end(0, &rq->code, &rq->code_len) < 0)
 				return error_set(err, errno, "run --pool: read the program from standard input");
 			if (rq->interactive && !rq->stdin_path)
 				return error_set(err, 0, "run --pool: -i with -: standard input is the program (give --stdin FILE)");
@@ -277,7 +245,7 @@ static int read_stdin(struct pool_request *rq, struct nsrun_error *err)
 		return read_path(rq->stdin_path, &rq->in, &rq->in_len, "--stdin", err);
 	if (!rq->interactive)
 		return 0;
-	if (read_to_end(0, POOL_MAX_FRAME, &rq->in, &rq->in_len) < 0)
+	if (read_to_end(0, &rq->in, &rq->in_len) < 0)
 		return error_set(err, errno, "run --pool: read standard input");
 	return 0;
 }

@@ -23,11 +23,17 @@
 int read_file(const char *path, size_t max, char **out, size_t *len_out)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 4096;
 
 	if (fd < 0)
 		return -1;
+	return read_fd(fd, max, out, len_out);
+}
+
+int read_fd(int fd, size_t max, char **out, size_t *len_out)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 4096;
+
 	buf = malloc(cap + 1);
 	if (!buf)
 		return -1;

@@ -12,6 +12,9 @@
  * if not NULL.  Returns 0, or -1 with errno (EFBIG when larger than max). */
 int read_file(const char *path, size_t max, char **out, size_t *len_out);
 
+/* As read_file, from fd (a pipe or stdin too) to its end. */
+int read_fd(int fd, size_t max, char **out, size_t *len_out);
+
 /* Writes the whole string s to path (O_WRONLY|O_CLOEXEC, no create).
  * Returns 0, or -1 with errno from open(2)/write(2). */
 int write_file(const char *path, const char *s);
