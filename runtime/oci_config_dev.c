@@ -75,16 +75,19 @@ static int parse_device(struct walk *w, yajl_val d, size_t i, yajl_val rules, st
 	char where[64];
 	struct stat st;
 
-	snprintf(where, sizeof(where), "config.json: linux.devices[%zu].path", i);
 	if (!path)
 		return bad(w, "linux.devices[%zu].path: missing or not a string", i);
 	if (!type || strlen(type) != 1 || !strchr("cubp", type[0]))
 		return bad(w, "linux.devices[%zu].type: expected \"c\", \"u\", \"b\" or \"p\"", i);
-	if (type[0] != 'p' && (integer(w, member(d, "major"), "linux.devices[].major", &major) < 0 ||
-			       integer(w, member(d, "minor"), "linux.devices[].minor", &minor) < 0))
+	snprintf(where, sizeof(where), "linux.devices[%zu].major", i);
+	if (type[0] != 'p' && integer(w, member(d, "major"), where, &major) < 0)
+		return -1;
+	snprintf(where, sizeof(where), "linux.devices[%zu].minor", i);
+	if (type[0] != 'p' && integer(w, member(d, "minor"), where, &minor) < 0)
 		return -1;
 	if ((mode && !YAJL_IS_INTEGER(mode)) || (uid && !YAJL_IS_INTEGER(uid)) || (gid && !YAJL_IS_INTEGER(gid)))
 		return bad(w, "linux.devices[%zu]: fileMode, uid and gid: expected integers", i);
+	snprintf(where, sizeof(where), "config.json: linux.devices[%zu].path", i);
 	_cleanup_free_ char *p = config_container_path(where, path, w->err);
 	if (!p)
 		return -1;
