@@ -1,8 +1,8 @@
 """podman with nsrun, crun and runc as its OCI runtime (issue 19).
 
 ``podman --runtime R run --rm --network none IMAGE /bin/true`` for R in nsrun,
-crun and runc (and crun with ``--cgroups disabled``, which it needs on hybrid
-cgroups), on the same image (a store image's rootfs, imported once into a
+crun and runc (and crun with ``--cgroups disabled``, tried because crun refuses
+hybrid cgroups; a runtime that fails is a row saying why), on the same image (a store image's rootfs, imported once into a
 podman storage of the bench's own, removed at the end).  The runs are
 interleaved, in an order that turns each round, so drift of a shared machine's
 load affects every runtime alike; the clock is bench/measure.py's (posix_spawn to
@@ -72,8 +72,8 @@ def main() -> int:
     ulimit = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"]
     cmds = {r: base + ["--runtime", p, "run", "--rm", "--network", "none"] + ulimit + [image, "/bin/true"]
             for r, p in runtimes.items()}
-    # crun refuses hybrid cgroups (v1 controllers and a cgroup2 mount, as here) unless podman
-    # leaves cgroups alone, which podman allows crun only
+    # crun refuses hybrid cgroups (v1 controllers and a cgroup2 mount): tried also with podman
+    # leaving cgroups alone (which podman allows crun only); here it refuses that too
     cmds["crun --cgroups disabled"] = base + ["--runtime", runtimes["crun"], "run", "--rm", "--network", "none",
                                               "--cgroups", "disabled"] + ulimit + [image, "/bin/true"]
     names = list(cmds)
