@@ -90,6 +90,18 @@ bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmni"]'
 oci run --bundle "$T/bundle" s1
 assert_match "  ... control: without it, the kernel's default (4096)" \
 	'^read: ok /proc/sys/kernel/shmmni [0-9]+ bytes: 4096' "$OUT"
+# with a memory limit nsrun caps System V IPC to it (ucounts.h): a sysctl may lower that, not lift it
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmax"]' \
+	"c['linux']['sysctl'] = {'kernel.shmmax': '1099511627776'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... kernel.shmmax above the memory limit's IPC share: refused by name" \
+	'(^|
+)nsrun: linux.sysctl: kernel.shmmax: 1099511627776 is above nsrun.s limit for System V IPC' "$ERR"
+assert_eq "  ... exit 1, the payload did not run" "1 " "$RC $OUT"
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmax"]' \
+	"c['linux']['sysctl'] = {'kernel.shmmax': '4096'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... control: one below it is applied" '^read: ok /proc/sys/kernel/shmmax [0-9]+ bytes: 4096' "$OUT"
 bundle_with '["/nsrun-probe", "exit", "0"]' "c['linux']['sysctl'] = {'kernel.pid_max': '100000'}"
 oci run --bundle "$T/bundle" s1
 assert_match "  ... a key of no namespace of the container's (kernel.pid_max): refused by name" \
