@@ -41,7 +41,9 @@ static bool above_current(const char *path, const char *value)
 
 int sysctl_apply(const struct strv *kv, uint64_t ipc_bytes, struct nsrun_error *err)
 {
-	static const char *const ipc_limited[] = { "kernel.shmmax=", "kernel.shmall=", "kernel.msgmni=", NULL };
+	/* what ucounts.c sets from the memory limit, and msgmnb, by which it divides it */
+	static const char *const ipc_limited[] = { "kernel.shmmax=", "kernel.shmall=", "kernel.msgmni=",
+						   "kernel.msgmnb=", NULL };
 
 	for (size_t i = 0; i < kv->n; i++) {
 		const char *eq = strchr(kv->v[i], '='), *value = eq + 1;

@@ -18,8 +18,8 @@
 /* Writes each "key=value" of kv (sysctl(8)'s key: '.' between names, '/' for a
  * '.' inside one; checked by oci_config.c) to /proc/sys/KEY-AS-PATH.  With
  * ipc_bytes (nsrun's System V IPC limit from the memory limit, ucounts.h), a
- * kernel.shmmax, shmall or msgmni above what nsrun set is refused: it would let
- * IPC memory past the limit.  No allocation.  Returns 0 or -1 with err (errno of
+ * kernel.shmmax, shmall, msgmni or msgmnb above what the namespace has then is
+ * refused: it would let IPC memory past the limit.  No allocation.  Returns 0 or -1 with err (errno of
  * open(2)/write(2), naming the key; 0 for a value above the limit). */
 int sysctl_apply(const struct strv *kv, uint64_t ipc_bytes, struct nsrun_error *err);
 

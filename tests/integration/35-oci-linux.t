@@ -98,6 +98,12 @@ assert_match "  ... kernel.shmmax above the memory limit's IPC share: refused by
 	'(^|
 )nsrun: linux.sysctl: kernel.shmmax: 1099511627776 is above nsrun.s limit for System V IPC' "$ERR"
 assert_eq "  ... exit 1, the payload did not run" "1 " "$RC $OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' \
+	"c['linux']['sysctl'] = {'kernel.msgmnb': '1073741824'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... so is kernel.msgmnb above it (the share is msgmni queues of msgmnb bytes)" \
+	'(^|
+)nsrun: linux.sysctl: kernel.msgmnb: 1073741824 is above' "$ERR"
 bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmax"]' \
 	"c['linux']['sysctl'] = {'kernel.shmmax': '4096'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
 oci run --bundle "$T/bundle" s1
