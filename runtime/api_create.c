@@ -2,6 +2,7 @@
  * options (the command line's names, parsed by the command line's own parser), after
  * refusing whatever would weaken the host's side.  The result is the service's
  * config.json: what start runs (`nsrun -d --name NAME OPTIONS`) and what inspect shows. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -247,6 +248,54 @@ static int tmpfs_and_mounts(struct create_ctx *x, yajl_val hc)
 	return 0;
 }
 
+/* Where a request's HostIp binds: "" (and none), any spelling of the unspecified
+ * address (0.0.0.0, ::, ::0, 0:0:0:0:0:0:0:0, ::ffff:0.0.0.0) and a loopback one
+ * (127.0.0.0/8, ::1, ::ffff:127.x) give 0 with the address to bind in out; any
+ * other gives -1: a request opens no interface of the host but lo.  The address
+ * is compared as inet_pton(3) reads it, never as a string. */
+static int loopback_host_ip(const char *ip, char *out, size_t len)
+{
+	unsigned char a[16];
+
+	if (!ip || !ip[0]) {
+		snprintf(out, len, "127.0.0.1");
+		return 0;
+	}
+	if (inet_pton(AF_INET, ip, a) == 1) {
+		if (a[0] == 127) {
+			snprintf(out, len, "%s", ip);
+			return 0;
+		}
+		if (!(a[0] | a[1] | a[2] | a[3])) {
+			snprintf(out, len, "127.0.0.1");
+			return 0;
+		}
+		return -1;
+	}
+	if (inet_pton(AF_INET6, ip, a) == 1) {
+		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+		bool zero10 = true;
+		for (int i = 0; i < 10; i++)
+			zero10 = zero10 && !a[i];
+		/* ::1 */
+		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14]) && a[15] == 1) {
+			snprintf(out, len, "[::1]");
+			return 0;
+		}
+		/* :: */
+		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14] | a[15])) {
+			snprintf(out, len, "127.0.0.1");
+			return 0;
+		}
+		/* ::ffff:a.b.c.d, an IPv4 address: its own rule */
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			char v4[INET_ADDRSTRLEN];
+			return inet_ntop(AF_INET, a + 12, v4, sizeof(v4)) ? loopback_host_ip(v4, out, len) : -1;
+		}
+	}
+	return -1;
+}
+
 static int ports(struct create_ctx *x, yajl_val hc)
 {
 	yajl_val pb = api_get(hc, "PortBindings", yajl_t_object);
@@ -263,14 +312,16 @@ static int ports(struct create_ctx *x, yajl_val hc)
 		for (size_t j = 0; j < (nb ? nb : 1); j++) {
 			yajl_val b = nb ? list->u.array.values[j] : NULL;
 			const char *ip = api_get_str(b, "HostIp"), *hp = api_get_str(b, "HostPort");
+			char bind_ip[INET6_ADDRSTRLEN + 2];
 			/* every address and none at all mean loopback: a request cannot open the
-			 * host's other interfaces */
-			if (!ip || !ip[0] || strcmp(ip, "0.0.0.0") == 0 || strcmp(ip, "::") == 0)
-				ip = "127.0.0.1";
+			 * host's other interfaces (loopback_host_ip) */
+			if (loopback_host_ip(ip, bind_ip, sizeof(bind_ip)) < 0)
+				return refuse(x, 403, "HostConfig.PortBindings: HostIp \"%s\": refused by nsrun api: a port "
+					      "is published on the host's loopback only (\"\", 0.0.0.0, ::, 127.0.0.1 or ::1)",
+					      ip);
 			if (!hp || !hp[0])
 				hp = "0";
-			if (add_fmt(x, "-p", "%s%s%s:%s:%lu", strchr(ip, ':') ? "[" : "", ip, strchr(ip, ':') ? "]" : "", hp,
-				    port) < 0)
+			if (add_fmt(x, "-p", "%s:%s:%lu", bind_ip, hp, port) < 0)
 				return -1;
 		}
 	}
