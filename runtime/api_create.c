@@ -4,6 +4,7 @@
  * config.json: what start runs (`nsrun -d --name NAME OPTIONS`) and what inspect shows. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "image.h"
 #include "image_store.h"
 #include "subid.h"
+#include "sys.h"
 
 /* A refusal or a mistake: HTTP status and Docker's message. */
 struct create_ctx {
@@ -128,8 +130,22 @@ static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t
 	return add(x, "--image", image);
 }
 
+/* Is the real path (no symlink in it) under one of the volume roots? */
+static bool under_roots(const struct api_server *srv, const char *real)
+{
+	for (size_t i = 0; i < srv->volume_roots.n; i++) {
+		const char *root = srv->volume_roots.v[i];
+		size_t n = strlen(root);
+		if (strncmp(real, root, n) == 0 && (real[n] == '\0' || real[n] == '/' || (n == 1 && root[0] == '/')))
+			return true;
+	}
+	return false;
+}
+
 /* A host path a bind may use: its real path, under one of the volume roots, the
- * caller's own.  Returns 0 (real path in out) or -1. */
+ * caller's own.  Checked here at create, and again at start (api_source_open):
+ * a payload sharing a directory under a root may swap it for a link meanwhile.
+ * Returns 0 (real path in out) or -1. */
 static int bind_source(struct create_ctx *x, const char *what, const char *src, char *out)
 {
 	struct stat st;
@@ -139,22 +155,46 @@ static int bind_source(struct create_ctx *x, const char *what, const char *src, 
 			      what, src);
 	if (!realpath(src, out))
 		return refuse(x, 400, "%s \"%s\": %s (nsrun api does not create it)", what, src, strerror(errno));
-	for (size_t i = 0; i < x->srv->volume_roots.n; i++) {
-		const char *root = x->srv->volume_roots.v[i];
-		size_t n = strlen(root);
-		bool under = strncmp(out, root, n) == 0 && (out[n] == '\0' || out[n] == '/' || (n == 1 && root[0] == '/'));
-		if (!under)
-			continue;
-		if (stat(out, &st) < 0)
-			return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
-		if (st.st_uid != geteuid())
-			return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
-				      "own files", what, src, (unsigned)geteuid());
-		return 0;
+	if (!under_roots(x->srv, out))
+		return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
+			      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
+			      x->srv->volume_roots.n > 1 ? " and others" : "");
+	if (stat(out, &st) < 0)
+		return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
+	if (st.st_uid != geteuid())
+		return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
+			      "own files", what, src, (unsigned)geteuid());
+	return 0;
+}
+
+int api_source_open(const struct api_server *srv, const char *what, const char *real, char *msg, size_t msg_len)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int fd;
+
+	if (root < 0) {
+		snprintf(msg, msg_len, "%s \"%s\": open /: %s", what, real, strerror(errno));
+		return -1;
 	}
-	return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
-		      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
-		      x->srv->volume_roots.n > 1 ? " and others" : "");
+	if (real[0] != '/' || !under_roots(srv, real)) {
+		snprintf(msg, msg_len, "%s \"%s\" is outside the volume roots of this nsrun api", what, real);
+		return -1;
+	}
+	fd = open_in_root_nofollow(root, real, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, msg_len, "%s \"%s\": %s%s", what, real, strerror(errno),
+			 errno == ELOOP ? " (a symlink is in its path now: it changed since the container was created)" :
+			 "");
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		snprintf(msg, msg_len, "%s \"%s\" is not owned by uid %u (now): nsrun api uses only the caller's own "
+			 "files", what, real, (unsigned)geteuid());
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int add_bind(struct create_ctx *x, const char *src, const char *dst, bool ro)
