@@ -215,7 +215,9 @@ static void pinned_free(struct pinned *p)
  * argument rewritten to /proc/self/fd/N:DST:MODE for nsrun -d, which then mounts
  * that very object; a seccomp profile path checked the same way.  Between create
  * and start a payload sharing a directory under a root could have swapped it for
- * a link to anywhere on the host.  Returns 0, or Docker's status with msg. */
+ * a link to anywhere on the host.  A --network container:NAME must still name a
+ * container of the API.  Called under srv->lock.  Returns 0, or Docker's status
+ * with msg. */
 static int pin_sources(const struct api_server *srv, char **argv, size_t n, struct pinned *p, char *msg,
 		       size_t msg_len)
 {
@@ -224,6 +226,24 @@ static int pin_sources(const struct api_server *srv, char **argv, size_t n, stru
 		const char *v = argv[i + 1];
 		char real[PATH_MAX];
 		int fd;
+		if (strcmp(argv[i], "--network") == 0 && strncmp(v, "container:", 10) == 0) {
+			/* as create checked it: a container made through the API, which the
+			 * name may no longer be (removed, and the caller's nsrun -d took it) */
+			struct api_ctr t;
+			unsigned status = 404;
+			bool ours;
+			i++;
+			if (api_ctr_find(v + 10, &t, &status, msg, msg_len) < 0)
+				return (int)status;
+			ours = t.config != NULL;
+			api_ctr_free(&t);
+			if (!ours) {
+				snprintf(msg, msg_len, "NetworkMode \"%s\": refused by nsrun api: %s is now a service of "
+					 "nsrun -d, not a container made through the API", v, v + 10);
+				return 403;
+			}
+			continue;
+		}
 		if (!vol && !(strcmp(argv[i], "--security-opt") == 0 && strncmp(v, "seccomp=/", 9) == 0))
 			continue;
 		i++;

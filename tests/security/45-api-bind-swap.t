@@ -1,6 +1,6 @@
 #!/bin/bash
 # nsrun api checks a bind's source against its volume roots at create; the container
-# starts later.  A payload with a writable volume under a root (a shared directory)
+# starts later (and so for NetworkMode container:NAME, at the end).  A payload with a writable volume under a root (a shared directory)
 # swapped the checked directory for a symlink to a host directory outside the roots
 # in between, and start mounted what the link pointed at.  Start now mounts the
 # object create checked or refuses.  The controls: the same bind without the swap
@@ -36,6 +36,8 @@ create() {
 start_and_log() {
 	api POST "/containers/$ID/start"
 	START=$OUT
+	LOG=""
+	[[ "$START" == *$'\n204' ]] || return 0
 	api POST "/containers/$ID/wait"
 	LOG=$(timeout 60 curl -s --unix-socket "$SOCK" "http://d/containers/$ID/logs?stdout=1&stderr=1" | tr -cd '[:print:]\n')
 }
@@ -57,4 +59,23 @@ start_and_log
 assert_not_match "start does not mount the host directory the link points at" "host-secret" "$LOG$START"
 assert_match "  ... it refuses, naming the bind" "bind source .*$TESTTMP/vol/shared/d.*symlink" "$START"
 diag "start: $START"
+
+# NetworkMode container:NAME is checked at create (a container made through the API);
+# NAME may be the caller's own nsrun -d service by start
+api POST "/containers/create?name=net$$" '{"Image":"python","Cmd":["sleep","600"]}'
+assert_match "a container net$$ is created" $'\n201$' "$OUT"
+api POST /containers/create '{"Image":"python","Cmd":["true"],"HostConfig":{"NetworkMode":"container:net'$$'"}}'
+ID=$(sed -n 's/.*"Id":"\([0-9a-f]*\)".*/\1/p' <<<"$OUT")
+assert_match "  ... and one joining its network" "^[0-9a-f]{64}$" "$ID"
+at_exit "curl -s --unix-socket \"$SOCK\" -X DELETE \"http://d/containers/$ID?force=1\" >/dev/null"
+api DELETE "/containers/net$$?force=1"
+at_exit "\"$NSRUN\" rm -f net$$"
+run_nsrun -d --name "net$$" --image python -- sleep 600
+assert_eq "the caller's own nsrun -d service takes the name" 0 "$RC"
+api POST /containers/create '{"Image":"python","Cmd":["true"],"HostConfig":{"NetworkMode":"container:net'$$'"}}'
+assert_match "control: create refuses to join that service" "refused by nsrun api.*"$'\n403$' "$OUT"
+api POST "/containers/$ID/start"
+assert_match "start refuses it too (it was an API container at create)" \
+	"NetworkMode .*refused by nsrun api: net$$ is now a service of nsrun -d"$'.*\n403$' "$OUT"
+run_nsrun rm -f "net$$"
 done_testing
