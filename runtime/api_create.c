@@ -2,7 +2,9 @@
  * options (the command line's names, parsed by the command line's own parser), after
  * refusing whatever would weaken the host's side.  The result is the service's
  * config.json: what start runs (`nsrun -d --name NAME OPTIONS`) and what inspect shows. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "image.h"
 #include "image_store.h"
 #include "subid.h"
+#include "sys.h"
 
 /* A refusal or a mistake: HTTP status and Docker's message. */
 struct create_ctx {
@@ -127,8 +130,22 @@ static int image_option(struct create_ctx *x, yajl_val body, char *image, size_t
 	return add(x, "--image", image);
 }
 
+/* Is the real path (no symlink in it) under one of the volume roots? */
+static bool under_roots(const struct api_server *srv, const char *real)
+{
+	for (size_t i = 0; i < srv->volume_roots.n; i++) {
+		const char *root = srv->volume_roots.v[i];
+		size_t n = strlen(root);
+		if (strncmp(real, root, n) == 0 && (real[n] == '\0' || real[n] == '/' || (n == 1 && root[0] == '/')))
+			return true;
+	}
+	return false;
+}
+
 /* A host path a bind may use: its real path, under one of the volume roots, the
- * caller's own.  Returns 0 (real path in out) or -1. */
+ * caller's own.  Checked here at create, and again at start (api_source_open):
+ * a payload sharing a directory under a root may swap it for a link meanwhile.
+ * Returns 0 (real path in out) or -1. */
 static int bind_source(struct create_ctx *x, const char *what, const char *src, char *out)
 {
 	struct stat st;
@@ -138,22 +155,46 @@ static int bind_source(struct create_ctx *x, const char *what, const char *src, 
 			      what, src);
 	if (!realpath(src, out))
 		return refuse(x, 400, "%s \"%s\": %s (nsrun api does not create it)", what, src, strerror(errno));
-	for (size_t i = 0; i < x->srv->volume_roots.n; i++) {
-		const char *root = x->srv->volume_roots.v[i];
-		size_t n = strlen(root);
-		bool under = strncmp(out, root, n) == 0 && (out[n] == '\0' || out[n] == '/' || (n == 1 && root[0] == '/'));
-		if (!under)
-			continue;
-		if (stat(out, &st) < 0)
-			return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
-		if (st.st_uid != geteuid())
-			return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
-				      "own files", what, src, (unsigned)geteuid());
-		return 0;
+	if (!under_roots(x->srv, out))
+		return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
+			      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
+			      x->srv->volume_roots.n > 1 ? " and others" : "");
+	if (stat(out, &st) < 0)
+		return refuse(x, 400, "%s \"%s\": %s", what, src, strerror(errno));
+	if (st.st_uid != geteuid())
+		return refuse(x, 403, "%s \"%s\" is not owned by uid %u: nsrun api uses only the caller's "
+			      "own files", what, src, (unsigned)geteuid());
+	return 0;
+}
+
+int api_source_open(const struct api_server *srv, const char *what, const char *real, char *msg, size_t msg_len)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	int fd;
+
+	if (root < 0) {
+		snprintf(msg, msg_len, "%s \"%s\": open /: %s", what, real, strerror(errno));
+		return -1;
 	}
-	return refuse(x, 403, "%s \"%s\" is outside the volume roots of this nsrun api (--volume-root; now: "
-		      "%s%s)", what, src, x->srv->volume_roots.n ? x->srv->volume_roots.v[0] : "none",
-		      x->srv->volume_roots.n > 1 ? " and others" : "");
+	if (real[0] != '/' || !under_roots(srv, real)) {
+		snprintf(msg, msg_len, "%s \"%s\" is outside the volume roots of this nsrun api", what, real);
+		return -1;
+	}
+	fd = open_in_root_nofollow(root, real, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, msg_len, "%s \"%s\": %s%s", what, real, strerror(errno),
+			 errno == ELOOP ? " (a symlink is in its path now: it changed since the container was created)" :
+			 "");
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		snprintf(msg, msg_len, "%s \"%s\" is not owned by uid %u (now): nsrun api uses only the caller's own "
+			 "files", what, real, (unsigned)geteuid());
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int add_bind(struct create_ctx *x, const char *src, const char *dst, bool ro)
@@ -247,6 +288,54 @@ static int tmpfs_and_mounts(struct create_ctx *x, yajl_val hc)
 	return 0;
 }
 
+/* Where a request's HostIp binds: "" (and none), any spelling of the unspecified
+ * address (0.0.0.0, ::, ::0, 0:0:0:0:0:0:0:0, ::ffff:0.0.0.0) and a loopback one
+ * (127.0.0.0/8, ::1, ::ffff:127.x) give 0 with the address to bind in out; any
+ * other gives -1: a request opens no interface of the host but lo.  The address
+ * is compared as inet_pton(3) reads it, never as a string. */
+static int loopback_host_ip(const char *ip, char *out, size_t len)
+{
+	unsigned char a[16];
+
+	if (!ip || !ip[0]) {
+		snprintf(out, len, "127.0.0.1");
+		return 0;
+	}
+	if (inet_pton(AF_INET, ip, a) == 1) {
+		if (a[0] == 127) {
+			snprintf(out, len, "%s", ip);
+			return 0;
+		}
+		if (!(a[0] | a[1] | a[2] | a[3])) {
+			snprintf(out, len, "127.0.0.1");
+			return 0;
+		}
+		return -1;
+	}
+	if (inet_pton(AF_INET6, ip, a) == 1) {
+		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+		bool zero10 = true;
+		for (int i = 0; i < 10; i++)
+			zero10 = zero10 && !a[i];
+		/* ::1 */
+		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14]) && a[15] == 1) {
+			snprintf(out, len, "[::1]");
+			return 0;
+		}
+		/* :: */
+		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14] | a[15])) {
+			snprintf(out, len, "127.0.0.1");
+			return 0;
+		}
+		/* ::ffff:a.b.c.d, an IPv4 address: its own rule */
+		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
+			char v4[INET_ADDRSTRLEN];
+			return inet_ntop(AF_INET, a + 12, v4, sizeof(v4)) ? loopback_host_ip(v4, out, len) : -1;
+		}
+	}
+	return -1;
+}
+
 static int ports(struct create_ctx *x, yajl_val hc)
 {
 	yajl_val pb = api_get(hc, "PortBindings", yajl_t_object);
@@ -263,14 +352,16 @@ static int ports(struct create_ctx *x, yajl_val hc)
 		for (size_t j = 0; j < (nb ? nb : 1); j++) {
 			yajl_val b = nb ? list->u.array.values[j] : NULL;
 			const char *ip = api_get_str(b, "HostIp"), *hp = api_get_str(b, "HostPort");
+			char bind_ip[INET6_ADDRSTRLEN + 2];
 			/* every address and none at all mean loopback: a request cannot open the
-			 * host's other interfaces */
-			if (!ip || !ip[0] || strcmp(ip, "0.0.0.0") == 0 || strcmp(ip, "::") == 0)
-				ip = "127.0.0.1";
+			 * host's other interfaces (loopback_host_ip) */
+			if (loopback_host_ip(ip, bind_ip, sizeof(bind_ip)) < 0)
+				return refuse(x, 403, "HostConfig.PortBindings: HostIp \"%s\": refused by nsrun api: a port "
+					      "is published on the host's loopback only (\"\", 0.0.0.0, ::, 127.0.0.1 or ::1)",
+					      ip);
 			if (!hp || !hp[0])
 				hp = "0";
-			if (add_fmt(x, "-p", "%s%s%s:%s:%lu", strchr(ip, ':') ? "[" : "", ip, strchr(ip, ':') ? "]" : "", hp,
-				    port) < 0)
+			if (add_fmt(x, "-p", "%s:%s:%lu", bind_ip, hp, port) < 0)
 				return -1;
 		}
 	}

@@ -252,4 +252,12 @@ int api_ryuk_main(int argc, char **argv);
  * names a store image).  Returns 0 (name in name) or -1. */
 int api_image_name(const char *ref, char *name, size_t len);
 
+/* The host path real (a bind source or seccomp profile that create checked, its
+ * real path then) as start is about to use it: opened O_PATH with no symlink on
+ * the way (open_in_root_nofollow; a link swapped in since is refused), under a
+ * volume root, owned by our euid.  Returns the fd (close it), or -1 with msg
+ * (errno's words).  The fd is what nsrun -d is given (/proc/self/fd/N), so what
+ * it mounts is the object checked here (config_add_volume pins it). */
+int api_source_open(const struct api_server *srv, const char *what, const char *real, char *msg, size_t msg_len);
+
 #endif

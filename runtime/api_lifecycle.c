@@ -134,7 +134,7 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *con
 
 /* Runs argv with stdout and stderr to a pipe, keeping the last bytes in out.
  * Returns the wait status, or -1 (errno). */
-static int run_captured(char *const argv[], char *out, size_t out_len)
+static int run_captured(char *const argv[], const int *keep, size_t n_keep, char *out, size_t out_len)
 {
 	int p[2], status = -1, rc;
 	size_t o = 0;
@@ -145,7 +145,7 @@ static int run_captured(char *const argv[], char *out, size_t out_len)
 	out[0] = '\0';
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	rc = spawn_child(&pid, argv[0], false, argv, NULL, (int[3]){ -1, p[1], p[1] });
+	rc = spawn_child_keep(&pid, argv[0], false, argv, NULL, (int[3]){ -1, p[1], p[1] }, keep, n_keep);
 	close(p[1]);
 	if (rc < 0) {
 		close(p[0]);
@@ -192,6 +192,88 @@ static const char *start_message(char *out)
 	return found ? found : last;
 }
 
+#define API_MAX_PINNED 64     /* binds of one container */
+
+/* The host paths of a start's arguments, opened as create checked them. */
+struct pinned {
+	int fd[API_MAX_PINNED];
+	char *arg[API_MAX_PINNED];      /* the argument that names fd[i] */
+	size_t n;
+};
+
+static void pinned_free(struct pinned *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		close(p->fd[i]);
+		free(p->arg[i]);
+	}
+	p->n = 0;
+}
+
+/* Each bind source (-v SRC:DST:MODE) of argv[0..n) opened again as create checked
+ * it (api_source_open: no symlink on the way, under a volume root, ours), its
+ * argument rewritten to /proc/self/fd/N:DST:MODE for nsrun -d, which then mounts
+ * that very object; a seccomp profile path checked the same way.  Between create
+ * and start a payload sharing a directory under a root could have swapped it for
+ * a link to anywhere on the host.  A --network container:NAME must still name a
+ * container of the API.  Called under srv->lock.  Returns 0, or Docker's status
+ * with msg. */
+static int pin_sources(const struct api_server *srv, char **argv, size_t n, struct pinned *p, char *msg,
+		       size_t msg_len)
+{
+	for (size_t i = 1; i + 1 < n && strcmp(argv[i], "--"); i++) {
+		bool vol = strcmp(argv[i], "-v") == 0;
+		const char *v = argv[i + 1];
+		char real[PATH_MAX];
+		int fd;
+		if (strcmp(argv[i], "--network") == 0 && strncmp(v, "container:", 10) == 0) {
+			/* as create checked it: a container made through the API, which the
+			 * name may no longer be (removed, and the caller's nsrun -d took it) */
+			struct api_ctr t;
+			unsigned status = 404;
+			bool ours;
+			i++;
+			if (api_ctr_find(v + 10, &t, &status, msg, msg_len) < 0)
+				return (int)status;
+			ours = t.config != NULL;
+			api_ctr_free(&t);
+			if (!ours) {
+				snprintf(msg, msg_len, "NetworkMode \"%s\": refused by nsrun api: %s is now a service of "
+					 "nsrun -d, not a container made through the API", v, v + 10);
+				return 403;
+			}
+			continue;
+		}
+		if (!vol && !(strcmp(argv[i], "--security-opt") == 0 && strncmp(v, "seccomp=/", 9) == 0))
+			continue;
+		i++;
+		if (vol)
+			snprintf(real, sizeof(real), "%.*s", (int)strcspn(v, ":"), v);
+		else
+			snprintf(real, sizeof(real), "%s", v + 8);
+		if (p->n == API_MAX_PINNED) {
+			snprintf(msg, msg_len, "more than %d binds", API_MAX_PINNED);
+			return 400;
+		}
+		if ((fd = api_source_open(srv, vol ? "bind source" : "seccomp profile", real, msg, msg_len)) < 0)
+			return 403;
+		if (!vol) {
+			/* the profile is read by path (its cache is keyed by it): checked, not passed */
+			close(fd);
+			continue;
+		}
+		p->fd[p->n] = fd;
+		if (asprintf(&p->arg[p->n], "/proc/self/fd/%d%s", fd, v + strlen(real)) < 0) {
+			p->arg[p->n] = NULL;
+			close(fd);
+			snprintf(msg, msg_len, "out of memory");
+			return 500;
+		}
+		argv[i] = p->arg[p->n++];
+	}
+	return 0;
+}
+
 static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t msg_len)
 {
 	yajl_val args = api_get(c->config, "args", yajl_t_array);
@@ -200,8 +282,9 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 	_cleanup_close_ int root_fd = -1, dir_fd = -1;
 	_cleanup_free_ char *config = NULL;
 	_cleanup_free_ char **argv = NULL;
+	struct pinned src __attribute__((cleanup(pinned_free))) = { 0 };
 	size_t len = 0, n = 0;
-	int status;
+	int status, rc;
 
 	if (!args) {
 		snprintf(msg, msg_len, "container %s was not made by nsrun api: start it with nsrun -d", c->name);
@@ -248,11 +331,13 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 	for (size_t i = 0; !ryuk && i < args->u.array.len; i++)
 		if (YAJL_IS_STRING(args->u.array.values[i]))
 			argv[n++] = YAJL_GET_STRING(args->u.array.values[i]);
+	if (!ryuk && (rc = pin_sources(srv, argv, n, &src, msg, msg_len)) != 0)
+		return rc;
 	/* the service's directory is made again by nsrun -d; its config.json goes back in */
 	close(dir_fd);
 	dir_fd = -1;
 	state_remove_dir(root_fd, c->name);
-	status = run_captured(argv, out, sizeof(out));
+	status = run_captured(argv, src.fd, src.n, out, sizeof(out));
 	if (status == 0 && (dir_fd = openat(root_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
 	    api_write_file_atomic(dir_fd, API_CONFIG_FILE, config, len) == 0)
 		return 204;

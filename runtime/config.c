@@ -1,6 +1,7 @@
 /* config.c - defaults, typed option parsers and validation of struct nsrun_config. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -164,6 +165,8 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 	char *dest = NULL, *mode = NULL, *dest_norm = NULL;
 	struct nsrun_mount *m;
 	bool rw = false;
+	dev_t src_dev;
+	ino_t src_ino;
 
 	if (!copy)
 		return error_set(err, ENOMEM, "--volume");
@@ -180,13 +183,24 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 			return error_set(err, 0, "--volume: \"%s\": unknown mode \"%s\" (use ro or rw)", spec,
 					 mode);
 	}
-	/* the caller's own symlinks are followed here, once, before any payload runs (as
-	 * docker does); from then on the source is the object this resolved to, opened
-	 * without following links and checked by device and inode (mount.c), so a
-	 * payload cannot swap it */
-	host = realpath(copy, NULL);
-	if (!host)
-		return error_set(err, errno, "--volume: \"%s\"", copy);
+	/* the caller's own symlinks are followed here, once (as docker does); from then
+	 * on the source is the object this open resolved to: its path is read back from
+	 * the fd, and mount.c checks each later lookup by device and inode, so a payload
+	 * sharing a directory on the way (another container's volume) cannot swap it.
+	 * nsrun api passes /proc/self/fd/N, an object it opened and checked. */
+	{
+		char fdpath[64];
+		struct stat st;
+		_cleanup_close_ int fd = open(copy, O_PATH | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return error_set(err, errno, "--volume: \"%s\"", copy);
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		host = realpath(fdpath, NULL);
+		if (!host)
+			return error_set(err, errno, "--volume: \"%s\"", copy);
+		src_dev = st.st_dev;
+		src_ino = st.st_ino;
+	}
 	dest_norm = config_container_path("--volume", dest, err);
 	if (!dest_norm)
 		return -1;
@@ -202,6 +216,7 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 	cfg->mounts = m;
 	m[cfg->n_mounts++] = (struct nsrun_mount){
 		.source = steal_ptr(&host), .destination = dest_norm, .rw = rw,
+		.pinned = true, .dev = src_dev, .ino = src_ino,
 	};
 	return 0;
 }

@@ -80,6 +80,9 @@ struct nsrun_mount {
 	char *destination;              /* path inside the container, absolute, normalised */
 	bool rw;                        /* writable; read-only otherwise */
 	bool is_file_arg;               /* the FILE of FILE mode */
+	bool pinned;                    /* -v: source is the object of dev and ino, resolved once */
+	dev_t dev;
+	ino_t ino;
 };
 
 /* -p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]: a host port that reaches a container port. */

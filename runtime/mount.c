@@ -118,13 +118,16 @@ static int set_mount_attrs(int fd, bool recursive, uint64_t attrs)
 
 /* ---- supervisor side ---- */
 
-static int stat_source(const char *what, const char *path, bool want_dir, bool any_type,
-		       struct mount_source *s, struct nsrun_error *err)
+static int stat_source(const char *what, const char *path, const struct nsrun_mount *m, bool want_dir,
+		       bool any_type, struct mount_source *s, struct nsrun_error *err)
 {
 	struct stat st;
 
 	if (stat(path, &st) < 0)
 		return error_set(err, errno, "%s \"%s\"", what, path);
+	/* the object -v resolved to (config_add_volume), not what a link swapped in since leads to */
+	if (m && m->pinned && (st.st_dev != m->dev || st.st_ino != m->ino))
+		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
 	if (want_dir && !S_ISDIR(st.st_mode))
 		return error_set(err, ENOTDIR, "%s \"%s\"", what, path);
 	if (!any_type && !want_dir && !S_ISREG(st.st_mode))
@@ -218,7 +221,7 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 
 	memset(out, 0, sizeof(*out));
 	out->rootfs.tree_fd = -1;
-	if (stat_source("rootfs", cfg->rootfs, true, false, &out->rootfs, err) < 0)
+	if (stat_source("rootfs", cfg->rootfs, NULL, true, false, &out->rootfs, err) < 0)
 		return -1;
 	out->mounts = calloc(cfg->n_mounts ? cfg->n_mounts : 1, sizeof(*out->mounts));
 	if (!out->mounts)
@@ -228,7 +231,7 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 		out->mounts[i].tree_fd = -1;
 	for (size_t i = 0; i < cfg->n_mounts; i++) {
 		const struct nsrun_mount *m = &cfg->mounts[i];
-		if (stat_source(m->is_file_arg ? "file" : "volume", m->source, false, !m->is_file_arg,
+		if (stat_source(m->is_file_arg ? "file" : "volume", m->source, m, false, !m->is_file_arg,
 				&out->mounts[i], err) < 0)
 			return -1;
 	}

@@ -81,6 +81,8 @@ static int read_process(const char *path, struct exec_opts *o, struct strv *warn
 
 	if (read_file(path, PROCESS_MAX, &text, NULL) < 0)
 		return error_set(err, errno, "--process: read %s", path);
+	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
+		return error_set(err, 0, "--process %s: nested deeper than %d levels", path, JSON_MAX_DEPTH);
 	if (!(t = yajl_tree_parse(text, ebuf, sizeof(ebuf))) || !YAJL_IS_OBJECT(t)) {
 		yajl_tree_free(t);
 		return error_set(err, 0, "--process %s: not a JSON object%s%s", path, ebuf[0] ? ": " : "",
@@ -593,6 +595,8 @@ static int read_resources(const char *path, struct update *u, struct nsrun_error
 
 	if (read_file(strcmp(path, "-") == 0 ? "/dev/stdin" : path, PROCESS_MAX, &text, NULL) < 0)
 		return error_set(err, errno, "--resources: read %s", path);
+	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
+		return error_set(err, 0, "--resources %s: nested deeper than %d levels", path, JSON_MAX_DEPTH);
 	if (!(t = yajl_tree_parse(text, ebuf, sizeof(ebuf))) || !YAJL_IS_OBJECT(t)) {
 		yajl_tree_free(t);
 		return error_set(err, 0, "--resources %s: not a JSON object", path);

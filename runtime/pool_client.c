@@ -416,7 +416,9 @@ static int print_answer(const char *answer, const char *json_path, struct nsrun_
 	char ebuf[256];
 	const char *code_path[] = { "exit_code", NULL }, *err_path[] = { "error", NULL },
 		   *hint_path[] = { "pool", "hint", NULL }, *status_path[] = { "status", NULL };
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val doc = yajl_tree_parse(answer, ebuf, sizeof(ebuf));
+	__attribute__((cleanup(yajl_tree_freep))) yajl_val doc =
+		json_scan_depth(answer, strlen(answer), JSON_MAX_DEPTH) < strlen(answer) ? NULL :
+		yajl_tree_parse(answer, ebuf, sizeof(ebuf));
 	yajl_val code, e, hint, status;
 
 	if (!doc || !(code = yajl_tree_get(doc, code_path, yajl_t_number)))

@@ -157,7 +157,11 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 	char ebuf[256];
 	const char *code_path[] = { "code", NULL }, *args_path[] = { "args", NULL }, *env_path[] = { "env", NULL };
 	const char *t_path[] = { "timeout", NULL }, *o_path[] = { "output_limit", NULL };
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val root = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+	/* yajl has no depth limit, and frees a tree by recursion: a request of [[[[...
+	 * took the server down (its stack) */
+	__attribute__((cleanup(yajl_tree_freep))) yajl_val root =
+		json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text) ? NULL :
+		yajl_tree_parse(text, ebuf, sizeof(ebuf));
 	yajl_val code, args, env, t, o;
 	struct strv envv = { 0 };
 	const char *in;
@@ -165,6 +169,8 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 	const unsigned char *buf;
 	size_t len;
 
+	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
+		return error_set(err, 0, "pool: the request is nested deeper than %d levels", JSON_MAX_DEPTH);
 	if (!root || !YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
 	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
@@ -532,7 +538,7 @@ static void zygote_message(struct pool *p)
 					close(fd);
 			}
 		}
-	m = yajl_tree_parse(buf, NULL, 0);
+	m = json_scan_depth(buf, strlen(buf), JSON_MAX_DEPTH) < strlen(buf) ? NULL : yajl_tree_parse(buf, NULL, 0);
 	if (m && (v = yajl_tree_get(m, ready_path, yajl_t_number)) && nfds == 4) {
 		struct pool_slot *s = realloc(p->slots, (p->n_slots + 1) * sizeof(*s));
 		if (s) {

@@ -374,6 +374,12 @@ int send_console_fd(const char *path, int fd)
 int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		const int stdio[3])
 {
+	return spawn_child_keep(pid, path, search, argv, env, stdio, NULL, 0);
+}
+
+int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
+		     const int stdio[3], const int *keep, size_t n_keep)
+{
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, dfl;
@@ -385,6 +391,10 @@ int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], c
 	for (int i = 0; i < 3; i++)
 		if (stdio[i] >= 0)
 			posix_spawn_file_actions_adddup2(&fa, stdio[i], i);
+	/* dup2 onto itself clears FD_CLOEXEC in the child alone (POSIX.1-2024, Austin
+	 * Group issue 411; glibc 2.29): no other thread's child gets it */
+	for (size_t i = 0; i < n_keep; i++)
+		posix_spawn_file_actions_adddup2(&fa, keep[i], keep[i]);
 	sigemptyset(&none);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);

@@ -84,6 +84,10 @@ int send_console_fd(const char *path, int fd);
  * Returns 0 with *pid, or -1 (errno). */
 int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		const int stdio[3]);
+/* As spawn_child, and the n_keep fds in keep (close-on-exec here) passed on at
+ * their numbers. */
+int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
+		     const int stdio[3], const int *keep, size_t n_keep);
 
 /* CLOCK_MONOTONIC (clock_gettime(2)) in microseconds: for deadlines and durations. */
 uint64_t monotonic_us(void);
