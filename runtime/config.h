@@ -45,6 +45,8 @@ enum nsrun_network {
 	NSRUN_NETWORK_CONTAINER,        /* container:NAME: the net namespace of the running service NAME
 	                                 * (netjoin.h) */
 	NSRUN_NETWORK_NAMED,            /* NAME: the net namespace of nsrun network NAME (network.h) */
+	NSRUN_NETWORK_PATH,             /* OCI linux.namespaces[].path: the net namespace that file names
+	                                 * (network_name: the path), a pod's (netjoin.h) */
 };
 
 /* The isolation tier of a run (--isolation; tier.h says what each one holds). */

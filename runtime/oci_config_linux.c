@@ -25,13 +25,25 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 		const char *p[] = { "type", NULL };
 		yajl_val ns = v->u.array.values[i];
 		const char *type = str(yajl_tree_get(ns, p, yajl_t_string));
+		yajl_val path;
 		size_t j;
 		p[0] = "path";
 		if (!type)
 			return bad(w, "linux.namespaces[%zu].type: missing or not a string", i);
-		if (nonempty(yajl_tree_get(ns, p, yajl_t_any)))
-			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported yet "
-				   "(nsrun makes every namespace of the container)", i, type);
+		path = yajl_tree_get(ns, p, yajl_t_any);
+		if (nonempty(path) && strcmp(type, "network") == 0) {
+			/* a pod's network: joined (netjoin.h), checked before anything is made */
+			if (!str(path) || str(path)[0] != '/')
+				return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
+			free(w->cfg->network_name);
+			if (!(w->cfg->network_name = strdup(str(path))))
+				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
+			w->cfg->network = NSRUN_NETWORK_PATH;
+		} else if (nonempty(path)) {
+			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
+				   "(nsrun joins a network namespace only; it makes every other namespace of the "
+				   "container)", i, type);
+		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;
 		if (own_namespaces[j])
