@@ -157,6 +157,11 @@ static int open_path(const struct nsrun_config *cfg, struct net_join *j, struct 
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
+	/* the container's user namespace is then a child of the owner's, whose ids
+	 * the config's host ids are not */
+	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings)
+		return error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
+				 "those of the namespace's owner)");
 	j->netns_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (j->netns_fd < 0)
 		return error_set(err, errno, "open");

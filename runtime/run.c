@@ -71,7 +71,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (ns_host_ids(&host_uid, &host_gid, err) < 0)
 		return -1;
 	/* --userns subids: the ranges are found (or refused) before anything is made */
-	if (cfg->userns == NSRUN_USERNS_SUBIDS && subid_maps_for_caller(&subids, err) < 0)
+	if (cfg->userns == NSRUN_USERNS_SUBIDS &&
+	    (cfg->n_uid_mappings ? subid_maps_from_config(&subids, cfg, err) : subid_maps_for_caller(&subids, err)) < 0)
 		return -1;
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp

@@ -392,10 +392,10 @@ bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["names
 oci create --bundle "$T/bundle" bad2
 assert_match "joining an ipc namespace by path: refused, naming the entry (network: 35-oci-namespaces.t)" \
 	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing ipc namespace is not supported' "$ERR"
-bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000'
+bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000; del c["linux"]["gidMappings"]'
 oci create --bundle "$T/bundle" bad3
-assert_match "a uid range: refused, naming the entry" '^nsrun: config.json: linux\.uidMappings\[0\]: a range of ids' \
-	"$ERR"
+assert_match "a uid range without a gid map: refused, naming the entry (ranges: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.gidMappings: missing, while linux\.uidMappings maps a range' "$ERR"
 
 # ---- podman --runtime nsrun, with the probe's image
 command -v podman >/dev/null || skip_all "podman is not installed (make deps)"

@@ -1,7 +1,9 @@
 #!/bin/bash
-# config.json's linux.namespaces[].path (issue 19, docs/oci-runtime.md): a pod's
-# network namespace, made here, joined by the container; what cannot be joined
-# refused by name, before anything is made.  As root the namespace is one of
+# config.json's linux.namespaces[].path, id map ranges and additionalGids (issue 19,
+# docs/oci-runtime.md).
+#
+# A pod's network namespace, made here, joined by the container; what cannot be
+# joined refused by name, before anything is made.  As root the namespace is one of
 # `ip netns add` (owned by our user namespace); as an unprivileged user, the one of
 # an `unshare -Urn` holder (owned by a user namespace the caller made).
 #
@@ -26,12 +28,12 @@ ln -s "$IMG" "$T/bundle/rootfs"
 cp "$T/bundle/config.json" "$T/template.json"
 ROOT=$T/state
 oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
-# bundle_with ARGS-AS-JSON NETWORK-PATH: config.json of the template with that
-# network entry ("" : a network namespace of its own)
+# bundle_with ARGS-AS-JSON NETWORK-PATH [PYTHON EDIT OF c]: config.json of the
+# template with that network entry ("" : a network namespace of its own)
 bundle_with() {
-	python3 - "$T/template.json" "$T/bundle/config.json" "$1" "$2" <<'EOF'
+	python3 - "$T/template.json" "$T/bundle/config.json" "$1" "$2" "${3:-}" <<'EOF'
 import json, sys
-src, dst, args, path = sys.argv[1:]
+src, dst, args, path, edit = sys.argv[1:]
 c = json.load(open(src))
 c["process"]["args"] = json.loads(args)
 c["process"]["terminal"] = False
@@ -39,6 +41,8 @@ c["linux"].pop("seccomp", None)
 ns = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
 ns.append({"type": "network", "path": path} if path else {"type": "network"})
 c["linux"]["namespaces"] = ns
+if edit:
+    exec(edit)
 json.dump(c, open(dst, "w"))
 EOF
 }
@@ -114,5 +118,53 @@ else
 	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 fi
 check "  ... nothing left under --root" test ! -e "$ROOT/b4"
+
+# ---- uid/gid map ranges: 0 the caller, 1..999 subordinate ids (as root: root's
+# maps written directly, 0 onto 200000: never host root)
+if [ "$(id -u)" = 0 ]; then
+	U0=200000 G0=200000 SUB=201000 BAD=0
+else
+	U0=$(id -u) G0=$(id -g)
+	SUB=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 1000 { print $2; exit }' /etc/subuid)
+	[ -n "$SUB" ] || bail "no /etc/subuid range of at least 1000 ids for $(id -un) (the rootless suite needs one)"
+	BAD=$((SUB + 10000000))
+fi
+maps() { # UID-HOST-BASE: the two maps, 0 -> $U0/$G0 and 1..999 -> BASE
+	echo "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': $U0, 'size': 1}, {'containerID': 1, 'hostID': $1, 'size': 999}];" \
+		"c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': $G0, 'size': 1}, {'containerID': 1, 'hostID': $1, 'size': 999}];" \
+		"c['process']['user'] = {'uid': 0, 'gid': 0};"
+}
+bundle_with '["/nsrun-probe", "read", "/proc/self/uid_map"]' "" "$(maps "$SUB")"
+oci run --bundle "$T/bundle" m1
+assert_match "uidMappings with a range: /proc/self/uid_map as given" \
+	"^read: ok /proc/self/uid_map [0-9]+ bytes: +0 +$U0 +1.x0a +1 +$SUB +999.x0a\$" "$OUT"
+bundle_with '["/nsrun-probe", "ids"]' "" "$(maps "$SUB") c['process']['user'] = {'uid': 500, 'gid': 600, 'additionalGids': [5, 700]}"
+oci run --bundle "$T/bundle" m2
+assert_eq "  ... the payload runs as a mapped id (user 500:600), with additionalGids" \
+	"ids: ok uid=500 gid=600 euid=500 egid=600 groups=5,700" "$OUT"
+if [ "$(id -u)" = 0 ]; then
+	bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(maps 0)"
+	oci run --bundle "$T/bundle" m3
+	assert_match "control: a range holding host root: refused by name" \
+		"nsrun: config.json: linux.uidMappings\[1\]: host ids 0-998 hold host root" "$ERR"
+else
+	bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(maps "$BAD")"
+	oci run --bundle "$T/bundle" m3
+	assert_match "control: a range the caller was not given: refused, naming it, its own range and the fix" \
+		"nsrun: config.json: linux.uidMappings\[1\]: host ids $BAD-$((BAD + 998)) are neither the caller's id $U0 nor in its subordinate range $SUB-[0-9]+ \(/etc/subuid\)
+nsrun: hint: .*usermod --add-subuids" "$ERR"
+fi
+assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+check "  ... nothing left under --root" test ! -e "$ROOT/m3"
+bundle_with '["/nsrun-probe", "ids"]' "" "$(maps "$SUB") c['process']['user'] = {'uid': 0, 'gid': 0, 'additionalGids': [5000]}"
+oci run --bundle "$T/bundle" m4
+assert_match "additionalGids with a gid the map does not hold: refused by name" \
+	"nsrun: config.json: process.user.additionalGids\[0\]: gid 5000 is not mapped by linux.gidMappings" "$ERR"
+# one id mapped: setgroups(2) is denied in such a namespace: a warning, no groups
+bundle_with '["/nsrun-probe", "ids"]' "" "c['process']['user'] = {'uid': 0, 'gid': 0, 'additionalGids': [5]}"
+oci run --bundle "$T/bundle" m5
+assert_match "additionalGids with one gid mapped: a warning that says why" \
+	"nsrun: warning: process.user.additionalGids: not set: the user namespace maps one gid" "$ERR"
+assert_match "  ... and the payload runs without them" "^ids: ok uid=0 gid=0 euid=0 egid=0 groups=[0-9]*\$" "$OUT"
 
 done_testing
