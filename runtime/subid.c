@@ -259,8 +259,9 @@ static int check_lines(const struct subid_maps *m, const char *what, const char 
 		    (l->host_id >= r->start && last < r->start + r->count && last >= l->host_id))
 			continue;
 		error_set_stage(err, STAGE_PREPARE, 0, "config.json: linux.%s[%zu]: host ids %lu-%lu are neither "
-				"the caller's id %lu nor in its subordinate range %lu-%lu (%s)", what, i, l->host_id,
-				last, own, r->start, r->start + r->count - 1, file);
+				"the caller's id %lu nor in its subordinate range %lu-%lu (%s): map ids of that range, "
+				"or ask root for more (usermod --add-sub%cids)", what, i, l->host_id, last, own, r->start,
+				r->start + r->count - 1, file, what[0]);
 		err->hint = "map only ids of that range (podman: --userns=keep-id or auto picks them), or ask root "
 			    "for more: usermod --add-subuids FIRST-LAST --add-subgids FIRST-LAST $USER";
 		return -1;

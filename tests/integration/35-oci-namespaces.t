@@ -151,8 +151,7 @@ else
 	bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(maps "$BAD")"
 	oci run --bundle "$T/bundle" m3
 	assert_match "control: a range the caller was not given: refused, naming it, its own range and the fix" \
-		"nsrun: config.json: linux.uidMappings\[1\]: host ids $BAD-$((BAD + 998)) are neither the caller's id $U0 nor in its subordinate range $SUB-[0-9]+ \(/etc/subuid\)
-nsrun: hint: .*usermod --add-subuids" "$ERR"
+		"nsrun: config.json: linux.uidMappings\[1\]: host ids $BAD-$((BAD + 998)) are neither the caller's id $U0 nor in its subordinate range $SUB-[0-9]+ \(/etc/subuid\): map ids of that range, or ask root for more \(usermod --add-subuids\)" "$ERR"
 fi
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 check "  ... nothing left under --root" test ! -e "$ROOT/m3"
