@@ -174,8 +174,10 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		if (run->join.netns_fd < 0 && subid_write_maps(run->child, &subids, err) < 0)
 			return -1;
 		/* root: the image's ids onto the container's, through the tree the
-		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it) */
-		if (subids.direct && mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
+		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it); an
+		 * OCI config's maps are the engine's, whose rootfs is made for them */
+		if (subids.direct && !subids.n_uid_lines &&
+		    mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
 			return -1;
 	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && run->join.netns_fd < 0 &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {

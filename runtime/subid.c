@@ -249,7 +249,8 @@ static int check_lines(const struct subid_maps *m, const char *what, const char 
 	for (size_t i = 0; i < n; i++) {
 		const struct nsrun_id_map *l = &lines[i];
 		unsigned long last = l->host_id + l->size - 1;
-		if (m->direct && l->host_id == 0) {
+		/* root of podman's rootless user namespace maps its 0, the user's id */
+		if (m->direct && l->host_id == 0 && ns_is_host_root()) {
 			error_set_stage(err, STAGE_PREPARE, 0, "config.json: linux.%s[%zu]: host ids %lu-%lu hold host "
 					"root (id 0): nsrun never maps it into a container", what, i, l->host_id, last);
 			err->hint = "map a range of root's subordinate ids (/etc/subuid, /etc/subgid) instead";

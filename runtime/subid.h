@@ -53,7 +53,8 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err);
  * config-linux.md), checked before anything is made as newuidmap(1) would:
  * unprivileged, each host range is the caller's own id alone or lies inside its
  * subordinate range (/etc/subuid, /etc/subgid, as subid_maps_for_caller finds
- * it); as root (written directly) no range may hold host id 0.  Returns 0, or -1
+ * it); as root (written directly) no range may hold id 0 where it is host root
+ * (ns_is_host_root: in rootless podman's user namespace 0 is the user).  Returns 0, or -1
  * with err naming the mapping, the range allowed and the fix (errnum 0). */
 int subid_maps_from_config(struct subid_maps *m, const struct nsrun_config *cfg, struct nsrun_error *err);
 
