@@ -74,6 +74,13 @@ oci run --bundle "$T/bundle" j1
 assert_eq "network path $POD: joined, the pod's address is there" "loopback: ok $ADDR" "$OUT"
 assert_eq "  ... exit 0" 0 "$RC"
 check "  ... and nothing kept under --root" test ! -e "$ROOT/j1"
+# create, start, exec (podman exec in a pod): the process joins it as the payload did
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD"
+oci create --bundle "$T/bundle" j5 </dev/null
+oci start j5
+oci exec j5 /nsrun-probe loopback "$ADDR"
+assert_eq "  ... exec in a container that joined it: there too" "loopback: ok $ADDR" "$OUT"
+oci delete --force j5
 bundle_with '["/nsrun-probe", "loopback", "'$ADDR'"]' ""
 oci run --bundle "$T/bundle" j2
 assert_match "control: without path, a network namespace of its own: no such address" \
