@@ -48,11 +48,17 @@ EOF
 }
 
 ADDR=10.231.7.1
+# a set-up step that failed: one failed test that says which, and the end
+setup_failed() {
+	not_ok "set-up: $1"
+	done_testing
+	exit 1
+}
 if [ "$(id -u)" = 0 ]; then
 	NETNS=nsrun-ocins-$$
 	ip netns add "$NETNS" || skip_all "ip netns add failed"
 	at_exit "ip netns del $NETNS"
-	ip -n "$NETNS" link set lo up && ip -n "$NETNS" addr add "$ADDR/32" dev lo || bail "set up the pod's lo"
+	{ ip -n "$NETNS" link set lo up && ip -n "$NETNS" addr add "$ADDR/32" dev lo; } || setup_failed "the pod's lo"
 	POD=/run/netns/$NETNS
 else
 	# the pod: a user and network namespace of ours, held by a sleep
@@ -62,7 +68,7 @@ else
 	end=$((SECONDS + 30))
 	until [ "$(readlink "/proc/$HOLDER/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] &&
 		[ "$(cat "/proc/$HOLDER/comm" 2>/dev/null)" = sleep ]; do
-		[ "$SECONDS" -lt "$end" ] || bail "the pod's holder (unshare -Urn) did not start"
+		[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's holder (unshare -Urn) did not start"
 		sleep 0.1
 	done
 	POD=/proc/$HOLDER/ns/net
@@ -92,9 +98,6 @@ oci run --bundle "$T/bundle" j3
 assert_match "  ... in it, the payload has no capability" 'CapEff:[[:space:]]+0000000000000000' "$OUT"
 assert_match "  ... no_new_privs" 'NoNewPrivs:[[:space:]]+1' "$OUT"
 assert_match "  ... and nsrun's seccomp filter" 'Seccomp:[[:space:]]+2' "$OUT"
-bundle_with '["/nsrun-probe", "hostname"]' "$POD"
-oci run --bundle "$T/bundle" j4
-assert_eq "  ... its own uts namespace (the config's hostname)" "hostname: ok $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hostname"])' "$T/template.json")" "$OUT"
 
 # ---- what cannot be joined: refused by name, nothing made
 bundle_with '["/nsrun-probe", "exit", "0"]' "/proc/$$/ns/ipc"
@@ -107,9 +110,6 @@ check "  ... nothing left under --root" test ! -e "$ROOT/b1"
 bundle_with '["/nsrun-probe", "exit", "0"]' "$T/template.json"
 oci run --bundle "$T/bundle" b2
 assert_match "a file that is no namespace: refused by name" "network path $T/template.json: not a namespace file" "$ERR"
-bundle_with '["/nsrun-probe", "exit", "0"]' "$T/nothing-here"
-oci run --bundle "$T/bundle" b3
-assert_match "a path that does not exist: refused" "network path $T/nothing-here: open: No such file" "$ERR"
 bundle_with '["/nsrun-probe", "loopback", "127.0.0.1"]' "/proc/$$/ns/net"
 oci run --bundle "$T/bundle" b4
 if [ "$(id -u)" = 0 ]; then
@@ -133,7 +133,7 @@ if [ "$(id -u)" = 0 ]; then
 else
 	U0=$(id -u) G0=$(id -g)
 	SUB=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 1000 { print $2; exit }' /etc/subuid)
-	[ -n "$SUB" ] || bail "no /etc/subuid range of at least 1000 ids for $(id -un) (the rootless suite needs one)"
+	[ -n "$SUB" ] || setup_failed "no /etc/subuid range of at least 1000 ids for $(id -un) (the rootless suite needs one)"
 	BAD=$((SUB + 10000000))
 fi
 maps() { # UID-HOST-BASE: the two maps, 0 -> $U0/$G0 and 1..999 -> BASE
