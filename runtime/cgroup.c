@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <mntent.h>
 #include <signal.h>
@@ -20,32 +21,30 @@
 
 #define RUN_PREFIX "nsrun-"
 
-/* The cgroup2 mount point: /sys/fs/cgroup (unified hosts) or /sys/fs/cgroup/unified
- * (hybrid hosts) when statfs(2) says it is cgroup2 there, else the first cgroup2
- * entry of /proc/self/mounts (getmntent(3)): reading the mount table costs more
- * than the rest of the cgroup set-up, so it is only the fallback. */
-static char *cgroup2_mount(void)
+char *cgroup_find_mount(const char *const *usual, size_t n, unsigned long magic, const char *probe,
+			const char *fstype, const char *option)
 {
-	static const char *const usual[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char path[PATH_MAX];
 	struct statfs sfs;
 	struct mntent *ent;
 	char *out = NULL;
 	FILE *f;
 
-	for (size_t i = 0; i < sizeof(usual) / sizeof(usual[0]); i++)
-		if (statfs(usual[i], &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+	for (size_t i = 0; i < n; i++)
+		if (statfs(usual[i], &sfs) == 0 && (unsigned long)sfs.f_type == magic &&
+		    (!probe || (snprintf(path, sizeof(path), "%s/%s", usual[i], probe) < (int)sizeof(path) &&
+				access(path, F_OK) == 0)))
 			return strdup(usual[i]);
 	f = setmntent("/proc/self/mounts", "re");
 	while (f && !out && (ent = getmntent(f)))
-		if (strcmp(ent->mnt_type, "cgroup2") == 0)
+		if (strcmp(ent->mnt_type, fstype) == 0 && (!option || hasmntopt(ent, option)))
 			out = strdup(ent->mnt_dir);
 	if (f)
 		endmntent(f);
 	return out;
 }
 
-/* This process's cgroup v2 path ("0::/PATH" of /proc/self/cgroup, cgroups(7)). */
-static char *own_cgroup(void)
+char *cgroup_own_path(const char *controller)
 {
 	_cleanup_free_ char *text = NULL;
 	char *line, *nl;
@@ -53,13 +52,42 @@ static char *own_cgroup(void)
 	if (read_file("/proc/self/cgroup", 1 << 16, &text, NULL) < 0)
 		return NULL;
 	for (line = text; line && *line; line = nl ? nl + 1 : NULL) {
+		char *ctl, *path;
 		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
-		if (strncmp(line, "0::", 3) == 0)
-			return strdup(line + 3);
+		ctl = strchr(line, ':');
+		path = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		if (!controller) {
+			if (ctl == line + 1 && line[0] == '0' && ctl[1] == '\0')
+				return strdup(path);
+			continue;
+		}
+		for (char *save = NULL, *tok = strtok_r(ctl + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, controller) == 0)
+				return strdup(path);
 	}
 	return NULL;
+}
+
+/* The cgroup2 mount point: /sys/fs/cgroup (unified hosts) or /sys/fs/cgroup/unified
+ * (hybrid hosts) when statfs(2) says it is cgroup2 there, else the first cgroup2
+ * entry of /proc/self/mounts: reading the mount table costs more than the rest of
+ * the cgroup set-up, so it is only the fallback. */
+static char *cgroup2_mount(void)
+{
+	static const char *const usual[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+	return cgroup_find_mount(usual, 2, CGROUP2_SUPER_MAGIC, NULL, "cgroup2", NULL);
+}
+
+/* This process's cgroup v2 path ("0::/PATH" of /proc/self/cgroup, cgroups(7)). */
+static char *own_cgroup(void)
+{
+	return cgroup_own_path(NULL);
 }
 
 static bool has_word(const char *list, const char *word)

@@ -66,6 +66,18 @@ void cgroup_kill(const struct cgroup_run *cg);
 /* Reads the counters of the run's cgroup into *st (zero when absent). */
 void cgroup_read_stats(const struct cgroup_run *cg, struct cgroup_stats *st);
 
+/* A cgroup file system's mount point, malloc'd: the first of usual[0..n) where
+ * statfs(2) gives magic (and probe, a file name, exists there when not NULL),
+ * else the first /proc/self/mounts entry of fstype with option (getmntent(3),
+ * hasmntopt(3); NULL: any).  NULL when there is none. */
+char *cgroup_find_mount(const char *const *usual, size_t n, unsigned long magic, const char *probe,
+			const char *fstype, const char *option);
+
+/* This process's cgroup path, malloc'd, from /proc/self/cgroup (cgroups(7)): v2's
+ * ("0::/PATH") with controller NULL, else the v1 hierarchy's that lists
+ * controller.  NULL when there is none. */
+char *cgroup_own_path(const char *controller);
+
 /* Waits (at most 2 s) until the cgroup is unpopulated, removes it, closes the fd. */
 void cgroup_destroy(struct cgroup_run *cg);
 

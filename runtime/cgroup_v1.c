@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <mntent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,50 +22,19 @@
 
 /* The v1 memory hierarchy's mount point: /sys/fs/cgroup/memory when statfs(2) says
  * it is a cgroup v1 file system with memory files, else the first "cgroup" entry
- * of /proc/self/mounts with the memory option (getmntent(3), hasmntopt(3)). */
+ * of /proc/self/mounts with the memory option. */
 static char *memory_mount(void)
 {
-	struct statfs sfs;
-	struct mntent *ent;
-	char *out = NULL;
-	FILE *f;
+	static const char *const usual[] = { USUAL_MOUNT };
 
-	if (statfs(USUAL_MOUNT, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC &&
-	    access(USUAL_MOUNT "/memory.limit_in_bytes", F_OK) == 0)
-		return strdup(USUAL_MOUNT);
-	f = setmntent("/proc/self/mounts", "re");
-	while (f && !out && (ent = getmntent(f)))
-		if (strcmp(ent->mnt_type, "cgroup") == 0 && hasmntopt(ent, "memory"))
-			out = strdup(ent->mnt_dir);
-	if (f)
-		endmntent(f);
-	return out;
+	return cgroup_find_mount(usual, 1, CGROUP_SUPER_MAGIC, "memory.limit_in_bytes", "cgroup", "memory");
 }
 
 /* This process's memory cgroup: the path of the "N:...memory...:/PATH" line of
  * /proc/self/cgroup (cgroups(7)). */
 static char *own_memory_cgroup(void)
 {
-	_cleanup_free_ char *text = NULL;
-	char *line, *nl;
-
-	if (read_file("/proc/self/cgroup", 1 << 16, &text, NULL) < 0)
-		return NULL;
-	for (line = text; line && *line; line = nl ? nl + 1 : NULL) {
-		char *ctl, *path;
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		ctl = strchr(line, ':');
-		path = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!path)
-			continue;
-		*path++ = '\0';
-		for (char *tok = strtok(ctl + 1, ","); tok; tok = strtok(NULL, ","))
-			if (strcmp(tok, "memory") == 0)
-				return strdup(path);
-	}
-	return NULL;
+	return cgroup_own_path("memory");
 }
 
 /* SIGKILLs every task of dir until none is left (a v1 group has no cgroup.kill),

@@ -390,6 +390,10 @@ void config_free(struct nsrun_config *cfg)
 	strv_free(&cfg->process.user_env);
 	strv_free(&cfg->masked_paths);
 	strv_free(&cfg->readonly_paths);
+	strv_free(&cfg->sysctl);
+	for (size_t i = 0; i < cfg->n_devices; i++)
+		free(cfg->devices[i].path);
+	free(cfg->devices);
 	free(cfg->process.cwd);
 	free(cfg->image);
 	free(cfg->image_dir);

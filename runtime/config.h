@@ -108,6 +108,15 @@ struct nsrun_tmpfs {
 	unsigned mode;                  /* default 01777 */
 };
 
+/* OCI linux.devices[]: a device node of the host, bound at path inside (config-linux.md "Devices"). */
+struct nsrun_device {
+	char *path;                     /* absolute, normalised, under /dev */
+	char type;                      /* 'c', 'b' (bound from the host's node at path) or 'p' (a FIFO made) */
+	unsigned major, minor;          /* c, b: as the host's node has them (checked before clone and after
+					 * the bind) */
+	unsigned file_mode;             /* p: the FIFO's permission bits */
+};
+
 /* --add-host NAME:IP: one more line of the container's /etc/hosts. */
 struct nsrun_add_host {
 	char name[NSRUN_HOST_NAME_MAX + 1];     /* letters, digits, '.', '-', '_' (checked: it is written to a file) */
@@ -227,6 +236,14 @@ struct nsrun_config {
 					 * (a file) or an empty read-only tmpfs (a directory) over each,
 					 * after every other mount; a path missing from the rootfs is skipped */
 	struct strv readonly_paths;     /* OCI linux.readonlyPaths beyond nsrun's own: bound read-only */
+	struct nsrun_device *devices;   /* OCI linux.devices: nodes of the host bound into /dev (mount.h) */
+	size_t n_devices;
+	struct strv sysctl;             /* OCI linux.sysctl: "key=value" (sysctl(8)'s dotted key), written
+					 * by init in the container's namespaces (sysctl.h) */
+	unsigned long rootfs_propagation;       /* OCI linux.rootfsPropagation: MS_SHARED, MS_SLAVE,
+						 * MS_PRIVATE or MS_UNBINDABLE, with MS_REC for the
+						 * r-forms, set on the container's "/" after pivot_root;
+						 * 0: private (nsrun's default) */
 	unsigned preserve_fds;          /* OCI create --preserve-fds and LISTEN_FDS: fds 3 to 3+N-1 of
 					 * the caller reach the payload as they are; 0: none */
 	char *console_socket;           /* OCI create --console-socket (with tty): the pty master goes

@@ -19,6 +19,7 @@
 #include "publish.h"
 #include "sync.h"
 #include "sys.h"
+#include "sysctl.h"
 #include "landlock.h"
 #include "tier.h"
 #include "timing.h"
@@ -124,6 +125,9 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	timing_mark(a->timing, TP_INIT_GO);
 	/* before the mounts: /proc is still the one the supervisor checked */
 	if (ucounts_apply(a->ucounts, err) < 0)
+		return -1;
+	/* OCI linux.sysctl, after: a value of nsrun's IPC limits is checked against them */
+	if (sysctl_apply(&a->cfg->sysctl, a->ucounts->ipc_bytes, err) < 0)
 		return -1;
 	/* credential changes clear the parent-death signal: set it again */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

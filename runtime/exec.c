@@ -22,10 +22,6 @@
 #include "tier.h"
 #include "timing.h"
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
 static void __attribute__((noreturn)) fail(int report_fd, struct nsrun_error *err, int code)
 {
 	if (write_all(report_fd, err, sizeof(*err)) < 0)
@@ -48,11 +44,7 @@ void exec_reset_signals(void)
  * (CVE-2024-21626 is the kind of leak this stops). */
 static int cloexec_all_fds(unsigned first)
 {
-	if (syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return 0;
-	long max = sysconf(_SC_OPEN_MAX);
-	for (int fd = (int)first; fd < (max > 0 ? max : 1024); fd++)
-		close(fd);
+	close_fds_range(first, ~0U, CLOSE_RANGE_CLOEXEC);
 	return 0;
 }
 

@@ -638,6 +638,8 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 		goto out;
 	if (load_service(x, &dir_fd, &cfg, &profiles_dir, &monitor, err) < 0)
 		goto out;
+	/* OCI exec --preserve-fds: fds 3 to 3+N-1 reach the command (exec.c leaves them open) */
+	cfg.preserve_fds = x->oci ? x->preserve_fds : 0;
 	/* -u other than the payload's ids: mapped in a user namespace of the command's own */
 	if (x->user_set && (x->uid != cfg.process.uid || x->gid != cfg.process.gid)) {
 		own_userns = true;

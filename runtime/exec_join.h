@@ -56,6 +56,8 @@ struct nsrun_exec_config {
 	bool detach;                    /* --detach: return once it exec'd, leaving it running (no
 					 * parent-death signal); its pid in *pid_out */
 	const char *console_socket;     /* with tty: the pty's master goes there (runc's protocol), not relayed */
+	unsigned preserve_fds;          /* --preserve-fds N: our fds 3 to 3+N-1 reach the command as they are
+					 * (each must be open before nsrun exec opens anything) */
 	/* called once the command exec'd, before it is waited for, with its pid (ours):
 	 * the OCI --pid-file; -1 (err set) kills it and exec_in_service fails; NULL: none */
 	int (*started)(pid_t pid, void *ctx, struct nsrun_error *err);

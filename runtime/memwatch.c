@@ -109,68 +109,9 @@ static pid_t parent_of(int proc_fd, const char *pid)
 	return proc_stat_fields(proc_fd, pid, 4, 1, &ppid) < 0 ? -1 : (pid_t)ppid;
 }
 
-/* The pids of the host's /proc that descend from init (init included), into a
- * malloc'd array; -1 with errno. */
-static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
-{
-	_cleanup_closedir_ DIR *d = NULL;
-	_cleanup_free_ pid_t *pid = NULL;
-	_cleanup_free_ pid_t *ppid = NULL;
-	_cleanup_free_ bool *in = NULL;
-	size_t n = 0, cap = 0, found = 1;
-	struct dirent *de;
-	int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	while ((de = readdir(d))) {
-		if (!is_pid_name(de->d_name))
-			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 256;
-			pid_t *a = realloc(pid, c * sizeof(*a)), *b;
-			if (!a)
-				return -1;
-			pid = a;
-			b = realloc(ppid, c * sizeof(*b));
-			if (!b)
-				return -1;
-			ppid = b;
-			cap = c;
-		}
-		pid[n] = (pid_t)strtol(de->d_name, NULL, 10);
-		ppid[n] = parent_of(proc_fd, de->d_name);
-		n++;
-	}
-	in = calloc(n ? n : 1, sizeof(*in));
-	*out = calloc(n + 1, sizeof(**out));
-	if (!in || !*out) {
-		free(*out);
-		return -1;
-	}
-	(*out)[0] = init;
-	/* each pass adds the children of what is in; a tree of depth k takes k passes */
-	for (bool grew = true; grew;) {
-		grew = false;
-		for (size_t i = 0; i < n; i++) {
-			if (in[i] || pid[i] == init)
-				continue;
-			for (size_t j = 0; j < found; j++)
-				if (ppid[i] == (*out)[j]) {
-					in[i] = grew = true;
-					(*out)[found++] = pid[i];
-					break;
-				}
-		}
-	}
-	return (ssize_t)found;
-}
-
-/* The pids of the container's /proc (every process of its pid namespace). */
-static ssize_t container_pids(int proc_fd, pid_t **out)
+/* The pids of the /proc at proc_fd (the host's, or the container's: every process
+ * of its pid namespace), into a malloc'd array; their number, or -1 with errno. */
+static ssize_t proc_pids(int proc_fd, pid_t **out)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	size_t n = 0, cap = 0;
@@ -198,6 +139,50 @@ static ssize_t container_pids(int proc_fd, pid_t **out)
 		(*out)[n++] = (pid_t)strtol(de->d_name, NULL, 10);
 	}
 	return (ssize_t)n;
+}
+
+/* The pids of the host's /proc that descend from init (init included), into a
+ * malloc'd array; -1 with errno. */
+static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
+{
+	_cleanup_free_ pid_t *pid = NULL;
+	_cleanup_free_ pid_t *ppid = NULL;
+	_cleanup_free_ bool *in = NULL;
+	ssize_t m = proc_pids(proc_fd, &pid);
+	size_t n, found = 1;
+	char name[24];
+
+	if (m < 0)
+		return -1;
+	n = (size_t)m;
+	ppid = calloc(n ? n : 1, sizeof(*ppid));
+	in = calloc(n ? n : 1, sizeof(*in));
+	*out = calloc(n + 1, sizeof(**out));
+	if (!ppid || !in || !*out) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%d", (int)pid[i]);
+		ppid[i] = parent_of(proc_fd, name);
+	}
+	(*out)[0] = init;
+	/* each pass adds the children of what is in; a tree of depth k takes k passes */
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t i = 0; i < n; i++) {
+			if (in[i] || pid[i] == init)
+				continue;
+			for (size_t j = 0; j < found; j++)
+				if (ppid[i] == (*out)[j]) {
+					in[i] = grew = true;
+					(*out)[found++] = pid[i];
+					break;
+				}
+		}
+	}
+	return (ssize_t)found;
 }
 
 /* The process's memory in bytes: with precise, the Pss of /proc/PID/smaps_rollup
@@ -331,7 +316,7 @@ static int measure(struct memwatch *mw, uint64_t *total)
 	*total = 0;
 	if (!seen)
 		return -1;
-	n = mw->host_scan ? host_descendants(mw->proc_fd, mw->init, &pids) : container_pids(mw->proc_fd, &pids);
+	n = mw->host_scan ? host_descendants(mw->proc_fd, mw->init, &pids) : proc_pids(mw->proc_fd, &pids);
 	if (n < 0)
 		return -1;
 	for (ssize_t i = 0; i < n; i++)

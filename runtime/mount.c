@@ -508,6 +508,8 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 		return error_set(err, errno, "make the /dev links");
 	if (cfg->security.allow_nested && nested_proc(dev, err) < 0)
 		return -1;
+	if (mount_devices(dev, cfg, err) < 0)
+		return -1;
 	/* read-only after it is populated; /dev/pts and /dev/shm are separate mounts and stay writable */
 	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 }
@@ -857,6 +859,8 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	}
 	if (chdir("/") < 0)
 		return error_set(err, errno, "chdir /");
+	if (mount_root_propagation(cfg->rootfs_propagation, err) < 0)
+		return -1;
 	timing_mark(timing, TP_PIVOT);
 	return 0;
 }

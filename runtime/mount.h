@@ -58,4 +58,18 @@ int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_err
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
 		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err);
 
+/* Container side, in build_dev: each of cfg->devices (OCI linux.devices) in the
+ * container's /dev (dev: its fd, still writable): a character or block device
+ * is the host's node at the same path bound onto an empty file (a user
+ * namespace cannot mknod(2): user_namespaces(7)), then checked to be the device
+ * asked for; a FIFO is made (mkfifo(3)).  Directories above are made 0755.
+ * Returns 0 or -1 with err (errno of mount(2), openat(2); 0: another device). */
+int mount_devices(int dev, const struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* Container side, after pivot_root: flags (MS_SHARED, MS_SLAVE, MS_PRIVATE or
+ * MS_UNBINDABLE, with MS_REC or not; 0: nothing) on the mount at "/", as runc
+ * applies linux.rootfsPropagation (mount_namespaces(7), "Shared subtrees").
+ * Returns 0 or -1 with err (errno of mount(2)). */
+int mount_root_propagation(unsigned long flags, struct nsrun_error *err);
+
 #endif

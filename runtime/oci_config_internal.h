@@ -92,4 +92,11 @@ static inline int strings(struct walk *w, yajl_val v, const char *path, struct s
 /* The "linux" object x (config-linux.md) onto w->cfg.  Returns 0 or -1 with w->err. */
 int oci_parse_linux(struct walk *w, yajl_val x);
 
+/* oci_config_dev.c: linux.devices v (its resources.devices read from lx, the
+ * "linux" object), linux.sysctl v (linux.namespaces read from lx), and
+ * linux.rootfsPropagation v, onto w->cfg.  Each returns 0 or -1 with w->err. */
+int oci_parse_devices(struct walk *w, yajl_val v, yajl_val lx);
+int oci_parse_sysctl(struct walk *w, yajl_val v, yajl_val lx);
+int oci_parse_propagation(struct walk *w, yajl_val v);
+
 #endif

@@ -165,8 +165,9 @@ static int parse_resources(struct walk *w, yajl_val r)
 			for (size_t j = 0; j < v->u.array.len; j++) {
 				const char *p[] = { "allow", NULL };
 				if (is_true(yajl_tree_get(v->u.array.values[j], p, yajl_t_any)))
-					warn(w, "linux.resources.devices[%zu]: not applied: the container's /dev holds "
-					     "only null, zero, full, random, urandom, tty and pts", j);
+					warn(w, "linux.resources.devices[%zu]: not applied (nsrun loads no cgroup device "
+					     "program): the container's /dev holds only null, zero, full, random, urandom, "
+					     "tty, pts and linux.devices' nodes", j);
 			}
 		} else if (nonempty(v)) {
 			warn(w, "linux.resources.%s: not applied (not supported)", k);
@@ -256,10 +257,15 @@ int oci_parse_linux(struct walk *w, yajl_val x)
 				warn(w, "linux.seccomp: defaultAction %s: every call the profile does not name is "
 				     "allowed (nsrun's default profile, which this one replaces, denies them)", da);
 		}
+		else if (strcmp(k, "devices") == 0)
+			rc = oci_parse_devices(w, v, x);
+		else if (strcmp(k, "sysctl") == 0)
+			rc = oci_parse_sysctl(w, v, x);
+		else if (strcmp(k, "rootfsPropagation") == 0)
+			rc = oci_parse_propagation(w, v);
 		else if (strcmp(k, "cgroupsPath") == 0)
 			; /* nsrun makes the container's cgroup where it may (README, "Limits") */
-		else if (strcmp(k, "rootfsPropagation") == 0 || strcmp(k, "mountLabel") == 0 ||
-			 strcmp(k, "sysctl") == 0 || strcmp(k, "devices") == 0 || strcmp(k, "intelRdt") == 0 ||
+		else if (strcmp(k, "mountLabel") == 0 || strcmp(k, "intelRdt") == 0 ||
 			 strcmp(k, "personality") == 0 || strcmp(k, "timeOffsets") == 0 ||
 			 strcmp(k, "memoryPolicy") == 0 || strcmp(k, "netDevices") == 0) {
 			if (nonempty(v))

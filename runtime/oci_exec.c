@@ -172,6 +172,7 @@ static const char exec_usage[] =
 	"  --pid-file FILE           write its pid there\n"
 	"  --console-socket PATH     with a terminal, the pty's master goes there (SCM_RIGHTS)\n"
 	"  -t, --tty                 a terminal (pty) of the container's devpts\n"
+	"  --preserve-fds N          our fds 3 to 3+N-1 reach the process as they are\n"
 	"  --cwd DIR, -e/--env KEY=VALUE, -u/--user UID[:GID]   over process.json's\n"
 	"  --cap, --apparmor, --process-label, --no-new-privs, -g/--additional-gids   accepted:\n"
 	"                            no capability is given; no_new_privs is always set\n";
@@ -244,6 +245,7 @@ int oci_cmd_exec(const struct oci_globals *g, int argc, char **argv)
 	_cleanup_close_ int root_fd = -1, dir_fd = -1;
 	const char *process = NULL, *pid_file = NULL, *console = NULL, *cwd = NULL, *user = NULL;
 	bool detach = false, tty = false;
+	long preserve = 0;
 	int c, rc = 1;
 
 	optind = 1;
@@ -263,13 +265,22 @@ int oci_cmd_exec(const struct oci_globals *g, int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'f':
-			if (strcmp(optarg, "0") != 0) {
-				rc = oci_failf(g, "exec: --preserve-fds %s: not supported (only fds 0, 1 and 2 reach the "
-					       "process)", optarg);
+		case 'f': {
+			char *end;
+			errno = 0;
+			preserve = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || preserve < 0 || preserve > 1024) {
+				rc = oci_failf(g, "exec: --preserve-fds \"%s\": expected a number from 0 to 1024", optarg);
 				goto out;
 			}
+			/* open now, before nsrun opens anything that could take a free number */
+			for (long fd = 3; fd < 3 + preserve; fd++)
+				if (fcntl((int)fd, F_GETFD) < 0) {
+					rc = oci_failf(g, "exec: --preserve-fds %ld: fd %ld is not open", preserve, fd);
+					goto out;
+				}
 			break;
+		}
 		case 'C': case 'g': case 'a': case 'l': case 'n': case 'i': break;
 		case 'h': fputs(exec_usage, stdout); rc = 0; goto out;
 		default:
@@ -325,7 +336,7 @@ int oci_cmd_exec(const struct oci_globals *g, int argc, char **argv)
 			.name = argv[optind], .argv = o.args.v, .env = o.env.v, .workdir = o.cwd,
 			.user_set = o.user_set, .uid = o.uid, .gid = o.gid, .interactive = true, .tty = o.tty,
 			.oci = true, .oci_dir_fd = dir_fd, .env_replace = process != NULL, .detach = detach,
-			.console_socket = console, .started = pid_file ? write_started_pid : NULL,
+			.console_socket = console, .preserve_fds = (unsigned)preserve, .started = pid_file ? write_started_pid : NULL,
 			.started_ctx = (void *)pid_file,
 		};
 		rc = exec_in_service(&x, &err);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
@@ -299,6 +300,23 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void close_fds_range(unsigned lo, unsigned hi, unsigned flags)
+{
+	struct rlimit rl;
+	unsigned long top = 1UL << 20;
+
+	if (lo > hi || syscall(SYS_close_range, lo, hi, flags) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < top)
+		top = rl.rlim_max;
+	for (unsigned long fd = lo; fd <= hi && fd < top; fd++) {
+		if (flags & CLOSE_RANGE_CLOEXEC)
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC); /* EBADF where none is open */
+		else
+			close((int)fd);
+	}
+}
+
 void close_fds_except(int *keep, size_t n)
 {
 	unsigned lo = 3;
@@ -308,10 +326,10 @@ void close_fds_except(int *keep, size_t n)
 		if (keep[i] < 0 || (unsigned)keep[i] < lo)
 			continue;
 		if ((unsigned)keep[i] > lo)
-			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+			close_fds_range(lo, (unsigned)keep[i] - 1, 0);
 		lo = (unsigned)keep[i] + 1;
 	}
-	syscall(SYS_close_range, lo, ~0U, 0);
+	close_fds_range(lo, ~0U, 0);
 }
 
 uint64_t monotonic_us(void)

@@ -54,9 +54,22 @@ int open_in_root_nofollow(int root_fd, const char *path, int flags);
 void fd_path(char *buf, size_t len, int fd);
 
 /* In a forked child: closes every fd above 2 except those in keep (n of them, -1
- * entries ignored; keep is sorted in place), with close_range(2).  Errors (a
- * kernel before 5.9: ENOSYS) leave the fds open. */
+ * entries ignored; keep is sorted in place), with close_range(2), or close(2) of
+ * each fd below RLIMIT_NOFILE's hard limit where close_range fails (a kernel
+ * before 5.9: ENOSYS; a seccomp filter that denies it). */
 void close_fds_except(int *keep, size_t n);
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* close_range(2) of fds lo..hi (hi ~0U: all from lo), flags 0 or
+ * CLOSE_RANGE_CLOEXEC (mark them close-on-exec instead).  Where the kernel has
+ * no close_range (before 5.9: ENOSYS), no CLOEXEC flag (before 5.11: EINVAL) or a
+ * filter denies it: close(2) or fcntl(2) F_SETFD of each fd up to the most the
+ * process may hold (RLIMIT_NOFILE's hard limit, at most fs.nr_open's default,
+ * 1048576).  Async-signal-safe: for a forked child. */
+void close_fds_range(unsigned lo, unsigned hi, unsigned flags);
 
 /* Sends fd with SCM_RIGHTS (unix(7)) over a new connection to the AF_UNIX
  * stream socket at path, "/dev/ptmx" as the data: runc's --console-socket

@@ -1174,6 +1174,53 @@ static int c_routes(int argc, char **argv)
 	return 0;
 }
 
+/* stat PATH: its type, device numbers and mode, without following a last link */
+static int c_stat(int argc, char **argv)
+{
+	struct stat st;
+	if (argc != 2)
+		return usage("stat PATH");
+	if (lstat(argv[1], &st) < 0)
+		return denied(errno, "stat %s", argv[1]);
+	const char *type = S_ISCHR(st.st_mode) ? "char" : S_ISBLK(st.st_mode) ? "block" : S_ISFIFO(st.st_mode) ?
+			   "fifo" : S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file" : S_ISLNK(st.st_mode) ?
+			   "link" : "other";
+	return ok("%s %s %u:%u mode %04o", argv[1], type, major(st.st_rdev), minor(st.st_rdev),
+		  (unsigned)(st.st_mode & 07777));
+}
+
+/* root-propagation: the optional fields (shared:N, master:N, unbindable) of the
+ * mount at "/" in /proc/self/mountinfo, "private" when it has none */
+static int c_root_propagation(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], found[256] = "";
+	if (!f)
+		return denied(errno, "/proc/self/mountinfo");
+	while (fgets(line, sizeof line, f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
+		char *save = NULL, *tok = strtok_r(line, " ", &save);
+		int field = 0;
+		char opt[256] = "";
+		bool root = false;
+		for (; tok; tok = strtok_r(NULL, " ", &save), field++) {
+			if (field == 4)
+				root = strcmp(tok, "/") == 0;
+			else if (field >= 6 && strcmp(tok, "-") == 0)
+				break;
+			else if (field >= 6)
+				snprintf(opt + strlen(opt), sizeof opt - strlen(opt), "%s%s", opt[0] ? "," : "", tok);
+		}
+		if (root) /* the last mount at / is the one seen */
+			snprintf(found, sizeof found, "%s", opt[0] ? opt : "private");
+	}
+	fclose(f);
+	if (!found[0])
+		return denied(ENOENT, "no mount at /");
+	return ok("%s", found);
+}
+
 static int c_cwd(int argc, char **argv)
 {
 	(void)argc; (void)argv;
@@ -1301,6 +1348,8 @@ static const struct sub subs[] = {
 	{ "netdev", c_netdev, "interface names from /proc/net/dev" },
 	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
 	{ "cwd", c_cwd, "print the working directory" },
+	{ "stat", c_stat, "PATH: type, major:minor, mode (lstat)" },
+	{ "root-propagation", c_root_propagation, "optional fields of / in mountinfo (shared:N, master:N, ...)" },
 	{ "landlock-exec", c_landlock_exec, "CMD [ARG...]: exec under a Landlock domain (no mounts)" },
 	{ "deny-sockets-exec", c_deny_sockets_exec, "CMD [ARG...]: exec with only AF_UNIX sockets" },
 	{ NULL, NULL, NULL },

@@ -2,6 +2,7 @@
  * what is a warning, and that each refusal names its JSON path. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -209,5 +210,52 @@ int main(void)
 		"config.json: linux.maskedPaths[0]: \"/\": not a path nsrun can mask (the root is read-only already)");
 	refused(&t, "readonlyPaths with \"..\": refused, naming it", "", ", \"linux\": {\"readonlyPaths\": [\"/a/../b\"]}",
 		"config.json: linux.readonlyPaths[0]: \"/a/../b\": \"..\" is not allowed");
+
+	/* linux.sysctl (runc's rule), rootfsPropagation, devices (oci_config_dev.c) */
+	rc = parse("", ", \"linux\": {\"namespaces\": [{\"type\": \"network\"}, {\"type\": \"ipc\"}],"
+		   " \"sysctl\": {\"net.ipv4.ip_forward\": \"1\", \"kernel.shmmax\": \"1000\","
+		   " \"fs.mqueue.msg_max\": \"20\"}, \"rootfsPropagation\": \"rslave\"}", &cfg, &w, &err);
+	OK("sysctl of the net and IPC namespaces: taken, in order", rc == 0 && cfg.sysctl.n == 3 &&
+	   strcmp(cfg.sysctl.v[0], "net.ipv4.ip_forward=1") == 0 && strcmp(cfg.sysctl.v[2], "fs.mqueue.msg_max=20") == 0);
+	OK("rootfsPropagation rslave: MS_SLAVE | MS_REC", cfg.rootfs_propagation == (MS_SLAVE | MS_REC));
+	OK("  ... no warning of them", !has_warning(&w, "linux.sysctl") && !has_warning(&w, "linux.rootfsPropagation"));
+	strv_free(&w);
+	config_free(&cfg);
+	rc = parse("", "", &cfg, &w, &err);
+	OK("without them: none, propagation 0 (nsrun's private)", rc == 0 && cfg.sysctl.n == 0 &&
+	   cfg.rootfs_propagation == 0 && cfg.n_devices == 0);
+	strv_free(&w);
+	config_free(&cfg);
+	refused(&t, "sysctl kernel.pid_max (no namespace's): refused by name", "",
+		", \"linux\": {\"sysctl\": {\"kernel.pid_max\": \"9\"}}",
+		"config.json: linux.sysctl: kernel.pid_max: not in a namespace of the container's own (only the IPC "
+		"ones, fs.mqueue.*, net.* and kernel.domainname are; as runc)");
+	refused(&t, "sysctl net.* without a network namespace entry (the host's): refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"ipc\"}], \"sysctl\": {\"net.core.somaxconn\": \"9\"}}",
+		"config.json: linux.sysctl: net.core.somaxconn: linux.namespaces has no network entry (the host's): not "
+		"allowed");
+	refused(&t, "sysctl kernel.hostname: refused (the hostname field's)", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"uts\"}], \"sysctl\": {\"kernel.hostname\": \"x\"}}",
+		"config.json: linux.sysctl: kernel.hostname: not allowed: the \"hostname\" field sets it (as runc)");
+	refused(&t, "sysctl net..x (an empty name, a way up once turned into a path): refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"network\"}], \"sysctl\": {\"net../x\": \"1\"}}",
+		"config.json: linux.sysctl: \"net../x\": not a sysctl name");
+	refused(&t, "rootfsPropagation \"sideways\": refused", "", ", \"linux\": {\"rootfsPropagation\": \"sideways\"}",
+		"config.json: linux.rootfsPropagation: \"sideways\": expected shared, slave, private or unbindable, or "
+		"their r-forms (rshared, ...)");
+	rc = parse("", ", \"linux\": {\"devices\": [{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1,"
+		   " \"minor\": 3}, {\"path\": \"/dev/q/fifo\", \"type\": \"p\", \"fileMode\": 384}]}", &cfg, &w, &err);
+	OK("devices: /dev/null (nsrun's own node) left out, a FIFO taken with its mode", rc == 0 && cfg.n_devices == 1 &&
+	   strcmp(cfg.devices[0].path, "/dev/q/fifo") == 0 && cfg.devices[0].type == 'p' && cfg.devices[0].file_mode == 0600);
+	strv_free(&w);
+	config_free(&cfg);
+	refused(&t, "a device whose numbers are not the host node's: refused by name", "",
+		", \"linux\": {\"devices\": [{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1, \"minor\": 5}]}",
+		"config.json: linux.devices[0]: /dev/null: asked for char 1:5, the host's node is char 1:3 (nsrun binds "
+		"the host's: a user namespace cannot make device nodes)");
+	refused(&t, "a device outside /dev: refused", "",
+		", \"linux\": {\"devices\": [{\"path\": \"/etc/null\", \"type\": \"c\", \"major\": 1, \"minor\": 3}]}",
+		"config.json: linux.devices[0].path: \"/etc/null\": nsrun makes nodes only in its /dev (the root is "
+		"read-only; /dev/pts and /dev/shm are their own file systems)");
 	return tap_done(&t);
 }

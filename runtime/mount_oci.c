@@ -1,0 +1,80 @@
+/* mount_oci.c - see mount.h: what only an OCI bundle's config.json asks of the
+ * container's mounts (oci_config.h): linux.devices' nodes in /dev and
+ * linux.rootfsPropagation on its root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "mount.h"
+#include "sys.h"
+
+/* Makes the directories of rel (a path inside dev, "net/tun") above its last
+ * name, 0755.  Returns 0 or -1 with errno. */
+static int make_parents(int dev, const char *rel)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rel);
+	for (char *p = strchr(dir, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdirat(dev, dir, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return 0;
+}
+
+static int bind_device(int dev, const struct nsrun_device *d, struct nsrun_error *err)
+{
+	const char *rel = d->path + strlen("/dev/");
+	char where[64];
+	_cleanup_close_ int node = -1, bound = -1;
+	struct stat st;
+
+	if (make_parents(dev, rel) < 0)
+		return error_set(err, errno, "linux.devices: %s: make its directories", d->path);
+	if (d->type == 'p') {
+		if (mkfifoat(dev, rel, d->file_mode) < 0 || fchmodat(dev, rel, d->file_mode, 0) < 0)
+			return error_set(err, errno, "linux.devices: %s: make the FIFO", d->path);
+		return 0;
+	}
+	/* a user namespace cannot mknod (user_namespaces(7)): the host's node is bound
+	 * onto an empty file */
+	node = openat(dev, rel, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (node < 0)
+		return error_set(err, errno, "linux.devices: %s: create its mount point", d->path);
+	fd_path(where, sizeof(where), node);
+	if (mount(d->path, where, NULL, MS_BIND, NULL) < 0)
+		return error_set(err, errno, "linux.devices: bind the host's %s", d->path);
+	/* checked before clone; the host's path may have changed since: check what was bound */
+	bound = openat(dev, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (bound < 0 || fstat(bound, &st) < 0)
+		return error_set(err, errno, "linux.devices: %s: open what was bound", d->path);
+	if ((d->type == 'c' ? !S_ISCHR(st.st_mode) : !S_ISBLK(st.st_mode)) || major(st.st_rdev) != d->major ||
+	    minor(st.st_rdev) != d->minor)
+		return error_set(err, 0, "linux.devices: %s: the host's node changed: it is not %s %u:%u any more",
+				 d->path, d->type == 'c' ? "char" : "block", d->major, d->minor);
+	return 0;
+}
+
+int mount_devices(int dev, const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	for (size_t i = 0; i < cfg->n_devices; i++)
+		if (bind_device(dev, &cfg->devices[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+int mount_root_propagation(unsigned long flags, struct nsrun_error *err)
+{
+	if (flags && mount("none", "/", NULL, flags, NULL) < 0)
+		return error_set(err, errno, "linux.rootfsPropagation: set the propagation of the container's root");
+	return 0;
+}

@@ -1,0 +1,148 @@
+#!/bin/bash
+# The OCI runtime's linux.devices, linux.sysctl, linux.rootfsPropagation and exec
+# --preserve-fds (issue 19, docs/oci-runtime.md), over a bundle made as
+# 30-oci-runtime.t makes it (runc spec --rootless, an image of the static probe),
+# as whoever runs the suite: root, or the unprivileged user of the rootless suite.
+# Each probe has its control: the same container without the field.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
+command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
+
+T=$TESTTMP/oci
+IMG=$TESTTMP/image
+mkdir -p "$T/bundle" "$IMG/etc"
+(cd "$IMG" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
+	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+	cp "$PROBE_DIR/nsrun-probe" .)
+chmod -R a+rX "$IMG"
+ln -s "$IMG" "$T/bundle/rootfs"
+(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
+ROOT=$T/state
+oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
+# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: rewrites config.json of the bundle
+bundle_with() {
+	python3 - "$T/bundle/config.json" "$1" "${2:-}" <<'EOF'
+import json, sys
+path, args, edit = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["linux"].pop("seccomp", None)
+for k in ("devices", "sysctl", "rootfsPropagation"):
+    c["linux"].pop(k, None)
+# nsrun makes every namespace: say so, as the namespaced sysctls need
+for t in ("network", "cgroup"):
+    if not any(n["type"] == t for n in c["linux"]["namespaces"]):
+        c["linux"]["namespaces"].append({"type": t})
+if edit:
+    exec(edit)
+json.dump(c, open(path, "w"))
+EOF
+}
+cleanup_oci() {
+	local d
+	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
+}
+at_exit cleanup_oci
+
+# ---- linux.devices: a node of the host, the one asked for, bound into /dev
+dev=
+for d in /dev/net/tun /dev/fuse; do
+	[ -c "$d" ] && { dev=$d; break; }
+done
+if [ -z "$dev" ]; then
+	skip "the host has neither /dev/net/tun nor /dev/fuse (a character device to list)" "linux.devices"
+else
+	maj=$((16#$(stat -c %t "$dev")))
+	min=$((16#$(stat -c %T "$dev")))
+	bundle_with "[\"/nsrun-probe\", \"stat\", \"$dev\"]" \
+		"c['linux']['devices'] = [{'path': '$dev', 'type': 'c', 'major': $maj, 'minor': $min}]"
+	oci run --bundle "$T/bundle" d1
+	assert_eq "linux.devices $dev: the payload sees it, the host's type and numbers" \
+		"stat: ok $dev char $maj:$min mode $(stat -c %a "$dev" | xargs printf '%04d')" "$OUT"
+	assert_eq "  ... exit 0, no warning about it" "0 0" "$RC $(grep -c devices <<<"$ERR")"
+	bundle_with "[\"/nsrun-probe\", \"stat\", \"$dev\"]"
+	oci run --bundle "$T/bundle" d1
+	assert_eq "  ... control: without linux.devices it is not there" "stat: denied ENOENT stat $dev" "$OUT"
+	bundle_with "[\"/nsrun-probe\", \"stat\", \"$dev\"]" \
+		"c['linux']['devices'] = [{'path': '$dev', 'type': 'c', 'major': $maj, 'minor': $((min + 1))}]"
+	oci run --bundle "$T/bundle" d1
+	assert_match "  ... other numbers than the host's node: refused by name" \
+		"^nsrun: config.json: linux.devices\\[0\\]: $dev: asked for char $maj:$((min + 1)), the host's node is char $maj:$min" "$ERR"
+	assert_nsrun_error "  ... one line (and a hint)"
+	assert_eq "  ... exit 1 (runc's), nothing left under --root" "1 0" "$RC $(find "$ROOT" -mindepth 1 | wc -l)"
+fi
+
+# ---- linux.sysctl: keys of the container's own namespaces, written before the payload starts
+host_port_start=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)
+bundle_with '["/nsrun-probe", "read", "/proc/sys/net/ipv4/ip_unprivileged_port_start"]' \
+	"c['linux']['sysctl'] = {'net.ipv4.ip_unprivileged_port_start': '99', 'kernel.shmmni': '77'}"
+oci run --bundle "$T/bundle" s1
+assert_match "linux.sysctl net.ipv4.ip_unprivileged_port_start: read back inside" \
+	'^read: ok /proc/sys/net/ipv4/ip_unprivileged_port_start [0-9]+ bytes: 99' "$OUT"
+assert_eq "  ... the host's is untouched" "$host_port_start" "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmni"]' "c['linux']['sysctl'] = {'kernel.shmmni': '77'}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... kernel.shmmni (the IPC namespace's) too" '^read: ok /proc/sys/kernel/shmmni [0-9]+ bytes: 77' "$OUT"
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmni"]'
+oci run --bundle "$T/bundle" s1
+assert_match "  ... control: without it, the kernel's default (4096)" \
+	'^read: ok /proc/sys/kernel/shmmni [0-9]+ bytes: 4096' "$OUT"
+# with a memory limit nsrun caps System V IPC to it (ucounts.h): a sysctl may lower that, not lift it
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmax"]' \
+	"c['linux']['sysctl'] = {'kernel.shmmax': '1099511627776'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... kernel.shmmax above the memory limit's IPC share: refused by name" \
+	'(^|
+)nsrun: linux.sysctl: kernel.shmmax: 1099511627776 is above nsrun.s limit for System V IPC' "$ERR"
+assert_eq "  ... exit 1, the payload did not run" "1 " "$RC $OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' \
+	"c['linux']['sysctl'] = {'kernel.msgmnb': '1073741824'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... so is kernel.msgmnb above it (the share is msgmni queues of msgmnb bytes)" \
+	'(^|
+)nsrun: linux.sysctl: kernel.msgmnb: 1073741824 is above' "$ERR"
+bundle_with '["/nsrun-probe", "read", "/proc/sys/kernel/shmmax"]' \
+	"c['linux']['sysctl'] = {'kernel.shmmax': '4096'}; c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... control: one below it is applied" '^read: ok /proc/sys/kernel/shmmax [0-9]+ bytes: 4096' "$OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['linux']['sysctl'] = {'kernel.pid_max': '100000'}"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... a key of no namespace of the container's (kernel.pid_max): refused by name" \
+	'^nsrun: config.json: linux.sysctl: kernel.pid_max: not in a namespace of the container' "$ERR"
+assert_nsrun_error "  ... one line"
+assert_eq "  ... exit 1 (runc's)" 1 "$RC"
+bundle_with '["/nsrun-probe", "exit", "0"]' \
+	"c['linux']['sysctl'] = {'net.ipv4.ip_forward': '1'}; c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']"
+oci run --bundle "$T/bundle" s1
+assert_match "  ... a net.* key where the config asks for the host's network namespace: refused" \
+	'^nsrun: config.json: linux.sysctl: net.ipv4.ip_forward: linux.namespaces has no network entry' "$ERR"
+
+# ---- linux.rootfsPropagation on the container's root (mountinfo's optional fields)
+bundle_with '["/nsrun-probe", "root-propagation"]'
+oci run --bundle "$T/bundle" p1
+assert_eq "rootfsPropagation absent: the root is private" "root-propagation: ok private" "$OUT"
+bundle_with '["/nsrun-probe", "root-propagation"]' "c['linux']['rootfsPropagation'] = 'rshared'"
+oci run --bundle "$T/bundle" p1
+assert_match "rootfsPropagation rshared: the root is shared" '^root-propagation: ok shared:[0-9]+$' "$OUT"
+bundle_with '["/nsrun-probe", "root-propagation"]' "c['linux']['rootfsPropagation'] = 'unbindable'"
+oci run --bundle "$T/bundle" p1
+assert_eq "rootfsPropagation unbindable: the root is unbindable" "root-propagation: ok unbindable" "$OUT"
+bundle_with '["/nsrun-probe", "root-propagation"]' "c['linux']['rootfsPropagation'] = 'sideways'"
+oci run --bundle "$T/bundle" p1
+assert_match "  ... an unknown value: refused by name" '^nsrun: config.json: linux.rootfsPropagation: "sideways"' "$ERR"
+
+# ---- exec --preserve-fds: the caller's fds 3 to 3+N-1 reach the exec'd process, no others
+bundle_with '["/nsrun-probe", "sleep", "300"]'
+oci run --bundle "$T/bundle" --detach x1
+oci exec --preserve-fds 2 x1 /nsrun-probe fds 3</dev/null 4</dev/null
+assert_eq "exec --preserve-fds 2: fds 3 and 4 reach the process" "fds: ok 0 1 2 3 4" "$OUT"
+oci exec x1 /nsrun-probe fds 3</dev/null 4</dev/null
+assert_eq "  ... control: without it, only 0, 1, 2" "fds: ok 0 1 2" "$OUT"
+oci exec --preserve-fds 3 x1 /nsrun-probe fds 3</dev/null 4</dev/null
+assert_match "  ... an fd that is not open: refused" '^nsrun: exec: --preserve-fds 3: fd 5 is not open' "$ERR"
+oci delete --force x1
+
+done_testing
