@@ -333,7 +333,8 @@ static int tier_options_check(const struct nsrun_config *cfg, struct nsrun_error
 				 "the payload is 65534 (nobody)", t);
 	if (cfg->network == NSRUN_NETWORK_PASTA)
 		return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
-	if (cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)
+	if (cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED ||
+	    cfg->network == NSRUN_NETWORK_PATH)
 		return error_set(err, 0, "isolation %s: --network %s%s joins a network namespace from a user namespace "
 				 "of nsrun's, which needs the full tier", t,
 				 cfg->network == NSRUN_NETWORK_CONTAINER ? "container:" : "", cfg->network_name);

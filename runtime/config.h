@@ -38,6 +38,8 @@
 #define NSRUN_LABEL_VALUE_MAX 255
 #define NSRUN_DEFAULT_PUBLISH_CONNECTIONS 256
 #define NSRUN_MAX_PUBLISH_CONNECTIONS 4096     /* two fds each in the forwarder */
+#define NSRUN_MAX_ID_MAPS 5             /* lines of an OCI uid or gid map (the kernel takes 340) */
+#define NSRUN_MAX_GROUPS 32             /* OCI process.user.additionalGids */
 
 enum nsrun_network {
 	NSRUN_NETWORK_NONE = 0,         /* a new net namespace holding only lo */
@@ -45,6 +47,8 @@ enum nsrun_network {
 	NSRUN_NETWORK_CONTAINER,        /* container:NAME: the net namespace of the running service NAME
 	                                 * (netjoin.h) */
 	NSRUN_NETWORK_NAMED,            /* NAME: the net namespace of nsrun network NAME (network.h) */
+	NSRUN_NETWORK_PATH,             /* OCI linux.namespaces[].path: the net namespace that file names
+	                                 * (network_name: the path), a pod's (netjoin.h) */
 };
 
 /* The isolation tier of a run (--isolation; tier.h says what each one holds). */
@@ -65,6 +69,14 @@ enum nsrun_userns {
 	NSRUN_USERNS_SUBIDS,            /* 0 -> the caller, 1..N -> its subordinate ids (/etc/subuid,
 	                                 * /etc/subgid) through newuidmap(1)/newgidmap(1); as root
 	                                 * 0..N-1 -> root's subordinate range, written directly */
+};
+
+/* One line of an OCI linux.uidMappings or gidMappings (config-linux.md, "User
+ * namespace mappings"; user_namespaces(7), "Defining user and group ID mappings"). */
+struct nsrun_id_map {
+	unsigned long container_id;     /* first id inside */
+	unsigned long host_id;          /* first id outside, in nsrun's user namespace */
+	unsigned long size;             /* how many */
 };
 
 /* What the payload is: FILE run by the interpreter, a program on stdin, or a command. */
@@ -123,6 +135,10 @@ struct nsrun_config {
 		char *cwd;              /* -w, else the image's workdir, else "/" */
 		uid_t uid;              /* payload uid inside, default 65534 */
 		gid_t gid;
+		gid_t additional_gids[NSRUN_MAX_GROUPS];        /* OCI process.user.additionalGids: the
+								 * payload's supplementary groups (setgroups(2))
+								 * where the gid map has a range; else dropped */
+		size_t n_additional_gids;
 	} process;
 	char *image;                    /* --image NAME, or NULL with --rootfs */
 	char *image_dir;                /* resolved NAME directory in the store */
@@ -152,6 +168,9 @@ struct nsrun_config {
 					 * most, caps.h), in the innermost user namespace; 0: none */
 	} security;
 	enum nsrun_userns userns;       /* --userns */
+	struct nsrun_id_map uid_mappings[NSRUN_MAX_ID_MAPS];    /* OCI linux.uidMappings, gidMappings that map */
+	struct nsrun_id_map gid_mappings[NSRUN_MAX_ID_MAPS];    /* more than one id: with userns subids, */
+	size_t n_uid_mappings, n_gid_mappings;  /* written as given instead of the caller's ranges (subid.h) */
 	bool rootfs_writable;           /* --read-only=false: an overlay over the image with a tmpfs
 					 * upper layer of --tmpfs-size; the default is read-only */
 	struct nsrun_output {

@@ -99,7 +99,8 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	/* a joined network (netjoin.c): the helper's clone left us dumpable as
 	 * host uid 65534 (as root) while we hold the supervisor's fds; the maps are
 	 * written now, so nothing needs it any more */
-	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED) &&
+	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED ||
+	     a->cfg->network == NSRUN_NETWORK_PATH) &&
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set init non-dumpable");
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
@@ -139,7 +140,9 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	err->stage = STAGE_CONTAINER;
 	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
 		return error_set(err, errno, "set the hostname \"%s\"", a->cfg->hostname);
-	if (ns_loopback_up(NULL, err) < 0)
+	/* a namespace joined by path (OCI) is its maker's: runc leaves it as it is,
+	 * and our root has no capability over it to change it */
+	if (a->cfg->network != NSRUN_NETWORK_PATH && ns_loopback_up(NULL, err) < 0)
 		return -1;
 	/* the payload has our host uid when the caller is unprivileged: keep it from
 	 * ptracing (or reading the memory of) the one process that holds the mounts */

@@ -121,10 +121,12 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		bool own_userns = !unmapped && cfg->userns != NSRUN_USERNS_SUBIDS;
 		if (own_userns && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
 			fail(report_fd, &err, 125);
-		/* the caller's supplementary groups (overflow ids inside) go: the map
-		 * newgidmap wrote allows setgroups(2) */
-		if (cfg->userns == NSRUN_USERNS_SUBIDS && setgroups(0, NULL) < 0) {
-			error_set(&err, errno, "drop the supplementary groups");
+		/* the caller's supplementary groups (overflow ids inside) go, the OCI
+		 * config's additionalGids come: the map newgidmap wrote allows setgroups(2) */
+		if (cfg->userns == NSRUN_USERNS_SUBIDS &&
+		    setgroups(proc->n_additional_gids, proc->n_additional_gids ? proc->additional_gids : NULL) < 0) {
+			error_set(&err, errno, proc->n_additional_gids ? "process.user.additionalGids: setgroups" :
+					       "drop the supplementary groups");
 			fail(report_fd, &err, 125);
 		}
 		/* reduced: here, as root of our own user namespace, because the kernel

@@ -167,6 +167,12 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 		error_set(&err, errno, "join the network namespace the service joined");
 		report(a->report_fd, &err, 125);
 	}
+	/* an OCI container's network namespace of our own user namespace (root):
+	 * joined while we have our capabilities over it */
+	if (t->net_ours && setns(t->ns[NS_NET], CLONE_NEWNET) < 0) {
+		error_set(&err, errno, "join the network namespace the container joined");
+		report(a->report_fd, &err, 125);
+	}
 	/* the container's user namespace first: it owns the others, and joining it
 	 * gives us every capability in it (user_namespaces(7)) */
 	if (setns(t->userns_outer, CLONE_NEWUSER) < 0) {
@@ -174,7 +180,7 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 		report(a->report_fd, &err, 125);
 	}
 	for (int k = 0; k < NS__COUNT; k++) {
-		if (k == NS_NET && t->userns_net >= 0)
+		if (k == NS_NET && (t->userns_net >= 0 || t->net_ours))
 			continue; /* joined above */
 		if (t->ns[k] >= 0 && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
 			error_set(&err, errno, "join the container's %s namespace", exec_target_ns_name((enum ns_kind)k));

@@ -248,7 +248,7 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 			return error_set(err, errno, "open its payload's %s namespace", ns_kinds[k].name);
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[k].name);
 		ours = open(path, O_RDONLY | O_CLOEXEC);
-		if (ours >= 0 && same_file(fd, ours)) {
+		if (ours >= 0 && same_file(fd, ours) && !(k == NS_NET && t->joined_net)) {
 			if (k == NS_CGROUP)
 				continue; /* none was made: there is none to join */
 			return error_set(err, 0, "its payload shares our %s namespace: not a container of isolation full",
@@ -258,6 +258,8 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 		if (owner >= 0 && k == NS_NET && t->userns_net >= 0) {
 			if (!same_file(owner, t->userns_net))
 				return error_set(err, 0, "its payload's net namespace is not the one it joined");
+		} else if (owner >= 0 && k == NS_NET && t->joined_net && same_file(owner, self)) {
+			t->net_ours = true; /* netjoin.c's owner_is_ours */
 		} else if (owner < 0 || !same_file(owner, t->userns_outer))
 			return error_set(err, owner < 0 ? errno : 0, "its payload's %s namespace is not the container's",
 					 ns_kinds[k].name);
@@ -411,9 +413,11 @@ int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 
 	exec_target_close(t);
 	t->monitor = monitor;
+	t->net_ours = false;
 	/* a service that joined a network (netjoin.h), as its state records it */
 	t->joined_net = state_read(dir_fd, &st) == 0 &&
-			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0);
+			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0 ||
+			 strcmp(st.network, "path") == 0);
 	if (find_payload(t, dir_fd, true, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;

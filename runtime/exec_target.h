@@ -29,6 +29,8 @@ struct exec_target {
 					 * its user namespace be a child of the net namespace's owner */
 	int userns_net;                 /* the owner of its net namespace, the parent of the container's,
 					 * when the service joined another's network (netjoin.h); else -1 */
+	bool net_ours;                  /* an OCI container joined (by path) a net namespace of our own
+					 * user namespace (root's ip netns add): joined first, as we are */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */

@@ -6,7 +6,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +27,9 @@ void net_join_init(struct net_join *j)
 {
 	j->userns_fd = j->netns_fd = j->lock_fd = -1;
 	j->all_ids = false;
+	j->owner_is_ours = false;
+	j->map_uid = 0;
+	j->map_gid = 0;
 }
 
 void net_join_close(struct net_join *j)
@@ -108,9 +114,103 @@ static int open_service(const char *name, struct net_join *j, struct nsrun_error
 	return rc;
 }
 
+static bool same_ns(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether this process has CAP_SYS_ADMIN over the user namespace fd, a
+ * descendant of self (user_namespaces(7), "Capabilities": the owner's uid in
+ * its parent, or the capability in an ancestor): 1, 0, or -1 (not below ours). */
+static int rights_over(int fd, int self)
+{
+	_cleanup_close_ int n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	if (same_ns(fd, self))
+		return geteuid() == 0;
+	while (n >= 0) {
+		_cleanup_close_ int p = ioctl(n, NS_GET_PARENT);
+		uid_t owner;
+		if (p < 0)
+			return -1; /* EPERM: its parent is outside ours */
+		if (same_ns(p, self)) {
+			if (geteuid() == 0)
+				return 1;
+			return ioctl(n, NS_GET_OWNER_UID, &owner) == 0 && owner == geteuid();
+		}
+		cleanup_closep(&n);
+		n = steal_fd(&p);
+	}
+	return -1;
+}
+
+/* An OCI path: the network namespace the file path names, and its owner.
+ * Returns 0 or -1 with err. */
+static int open_path(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+{
+	const char *path = cfg->network_name;
+	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int own_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int type, rights;
+
+	if (self < 0)
+		return error_set(err, errno, "open /proc/self/ns/user");
+	/* the container's user namespace is then a child of the owner's, whose ids
+	 * the config's host ids are not */
+	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings)
+		return error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
+				 "those of the namespace's owner)");
+	j->netns_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (j->netns_fd < 0)
+		return error_set(err, errno, "open");
+	type = ioctl(j->netns_fd, NS_GET_NSTYPE);
+	if (type < 0 && (errno == ENOTTY || errno == EINVAL))
+		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/net or /run/netns/NAME)");
+	if (type < 0)
+		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
+	if (type != CLONE_NEWNET)
+		return error_set(err, 0, "not a network namespace (a namespace of another type)");
+	j->userns_fd = ioctl(j->netns_fd, NS_GET_USERNS);
+	if (j->userns_fd < 0 && errno == EPERM)
+		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
+	if (j->userns_fd < 0)
+		return error_set(err, errno, "its owning user namespace (NS_GET_USERNS)");
+	if ((rights = rights_over(j->userns_fd, self)) <= 0) {
+		error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) needs",
+			  (unsigned)geteuid());
+		err->hint = "pass a network namespace of a user namespace you made (unshare -Urn ... /proc/PID/ns/net), "
+			    "or run as root";
+		return -1;
+	}
+	j->owner_is_ours = same_ns(j->userns_fd, self);
+	if (j->owner_is_ours && ns_host_ids(&j->map_uid, &j->map_gid, err) < 0)
+		return -1;
+	if (j->owner_is_ours && j->all_ids)
+		return error_set(err, 0, "a range of ids maps into a namespace of nsrun's own user namespace only "
+				 "through --userns subids' ranges: not supported with a joined path");
+	if (own_net >= 0 && same_ns(own_net, j->netns_fd)) {
+		if (cfg->security.strict)
+			return error_set(err, 0, "nsrun's own network namespace: the container would share the host's "
+					 "network (--strict refuses it)");
+		fprintf(stderr, "nsrun: warning: network namespace %s is nsrun's own: the container shares the "
+			"host's network (--strict refuses it)\n", path);
+	}
+	return 0;
+}
+
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
+	if (cfg->network == NSRUN_NETWORK_PATH) {
+		if (open_path(cfg, j, err) < 0) {
+			net_join_close(j);
+			error_prefix(err, "linux.namespaces: network path %s", cfg->network_name);
+			return -1;
+		}
+		return 0;
+	}
 	if (cfg->network == NSRUN_NETWORK_CONTAINER) {
 		if (open_service(cfg->network_name, j, err) < 0) {
 			error_prefix(err, "--network container:%s", cfg->network_name);
@@ -179,7 +279,7 @@ static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_er
 	long n;
 
 	if (!j->all_ids)
-		return ns_write_id_maps(pid, 0, 0, err);
+		return ns_write_id_maps(pid, j->map_uid, j->map_gid, err);
 	n = ns_proc_pid(pid);
 	if (n < 0)
 		return error_set(err, errno, "the container's number in our /proc");
@@ -203,14 +303,15 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 	if (read(go_fd, &c, 1) != 1)
 		_exit(125);
 	close(go_fd);
-	/* the owner first: joining it gives every capability in it (user_namespaces(7)) */
-	if (setns(j->userns_fd, CLONE_NEWUSER) < 0) {
+	/* the owner first: joining it gives every capability in it (user_namespaces(7));
+	 * one that is ours already (root's ip netns add) is not joined again */
+	if (!j->owner_is_ours && setns(j->userns_fd, CLONE_NEWUSER) < 0) {
 		error_set(&m.err, errno, "join the user namespace that owns the network namespace");
 		goto fail;
 	}
 	/* its root: the caller's id (root's 65534), so the user namespace made below
 	 * has an owner mapped in it (user_namespaces(7): the creator's ids) */
-	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+	if (!j->owner_is_ours && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}

@@ -35,6 +35,10 @@ struct net_join {
 	int netns_fd;           /* the network namespace */
 	int lock_fd;            /* a named network's lock, held shared while the run lasts, or -1 */
 	bool all_ids;           /* --userns subids: the container maps every id of the owner, as it is */
+	bool owner_is_ours;     /* a path's namespace owned by nsrun's own user namespace (root's
+				 * `ip netns add`): the helper joins only the network namespace */
+	uid_t map_uid;          /* container id 0 maps to this id of the owner: its root (0), or */
+	gid_t map_gid;          /* with owner_is_ours, the run's host ids (ns_host_ids) */
 };
 
 /* Nothing held. */
@@ -43,8 +47,13 @@ void net_join_init(struct net_join *j);
 /* Opens what cfg->network names (container: or a named network; for any other
  * network nothing is done and 0 returned): the service must be running and of
  * isolation full (exec_target.h finds it as nsrun exec does); the network's
- * holder alive and its lock free of removal (network.h).  Returns 0, or -1 with
- * err (errnum 0: no such service or network, not running, not nsrun's). */
+ * holder alive and its lock free of removal (network.h).  A path (OCI
+ * linux.namespaces[].path) must name a network namespace (ioctl_ns(2)
+ * NS_GET_NSTYPE) whose owning user namespace the caller has CAP_SYS_ADMIN in
+ * (user_namespaces(7): ours as root, or one below ours that the caller's uid
+ * made); nsrun's own network namespace is a warning on stderr, refused with
+ * --strict.  Returns 0, or -1 with err (errnum 0: no such service or network,
+ * not running, not nsrun's, not a network namespace, no rights over it). */
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err);
 
 /* Moves pid into the run's cgroups; 0 or -1 with err. */

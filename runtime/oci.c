@@ -448,6 +448,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	snprintf(st.status, sizeof(st.status), "created");
 	snprintf(st.bundle, sizeof(st.bundle), "%s", bundle);
 	snprintf(st.image, sizeof(st.image), "%s", cfg.rootfs);
+	/* a joined network namespace: exec joins it as the container did (exec_target.h) */
+	snprintf(st.network, sizeof(st.network), "%s", cfg.network == NSRUN_NETWORK_PATH ? "path" : "");
 	shell_quote_join((const char *const *)cfg.process.args.v, cfg.process.args.n, st.command, sizeof(st.command));
 	st.created = (long long)time(NULL);
 	fflush(stdout);

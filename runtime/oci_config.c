@@ -20,6 +20,45 @@
 
 /* ---- process ---- */
 
+/* process.user.additionalGids: setgroups(2) in the payload (exec.c) where the
+ * gid map has a range (linux, parsed before process: parse_top), each gid one of
+ * it; with one gid mapped the kernel denies setgroups (user_namespaces(7),
+ * /proc/PID/setgroups "deny"): then a warning, nothing is weakened by fewer groups. */
+static int parse_additional_gids(struct walk *w, yajl_val v)
+{
+	struct nsrun_process *proc = &w->cfg->process;
+
+	if (!v || !YAJL_IS_ARRAY(v))
+		return bad(w, "process.user.additionalGids: expected an array of integers");
+	if (v->u.array.len > NSRUN_MAX_GROUPS)
+		return bad(w, "process.user.additionalGids: %zu groups: nsrun takes at most %d", v->u.array.len,
+			   NSRUN_MAX_GROUPS);
+	proc->n_additional_gids = 0;
+	for (size_t i = 0; i < v->u.array.len; i++) {
+		char path[64];
+		long long g = 0;
+		bool mapped = false;
+		snprintf(path, sizeof(path), "process.user.additionalGids[%zu]", i);
+		if (integer(w, v->u.array.values[i], path, &g) < 0)
+			return -1;
+		if (g < 0 || g > UINT32_MAX - 1)
+			return bad(w, "%s: %lld: out of range", path, g);
+		for (size_t j = 0; j < w->cfg->n_gid_mappings; j++) {
+			const struct nsrun_id_map *m = &w->cfg->gid_mappings[j];
+			mapped = mapped || ((unsigned long)g >= m->container_id && (unsigned long)g - m->container_id < m->size);
+		}
+		if (w->cfg->userns == NSRUN_USERNS_SUBIDS && !mapped)
+			return bad(w, "%s: gid %lld is not mapped by linux.gidMappings: setgroups(2) cannot give it", path, g);
+		proc->additional_gids[proc->n_additional_gids++] = (gid_t)g;
+	}
+	if (proc->n_additional_gids && w->cfg->userns != NSRUN_USERNS_SUBIDS) {
+		warn(w, "process.user.additionalGids: not set: the user namespace maps one gid, where the kernel "
+		     "denies setgroups(2); a linux.gidMappings range allows them");
+		proc->n_additional_gids = 0;
+	}
+	return 0;
+}
+
 static int parse_user(struct walk *w, yajl_val u)
 {
 	long long id = 0;
@@ -42,9 +81,8 @@ static int parse_user(struct walk *w, yajl_val u)
 			else
 				w->cfg->process.gid = (gid_t)id;
 		} else if (strcmp(k, "additionalGids") == 0) {
-			if (v && YAJL_IS_ARRAY(v) && v->u.array.len)
-				warn(w, "process.user.additionalGids: not set: the payload's user namespace maps one "
-				     "group, its gid");
+			if (parse_additional_gids(w, v) < 0)
+				return -1;
 		} else if (strcmp(k, "umask") == 0) {
 			if (integer(w, v, "process.user.umask", &id) < 0)
 				return -1;

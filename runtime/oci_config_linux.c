@@ -25,13 +25,25 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 		const char *p[] = { "type", NULL };
 		yajl_val ns = v->u.array.values[i];
 		const char *type = str(yajl_tree_get(ns, p, yajl_t_string));
+		yajl_val path;
 		size_t j;
 		p[0] = "path";
 		if (!type)
 			return bad(w, "linux.namespaces[%zu].type: missing or not a string", i);
-		if (nonempty(yajl_tree_get(ns, p, yajl_t_any)))
-			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported yet "
-				   "(nsrun makes every namespace of the container)", i, type);
+		path = yajl_tree_get(ns, p, yajl_t_any);
+		if (nonempty(path) && strcmp(type, "network") == 0) {
+			/* a pod's network: joined (netjoin.h), checked before anything is made */
+			if (!str(path) || str(path)[0] != '/')
+				return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
+			free(w->cfg->network_name);
+			if (!(w->cfg->network_name = strdup(str(path))))
+				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
+			w->cfg->network = NSRUN_NETWORK_PATH;
+		} else if (nonempty(path)) {
+			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
+				   "(nsrun joins a network namespace only; it makes every other namespace of the "
+				   "container)", i, type);
+		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;
 		if (own_namespaces[j])
@@ -48,20 +60,54 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 	return 0;
 }
 
+/* linux.uidMappings or gidMappings (what): each line read into cfg; one line of
+ * one id is what nsrun does anyway (the caller, written as ns.h does), more is a
+ * range, written as given (subid.h) and the run then of userns subids. */
 static int parse_id_mappings(struct walk *w, yajl_val v, const char *what)
 {
+	bool gid = what[0] == 'g';
+	struct nsrun_id_map *lines = gid ? w->cfg->gid_mappings : w->cfg->uid_mappings;
+	size_t *n = gid ? &w->cfg->n_gid_mappings : &w->cfg->n_uid_mappings;
+	unsigned long ids = 0;
+
 	if (!v || !YAJL_IS_ARRAY(v))
 		return bad(w, "linux.%s: expected an array", what);
+	if (v->u.array.len > NSRUN_MAX_ID_MAPS)
+		return bad(w, "linux.%s: %zu mappings: nsrun takes at most %d", what, v->u.array.len, NSRUN_MAX_ID_MAPS);
 	for (size_t i = 0; i < v->u.array.len; i++) {
-		const char *p[] = { "size", NULL };
-		yajl_val size = yajl_tree_get(v->u.array.values[i], p, yajl_t_number);
-		if (!size || !YAJL_IS_INTEGER(size))
-			return bad(w, "linux.%s[%zu].size: missing or not an integer", what, i);
-		if (YAJL_GET_INTEGER(size) != 1 || v->u.array.len > 1)
-			return bad(w, "linux.%s[%zu]: %s: nsrun maps one id (the caller's) into the container; ranges "
-				   "(newuidmap/newgidmap) are not supported yet", what, i,
-				   v->u.array.len > 1 ? "more than one mapping" : "a range of ids");
+		static const char *const keys[] = { "containerID", "hostID", "size" };
+		long long f[3];
+		for (int k = 0; k < 3; k++) {
+			const char *p[] = { keys[k], NULL };
+			yajl_val x = yajl_tree_get(v->u.array.values[i], p, yajl_t_number);
+			if (!x || !YAJL_IS_INTEGER(x))
+				return bad(w, "linux.%s[%zu].%s: missing or not an integer", what, i, keys[k]);
+			f[k] = YAJL_GET_INTEGER(x);
+			if (f[k] < (k == 2 ? 1 : 0) || f[k] > UINT32_MAX - 1)
+				return bad(w, "linux.%s[%zu].%s: %lld: out of range", what, i, keys[k], f[k]);
+		}
+		if (f[0] + f[2] > UINT32_MAX || f[1] + f[2] > UINT32_MAX)
+			return bad(w, "linux.%s[%zu]: past the last id (4294967294)", what, i);
+		lines[i] = (struct nsrun_id_map){ (unsigned long)f[0], (unsigned long)f[1], (unsigned long)f[2] };
+		ids += (unsigned long)f[2];
 	}
+	*n = v->u.array.len;
+	if (ids > 1)
+		w->cfg->userns = NSRUN_USERNS_SUBIDS;
+	return 0;
+}
+
+/* After the whole "linux" object: a range in one map needs the other too, and
+ * whether the run maps ranges at all. */
+static int check_id_mappings(struct walk *w)
+{
+	struct nsrun_config *c = w->cfg;
+
+	if (c->userns != NSRUN_USERNS_SUBIDS)
+		return 0;
+	if (!c->n_uid_mappings || !c->n_gid_mappings)
+		return bad(w, "linux.%s: missing, while linux.%s maps a range: give both", c->n_uid_mappings ?
+			   "gidMappings" : "uidMappings", c->n_uid_mappings ? "uidMappings" : "gidMappings");
 	return 0;
 }
 
@@ -230,5 +276,5 @@ int oci_parse_linux(struct walk *w, yajl_val x)
 		if (rc < 0)
 			return -1;
 	}
-	return 0;
+	return check_id_mappings(w);
 }

@@ -350,7 +350,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	else
 		yajl_gen_null(g);
 	GEN_STR(g, "network");
-	GEN_STR(g, cfg->network == NSRUN_NETWORK_PASTA ? "pasta" : "none");
+	GEN_STR(g, cfg->network == NSRUN_NETWORK_PASTA ? "pasta" : cfg->network == NSRUN_NETWORK_PATH ? "path" : "none");
 	/* the tier the run got; absent when nsrun failed before choosing one */
 	if (cfg->isolation != NSRUN_ISOLATION_AUTO) {
 		GEN_STR(g, "isolation");

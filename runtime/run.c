@@ -71,7 +71,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (ns_host_ids(&host_uid, &host_gid, err) < 0)
 		return -1;
 	/* --userns subids: the ranges are found (or refused) before anything is made */
-	if (cfg->userns == NSRUN_USERNS_SUBIDS && subid_maps_for_caller(&subids, err) < 0)
+	if (cfg->userns == NSRUN_USERNS_SUBIDS &&
+	    (cfg->n_uid_mappings ? subid_maps_from_config(&subids, cfg, err) : subid_maps_for_caller(&subids, err)) < 0)
 		return -1;
 
 	/* AF_UNIX SOCK_STREAM: what every outer sandbox still allows (some seccomp
@@ -173,8 +174,10 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		if (run->join.netns_fd < 0 && subid_write_maps(run->child, &subids, err) < 0)
 			return -1;
 		/* root: the image's ids onto the container's, through the tree the
-		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it) */
-		if (subids.direct && mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
+		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it); an
+		 * OCI config's maps are the engine's, whose rootfs is made for them */
+		if (subids.direct && !subids.n_uid_lines &&
+		    mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
 			return -1;
 	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && run->join.netns_fd < 0 &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {

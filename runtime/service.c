@@ -54,7 +54,8 @@ static void state_from_config(const struct nsrun_config *cfg, const struct publi
 	st->open_stdin = cfg->service.open_stdin;
 	/* container:NAME to it refuses a pasta service's way out (netjoin.c) */
 	static const char *const modes[] = { [NSRUN_NETWORK_NONE] = "none", [NSRUN_NETWORK_PASTA] = "pasta",
-		[NSRUN_NETWORK_CONTAINER] = "container", [NSRUN_NETWORK_NAMED] = "named" };
+		[NSRUN_NETWORK_CONTAINER] = "container", [NSRUN_NETWORK_NAMED] = "named",
+		[NSRUN_NETWORK_PATH] = "path" };
 	snprintf(st->network, sizeof(st->network), "%s", modes[cfg->network]);
 	st->n_ports = cfg->n_publish;
 	for (size_t i = 0; i < cfg->n_publish; i++) {

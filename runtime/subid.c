@@ -241,6 +241,104 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 	return 0;
 }
 
+/* Checks lines (n of them, linux.WHAT of the config) against the caller's own id
+ * and range r of file.  Returns 0 or -1 with err. */
+static int check_lines(const struct subid_maps *m, const char *what, const char *file, unsigned long own,
+		       const struct nsrun_id_map *lines, size_t n, const struct subid_range *r, struct nsrun_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct nsrun_id_map *l = &lines[i];
+		unsigned long last = l->host_id + l->size - 1;
+		/* root of podman's rootless user namespace maps its 0, the user's id */
+		if (m->direct && l->host_id == 0 && ns_is_host_root()) {
+			error_set_stage(err, STAGE_PREPARE, 0, "config.json: linux.%s[%zu]: host ids %lu-%lu hold host "
+					"root (id 0): nsrun never maps it into a container", what, i, l->host_id, last);
+			err->hint = "map a range of root's subordinate ids (/etc/subuid, /etc/subgid) instead";
+			return -1;
+		}
+		if (m->direct || (l->size == 1 && l->host_id == own) ||
+		    (l->host_id >= r->start && last < r->start + r->count && last >= l->host_id))
+			continue;
+		error_set_stage(err, STAGE_PREPARE, 0, "config.json: linux.%s[%zu]: host ids %lu-%lu are neither "
+				"the caller's id %lu nor in its subordinate range %lu-%lu (%s): map ids of that range, "
+				"or ask root for more (usermod --add-sub%cids)", what, i, l->host_id, last, own, r->start,
+				r->start + r->count - 1, file, what[0]);
+		err->hint = "map only ids of that range (podman: --userns=keep-id or auto picks them), or ask root "
+			    "for more: usermod --add-subuids FIRST-LAST --add-subgids FIRST-LAST $USER";
+		return -1;
+	}
+	return 0;
+}
+
+int subid_maps_from_config(struct subid_maps *m, const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	m->uid = geteuid();
+	m->gid = getegid();
+	m->direct = m->uid == 0;
+	/* the caller's ranges, as --userns subids finds them (root needs none) */
+	if (!m->direct && subid_maps_for_caller(m, err) < 0)
+		return -1;
+	m->uid_lines = cfg->uid_mappings;
+	m->n_uid_lines = cfg->n_uid_mappings;
+	m->gid_lines = cfg->gid_mappings;
+	m->n_gid_lines = cfg->n_gid_mappings;
+	if (check_lines(m, "uidMappings", "/etc/subuid", m->uid, m->uid_lines, m->n_uid_lines, &m->uids, err) < 0 ||
+	    check_lines(m, "gidMappings", "/etc/subgid", m->gid, m->gid_lines, m->n_gid_lines, &m->gids, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The OCI lines of a map as "inside outside count" words from argv[2] on
+ * (newuidmap(1)), or (text != NULL) as the text of a map file.  words holds
+ * 3 * NSRUN_MAX_ID_MAPS numbers. */
+static void lines_to_words(const struct nsrun_id_map *l, size_t n, char words[][24], char **argv, char *text,
+			   size_t text_size)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(words[3 * i], 24, "%lu", l[i].container_id);
+		snprintf(words[3 * i + 1], 24, "%lu", l[i].host_id);
+		snprintf(words[3 * i + 2], 24, "%lu", l[i].size);
+		for (int k = 0; k < 3 && argv; k++)
+			argv[2 + 3 * i + (size_t)k] = words[3 * i + (size_t)k];
+		if (text)
+			used += (size_t)snprintf(text + used, text_size - used, "%lu %lu %lu\n", l[i].container_id,
+						 l[i].host_id, l[i].size);
+	}
+	if (argv)
+		argv[2 + 3 * n] = NULL;
+}
+
+static int run_helper(char *const argv[], struct nsrun_error *err);
+
+/* m's OCI lines of the child n (in our /proc): written directly as root, else by
+ * newgidmap and newuidmap.  Returns 0 or -1 with err. */
+static int write_config_lines(long n, const struct subid_maps *m, struct nsrun_error *err)
+{
+	char words[3 * NSRUN_MAX_ID_MAPS][24], pidstr[24], text[NSRUN_MAX_ID_MAPS * 72], path[64];
+	char *argv[3 + 3 * NSRUN_MAX_ID_MAPS];
+
+	snprintf(pidstr, sizeof(pidstr), "%ld", n);
+	for (int g = 1; g >= 0; g--) {
+		const struct nsrun_id_map *l = g ? m->gid_lines : m->uid_lines;
+		size_t count = g ? m->n_gid_lines : m->n_uid_lines;
+		argv[0] = g ? "newgidmap" : "newuidmap";
+		argv[1] = pidstr;
+		text[0] = '\0';
+		lines_to_words(l, count, words, argv, text, sizeof(text));
+		if (m->direct) {
+			snprintf(path, sizeof(path), "/proc/%ld/%s", n, g ? "gid_map" : "uid_map");
+			if (write_file(path, text) < 0)
+				return error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
+		} else if (run_helper(argv, err) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Where the setuid helper argv0 (newuidmap, newgidmap) may come from: a root-owned
  * file in a system directory, never through PATH, which a payload with a writable
  * volume on it (~/bin, ~/.local/bin) could have planted a program of its own in.
@@ -337,6 +435,8 @@ int subid_write_maps(pid_t pid, const struct subid_maps *m, struct nsrun_error *
 	if (n < 0)
 		return error_set_stage(err, STAGE_ID_MAPS, errno, "write the id maps of the container (pid %d): "
 				       "it has no number in the /proc mounted here", (int)pid);
+	if (m->n_uid_lines || m->n_gid_lines)
+		return write_config_lines(n, m, err);
 	if (m->direct)
 		return write_direct(n, "gid_map", &m->gids, err) < 0 ? -1 :
 		       write_direct(n, "uid_map", &m->uids, err);

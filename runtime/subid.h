@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "error.h"
 
 /* One contiguous range of subordinate ids. */
@@ -25,6 +26,10 @@ struct subid_maps {
 	gid_t gid;
 	bool direct;                    /* root: written directly, container 0 -> start */
 	struct subid_range uids, gids;
+	/* an OCI config's maps (config.h), written as given instead of the two lines
+	 * above when n_uid_lines or n_gid_lines is not 0 */
+	const struct nsrun_id_map *uid_lines, *gid_lines;
+	size_t n_uid_lines, n_gid_lines;
 };
 
 /* The first range of user (by name, or by uid in decimal, as subuid(5) allows) in
@@ -43,6 +48,15 @@ int subid_taken(const char *text, const char *user, unsigned long id, const stru
  * hint gives the usermod(8) line), EINVAL (a range that would map host root or the
  * caller) or errnum 0 (a range that user namespace does not map: nested). */
 int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err);
+
+/* Fills m with cfg's OCI maps (uid_mappings, gid_mappings: runtime-spec
+ * config-linux.md), checked before anything is made as newuidmap(1) would:
+ * unprivileged, each host range is the caller's own id alone or lies inside its
+ * subordinate range (/etc/subuid, /etc/subgid, as subid_maps_for_caller finds
+ * it); as root (written directly) no range may hold id 0 where it is host root
+ * (ns_is_host_root: in rootless podman's user namespace 0 is the user).  Returns 0, or -1
+ * with err naming the mapping, the range allowed and the fix (errnum 0). */
+int subid_maps_from_config(struct subid_maps *m, const struct nsrun_config *cfg, struct nsrun_error *err);
 
 /* Writes the maps of the child pid (a number in nsrun's pid namespace) with
  * newuidmap/newgidmap, or directly as root; waits for the helpers, whose stderr

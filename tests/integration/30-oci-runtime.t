@@ -388,14 +388,14 @@ assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
 assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
 nsrun: hint: ' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
-bundle_with '["true"]' 'c["linux"]["namespaces"].append({"type": "network", "path": "/proc/1/ns/net"})'
+bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "ipc"] + [{"type": "ipc", "path": "/proc/1/ns/ipc"}]'
 oci create --bundle "$T/bundle" bad2
-assert_match "joining a namespace by path: refused, naming the entry" \
-	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing network namespace is not supported' "$ERR"
-bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000'
+assert_match "joining an ipc namespace by path: refused, naming the entry (network: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing ipc namespace is not supported' "$ERR"
+bundle_with '["true"]' '[n.pop("path", None) for n in c["linux"]["namespaces"]]; c["linux"]["uidMappings"][0]["size"] = 1000; del c["linux"]["gidMappings"]'
 oci create --bundle "$T/bundle" bad3
-assert_match "a uid range: refused, naming the entry" '^nsrun: config.json: linux\.uidMappings\[0\]: a range of ids' \
-	"$ERR"
+assert_match "a uid range without a gid map: refused, naming the entry (ranges: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.gidMappings: missing, while linux\.uidMappings maps a range' "$ERR"
 
 # ---- podman --runtime nsrun, with the probe's image
 command -v podman >/dev/null || skip_all "podman is not installed (make deps)"
@@ -443,6 +443,18 @@ assert_match "podman run -t: the payload's output comes through a terminal (--co
 	$'NoNewPrivs:\t1\r\n' "$OUT"
 pod run --rm --network none localhost/nsrun-probe /nsrun-probe exit 5
 assert_eq "podman run --rm: the payload's exit status" 5 "$RC"
+# podman's multi-id maps (linux.uidMappings ranges: 35-oci-namespaces.t); rootless
+# keep-id maps the user's id onto itself inside podman's user namespace
+if [ "$(id -u)" = 0 ]; then
+	pod run --rm --network none --uidmap 0:200000:1000 --gidmap 0:200000:1000 localhost/nsrun-probe \
+		/nsrun-probe read /proc/self/uid_map
+	assert_match "podman run --uidmap 0:200000:1000: the container's map as podman asked" \
+		'^read: ok /proc/self/uid_map [0-9]+ bytes: +0 +200000 +1000.x0a$' "$OUT"
+else
+	pod run --rm --network none --userns=keep-id localhost/nsrun-probe /nsrun-probe ids
+	assert_eq "podman run --userns=keep-id: the payload is the user's own id" \
+		"ids: ok uid=$(id -u) gid=$(id -g) euid=$(id -u) egid=$(id -g) groups=$(id -g)" "$OUT"
+fi
 
 pod run -d --network none localhost/nsrun-probe /nsrun-probe pids
 id=$OUT

@@ -100,14 +100,49 @@ int main(void)
 		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
 		"config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
 		"mqueue)");
-	refused(&t, "a namespace path: refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"/proc/1/ns/net\"}]}",
-		"config.json: linux.namespaces[0].path: joining an existing network namespace is not supported yet "
-		"(nsrun makes every namespace of the container)");
-	refused(&t, "a uid range: refused", "",
+	refused(&t, "an ipc namespace path: refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"ipc\", \"path\": \"/proc/1/ns/ipc\"}]}",
+		"config.json: linux.namespaces[0].path: joining an existing ipc namespace is not supported (nsrun joins "
+		"a network namespace only; it makes every other namespace of the container)");
+	refused(&t, "a network namespace path that is not absolute: refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"ns/net\"}]}",
+		"config.json: linux.namespaces[0].path: expected an absolute path");
+	rc = parse("", ", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"/run/netns/p\"}]}", &cfg,
+		   &w, &err);
+	OK("a network namespace path: joined (checked when the run opens it: netjoin.h)",
+	   rc == 0 && cfg.network == NSRUN_NETWORK_PATH && strcmp(cfg.network_name, "/run/netns/p") == 0);
+	OK("  ... and no warning that it asks for the caller's", !has_warning(&w, "linux.namespaces: no network entry"));
+	config_free(&cfg);
+	strv_free(&w);
+	refused(&t, "a uid range without a gid map: refused", "",
 		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]}",
-		"config.json: linux.uidMappings[0]: a range of ids: nsrun maps one id (the caller's) into the "
-		"container; ranges (newuidmap/newgidmap) are not supported yet");
+		"config.json: linux.gidMappings: missing, while linux.uidMappings maps a range: give both");
+	refused(&t, "a map of size 0: refused", "",
+		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 0}]}",
+		"config.json: linux.uidMappings[0].size: 0: out of range");
+	rc = parse(", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, 9]}",
+		   ", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1},"
+		   " {\"containerID\": 1, \"hostID\": 100000, \"size\": 999}],"
+		   " \"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1},"
+		   " {\"containerID\": 1, \"hostID\": 100000, \"size\": 999}]}", &cfg, &w, &err);
+	OK("uid and gid ranges: the run maps them as given (userns subids)",
+	   rc == 0 && cfg.userns == NSRUN_USERNS_SUBIDS && cfg.n_uid_mappings == 2 && cfg.n_gid_mappings == 2 &&
+	   cfg.uid_mappings[1].host_id == 100000 && cfg.uid_mappings[1].size == 999);
+	OK("  ... with additionalGids", cfg.process.n_additional_gids == 2 && cfg.process.additional_gids[1] == 9);
+	config_free(&cfg);
+	strv_free(&w);
+	refused(&t, "an additional gid the map does not hold: refused",
+		", \"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [5000]}",
+		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}],"
+		" \"gidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}]}",
+		"config.json: process.user.additionalGids[0]: gid 5000 is not mapped by linux.gidMappings: setgroups(2) "
+		"cannot give it");
+	rc = parse(", \"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [5]}", "", &cfg, &w, &err);
+	OK("additionalGids with one gid mapped: a warning, none set",
+	   rc == 0 && cfg.userns == NSRUN_USERNS_ONE && cfg.process.n_additional_gids == 0 &&
+	   has_warning(&w, "process.user.additionalGids: not set"));
+	config_free(&cfg);
+	strv_free(&w);
 	refused(&t, "a bind under /proc: refused", "",
 		", \"mounts\": [{\"destination\": \"/proc/sys\", \"type\": \"bind\", \"source\": \"/tmp\"}]",
 		"config.json: mounts[0].destination: /proc/sys: nsrun mounts /proc itself, with its masks");
