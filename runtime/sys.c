@@ -367,6 +367,8 @@ int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], c
 	for (int i = 0; i < 3; i++)
 		if (stdio[i] >= 0)
 			posix_spawn_file_actions_adddup2(&fa, stdio[i], i);
+	/* nothing of ours past stdio, CLOEXEC or not (a caller's inherited fds too) */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	sigemptyset(&none);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);

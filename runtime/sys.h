@@ -65,7 +65,7 @@ void close_fds_except(int *keep, size_t n);
 int send_console_fd(const char *path, int fd);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
- * -1: ours), the signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
+ * -1: ours) and no other fd (posix_spawn_file_actions_addclosefrom_np), the signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
  * defaults: nsrun api blocks the signals that end it and ignores SIGPIPE, and a
  * child must inherit neither (nsrun stop's SIGTERM would never reach it).
  * Returns 0 with *pid, or -1 (errno). */
