@@ -178,6 +178,8 @@ static ssize_t pull_read(void *cls, uint64_t pos, char *buf, size_t max)
 		rc = image_pull_next(&s->pull, &step, &err);
 		if (rc > 0) {
 			stream_line(s->buf, sizeof(s->buf), &s->len, step.status, step.id[0] ? step.id : NULL, NULL);
+		} else if (rc < 0 && err.errnum == ECONNRESET) {
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		} else if (rc < 0) {
 			char msg[1400];
 			snprintf(msg, sizeof(msg), "%s%s%.1000s", err.msg, s->pull.why[0] ? ": " : "", s->pull.why);
@@ -243,6 +245,10 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 		free(s);
 		return api_error(c, 500, "%s", err.msg);
 	}
+	/* a client that leaves mid-pull stops it at once (pull_done), not at its next step */
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		s->pull.client_fd = ci->connect_fd;
 	return api_queue_stream(c, "application/json", sizeof(s->buf), pull_read, s, pull_done, NULL, NULL);
 }
 

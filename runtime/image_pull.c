@@ -244,7 +244,7 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
 	int ev[2] = { -1, -1 }, out[2] = { -1, -1 }, rc;
 
 	memset(p, 0, sizeof(*p));
-	p->events_fd = p->out_fd = -1;
+	p->events_fd = p->out_fd = p->client_fd = -1;
 	p->ref = *ref;
 	/* --force: a pull replaces the older pull of the same reference, as docker's;
 	 * --quiet: these steps are the tool's lines */
@@ -304,12 +304,16 @@ int image_pull_next(struct image_pull *p, struct image_pull_step *step, struct n
 				return -1;
 			continue;
 		}
-		struct pollfd pfd[2] = { { .fd = p->events_fd, .events = POLLIN }, { .fd = p->out_fd, .events = POLLIN } };
-		if (poll(pfd, 2, -1) < 0) {
+		struct pollfd pfd[3] = { { .fd = p->events_fd, .events = POLLIN },
+					 { .fd = p->out_fd, .events = POLLIN },
+					 { .fd = p->client_fd, .events = 0 } }; /* POLLHUP: both ways shut */
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "pull: poll");
 		}
+		if (pfd[2].revents & (POLLHUP | POLLERR | POLLNVAL))
+			return error_set(err, ECONNRESET, "pull: the client went away");
 		if (pfd[0].revents && read_events(p, err) < 0)
 			return -1;
 		if (pfd[1].revents && read_out(p, err) < 0)

@@ -32,6 +32,7 @@ struct image_pull {
 	int events_fd;           /* its progress events, -1 at their end */
 	int out_fd;              /* its stderr when captured, else -1 */
 	bool finished;
+	int client_fd;           /* -1, or a socket whose hang-up ends the pull (the caller's to set) */
 	struct image_ref ref;
 	char line[256];          /* an event line being read */
 	size_t line_len;
@@ -60,7 +61,8 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
 
 /* Waits for the pull's next step (blocks, poll(2)).  Returns 1 with *step, 0
  * when the pull has succeeded and every step was taken, or -1 with err (errnum
- * 0: the pull failed, p->why saying why when captured). */
+ * 0: the pull failed, p->why saying why when captured; ECONNRESET: client_fd
+ * hung up, then image_pull_close stops the tool). */
 int image_pull_next(struct image_pull *p, struct image_pull_step *step, struct nsrun_error *err);
 
 /* Ends the pull: a tool still running is sent SIGTERM (it removes its partial
