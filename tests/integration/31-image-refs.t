@@ -130,10 +130,34 @@ if [ -x "$DOCKER" ]; then
 	assert_match "docker images lists it" 'redis +7 +[0-9a-f]{12} ' "$OUT"
 	dk run --rm redis:7
 	assert_eq "docker run --rm redis:7: the image's Entrypoint and Cmd" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
+	REG_PID=$(pgrep -f -- "$T/registry.yml")
+	# a client that leaves mid-pull (the registry stopped: the pull cannot end on its
+	# own before skopeo's 60 s timeout) stops it: its partial image is removed at once
+	dk rmi redis:7
+	kill -STOP "$REG_PID"
+	run_cmd timeout -s KILL 150 python3 - "$T/api.sock" <<'PY'
+import os, sys, time
+import docker
+c = docker.APIClient(base_url="unix://" + sys.argv[1], timeout=120)
+s = c.pull("redis", tag="7", stream=True, decode=True)  # kept: its end closes the connection
+next(s)
+store = os.environ["NSRUN_IMAGES"]
+for _ in range(600):
+    if any(n.startswith(".docker.io+library+redis=7.tmp.") for n in os.listdir(store)):
+        break
+    time.sleep(0.1)
+print("under way" if _ < 599 else "not under way", flush=True)
+os._exit(0)  # the connection closed mid-stream
+PY
+	pulling() { compgen -G "$NSRUN_IMAGES/.docker.io+library+redis=7.tmp.*" >/dev/null; }
+	gone=1
+	for _ in $(seq 300); do pulling || { gone=0; break; }; sleep 0.1; done
+	kill -CONT "$REG_PID"
+	assert_eq "a docker-py client gone mid-pull: the pull stopped and its partial image removed within 30 s" \
+		"0 under way 0 " "$RC $OUT $gone $(store_entries | tr '\n' ' ')"
 	# docker-py's pull stream, read as it comes: the registry stopped (SIGSTOP), the
 	# pull cannot end, yet its first line is there while the pull is under way (the
 	# old stream came when the pull had ended); then the rest, parsed
-	REG_PID=$(pgrep -f -- "$T/registry.yml")
 	dk rmi redis:7
 	kill -STOP "$REG_PID"
 	run_cmd timeout -s KILL 150 python3 - "$T/api.sock" "$REG_PID" <<'PY'
