@@ -191,9 +191,11 @@ static int read_out(struct image_pull *p, struct nsrun_error *err)
  * prefix; else its last line. */
 static void last_error(struct image_pull *p)
 {
-	const char *found = NULL, *last = p->tail;
+	char tail[sizeof(p->tail)];
+	const char *found = NULL, *last = tail;
 
-	for (char *line = p->tail, *nl; line && *line; line = nl) {
+	memcpy(tail, p->tail, p->tail_len + 1);
+	for (char *line = tail, *nl; line && *line; line = nl) {
 		if ((nl = strchr(line, '\n')))
 			*nl++ = '\0';
 		last = line;
