@@ -152,28 +152,63 @@ static void stream_line(char *buf, size_t len, size_t *o, const char *status, co
 	yajl_gen_free(g);
 }
 
-/* The tool's last error line ("nsrun-image: ..." or "nsrun: ..."), without its
- * prefix; else its last line. */
-static const char *last_error(char *out)
-{
-	const char *found = NULL, *last = out;
+/* A pull's stream: image_pull's steps, one JSON line each, as they come. */
+struct pull_stream {
+	struct image_pull pull;
+	char buf[4096];
+	size_t len, off;
+	bool ended;
+};
 
-	for (char *line = out, *nl; line && *line; line = nl) {
-		if ((nl = strchr(line, '\n')))
-			*nl++ = '\0';
-		last = line;
-		if (strstr(line, "hint:"))
-			continue;
-		if (strncmp(line, "nsrun-image: ", 13) == 0 && strstr(line, "failed"))
-			found = line + 13;
-		else if (strncmp(line, "nsrun: ", 7) == 0)
-			found = line + 7;
+/* MHD's content reader (blocking: a thread per connection, api.c). */
+static ssize_t pull_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct pull_stream *s = cls;
+	size_t n;
+	(void)pos;
+
+	if (s->off == s->len) {
+		struct nsrun_error err = { 0 };
+		struct image_pull_step step;
+		int rc;
+
+		if (s->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		s->off = s->len = 0;
+		rc = image_pull_next(&s->pull, &step, &err);
+		if (rc > 0) {
+			stream_line(s->buf, sizeof(s->buf), &s->len, step.status, step.id[0] ? step.id : NULL, NULL);
+		} else if (rc < 0 && err.errnum == ECONNRESET) {
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		} else if (rc < 0) {
+			char msg[1400];
+			snprintf(msg, sizeof(msg), "%s%s%.1000s", err.msg, s->pull.why[0] ? ": " : "", s->pull.why);
+			stream_line(s->buf, sizeof(s->buf), &s->len, NULL, NULL, msg);
+			s->ended = true;
+		} else {
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		if (s->len == 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
-	return found ? found : last;
+	n = s->len - s->off < max ? s->len - s->off : max;
+	memcpy(buf, s->buf + s->off, n);
+	s->off += n;
+	return (ssize_t)n;
+}
+
+/* The response is done or the client went away: a pull still running is
+ * stopped (the tool removes its partial image). */
+static void pull_done(void *cls)
+{
+	struct pull_stream *s = cls;
+
+	image_pull_close(&s->pull);
+	free(s);
 }
 
 /* POST /images/create?fromImage=NAME&tag=TAG: the pull of `nsrun pull`, its
- * outcome in Docker's stream of JSON objects (sent when the pull has ended). */
+ * steps streamed as Docker's JSON objects while it runs. */
 static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 {
 	const char *from = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fromImage");
@@ -181,11 +216,8 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 	const char *src = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fromSrc");
 	struct nsrun_error err = { 0 };
 	struct image_ref ref;
-	char refstr[IMAGE_REF_MAX + 8], shown[IMAGE_REF_MAX], line[IMAGE_REF_MAX + 64], out[4096], reply[8192];
-	size_t o = 0, rl = 0;
-	int p[2];
-	pid_t pid;
-	ssize_t n;
+	char refstr[IMAGE_REF_MAX + 8];
+	struct pull_stream *s;
 
 	if (src && src[0])
 		return api_error(c, 501, "fromSrc (docker import) is not supported by nsrun api: use nsrun-image import");
@@ -207,40 +239,17 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *c)
 		snprintf(refstr, sizeof(refstr), "%s", from);
 	if (image_ref_parse(refstr, &ref, &err) < 0)
 		return api_error(c, 400, "%s", err.msg);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return api_error(c, 500, "pipe: %s", strerror(errno));
-	if (image_pull_spawn(srv->self_exe, &ref, false, p[1], &pid, &err) < 0) {
-		close(p[0]);
-		close(p[1]);
+	if (!(s = calloc(1, sizeof(*s))))
+		return api_error(c, 500, "out of memory");
+	if (image_pull_start(&s->pull, srv->self_exe, &ref, true, &err) < 0) {
+		free(s);
 		return api_error(c, 500, "%s", err.msg);
 	}
-	close(p[1]);
-	/* the tool's progress, the end kept: its error is the last line */
-	while ((n = read(p[0], out + o, sizeof(out) - 1 - o)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		o += (size_t)n;
-		if (o == sizeof(out) - 1) {
-			memmove(out, out + sizeof(out) / 2, o - sizeof(out) / 2);
-			o -= sizeof(out) / 2;
-		}
-	}
-	out[o] = '\0';
-	close(p[0]);
-	image_ref_familiar(&ref, shown, sizeof(shown));
-	snprintf(line, sizeof(line), "Pulling from %s", ref.path);
-	stream_line(reply, sizeof(reply), &rl, line, ref.tag[0] ? ref.tag : ref.digest, NULL);
-	if (image_pull_wait(pid, &err) < 0) {
-		char msg[1024];
-		snprintf(msg, sizeof(msg), "%s: %.700s", err.msg, last_error(out));
-		stream_line(reply, sizeof(reply), &rl, NULL, NULL, msg);
-	} else {
-		snprintf(line, sizeof(line), "Status: Downloaded newer image for %s", shown);
-		stream_line(reply, sizeof(reply), &rl, line, NULL, NULL);
-	}
-	return api_reply(c, 200, "application/json", reply, rl);
+	/* a client that leaves mid-pull stops it at once (pull_done), not at its next step */
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		s->pull.client_fd = ci->connect_fd;
+	return api_queue_stream(c, "application/json", sizeof(s->buf), pull_read, s, pull_done, NULL, NULL);
 }
 
 enum MHD_Result api_images(struct api_server *srv, struct MHD_Connection *c, const char *method, const char *rest)

@@ -28,8 +28,6 @@
 
 #define IMAGE_JSON_MAX (1 << 20)
 
-extern char **environ;
-
 static void gstr(yajl_gen g, const char *s)
 {
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
@@ -42,84 +40,6 @@ static void gkv(yajl_gen g, const char *k, const char *v)
 		gstr(g, v);
 	else
 		yajl_gen_null(g);
-}
-
-/* ---- the tool that fetches and unpacks ---- */
-
-/* rootfs-tools/nsrun-image of a checkout (build/nsrun's ../rootfs-tools), or
- * nsrun-image beside an installed nsrun; else "nsrun-image" (found on PATH). */
-static void find_tool(const char *self, char *out, size_t len)
-{
-	const char *slash = strrchr(self, '/');
-	int dl = slash ? (int)(slash - self) : 0;
-
-	if (slash) {
-		if (snprintf(out, len, "%.*s/../rootfs-tools/nsrun-image", dl, self) < (int)len && access(out, X_OK) == 0)
-			return;
-		if (snprintf(out, len, "%.*s/nsrun-image", dl, self) < (int)len && access(out, X_OK) == 0)
-			return;
-	}
-	snprintf(out, len, "nsrun-image");
-}
-
-int image_pull_spawn(const char *self, const struct image_ref *ref, bool quiet, int out_fd, pid_t *pid,
-		     struct nsrun_error *err)
-{
-	char tool[PATH_MAX], name[IMAGE_STORE_NAME_MAX + 1], norm[IMAGE_REF_MAX + 16], src[IMAGE_REF_MAX + 32];
-	char nsrun_env[PATH_MAX + 8];
-	const char *argv[8];
-	struct strv env = { 0 };
-	size_t n = 0;
-	int rc;
-
-	if (image_ref_store_name(ref, name, sizeof(name), err) < 0)
-		return -1;
-	if (!image_ref_string(ref, norm, sizeof(norm)))
-		return error_set(err, ENAMETOOLONG, "pull");
-	snprintf(src, sizeof(src), "docker://%s", norm);
-	find_tool(self, tool, sizeof(tool));
-	argv[n++] = tool;
-	argv[n++] = "pull";
-	argv[n++] = "--force"; /* a pull replaces the older pull of the same reference, as docker's */
-	if (quiet)
-		argv[n++] = "--quiet";
-	argv[n++] = src;
-	argv[n++] = name;
-	argv[n] = NULL;
-	/* the tool checks the image with this nsrun's rules (nsrun image check) */
-	snprintf(nsrun_env, sizeof(nsrun_env), "NSRUN=%s", self);
-	for (char **e = environ; e && *e; e++)
-		if (strncmp(*e, "NSRUN=", 6) != 0 && strv_push(&env, *e) < 0)
-			goto oom;
-	if (strv_push(&env, nsrun_env) < 0)
-		goto oom;
-	/* nsrun api blocks its ending signals and ignores SIGPIPE: not the tool's (sys.h) */
-	rc = spawn_child(pid, tool, true, (char *const *)argv, env.v, (int[3]){ -1, out_fd, out_fd }) < 0 ? errno : 0;
-	strv_free(&env);
-	if (rc != 0) {
-		error_set(err, rc, "pull %s: run %s", norm, tool);
-		err->hint = "nsrun pulls through rootfs-tools/nsrun-image (skopeo, umoci, bwrap): install it beside nsrun "
-			    "or on PATH";
-		return -1;
-	}
-	return 0;
-oom:
-	strv_free(&env);
-	return error_set(err, ENOMEM, "pull");
-}
-
-int image_pull_wait(pid_t pid, struct nsrun_error *err)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return error_set(err, errno, "pull: wait for nsrun-image");
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	if (WIFEXITED(status))
-		return error_set(err, 0, "pull failed: nsrun-image exited with status %d", WEXITSTATUS(status));
-	return error_set(err, 0, "pull failed: nsrun-image was killed by signal %d", WTERMSIG(status));
 }
 
 /* ---- the store ---- */
@@ -538,61 +458,6 @@ static void usage_error(struct nsrun_error *err, const char *hint)
 {
 	err->hint = hint;
 	error_print(err, stderr);
-}
-
-int image_pull_main(int argc, char **argv)
-{
-	static const struct option opts[] = { { "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
-					       { NULL, 0, NULL, 0 } };
-	struct nsrun_error err = { 0 };
-	struct image_ref ref;
-	char self[PATH_MAX], norm[IMAGE_REF_MAX + 16];
-	bool quiet = false;
-	ssize_t n;
-	pid_t pid;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
-		if (c == 'h') {
-			printf("Usage: nsrun pull [-q] REFERENCE\n"
-			       "Pulls an image from a registry into the store (docs/images.md):\n"
-			       "REFERENCE as docker writes it (redis:7, library/postgres:16, 127.0.0.1:5000/team/tool@sha256:...).\n"
-			       "Registry mirrors and insecure registries: containers-registries.conf(5).\n"
-			       "  -q, --quiet   no progress\n");
-			return 0;
-		}
-		if (c == 'q') {
-			quiet = true;
-			continue;
-		}
-		error_set(&err, 0, "pull: %s: unknown option", argv[optind - 1]);
-		usage_error(&err, "nsrun pull [-q] REFERENCE");
-		return 125;
-	}
-	if (optind != argc - 1) {
-		error_set(&err, 0, optind >= argc ? "pull: no image reference" : "pull: more than one image reference");
-		usage_error(&err, "nsrun pull [-q] REFERENCE, e.g. nsrun pull redis:7");
-		return 125;
-	}
-	if (image_ref_parse(argv[optind], &ref, &err) < 0) {
-		error_print(&err, stderr);
-		return 125;
-	}
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0) {
-		error_set(&err, errno, "readlink /proc/self/exe");
-		error_print(&err, stderr);
-		return 125;
-	}
-	self[n] = '\0';
-	fflush(stdout);
-	if (image_pull_spawn(self, &ref, quiet, -1, &pid, &err) < 0 || image_pull_wait(pid, &err) < 0) {
-		error_print(&err, stderr);
-		return 125;
-	}
-	/* docker pull's last line: the reference pulled */
-	printf("%s\n", image_ref_string(&ref, norm, sizeof(norm)) ? norm : argv[optind]);
-	return 0;
 }
 
 static void human_size(long long b, char *buf, size_t len)

@@ -2,9 +2,7 @@
  * `nsrun image ls|inspect|rm`, and the same code for nsrun api's /images.
  *
  * Entries are plain names (nsrun-image build NAME) or a Docker reference's
- * store name (image_ref.h).  Fetching and unpacking are skopeo's and umoci's,
- * contained by rootfs-tools/nsrun-image (the import rules of threat-model.md
- * and `nsrun image check`); nsrun finds that tool beside itself.
+ * store name (image_ref.h).  The pull is image_pull.h's.
  */
 #ifndef NSRUN_IMAGE_STORE_H
 #define NSRUN_IMAGE_STORE_H
@@ -15,24 +13,14 @@
 #include <yajl/yajl_gen.h>
 
 #include "error.h"
+#include "image_pull.h"
 #include "image_ref.h"
 #include "util.h"
 
-/* `nsrun pull [-q] REF`, `nsrun image ls|inspect|rm ...` (argv[0] is "pull"
- * or "image").  Prints errors as main does.  Returns the exit status. */
-int image_pull_main(int argc, char **argv);
+/* `nsrun image ls|inspect|rm ...` (argv[0] is "image"; `nsrun image pull`
+ * is image_pull_main, image_pull.h).  Prints errors as main does.  Returns
+ * the exit status. */
 int image_cmd_main(int argc, char **argv);
-
-/* Pulls ref into the store through rootfs-tools/nsrun-image (found beside
- * self, the path of this nsrun, else on PATH) under its store name, replacing
- * an older pull of the same reference.  out_fd: the tool's stdout and stderr
- * (-1: this process's).  Returns 0, or -1 with err (the tool's last error line
- * when out_fd is a pipe the caller reads: see image_pull_wait). */
-int image_pull_spawn(const char *self, const struct image_ref *ref, bool quiet, int out_fd, pid_t *pid,
-		     struct nsrun_error *err);
-
-/* Waits for the pull pid.  Returns 0 if it succeeded, else -1 with err. */
-int image_pull_wait(pid_t pid, struct nsrun_error *err);
 
 /* The store entry of name (a plain name, a reference, or an image id
  * "sha256:HEX" or a HEX prefix of at least 12) that exists in the store.

@@ -393,8 +393,15 @@ int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv
 			posix_spawn_file_actions_adddup2(&fa, stdio[i], i);
 	/* dup2 onto itself clears FD_CLOEXEC in the child alone (POSIX.1-2024, Austin
 	 * Group issue 411; glibc 2.29): no other thread's child gets it */
-	for (size_t i = 0; i < n_keep; i++)
+	int top = 2;
+	for (size_t i = 0; i < n_keep; i++) {
 		posix_spawn_file_actions_adddup2(&fa, keep[i], keep[i]);
+		if (keep[i] > top)
+			top = keep[i];
+	}
+	/* nothing of ours past stdio and the kept fds, CLOEXEC or not (a caller's
+	 * inherited fds too); below the highest kept one, CLOEXEC does it */
+	posix_spawn_file_actions_addclosefrom_np(&fa, top + 1);
 	sigemptyset(&none);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);

@@ -78,14 +78,15 @@ void close_fds_range(unsigned lo, unsigned hi, unsigned flags);
 int send_console_fd(const char *path, int fd);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
- * -1: ours), the signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their
- * defaults: nsrun api blocks the signals that end it and ignores SIGPIPE, and a
+ * -1: ours) and no other fd (posix_spawn_file_actions_addclosefrom_np), the
+ * signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their defaults: nsrun api blocks the signals that end it and ignores SIGPIPE, and a
  * child must inherit neither (nsrun stop's SIGTERM would never reach it).
  * Returns 0 with *pid, or -1 (errno). */
 int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		const int stdio[3]);
 /* As spawn_child, and the n_keep fds in keep (close-on-exec here) passed on at
- * their numbers. */
+ * their numbers; fds below the highest kept one reach the child unless they are
+ * close-on-exec (nsrun opens every fd so). */
 int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		     const int stdio[3], const int *keep, size_t n_keep);
 

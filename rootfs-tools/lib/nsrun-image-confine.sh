@@ -31,6 +31,11 @@ B_REASON=''
 WORK_FD=''
 AUTH_FD=''
 REGCONF_FD=''
+# nsrun pull's progress (docs/images.md): events, one a line, written to this fd
+# when NSRUN_IMAGE_PROGRESS_FD names one (progress_event); PROGRESS_POLL is
+# called on each tick of run_confined's wait, e.g. to see blobs land
+PROGRESS_FD=''
+PROGRESS_POLL=''
 
 # ----------------------------------------------------------------- bounds --
 
@@ -166,6 +171,7 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 		{ read -r _ _ state _ <"/proc/$CHILD_PID/stat"; } 2>/dev/null || true
 		[[ -n $state && $state != Z ]] || break
 		sleep 0.25
+		[[ -z $PROGRESS_POLL ]] || "$PROGRESS_POLL"
 		((++n % 4 == 0)) || continue
 		usage=$(tree_usage "$BUILD_TMP/work")
 		# shellcheck disable=SC2086 # "FILES BYTES"

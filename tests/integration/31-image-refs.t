@@ -3,6 +3,8 @@
 # `nsrun pull redis:7` from a loopback registry (Debian's docker-registry, its
 # storage in this test's directory) that a containers-registries.conf(5) entry
 # puts in docker.io's place; the image lands under the reference's store name;
+# its progress as docker pull's lines, on stderr and through nsrun api to the
+# docker CLI and docker-py (as the pull runs); `nsrun-image pull REF` is nsrun pull;
 # `nsrun --image redis:7` with no command runs its Entrypoint and Cmd with its
 # Env and WorkingDir, its User said not applied; `nsrun image ls|inspect|rm`;
 # and `docker pull`, `docker images`, `docker run`, `docker rmi` through
@@ -41,6 +43,9 @@ assert_match "  ... saying what is wrong" '^nsrun: --image: "Redis:7": not a val
 run_nsrun pull 'redis@sha256:abc'
 assert_eq "nsrun pull with a short digest: 125, saying so" \
 	'125 nsrun: invalid image reference "redis@sha256:abc": a sha256 digest is 64 hex digits' "$RC $(head -1 <<<"$ERR")"
+run_cmd "$TESTS_DIR/../rootfs-tools/nsrun-image" pull 'redis@sha256:abc'
+assert_eq "nsrun-image pull of a reference is nsrun pull: the same error line, the same status" \
+	'125 nsrun: invalid image reference "redis@sha256:abc": a sha256 digest is 64 hex digits' "$RC $(head -1 <<<"$ERR")"
 run_nsrun --image redis:7 -- true
 assert_eq "--image redis:7 before a pull: 125" 125 "$RC"
 assert_match "  ... not found, with the pull as hint" 'image "redis:7" not found in .*nsrun: hint: pull it first: nsrun pull' "$(tr '\n' ' ' <<<"$ERR")"
@@ -65,11 +70,23 @@ assert_eq "an OCI image made and pushed to the loopback registry as library/redi
 [ "$RC" = 0 ] || diag "$ERR"
 
 # ---- nsrun pull
-run_nsrun pull -q redis:7
+run_nsrun pull redis:7
 assert_eq "nsrun pull redis:7 (docker.io mirrored by registries.conf): the reference pulled" \
 	"0 docker.io/library/redis:7" "$RC $OUT"
 [ "$RC" = 0 ] || diag "$ERR"
 check "  ... stored under the reference's store name" test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json"
+# the image's one layer, by its short id as docker shows it, and the digest pulled
+LAYER=$(skopeo inspect --raw "oci:$T/oci:r" | jq -r '.layers[0].digest' | cut -c8-19)
+DIGEST=$(jq -r .source.digest "$NSRUN_IMAGES/docker.io+library+redis=7/image.json")
+assert_eq "  ... a line per step on stderr, as docker pull's" \
+	"7: Pulling from library/redis
+$LAYER: Pulling fs layer
+$LAYER: Downloading
+$LAYER: Download complete
+$LAYER: Extracting
+$LAYER: Pull complete
+Digest: $DIGEST
+Status: Downloaded newer image for redis:7" "$ERR"
 assert_eq "  ... and nothing else in the store" "docker.io+library+redis=7" "$(store_entries)"
 
 run_nsrun --image redis:7
@@ -106,10 +123,66 @@ if [ -x "$DOCKER" ]; then
 	dk pull redis:7
 	assert_eq "docker pull redis:7 through nsrun api" 0 "$RC"
 	assert_match "  ... Docker's progress lines" 'Pulling from library/redis.*Status: Downloaded newer image for redis:7.*docker.io/library/redis:7' "$(tr '\n' ' ' <<<"$OUT")"
+	assert_match "  ... with the layer's own lines and the digest" \
+		"$LAYER: Pulling fs layer.*$LAYER: Download complete.*$LAYER: Pull complete.*Digest: sha256:[0-9a-f]{64}" \
+		"$(tr '\n' ' ' <<<"$OUT")"
 	dk images
 	assert_match "docker images lists it" 'redis +7 +[0-9a-f]{12} ' "$OUT"
 	dk run --rm redis:7
 	assert_eq "docker run --rm redis:7: the image's Entrypoint and Cmd" $'0 from-cmd hello-ref\n/srv' "$RC $OUT"
+	REG_PID=$(pgrep -f -- "$T/registry.yml")
+	# a client that leaves mid-pull (the registry stopped: the pull cannot end on its
+	# own before skopeo's 60 s timeout) stops it: its partial image is removed at once
+	dk rmi redis:7
+	kill -STOP "$REG_PID"
+	run_cmd timeout -s KILL 150 python3 - "$T/api.sock" <<'PY'
+import os, sys, time
+import docker
+c = docker.APIClient(base_url="unix://" + sys.argv[1], timeout=120)
+s = c.pull("redis", tag="7", stream=True, decode=True)  # kept: its end closes the connection
+next(s)
+store = os.environ["NSRUN_IMAGES"]
+for _ in range(600):
+    if any(n.startswith(".docker.io+library+redis=7.tmp.") for n in os.listdir(store)):
+        break
+    time.sleep(0.1)
+print("under way" if _ < 599 else "not under way", flush=True)
+os._exit(0)  # the connection closed mid-stream
+PY
+	pulling() { compgen -G "$NSRUN_IMAGES/.docker.io+library+redis=7.tmp.*" >/dev/null; }
+	gone=1
+	for _ in $(seq 300); do pulling || { gone=0; break; }; sleep 0.1; done
+	kill -CONT "$REG_PID"
+	assert_eq "a docker-py client gone mid-pull: the pull stopped and its partial image removed within 30 s" \
+		"0 under way 0 " "$RC $OUT $gone $(store_entries | tr '\n' ' ')"
+	# docker-py's pull stream, read as it comes: the registry stopped (SIGSTOP), the
+	# pull cannot end, yet its first line is there while the pull is under way (the
+	# old stream came when the pull had ended); then the rest, parsed
+	dk rmi redis:7
+	kill -STOP "$REG_PID"
+	run_cmd timeout -s KILL 150 python3 - "$T/api.sock" "$REG_PID" <<'PY'
+import json, os, signal, sys, time
+import docker
+c = docker.APIClient(base_url="unix://" + sys.argv[1], timeout=120)
+s = c.pull("redis", tag="7", stream=True, decode=True)
+print(json.dumps(next(s)))
+store = os.environ["NSRUN_IMAGES"]
+for _ in range(600):  # the pull's own directory in the store: it is under way
+    if any(n.startswith(".docker.io+library+redis=7.tmp.") for n in os.listdir(store)):
+        break
+    time.sleep(0.1)
+print("under way" if _ < 599 else "not under way")
+os.kill(int(sys.argv[2]), signal.SIGCONT)
+for m in s:
+    print(m.get("id", "") + " " + (m.get("status") or "error: " + m.get("error", "")))
+PY
+	kill -CONT "$REG_PID"
+	assert_eq "docker-py's pull stream: its first line while the registry is stopped and the pull under way" \
+		'0 {"status": "Pulling from library/redis", "id": "7"} under way' "$RC $(head -2 <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+	assert_match "  ... then the layer's steps and the end, each a JSON object" \
+		"^$LAYER Pulling fs layer .*$LAYER Pull complete  Digest: sha256:[0-9a-f]{64}  Status: Downloaded newer image for redis:7 $" \
+		"$(tail -n +3 <<<"$OUT" | tr '\n' ' ')"
+	[ "$RC" = 0 ] || diag "$ERR"
 	dk pull nosuch:1
 	assert_eq "docker pull of an image the registry lacks: 1" 1 "$RC"
 	assert_match "  ... with the pull's error" 'cannot read the manifest of docker://docker.io/library/nosuch:1' "$ERR"
@@ -144,7 +217,8 @@ if [ -f "$NSRUN_OCI_IMAGES/redis/index.json" ]; then
 	fi
 	run_cmd skopeo copy --quiet --dest-tls-verify=false "oci:$NSRUN_OCI_IMAGES/redis:7" "docker://$REGISTRY/library/redis:7"
 	[ "$RC" = 0 ] && run_nsrun pull -q redis:7
-	assert_eq "the tests' redis:7 pushed and pulled as redis:7" "0 docker.io/library/redis:7" "$RC $OUT"
+	assert_eq "the tests' redis:7 pushed and pulled as redis:7, -q: nothing on stderr" \
+		"0 docker.io/library/redis:7 " "$RC $OUT $ERR"
 	RED=(--image redis:7 --user 0 --cap-add ALL --read-only=false)
 	with_subids "$T/subid" "${RED[@]}" --userns subids -- docker-entrypoint.sh redis-server --version
 	assert_match "  ... --userns subids, root: its entrypoint gives /data to redis and runs redis-server as redis" \
