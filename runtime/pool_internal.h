@@ -89,6 +89,11 @@ struct pool {
 	struct pool_client clients[POOL_MAX_CLIENTS];
 	struct pool_req *qhead, *qtail;
 	unsigned queued;
+	/* messages to the zygote its socket would not take yet (its receive queue holds
+	 * net.unix.max_dgram_qlen): sent in order once it does, never dropped: a lost
+	 * "take" lost a slot for good, a lost "kill" left a timed-out request running */
+	char (*zq)[40];
+	size_t zq_n, zq_cap;
 };
 
 static inline void pool_gen_str(yajl_gen g, const char *s)

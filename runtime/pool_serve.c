@@ -287,12 +287,39 @@ nomem:
 	return error_set(err, ENOMEM, "pool: request");
 }
 
+/* Sends what waits for the zygote, in order, as far as its socket takes it. */
+static void zflush(struct pool *p)
+{
+	size_t done = 0;
+
+	while (done < p->zq_n && p->zfd >= 0) {
+		if (send(p->zfd, p->zq[done], strlen(p->zq[done]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != ENOBUFS)
+				done = p->zq_n;         /* the zygote is gone: its end does the rest */
+			break;
+		}
+		done++;
+	}
+	memmove(p->zq, p->zq + done, (p->zq_n - done) * sizeof(*p->zq));
+	p->zq_n -= done;
+}
+
 static void zsend(struct pool *p, const char *key, int id)
 {
-	char msg[64];
-	int n = snprintf(msg, sizeof(msg), "{\"%s\": %d}", key, id);
-	if (p->zfd >= 0)
-		send(p->zfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (p->zfd < 0)
+		return;
+	if (p->zq_n == p->zq_cap) {
+		size_t cap = p->zq_cap ? 2 * p->zq_cap : 16;
+		char(*q)[40] = realloc(p->zq, cap * sizeof(*q));
+		if (!q)
+			return;
+		p->zq = q;
+		p->zq_cap = cap;
+	}
+	snprintf(p->zq[p->zq_n++], sizeof(*p->zq), "{\"%s\": %d}", key, id);
+	zflush(p);
 }
 
 /* Hands waiting requests to idle slots, at most --size at once. */
@@ -779,7 +806,7 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 		if (p->zlisten >= 0)
 			add(fds, w, &n, p->zlisten, POLLIN, W_ZLISTEN, 0);
 		if (p->zfd >= 0)
-			add(fds, w, &n, p->zfd, POLLIN, W_ZFD, 0);
+			add(fds, w, &n, p->zfd, (short)(POLLIN | (p->zq_n ? POLLOUT : 0)), W_ZFD, 0);
 		for (int i = 0; i < POOL_MAX_CLIENTS; i++)
 			if (p->clients[i].fd >= 0) {
 				/* one request at a time per connection: the next is read after the
@@ -847,7 +874,9 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				}
 				break;
 			case W_ZFD:
-				if (p->zfd >= 0)
+				if (p->zfd >= 0 && (fds[k].revents & POLLOUT))
+					zflush(p);
+				if (p->zfd >= 0 && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
 					zygote_message(p);
 				break;
 			case W_CLIENT: {

@@ -267,6 +267,15 @@ req "$LOOK"
 assert_eq "  and after all of these the next request is clean" '[[1,2],[],[]]' "$(field .stdout | jq -c .)"
 assert_eq "  the zygote is the same one" "$ZYGOTE" "$(zygote_of "$MAIN_PID")"
 
+# requests whose timeout passes while their slot is still being made: its S was
+# killed before R had set its death signal, and R ran the request with no one to
+# kill it while the zygote waited for its status: the pool hung (the soak found it)
+timeout 300 "${REQ[@]}" "$POOL_SOCK" '{"code": "while True: pass", "timeout": 0.001}' 16 2 >"$TESTTMP/early.json"
+assert_eq "requests timed out while their slots were made: all answered" "16 timed_out" \
+	"$(jq -r .status "$TESTTMP/early.json" | sort | uniq -c | awk '{print $1, $2}')"
+req 'print("still")'
+assert_eq "  and the pool goes on" "still" "$(field .stdout)"
+
 # ---- overload: 2 run, 2 wait, the rest are refused at once
 timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import time; time.sleep(5)"}' 6 6 >"$TESTTMP/burst.json"
 assert_eq "past --queue, requests are refused (2 run, 2 wait, 2 refused)" "4 2" \

@@ -133,6 +133,23 @@ def descendants(pid: int) -> dict[int, str]:
     return out
 
 
+def ps_tree(pid: int) -> str:
+    """pid and its descendants: pid, state, wchan, command line."""
+    out = []
+    for p in sorted(descendants(pid)):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{p}/wchan") as f:
+                wchan = f.read()
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:100]
+        except OSError:
+            continue
+        out.append(f"  {p} {st} {wchan} {cmd}")
+    return "\n".join(out)
+
+
 def alive(pid: int, start: str) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -192,7 +209,10 @@ def main() -> int:
             pool.run(k[1], **k[2])
         pss.append(pss_kib(zpid))
         seen.update(descendants(pool._proc.pid))
-        cgroups |= cgroups_of(zpid)
+        # the zygote's cgroups but those the soak is in itself (or their parents):
+        # rootless and nothing delegated, nsrun makes none and the zygote stays in ours
+        mine = cgroups_of(os.getpid())
+        cgroups |= {c for c in cgroups_of(zpid) if not any(m == c or m.startswith(c + "/") for m in mine)}
         every = max(1, a.requests // max(1, a.samples))
 
         def one(i: int) -> tuple[int, str, bool, str]:
@@ -200,8 +220,14 @@ def main() -> int:
             t = time.monotonic()
             try:
                 r = pool.run(code, **opts)
-            except nsrun.NsrunError as e:
-                return i, name, False, str(e)
+            except (nsrun.NsrunError, OSError) as e:
+                # an error of the pool's or no answer in time: counted, and the pool's
+                # processes shown (what each waits in) for the first few
+                if unexpected < 5:
+                    print(f"pool-soak: request {i} ({name}): {type(e).__name__}: {e} after "
+                          f"{time.monotonic() - t:.1f} s; the pool's processes:\n{ps_tree(pool._proc.pid)}",
+                          file=sys.stderr, flush=True)
+                return i, name, False, f"{type(e).__name__}: {e}"
             lat.append(time.monotonic() - t)
             return i, name, check(r), repr(r)[:400]
 
