@@ -198,6 +198,7 @@ void pool_zygote_ended(struct pool *p, int status, struct nsrun_error *err)
 	if (p->zlisten >= 0)
 		close(p->zlisten);
 	p->zfd = p->zlisten = -1;
+	p->zq_n = 0;                    /* what waited was for the zygote that ended */
 	unlink(p->zsock);
 	p->child = 0;
 	p->zready = false;
@@ -206,7 +207,8 @@ void pool_zygote_ended(struct pool *p, int status, struct nsrun_error *err)
 		struct pool_req *q = s->req;
 		pool_slot_remove(p, s);
 		if (q) {
-			p->running--;
+			if (!q->exited)         /* an ended one was counted out when it ended */
+				p->running--;
 			pool_req_fail(p, q, 0, "pool: the zygote ended while the request ran", "it is restarted; send the "
 				 "request again");
 		}
@@ -461,6 +463,7 @@ static void pool_teardown(struct pool *p)
 		}
 	}
 	free(p->slots);
+	free(p->zq);
 	{
 		int *fds[] = { &p->zfd, &p->zlisten, &p->listen_fd, &p->sigfd };
 		for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)

@@ -8,8 +8,9 @@
  * /tmp, /dev/shm and /proc, every capability dropped, the cold run's seccomp
  * filter loaded and uid 65534, waiting for code.  nsrun serves a unix socket
  * (mode 0600): a request is one frame (4-byte big-endian length, then a JSON
- * object: code, stdin, args, env, timeout, output_limit); the reply one frame
- * holding the --json result document with a "pool" object.  A slot runs one
+ * object: code, stdin, args, env, timeout, output_limit, stream); the reply one
+ * frame holding the --json result document with a "pool" object, after the
+ * output's frames when "stream" is true.  A slot runs one
  * request and is gone with all it started; a dead zygote is restarted; past
  * --queue waiting requests the answer is an error.
  */

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -41,7 +44,7 @@ static const char client_usage[] =
 	"  --stdin FILE              the request's standard input (default: empty)\n"
 	"  -i, --interactive         the request's standard input is nsrun's, read to its end first\n"
 	"  --json FILE               write the result document to FILE (- for stdout), with \"pool\" timings\n"
-	"  --capture                 accepted: a request's output is always captured, printed at its end\n"
+	"  --capture                 print the request's output at its end (default: as it is written)\n"
 	"\n"
 	"Any other run option is the pool's (nsrun pool --help): it is refused here by name.\n";
 
@@ -66,7 +69,7 @@ struct pool_request {
 	const char *pool;
 	const char *json_path;
 	const char *stdin_path;
-	bool timeout_set, memory_set, pids_set, output_limit_set, interactive;
+	bool timeout_set, memory_set, pids_set, output_limit_set, interactive, capture;
 	uint64_t timeout_us, memory, pids, output_limit;
 	struct strv env;
 	struct strv args;
@@ -175,6 +178,7 @@ static int parse(struct pool_request *rq, int argc, char **argv, struct nsrun_er
 			rq->json_path = optarg;
 			break;
 		case C_CAPTURE:
+			rq->capture = true;
 			break;
 		case ':':
 			return error_set(err, 0, "%s: needs a value", argv[optind - 1]);
@@ -317,6 +321,10 @@ static int gen_request(const struct pool_request *rq, char **out, size_t *out_le
 		pool_gen_str(g, "pids_limit");
 		yajl_gen_integer(g, (long long)rq->pids);
 	}
+	if (!rq->capture && !rq->json_path) {
+		pool_gen_str(g, "stream");
+		yajl_gen_bool(g, 1);
+	}
 	yajl_gen_map_close(g);
 	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || !(*out = malloc(len + 1))) {
 		yajl_gen_free(g);
@@ -328,17 +336,58 @@ static int gen_request(const struct pool_request *rq, char **out, size_t *out_le
 	return 0;
 }
 
-/* Sends the frame and reads the answer's (NUL-terminated).  Returns 0 or -1 with err. */
+/* Reads exactly len bytes from fd into buf, watching sigfd: the first SIGINT or
+ * SIGTERM shuts our side of the connection (the pool then kills the request's
+ * sandbox and answers) and is kept in *sig; a second one returns at once.
+ * Returns 1, 0 at the end of the connection before len, -1 with errno. */
+static int read_frame_part(int fd, int sigfd, void *buf, size_t len, int *sig)
+{
+	size_t have = 0;
+
+	while (have < len) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };
+		ssize_t r;
+		if (poll(pf, sigfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (sigfd >= 0 && (pf[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (*sig)
+					return errno = EINTR, -1;
+				*sig = (int)si.ssi_signo;
+				shutdown(fd, SHUT_WR);
+			}
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		r = read(fd, (char *)buf + have, len - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -1 : 0;
+		have += (size_t)r;
+	}
+	return 1;
+}
+
+/* Sends the frame and reads the answer's (NUL-terminated); a streaming request's
+ * output frames before it go to fds 1 and 2 as they come, their bytes counted in
+ * kept[2].  *sig: the signal that cancelled the request (0: none).  Returns 0 or
+ * -1 with err. */
 static int exchange(const char *path, const char *doc, size_t len, char **answer, size_t *answer_len,
-		    struct nsrun_error *err)
+		    uint64_t kept[2], int *sig, struct nsrun_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, sigfd = -1;
 	unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16), (unsigned char)(len >> 8),
 				 (unsigned char)len };
-	size_t have = 0;
 	uint32_t n;
 	char *buf;
+	sigset_t mask;
+	int r;
 
 	if (len > POOL_MAX_FRAME)
 		return error_set(err, EFBIG, "run --pool: the request (program and stdin): more than %u MiB",
@@ -354,35 +403,43 @@ static int exchange(const char *path, const char *doc, size_t len, char **answer
 	}
 	if (write_all(fd, hdr, 4) < 0 || write_all(fd, doc, len) < 0)
 		return error_set(err, errno, "run --pool: send the request to \"%s\"", path);
-	while (have < 4) {
-		ssize_t r = read(fd, hdr + have, 4 - have);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
+	/* from here SIGINT and SIGTERM end the request, not us: as a cold run's */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) == 0)
+		sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	for (;;) {
+		if ((r = read_frame_part(fd, sigfd, hdr, 4, sig)) <= 0) {
+			if (r < 0 && errno == EINTR)
+				return error_set(err, 0, "run --pool: a second signal: not waiting for the pool's answer");
 			error_set(err, r < 0 ? errno : 0, "run --pool: the pool at \"%s\" closed the connection "
 				  "without an answer", path);
 			err->hint = "the pool ended, or is stopping: its stderr (or nsrun logs NAME) says why";
 			return -1;
 		}
-		have += (size_t)r;
-	}
-	n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
-	if (n > POOL_MAX_ANSWER || !(buf = malloc((size_t)n + 1)))
-		return error_set(err, ENOMEM, "run --pool: an answer of %u bytes", n);
-	for (have = 0; have < n;) {
-		ssize_t r = read(fd, buf + have, n - have);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
+		n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+		if (n > POOL_MAX_ANSWER || !(buf = malloc((size_t)n + 1)))
+			return error_set(err, ENOMEM, "run --pool: an answer of %u bytes", n);
+		if ((r = read_frame_part(fd, sigfd, buf, n, sig)) <= 0) {
 			free(buf);
+			if (r < 0 && errno == EINTR)
+				return error_set(err, 0, "run --pool: a second signal: not waiting for the pool's answer");
 			return error_set(err, r < 0 ? errno : 0, "run --pool: the answer from \"%s\" ended early", path);
 		}
-		have += (size_t)r;
+		if (n > 0 && (buf[0] == POOL_FRAME_STDOUT || buf[0] == POOL_FRAME_STDERR)) {
+			int k = buf[0] == POOL_FRAME_STDOUT ? 0 : 1;
+			/* a reader of ours that went away loses the rest, as a cold run's payload would */
+			write_all(k + 1, buf + 1, n - 1);
+			kept[k] += n - 1;
+			free(buf);
+			continue;
+		}
+		buf[n] = '\0';
+		*answer = buf;
+		*answer_len = n;
+		return 0;
 	}
-	buf[n] = '\0';
-	*answer = buf;
-	*answer_len = n;
-	return 0;
 }
 
 /* One captured stream of the answer to fd: its _base64 when not UTF-8, else the text. */
@@ -411,7 +468,8 @@ static int put_stream(yajl_val doc, const char *name, int fd)
 
 /* The answer as a run prints its result: output, truncation notes, the error line
  * and its hint.  Returns the exit status (docker run's). */
-static int print_answer(const char *answer, const char *json_path, struct nsrun_error *err)
+static int print_answer(const char *answer, const char *json_path, const uint64_t streamed[2],
+			struct nsrun_error *err)
 {
 	char ebuf[256];
 	const char *code_path[] = { "exit_code", NULL }, *err_path[] = { "error", NULL },
@@ -437,8 +495,9 @@ static int print_answer(const char *answer, const char *json_path, struct nsrun_
 			total = yajl_tree_get(doc, p2, yajl_t_number);
 			kept = yajl_tree_get(doc, p3, yajl_t_string);
 			if (tr && total)
-				fprintf(stderr, "nsrun: %s truncated: %lld bytes written, %zu kept (--output-limit)\n", s,
-					YAJL_GET_INTEGER(total), strlen(str(kept)));
+				fprintf(stderr, "nsrun: %s truncated: %lld bytes written, %llu kept (--output-limit)\n", s,
+					YAJL_GET_INTEGER(total),
+					(unsigned long long)(strlen(str(kept)) + streamed[i]));
 		}
 	}
 	if ((e = yajl_tree_get(doc, err_path, yajl_t_string))) {
@@ -481,7 +540,8 @@ int pool_client_main(int argc, char **argv)
 	char path[PATH_MAX + 2 * NAME_MAX_LEN];
 	_cleanup_free_ char *doc = NULL, *answer = NULL;
 	size_t doc_len = 0, answer_len = 0;
-	int rc = parse(&rq, argc, argv, &err), code = 125;
+	uint64_t streamed[2] = { 0, 0 };
+	int rc = parse(&rq, argc, argv, &err), code = 125, sig = 0;
 
 	if (rc == 1) {
 		fputs(client_usage, stdout);
@@ -494,17 +554,18 @@ int pool_client_main(int argc, char **argv)
 		error_set(&err, ENOMEM, "run --pool: the request");
 		goto fail;
 	}
-	if (exchange(path, doc, doc_len, &answer, &answer_len, &err) < 0)
+	if (exchange(path, doc, doc_len, &answer, &answer_len, streamed, &sig, &err) < 0)
 		goto fail;
 	if (rq.json_path && write_json(rq.json_path, answer, answer_len, &err) < 0)
 		goto fail;
-	code = print_answer(answer, rq.json_path, &err);
+	/* cancelled by a signal: the request's sandbox is gone; exit as a cold run then does */
+	code = sig ? 128 + sig : print_answer(answer, rq.json_path, streamed, &err);
 	if (code < 0)
 		goto fail;
 	goto out;
 fail:
 	error_print(&err, stderr);
-	code = 125;
+	code = sig ? 128 + sig : 125;
 out:
 	strv_free(&rq.env);
 	strv_free(&rq.args);

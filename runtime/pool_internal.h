@@ -41,6 +41,9 @@ struct pool_req {
 	struct pool_slot *slot;
 	struct nsrun_result r;
 	bool exited, timed_out, killed_for_output;
+	bool stream;                    /* "stream": output sent to the client as it comes */
+	bool cancelled;                 /* its client went away or shut its side: killed */
+	uint64_t streamed[2];           /* stream: the bytes of stdout, stderr sent (within output_limit) */
 	struct pool_req *next;          /* the queue */
 };
 
@@ -52,7 +55,17 @@ struct pool_client {
 	uint32_t need;
 	size_t have;
 	struct pool_req *req;
+	char *obuf;                     /* stream frames not yet written to fd */
+	size_t olen, ooff;
+	bool eof;                       /* it shut its side: its request is cancelled */
 };
+
+/* A streaming request's frames, before the last one (the result document, whose
+ * first byte is '{'): 4-byte big-endian length, then this byte, then the bytes of
+ * the request's output as it wrote them. */
+#define POOL_FRAME_STDOUT 1
+#define POOL_FRAME_STDERR 2
+#define POOL_STREAM_BACKLOG (256U << 10)  /* a client's unsent frames past which its request's output waits */
 
 struct pool {
 	struct nsrun_config cfg;
@@ -76,6 +89,11 @@ struct pool {
 	struct pool_client clients[POOL_MAX_CLIENTS];
 	struct pool_req *qhead, *qtail;
 	unsigned queued;
+	/* messages to the zygote its socket would not take yet (its receive queue holds
+	 * net.unix.max_dgram_qlen): sent in order once it does, never dropped: a lost
+	 * "take" lost a slot for good, a lost "kill" left a timed-out request running */
+	char (*zq)[40];
+	size_t zq_n, zq_cap;
 };
 
 static inline void pool_gen_str(yajl_gen g, const char *s)

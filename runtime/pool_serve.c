@@ -102,7 +102,9 @@ static void reply(struct pool *p, struct pool_req *q)
 		struct timeval tv = { .tv_sec = 10 };
 		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
-		if (send(c->fd, hdr, 4, MSG_NOSIGNAL) != 4 || write_all(c->fd, doc, len) < 0) {
+		/* a streaming request's frames not yet sent go first */
+		if ((c->olen > c->ooff && write_all(c->fd, c->obuf + c->ooff, c->olen - c->ooff) < 0) ||
+		    send(c->fd, hdr, 4, MSG_NOSIGNAL) != 4 || write_all(c->fd, doc, len) < 0) {
 			close(c->fd);
 			c->fd = -1;
 		} else {
@@ -110,8 +112,12 @@ static void reply(struct pool *p, struct pool_req *q)
 		}
 	}
 	free(doc);
-	if (c)
+	if (c) {
 		c->req = NULL;
+		c->olen = c->ooff = 0;
+		if (c->eof && c->fd >= 0)
+			pool_client_close(p, q->client);  /* it sends nothing more */
+	}
 	if (q->slot)
 		pool_slot_remove(p, q->slot);
 	result_free(&q->r);
@@ -180,7 +186,7 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 		static const struct { const char *key; yajl_type t; } keys[] = {
 			{ "code", yajl_t_string }, { "stdin", yajl_t_string }, { "args", yajl_t_array },
 			{ "env", yajl_t_array }, { "timeout", yajl_t_number }, { "output_limit", yajl_t_number },
-			{ "memory", yajl_t_number }, { "pids_limit", yajl_t_number },
+			{ "memory", yajl_t_number }, { "pids_limit", yajl_t_number }, { "stream", yajl_t_true },
 		};
 		const char *k = root->u.object.keys[i];
 		yajl_val v = root->u.object.values[i];
@@ -190,6 +196,12 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 		if (j == sizeof(keys) / sizeof(keys[0]))
 			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
 					 "output_limit, memory, pids_limit)", k);
+		if (keys[j].t == yajl_t_true) {
+			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+				return error_set(err, 0, "pool: the request's \"%s\": expected true or false", k);
+			q->stream = YAJL_IS_TRUE(v);
+			continue;
+		}
 		if (v->type != keys[j].t)
 			return error_set(err, 0, "pool: the request's \"%s\": expected a %s", k,
 					 keys[j].t == yajl_t_string ? "string" : keys[j].t == yajl_t_array ? "list" : "number");
@@ -281,12 +293,39 @@ nomem:
 	return error_set(err, ENOMEM, "pool: request");
 }
 
+/* Sends what waits for the zygote, in order, as far as its socket takes it. */
+static void zflush(struct pool *p)
+{
+	size_t done = 0;
+
+	while (done < p->zq_n && p->zfd >= 0) {
+		if (send(p->zfd, p->zq[done], strlen(p->zq[done]), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != ENOBUFS)
+				done = p->zq_n;         /* the zygote is gone: its end does the rest */
+			break;
+		}
+		done++;
+	}
+	memmove(p->zq, p->zq + done, (p->zq_n - done) * sizeof(*p->zq));
+	p->zq_n -= done;
+}
+
 static void zsend(struct pool *p, const char *key, int id)
 {
-	char msg[64];
-	int n = snprintf(msg, sizeof(msg), "{\"%s\": %d}", key, id);
-	if (p->zfd >= 0)
-		send(p->zfd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (p->zfd < 0)
+		return;
+	if (p->zq_n == p->zq_cap) {
+		size_t cap = p->zq_cap ? 2 * p->zq_cap : 16;
+		char(*q)[40] = realloc(p->zq, cap * sizeof(*q));
+		if (!q)
+			return;
+		p->zq = q;
+		p->zq_cap = cap;
+	}
+	snprintf(p->zq[p->zq_n++], sizeof(*p->zq), "{\"%s\": %d}", key, id);
+	zflush(p);
 }
 
 /* Hands waiting requests to idle slots, at most --size at once. */
@@ -358,17 +397,113 @@ static void client_request(struct pool *p, int ci, char *text)
 	dispatch(p);
 }
 
+/* The client of q went away or shut its side of the connection (nsrun run --pool
+ * got SIGINT or SIGTERM): a running request's sandbox is killed, its answer sent
+ * once it is gone; a waiting one leaves the queue, answered at once. */
+static void req_cancel(struct pool *p, struct pool_req *q)
+{
+	if (q->exited || q->cancelled)
+		return;
+	q->cancelled = true;
+	if (q->slot) {
+		zsend(p, "kill", q->slot->id);
+		return;
+	}
+	for (struct pool_req **pp = &p->qhead; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			if (p->qtail == q) {
+				p->qtail = NULL;
+				for (struct pool_req *r = p->qhead; r; r = r->next)
+					p->qtail = r;
+			}
+			p->queued--;
+			q->next = NULL;
+			pool_req_fail(p, q, ECANCELED, "pool: the request was cancelled before it ran", NULL);
+			return;
+		}
+}
+
 void pool_client_close(struct pool *p, int ci)
 {
 	struct pool_client *c = &p->clients[ci];
+	struct pool_req *q = c->req;
 
-	if (c->req)
-		c->req->client = -1;    /* it runs to its end; the answer has no one to go to */
 	c->req = NULL;
 	close(c->fd);
 	c->fd = -1;
 	free(c->buf);
 	c->buf = NULL;
+	free(c->obuf);
+	c->obuf = NULL;
+	c->olen = c->ooff = 0;
+	c->eof = false;
+	c->hdr_have = 0;
+	if (q) {
+		q->client = -1;         /* the answer has no one to go to: nor does its sandbox run on */
+		req_cancel(p, q);
+	}
+}
+
+/* A client with a request: the end of its side cancels the request (a byte it
+ * sends meanwhile means nothing: one request at a time). */
+static void client_watch(struct pool *p, int ci)
+{
+	struct pool_client *c = &p->clients[ci];
+	char b[64];
+	ssize_t n = read(c->fd, b, sizeof(b));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		pool_client_close(p, ci);
+	} else if (n == 0) {
+		c->eof = true;
+		req_cancel(p, c->req);
+	}
+}
+
+/* Writes what it can of c's stream frames.  A client that cannot take them is closed. */
+static void client_flush(struct pool *p, int ci)
+{
+	struct pool_client *c = &p->clients[ci];
+	ssize_t n = send(c->fd, c->obuf + c->ooff, c->olen - c->ooff, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		pool_client_close(p, ci);
+		return;
+	}
+	c->ooff += (size_t)n;
+	if (c->ooff == c->olen)
+		c->ooff = c->olen = 0;
+}
+
+/* Queues a stream frame (kind, then len bytes of data) for c.  Returns 0 or -1
+ * (no memory: the frame is lost, as output past a full pipe would not be). */
+static int client_frame(struct pool_client *c, unsigned char kind, const char *data, size_t len)
+{
+	size_t n = len + 1;
+	char *b;
+
+	if (c->ooff) {
+		memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
+		c->olen -= c->ooff;
+		c->ooff = 0;
+	}
+	if (!(b = realloc(c->obuf, c->olen + 4 + n)))
+		return -1;
+	c->obuf = b;
+	b += c->olen;
+	b[0] = (char)(n >> 24);
+	b[1] = (char)(n >> 16);
+	b[2] = (char)(n >> 8);
+	b[3] = (char)n;
+	b[4] = (char)kind;
+	memcpy(b + 5, data, len);
+	c->olen += 4 + n;
+	return 0;
 }
 
 static void client_read(struct pool *p, int ci)
@@ -423,7 +558,18 @@ static void req_read(struct pool *p, struct pool_req *q, int *fd, struct result_
 		return;
 	}
 	st->total_bytes += (uint64_t)n;
-	if (st->len < q->output_limit) {
+	if (q->stream) {
+		/* sent as it comes, nothing kept: the client prints it (and says what was cut) */
+		int k = st == &q->r.out ? 0 : 1;
+		size_t keep = (size_t)n;
+		if (q->streamed[k] >= q->output_limit)
+			keep = 0;
+		else if (q->streamed[k] + keep > q->output_limit)
+			keep = (size_t)(q->output_limit - q->streamed[k]);
+		if (keep && q->client >= 0)
+			client_frame(&p->clients[q->client], k ? POOL_FRAME_STDERR : POOL_FRAME_STDOUT, buf, keep);
+		q->streamed[k] += keep;
+	} else if (st->len < q->output_limit) {
 		size_t keep = (size_t)n;
 		char *d;
 		if (st->len + keep > q->output_limit)
@@ -484,6 +630,9 @@ static void slot_exited(struct pool *p, yajl_val m, int id)
 		q->r.timeout_us = q->timeout_us;
 	} else if (q->killed_for_output) {
 		q->r.status = NSRUN_STATUS_OUTPUT_LIMIT;
+	} else if (q->cancelled && !st) {
+		q->r.status = NSRUN_STATUS_SIGNALED;        /* the zygote SIGKILLed its slot */
+		q->r.signal = SIGKILL;
 	} else if (!st) {
 		q->r.status = NSRUN_STATUS_ERROR;
 		error_set_stage(&q->r.error, STAGE_PREPARE, 0, "pool: the request's sandbox ended without a status");
@@ -663,11 +812,15 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 		if (p->zlisten >= 0)
 			add(fds, w, &n, p->zlisten, POLLIN, W_ZLISTEN, 0);
 		if (p->zfd >= 0)
-			add(fds, w, &n, p->zfd, POLLIN, W_ZFD, 0);
+			add(fds, w, &n, p->zfd, (short)(POLLIN | (p->zq_n ? POLLOUT : 0)), W_ZFD, 0);
 		for (int i = 0; i < POOL_MAX_CLIENTS; i++)
-			if (p->clients[i].fd >= 0)
-				/* one request at a time per connection: the next is read after the answer */
-				add(fds, w, &n, p->clients[i].fd, p->clients[i].req ? 0 : POLLIN, W_CLIENT, i);
+			if (p->clients[i].fd >= 0) {
+				/* one request at a time per connection: the next is read after the
+				 * answer; meanwhile the end of its side cancels the request */
+				struct pool_client *c = &p->clients[i];
+				short ev = (short)((c->eof ? 0 : POLLIN) | (c->olen > c->ooff ? POLLOUT : 0));
+				add(fds, w, &n, c->fd, ev, W_CLIENT, i);
+			}
 		for (size_t i = 0; i < p->n_slots; i++) {
 			struct pool_slot *s = &p->slots[i];
 			if (!s->req)
@@ -676,6 +829,10 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				add(fds, w, &n, s->ctl, POLLOUT, W_CTL, (int)i);
 			if (s->in >= 0)
 				add(fds, w, &n, s->in, POLLOUT, W_IN, (int)i);
+			/* a streaming request's output waits while its client is behind */
+			if (s->req->stream && s->req->client >= 0 &&
+			    p->clients[s->req->client].olen - p->clients[s->req->client].ooff > POOL_STREAM_BACKLOG)
+				continue;
 			if (s->out >= 0)
 				add(fds, w, &n, s->out, POLLIN, W_OUT, (int)i);
 			if (s->err >= 0)
@@ -723,15 +880,27 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				}
 				break;
 			case W_ZFD:
-				if (p->zfd >= 0)
+				if (p->zfd >= 0 && (fds[k].revents & POLLOUT))
+					zflush(p);
+				if (p->zfd >= 0 && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
 					zygote_message(p);
 				break;
-			case W_CLIENT:
-				if (p->clients[w[k].index].fd >= 0 && !p->clients[w[k].index].req)
+			case W_CLIENT: {
+				struct pool_client *c = &p->clients[w[k].index];
+				if (c->fd != fds[k].fd)
+					break;
+				if ((fds[k].revents & POLLOUT) && c->olen > c->ooff)
+					client_flush(p, w[k].index);
+				if (c->fd < 0)
+					break;
+				if (!c->req && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
 					client_read(p, w[k].index);
-				else if (p->clients[w[k].index].fd >= 0 && (fds[k].revents & (POLLHUP | POLLERR)))
+				else if (c->req && !c->eof && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+					client_watch(p, w[k].index);
+				else if (c->req && (fds[k].revents & (POLLHUP | POLLERR)))
 					pool_client_close(p, w[k].index);
 				break;
+			}
 			default:
 				/* slots move in p->slots as others end: find it by its fd */
 				if ((size_t)w[k].index >= p->n_slots)

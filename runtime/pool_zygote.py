@@ -195,9 +195,16 @@ def run_request(cfg, bpf):
     os._exit(rc)
 
 
-def slot_init(cfg, bpf, fds, stat_w):
+def slot_init(cfg, bpf, fds, stat_w, alive_r):
     """R: pid 1 of the slot's pid namespace."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    # S killed before that line (a request's timeout while its slot was still being
+    # made) sent no death signal: S's end of alive is closed then, and R must not
+    # run the request with no one to kill it (nor keep the zygote waiting for its
+    # status).  getppid() cannot tell: it is 0 for a pid namespace's pid 1
+    if select.select([alive_r], [], [], 0)[0]:
+        os._exit(125)
+    os.close(alive_r)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     fresh_proc()
@@ -263,14 +270,16 @@ def slot_main(cfg, bpf, fds, stat_w, zygote):
     hn = cfg["hostname"].encode()
     call(libc.sethostname(hn, len(hn)), "sethostname")
     lo_up()
+    alive_r, alive_w = os.pipe()                     # S holds alive_w until it ends
     pid = os.fork()
     if pid == 0:
         try:
-            slot_init(cfg, bpf, fds, stat_w)
+            os.close(alive_w)
+            slot_init(cfg, bpf, fds, stat_w, alive_r)
         except BaseException as e:
             os.write(2, ("nsrun: pool: set up the slot's pid 1: %s\n" % e).encode())
         os._exit(125)
-    for fd in fds + [stat_w]:
+    for fd in fds + [stat_w, alive_r]:
         os.close(fd)
     drop_caps()
     prctl(PR_SET_DUMPABLE, 0)
@@ -321,6 +330,8 @@ def main():
             os._exit(125)
         for fd in (ctl_r, in_r, out_w, err_w, stat_w):
             os.close(fd)
+        # read when R wrote or S ended: never waited on, whatever a slot does
+        os.set_blocking(stat_r, False)
         socket.send_fds(ctl, [json.dumps({"ready": sid}).encode()], [ctl_w, in_w, out_r, err_r])
         for fd in (ctl_w, in_w, out_r, err_r):
             os.close(fd)

@@ -138,6 +138,64 @@ run_nsrun run --pool "$TESTTMP/none.sock" -- python3 -c pass </dev/null
 assert_match "  no pool at SOCKET: 125, why, and a hint" \
 	'^125\|nsrun: run --pool: connect to ".*/none.sock": No such file or directory.nsrun: hint: ' "$RC|$(tr '\n' . <<<"$ERR")"
 
+# ---- run --pool streams the output as it is written; SIGINT or SIGTERM to it ends
+# its request's sandbox, only that one, and it exits 130 or 143 as a cold run does.
+# A request names itself (its comm, argv[1]), prints a line and stops itself: once
+# the host sees it stopped, the line was written and the request still runs.
+# state_in PID COMM — the state letter of a descendant of PID with that comm, if any
+state_in() {
+	local q=("$1") p
+	while [ ${#q[@]} -gt 0 ]; do
+		p=${q[0]}
+		q=("${q[@]:1}")
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
+			sed 's/.*) \(.\).*/\1/' "/proc/$p/stat" 2>/dev/null
+			return 0
+		fi
+		# shellcheck disable=SC2207
+		q+=($(cat /proc/"$p"/task/*/children 2>/dev/null))
+	done
+}
+# wait_state COMM WANT — waits (120 s at most) until state_in "$MAIN_PID" COMM is WANT
+wait_state() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		[ "$(state_in "$MAIN_PID" "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+STOPME='import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode()); print("first", flush=True); os.kill(os.getpid(), signal.SIGSTOP)'
+# another request, running meanwhile: it must live on
+timeout 300 "${REQ[@]}" "$POOL_SOCK" '{"code": "import ctypes, time; ctypes.CDLL(None).prctl(15, b\"nsrun-other\"); time.sleep(300)", "timeout": 0}' \
+	>/dev/null 2>&1 8>&- &
+OTHER=$!
+wait_state nsrun-other S
+"$NSRUN" run --pool "$POOL_SOCK" -- python3 -c "$STOPME" nsrun-stream </dev/null >"$TESTTMP/stream.out" 2>&1 8>&- &
+C=$!
+wait_state nsrun-stream T
+assert_eq "run --pool streams: the line is out while its request still runs" "first" "$(cat "$TESTTMP/stream.out")"
+kill -INT "$C"
+wait "$C"
+assert_eq "  SIGINT to it: exit 130" 130 "$?"
+wait_state nsrun-stream ""
+assert_eq "  ... and its request's sandbox is gone" "" "$(state_in "$MAIN_PID" nsrun-stream)"
+assert_eq "  control: another request runs on" "S" "$(state_in "$MAIN_PID" nsrun-other)"
+"$NSRUN" run --pool "$POOL_SOCK" --capture -- python3 -c "$STOPME" nsrun-capture </dev/null >"$TESTTMP/capture.out" 2>&1 8>&- &
+C=$!
+wait_state nsrun-capture T
+assert_eq "  control: with --capture nothing is out before the end" "" "$(cat "$TESTTMP/capture.out")"
+kill -TERM "$C"
+wait "$C"
+assert_eq "  SIGTERM to it: exit 143" 143 "$?"
+wait_state nsrun-capture ""
+assert_eq "  ... its request's sandbox gone" "" "$(state_in "$MAIN_PID" nsrun-capture)"
+assert_eq "  control: its client still waits for it" 0 "$(kill -0 "$OTHER" 2>/dev/null; echo $?)"
+kill "$OTHER"
+wait "$OTHER" 2>/dev/null
+wait_state nsrun-other ""
+assert_eq "a client that goes away takes its running request with it" "" "$(state_in "$MAIN_PID" nsrun-other)"
+
 # ---- the battery, through the pool (its probes carry their own controls)
 run_cmd env NSRUN_POOL=1 NSRUN="$NSRUN" python3 -m pytest -q -p no:cacheprovider "$TESTS_DIR/../examples/test_isolation.py"
 assert_match "the escape-probe battery passes through a pool (only the lower tiers' probes skipped)" \
@@ -208,6 +266,15 @@ assert_eq "filling /tmp stops at its size (ENOSPC)" "28" "$(field .stdout)"
 req "$LOOK"
 assert_eq "  and after all of these the next request is clean" '[[1,2],[],[]]' "$(field .stdout | jq -c .)"
 assert_eq "  the zygote is the same one" "$ZYGOTE" "$(zygote_of "$MAIN_PID")"
+
+# requests whose timeout passes while their slot is still being made: its S was
+# killed before R had set its death signal, and R ran the request with no one to
+# kill it while the zygote waited for its status: the pool hung (the soak found it)
+timeout 300 "${REQ[@]}" "$POOL_SOCK" '{"code": "while True: pass", "timeout": 0.001}' 16 2 >"$TESTTMP/early.json"
+assert_eq "requests timed out while their slots were made: all answered" "16 timed_out" \
+	"$(jq -r .status "$TESTTMP/early.json" | sort | uniq -c | awk '{print $1, $2}')"
+req 'print("still")'
+assert_eq "  and the pool goes on" "still" "$(field .stdout)"
 
 # ---- overload: 2 run, 2 wait, the rest are refused at once
 timeout 120 "${REQ[@]}" "$POOL_SOCK" '{"code": "import time; time.sleep(5)"}' 6 6 >"$TESTTMP/burst.json"

@@ -19,6 +19,8 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -85,6 +87,15 @@ class Pool:
                 _, err = self._proc.communicate()
                 os.rmdir(self._dir) if os.path.isdir(self._dir) and not os.listdir(self._dir) else None
                 raise NsrunError(f"nsrun pool did not start: {err.strip() or 'no answer'}", stderr=err)
+        # the pool's stderr read for as long as it runs, its last lines kept
+        # (stderr_tail): a pipe no one reads would stop the pool once full
+        self.stderr_tail: deque[str] = deque(maxlen=200)
+        self._drain = threading.Thread(target=self._drain_stderr, name="nsrun-pool-stderr", daemon=True)
+        self._drain.start()
+
+    def _drain_stderr(self) -> None:
+        for line in self._proc.stderr:
+            self.stderr_tail.append(line)
 
     def run(self, code: str, *, stdin: str | None = None, args: Sequence[str] = (),
             env: Mapping[str, str] | None = None, timeout: float | None = None,
@@ -122,12 +133,16 @@ class Pool:
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
-                self._proc.communicate(timeout=30)
+                self._proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
-                self._proc.communicate()
-        else:
-            self._proc.communicate()
+                self._proc.wait()
+        self._drain.join(timeout=30)
+        for f in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
         if os.path.isdir(self._dir):
             try:
                 os.rmdir(self._dir)
