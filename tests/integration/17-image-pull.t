@@ -187,12 +187,14 @@ assert_eq "pull without NAME is a usage error" 2 "$RC"
 # says so), whatever the machine's speed: the old tree must still be there then
 SIG=$TESTTMP/sig
 mkdir -p "$SIG" && chmod 777 "$SIG"
-NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=60 start_nsrun --image py-pulled -v "$SIG:/sig:ro" -- python3 -c \
+# (the run's --timeout and the guards are far above a pull's time on a loaded
+# machine: what is tested is the order of events, not their speed)
+NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=300 start_nsrun --timeout 300 --image py-pulled -v "$SIG:/sig:ro" -- python3 -c \
 	'import os, time; print("started", flush=True)
 while not os.path.exists("/sig/pulled"): time.sleep(0.05)
 import json, email.parser; print("late-import", json.dumps(1))'
-if wait_for_output started 20; then
-	run_cmd "$TOOL" pull --quiet --force --tls-verify=false "docker://$REG/test/py:1" py-pulled --store "$STORE"
+if wait_for_output started 60; then
+	NSRUN_TEST_GUARD=300 run_cmd "$TOOL" pull --quiet --force --tls-verify=false "docker://$REG/test/py:1" py-pulled --store "$STORE"
 	assert_eq "pull --force replaces the image while a run of it is in progress" "0 " "$RC $OUT"
 	: >"$SIG/pulled"
 	wait_nsrun
