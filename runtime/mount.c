@@ -22,40 +22,13 @@
 #include "diagnose.h"
 #include "etc_files.h"
 #include "mount.h"
+#include "mount_internal.h"
 #include "sys.h"
-
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
-#ifndef MOVE_MOUNT_T_EMPTY_PATH
-#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#endif
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-struct mount_attr {
-	__u64 attr_set;
-	__u64 attr_clr;
-	__u64 propagation;
-	__u64 userns_fd;
-};
-#endif
-#ifndef MOUNT_ATTR_IDMAP
-#define MOUNT_ATTR_IDMAP 0x00100000
-#endif
 
 #define STAGING "/tmp"          /* host path over which the staging tmpfs is mounted, in our namespace only */
 #define NEWROOT STAGING "/root"
 
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
+int mount_sys_open_tree(int dfd, const char *path, unsigned flags)
 {
 	return (int)syscall(SYS_open_tree, dfd, path, flags);
 }
@@ -71,7 +44,7 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned flags, uint64_t
 	return (int)syscall(SYS_mount_setattr, dfd, path, flags, &attr, sizeof(attr));
 }
 
-static uint64_t attrs_of(unsigned long ms)
+uint64_t mount_attrs_of(unsigned long ms)
 {
 	return MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | ((ms & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0);
 }
@@ -99,7 +72,7 @@ static unsigned long existing_flags(int fd)
 /* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
  * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
  * mount's other flags.  Returns 0 or -1 with errno. */
-static int set_mount_attrs(int fd, bool recursive, uint64_t attrs)
+int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 {
 	char path[64];
 	unsigned long ms = 0;
@@ -116,176 +89,6 @@ static int set_mount_attrs(int fd, bool recursive, uint64_t attrs)
 	return mount("none", path, "none", MS_REMOUNT | MS_BIND | ms | existing_flags(fd), NULL);
 }
 
-/* ---- supervisor side ---- */
-
-static int stat_source(const char *what, const char *path, const struct nsrun_mount *m, bool want_dir,
-		       bool any_type, struct mount_source *s, struct nsrun_error *err)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return error_set(err, errno, "%s \"%s\"", what, path);
-	/* the object -v resolved to (config_add_volume), not what a link swapped in since leads to */
-	if (m && m->pinned && (st.st_dev != m->dev || st.st_ino != m->ino))
-		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (want_dir && !S_ISDIR(st.st_mode))
-		return error_set(err, ENOTDIR, "%s \"%s\"", what, path);
-	if (!any_type && !want_dir && !S_ISREG(st.st_mode))
-		return error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "%s \"%s\"", what, path);
-	if (any_type && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return error_set(err, 0, "%s \"%s\": not a directory or regular file", what, path);
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
-	s->is_dir = S_ISDIR(st.st_mode);
-	s->tree_fd = -1;
-	return 0;
-}
-
-/* Root only: a detached copy of path's mount tree with the attributes set, made in
- * the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there). */
-static int open_tree_privileged(const char *what, const char *path, unsigned long ms,
-				struct mount_source *s, struct nsrun_error *err)
-{
-	_cleanup_close_ int fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-					       AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
-	struct stat st;
-
-	if (fd < 0)
-		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
-	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
-		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (set_mount_attrs(fd, true, attrs_of(ms)) < 0)
-		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
-	s->tree_fd = steal_fd(&fd);
-	return 0;
-}
-
-int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_error *err)
-{
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
-	_cleanup_close_ int userns = -1;
-	char path[64];
-
-	if (src->rootfs.tree_fd < 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/user", n);
-	userns = open(path, O_RDONLY | O_CLOEXEC);
-	if (userns < 0)
-		return error_set_stage(err, STAGE_ID_MAPS, errno, "open %s", path);
-	attr.userns_fd = (__u64)userns;
-	if (syscall(SYS_mount_setattr, src->rootfs.tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-		    sizeof(attr)) < 0) {
-		error_set_stage(err, STAGE_ID_MAPS, errno, "--userns subids: map the image's ids onto the "
-				"container's (an idmapped mount of the rootfs)");
-		err->hint = "the image's file system must support idmapped mounts (ext4, xfs, btrfs, tmpfs "
-			    "since Linux 6.3), or run nsrun as an unprivileged user with an image of its own";
-		return -1;
-	}
-	return 0;
-}
-
-/* Is the mount point of op present in the image, with the right type? */
-static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir, struct mount_plan *plan,
-			struct nsrun_error *err)
-{
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-
-	if (!op->in_image || op->kind == MOP_ROOTFS)
-		return 0;
-	/* nsrun's /etc files replace a symlink of the image, never follow it */
-	fd = open_in_root(rootfs_fd, op->target, O_PATH | (op->kind == MOP_ETC_FILE ? O_NOFOLLOW : 0));
-	if (fd < 0) {
-		if (errno == ENOENT && op->create != CREATE_NONE) {
-			plan->needs_overlay = true;
-			return 0;
-		}
-		return error_set(err, errno, "mount point \"%s\" in the image", op->target);
-	}
-	if (fstat(fd, &st) < 0)
-		return error_set(err, errno, "mount point \"%s\" in the image", op->target);
-	if (op->kind == MOP_ETC_FILE && S_ISLNK(st.st_mode)) {
-		plan->needs_overlay = true;
-		return 0;
-	}
-	if (want_dir != !!S_ISDIR(st.st_mode))
-		return error_set(err, want_dir ? ENOTDIR : EISDIR, "mount point \"%s\" in the image",
-				 op->target);
-	return 0;
-}
-
-int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *plan,
-			  bool privileged, struct mount_sources *out, struct nsrun_error *err)
-{
-	_cleanup_close_ int rootfs_fd = -1;
-
-	memset(out, 0, sizeof(*out));
-	out->rootfs.tree_fd = -1;
-	if (stat_source("rootfs", cfg->rootfs, NULL, true, false, &out->rootfs, err) < 0)
-		return -1;
-	out->mounts = calloc(cfg->n_mounts ? cfg->n_mounts : 1, sizeof(*out->mounts));
-	if (!out->mounts)
-		return error_set(err, ENOMEM, "mount sources");
-	out->n = cfg->n_mounts;
-	for (size_t i = 0; i < cfg->n_mounts; i++)
-		out->mounts[i].tree_fd = -1;
-	for (size_t i = 0; i < cfg->n_mounts; i++) {
-		const struct nsrun_mount *m = &cfg->mounts[i];
-		if (stat_source(m->is_file_arg ? "file" : "volume", m->source, m, false, !m->is_file_arg,
-				&out->mounts[i], err) < 0)
-			return -1;
-	}
-	rootfs_fd = open(cfg->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfs_fd < 0)
-		return error_set(err, errno, "rootfs \"%s\"", cfg->rootfs);
-	for (size_t i = 0; i < plan->n; i++) {
-		struct mount_op *op = &plan->ops[i];
-		bool want_dir = op->kind == MOP_BIND ? out->mounts[op->source_index].is_dir : op->kind != MOP_ETC_FILE;
-		/* a mount point that may be made takes the type of its source */
-		if (op->kind == MOP_BIND && op->create != CREATE_NONE)
-			op->create = want_dir ? CREATE_DIR : CREATE_FILE;
-		if (check_target(rootfs_fd, op, want_dir, plan, err) < 0)
-			return -1;
-	}
-	if (!privileged)
-		return 0;
-	/* root of a user namespace (unshare -r) has no CAP_SYS_ADMIN over the host's
-	 * mounts: then the container clones the trees itself, as for any user */
-	{
-		int probe = sys_open_tree(rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (probe < 0 && (errno == EPERM || errno == ENOSYS))
-			return 0;
-		if (probe >= 0)
-			close(probe);
-	}
-	if (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, &out->rootfs, err) < 0)
-		return -1;
-	for (size_t i = 0; i < plan->n; i++) {
-		const struct mount_op *op = &plan->ops[i];
-		if (op->kind != MOP_BIND)
-			continue;
-		const struct nsrun_mount *m = &cfg->mounts[op->source_index];
-		if (open_tree_privileged(m->is_file_arg ? "file" : "volume", m->source, op->flags,
-					 &out->mounts[op->source_index], err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-void mount_sources_close(struct mount_sources *src)
-{
-	if (src->rootfs.tree_fd >= 0)
-		close(src->rootfs.tree_fd);
-	src->rootfs.tree_fd = -1;
-	for (size_t i = 0; i < src->n; i++) {
-		if (src->mounts[i].tree_fd >= 0)
-			close(src->mounts[i].tree_fd);
-	}
-	free(src->mounts);
-	src->mounts = NULL;
-	src->n = 0;
-}
-
 /* ---- container side ---- */
 
 /* A detached tree of source, ready to attach: the supervisor's, or one cloned here
@@ -300,7 +103,7 @@ static int source_tree(const char *what, const char *path, const struct mount_so
 
 	if (s->tree_fd >= 0)
 		return s->tree_fd;
-	fd = sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	fd = mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
 			   AT_SYMLINK_NOFOLLOW);
 	if (fd < 0 && errno == ENOSYS) {
 		*legacy = true;
@@ -310,7 +113,7 @@ static int source_tree(const char *what, const char *path, const struct mount_so
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
 		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (!*legacy && set_mount_attrs(fd, true, attrs_of(ms)) < 0)
+	if (!*legacy && mount_set_attrs(fd, true, mount_attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	return steal_fd(&fd);
 }
@@ -420,7 +223,7 @@ static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct 
 {
 	_cleanup_close_ int fd = open_in_root(root_fd, target, O_PATH);
 
-	if (fd < 0 || set_mount_attrs(fd, false, attrs) < 0)
+	if (fd < 0 || mount_set_attrs(fd, false, attrs) < 0)
 		return error_set(err, errno, "make \"%s\" read-only", target);
 	return 0;
 }
@@ -548,7 +351,7 @@ static int mount_etc_file(int root_fd, const struct mount_op *op, const struct n
 	snprintf(src, sizeof(src), STAGING "/%s", name);
 	if (mount_on_fd(src, target, "none", MS_BIND, NULL, op->target, err) < 0)
 		return -1;
-	return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC | attrs_of(0), err);
+	return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC | mount_attrs_of(0), err);
 }
 
 static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_config *cfg,
@@ -562,7 +365,7 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 	case MOP_DEV:
 		return build_dev(root_fd, op, cfg, err);
 	case MOP_REMOUNT_RO:
-		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
+		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | mount_attrs_of(0), err);
 	case MOP_ETC_FILE:
 		return mount_etc_file(root_fd, op, cfg, plan->needs_overlay, err);
 	case MOP_MASK_FILE:
@@ -605,14 +408,14 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 		fd_path(self, sizeof(self), target);
 		if (mount(self, self, "none", MS_BIND | MS_REC, NULL) < 0)
 			return error_set(err, errno, "bind \"%s\" onto itself", op->target);
-		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | attrs_of(0), err);
+		return setattr_path(root_fd, op->target, MOUNT_ATTR_RDONLY | mount_attrs_of(0), err);
 	}
 	case MOP_BIND:
 		if (attach_tree(trees->fd[op->source_index], trees->legacy[op->source_index], NULL, target, err,
 				op->target) < 0)
 			return -1;
 		if (trees->legacy[op->source_index])
-			return setattr_path(root_fd, op->target, attrs_of(op->flags), err);
+			return setattr_path(root_fd, op->target, mount_attrs_of(op->flags), err);
 		return 0;
 	default:
 		return 0;
@@ -773,7 +576,7 @@ static int build_rootfs(const struct nsrun_config *cfg, const struct mount_plan 
 	if (root_fd < 0)
 		return error_set(err, errno, "open %s", NEWROOT);
 	if (legacy && !plan->needs_overlay && !cfg->rootfs_writable &&
-	    set_mount_attrs(root_fd, false, MOUNT_ATTR_RDONLY | attrs_of(0)) < 0) {
+	    mount_set_attrs(root_fd, false, MOUNT_ATTR_RDONLY | mount_attrs_of(0)) < 0) {
 		close(root_fd);
 		return error_set(err, errno, "make the rootfs read-only");
 	}

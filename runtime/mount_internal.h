@@ -1,0 +1,50 @@
+/* mount_internal.h - what mount.c and mount_sources.c share: the new mount API's
+ * constants where the libc headers lack them, and its calls. */
+#ifndef NSRUN_MOUNT_INTERNAL_H
+#define NSRUN_MOUNT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+struct mount_attr {
+	__u64 attr_set;
+	__u64 attr_clr;
+	__u64 propagation;
+	__u64 userns_fd;
+};
+#endif
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+
+
+/* open_tree(2) of path at dfd with flags (OPEN_TREE_*): a mount fd, or -1 with errno. */
+int mount_sys_open_tree(int dfd, const char *path, unsigned flags);
+
+/* MOUNT_ATTR_NOSUID|NODEV, and RDONLY where ms (MS_* flags) has MS_RDONLY. */
+uint64_t mount_attrs_of(unsigned long ms);
+
+/* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
+ * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
+ * mount's other flags.  Returns 0 or -1 with errno. */
+int mount_set_attrs(int fd, bool recursive, uint64_t attrs);
+
+#endif
