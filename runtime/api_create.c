@@ -537,7 +537,9 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 		if (h && add(x, "--add-host", h) < 0)
 			return -1;
 	}
-	if (healthcheck(x, body) < 0 || add(x, "--", NULL) < 0)
+	/* the command below is whole, by the rule below: no entrypoint of the image's
+	 * is put before it again (--entrypoint "" clears it) */
+	if (healthcheck(x, body) < 0 || add(x, "--entrypoint", "") < 0 || add(x, "--", NULL) < 0)
 		return -1;
 	/* docker's rule: the request's Entrypoint, else the image's; the request's
 	 * Cmd, else the image's unless the request set an Entrypoint */

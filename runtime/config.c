@@ -391,6 +391,7 @@ void config_free(struct nsrun_config *cfg)
 	strv_free(&cfg->readonly_paths);
 	free(cfg->process.cwd);
 	free(cfg->image);
+	free(cfg->entrypoint);
 	free(cfg->image_dir);
 	free(cfg->image_user);
 	free(cfg->rootfs);
