@@ -116,6 +116,23 @@ static off_t tail_offset(int fd, long long lines)
 	return 0;
 }
 
+/* Does the end of the log fd (its last 4 KiB) hold strerror(EINVAL), in any case? */
+static bool log_says_einval(int fd)
+{
+	char buf[4097];
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > 4096 ? size - 4096 : 0;
+	ssize_t n = size > 0 ? pread(fd, buf, (size_t)(size - from), from) : 0;
+
+	if (n <= 0)
+		return false;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strcasestr(buf, "invalid argument") != NULL;
+}
+
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
 {
 	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
@@ -138,14 +155,19 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 		return ret;
 	dir_fd = api_open_dir(c.name, &root_fd);
 	bool raw = api_ctr_tty(&c);
-	/* the whole log (no tail) begins with what create warned of, on stderr */
+	/* what create warned of (one id inside), where it explains the end: the
+	 * container exited non-zero and its log says EINVAL, as setpriv, gosu and su
+	 * do when they switch to an id the namespace does not map */
 	const char *warning = lines < 0 && err ? api_get_str(c.config, "warning") : NULL;
+	bool failed = !c.alive && strcmp(c.st.status, "exited") == 0 && c.st.exit_code != 0;
 	char head[sizeof(ls->head)] = "";
-	if (warning && warning[0])
+	if (warning && warning[0] && failed)
 		snprintf(head, sizeof(head), "%s\n", warning);
 	api_ctr_free(&c);
 	if (dir_fd < 0 || (fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return api_error(conn, 404, "no log for container %s", ref);
+	if (head[0] && !log_says_einval(fd))
+		head[0] = '\0';
 	if (lseek(fd, tail_offset(fd, lines), SEEK_SET) < 0)
 		return api_error(conn, 500, "read the log: %s", strerror(errno));
 	if (!(ls = calloc(1, sizeof(*ls))))
