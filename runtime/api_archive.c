@@ -252,6 +252,21 @@ static char *stat_header(const char *json)
 	return b;
 }
 
+/* Why c, not running, has no files to copy (Docker copies with a created or
+ * exited container too: nsrun's writable layer is a tmpfs inside the container,
+ * made at start and gone at its end), and what to do instead. */
+static void not_running(const struct api_ctr *c, bool put, char *msg, size_t len)
+{
+	if (strcmp(c->st.status, "created") == 0)
+		snprintf(msg, len, "Container %s is created, not started: nsrun api copies %s a container only while "
+			 "it runs (its root's writable layer is made inside it at start); start it, then copy, or bind "
+			 "a host directory (-v)", c->id, put ? "into" : "from");
+	else
+		snprintf(msg, len, "Container %s is not running: nsrun api copies %s a container only while it runs "
+			 "(its root's writable layer is a tmpfs of its own, gone when it ends); copy before it ends, "
+			 "or bind a host directory (-v) for files that must outlive it", c->id, put ? "into" : "from");
+}
+
 /* The container, running, and the path, absolute: else Docker's error queued. */
 static bool find_running(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
 			 const char **path, enum MHD_Result *ret)
@@ -264,8 +279,9 @@ static bool find_running(struct api_server *srv, struct MHD_Connection *conn, co
 	if (!api_find(srv, conn, ref, c, ret))
 		return false;
 	if (!c->alive) {
-		*ret = api_error(conn, 409, "Container %s is not running (nsrun api copies only with a running container)",
-				 c->id);
+		char msg[512];
+		not_running(c, false, msg, sizeof(msg));
+		*ret = api_error(conn, 409, "%s", msg);
 		api_ctr_free(c);
 		return false;
 	}
@@ -393,8 +409,7 @@ static void put_start(struct api_server *srv, struct MHD_Connection *conn, const
 	}
 	if (!c.alive) {
 		p->status = 409;
-		snprintf(p->msg, sizeof(p->msg), "Container %s is not running (nsrun api copies only with a running container)",
-			 c.id);
+		not_running(&c, true, p->msg, sizeof(p->msg));
 	} else if (job_start(srv, &p->job, "--archive-put", path, c.name) < 0) {
 		p->status = 500;
 		snprintf(p->msg, sizeof(p->msg), "archive: run nsrun exec: %s", strerror(errno));

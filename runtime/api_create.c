@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ struct create_ctx {
 	size_t msg_len;
 	char image_entry[IMAGE_STORE_NAME_MAX + 1];     /* the image's store entry */
 	bool ryuk;              /* Testcontainers' reaper: served by nsrun api itself (api_ryuk.c) */
+	char warning[768];      /* the create response's Warnings[0] and the log's first line, or "" */
 };
 
 static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, unsigned status, const char *fmt, ...)
@@ -504,6 +506,26 @@ static const char *effective_user(struct create_ctx *x, yajl_val body, char *buf
 	return "";
 }
 
+/* Without subordinate ids a root container has one id: an entrypoint that switches
+ * user (setpriv, gosu, su) then fails with EINVAL (setresuid(2): the id is not
+ * mapped in the user namespace).  Says so, why and the fix, in x->warning. */
+static void subid_warning(struct create_ctx *x, const struct nsrun_error *e)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	const char *why = strncmp(e->msg, "--userns subids: ", 17) == 0 ? e->msg + 17 : e->msg;
+
+	char fix[256];
+
+	if (strstr(e->msg, "has no subordinate ids") || !e->hint)
+		snprintf(fix, sizeof(fix), "usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s",
+			 pw ? pw->pw_name : "USER");
+	else
+		snprintf(fix, sizeof(fix), "%s", e->hint);
+	snprintf(x->warning, sizeof(x->warning), "nsrun: one id inside this container (%s): an entrypoint that "
+		 "switches user (setpriv, gosu, su) fails with \"Invalid argument\"; fix: %s (docs/userns.md)", why,
+		 fix);
+}
+
 /* Docker's run semantics (docs/userns.md): root inside unless User says otherwise,
  * with Docker's default capabilities (less CapDrop, plus CapAdd within that set:
  * nothing beyond it), bounded by the container's user namespace; more than one id
@@ -538,9 +560,14 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 		return -1;
 	if (named || !user_is_root(user))
 		return 0;
-	/* rootless with subordinate ids: the range; otherwise one id, root inside still */
-	if (subid_maps_for_caller(&m, &e) == 0 && add(x, "--userns", "subids") < 0)
-		return -1;
+	/* rootless with subordinate ids: the range; otherwise one id, root inside still,
+	 * said in the response's Warnings and at the head of the log (subid_warning) */
+	if (subid_maps_for_caller(&m, &e) == 0) {
+		if (add(x, "--userns", "subids") < 0)
+			return -1;
+	} else {
+		subid_warning(x, &e);
+	}
 	caps_format(keep, names, sizeof(names));
 	if (names[0] && add(x, "--cap-add", names) < 0)
 		return -1;
@@ -628,7 +655,9 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 		if (h && add(x, "--add-host", h) < 0)
 			return -1;
 	}
-	if (healthcheck(x, body) < 0 || add(x, "--", NULL) < 0)
+	/* the command below is whole, by the rule below: no entrypoint of the image's
+	 * is put before it again (--entrypoint "" clears it) */
+	if (healthcheck(x, body) < 0 || add(x, "--entrypoint", "") < 0 || add(x, "--", NULL) < 0)
 		return -1;
 	/* docker's rule: the request's Entrypoint, else the image's; the request's
 	 * Cmd, else the image's unless the request set an Entrypoint */
@@ -703,6 +732,8 @@ static void gen_doc(yajl_gen g, struct create_ctx *x, yajl_val body, yajl_val hc
 	api_gen_value(g, body);
 	if (x->ryuk)
 		api_gen_kv_bool(g, "ryuk", true);
+	if (x->warning[0])
+		api_gen_kv_str(g, "warning", x->warning);
 	api_gen_str(g, "args");
 	yajl_gen_array_open(g);
 	for (size_t i = 0; i < x->args.n; i++)

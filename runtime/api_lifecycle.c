@@ -125,6 +125,15 @@ static enum MHD_Result create(struct api_server *srv, struct MHD_Connection *con
 	api_gen_kv_str(g, "Id", id);
 	api_gen_str(g, "Warnings");
 	yajl_gen_array_open(g);
+	{
+		/* what create found weaker than asked (api_create.c): the docker CLI prints it */
+		char perr[128];
+		yajl_val doc = api_parse(config, len, perr, sizeof(perr));
+		const char *w = api_get_str(doc, "warning");
+		if (w && w[0])
+			api_gen_str(g, w);
+		yajl_tree_free(doc);
+	}
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 	return api_reply_gen(conn, 201, g);

@@ -28,6 +28,8 @@ struct log_stream {
 	unsigned char stream;   /* 1 stdout, 2 stderr: the log holds both, as one */
 	bool raw;               /* a TTY's: no frames, as Docker's */
 	struct MHD_Connection *conn;
+	char head[1024];        /* nsrun's line before the log (create's warning), on stderr; "" */
+	size_t head_len;
 };
 
 /* MHD's content reader: Docker's frames, 8-byte header (stream, 0, 0, 0, size big-endian). */
@@ -38,6 +40,18 @@ static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 	if (max <= 8)
 		return 0;
+	if (ls->head_len) {
+		size_t n = ls->head_len < max - 8 ? ls->head_len : max - 8;
+		if (ls->raw) {
+			memcpy(buf, ls->head, n);
+		} else {
+			api_frame_header((unsigned char *)buf, 2, n);
+			memcpy(buf + 8, ls->head, n);
+		}
+		memmove(ls->head, ls->head + n, ls->head_len - n);
+		ls->head_len -= n;
+		return (ssize_t)n + (ls->raw ? 0 : 8);
+	}
 	for (;;) {
 		size_t want = max - 8 < LOG_BLOCK ? max - 8 : LOG_BLOCK;
 		ssize_t n = read(ls->fd, buf + (ls->raw ? 0 : 8), want);
@@ -102,6 +116,23 @@ static off_t tail_offset(int fd, long long lines)
 	return 0;
 }
 
+/* Does the end of the log fd (its last 4 KiB) hold strerror(EINVAL), in any case? */
+static bool log_says_einval(int fd)
+{
+	char buf[4097];
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > 4096 ? size - 4096 : 0;
+	ssize_t n = size > 0 ? pread(fd, buf, (size_t)(size - from), from) : 0;
+
+	if (n <= 0)
+		return false;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strcasestr(buf, "invalid argument") != NULL;
+}
+
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
 {
 	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
@@ -124,9 +155,19 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 		return ret;
 	dir_fd = api_open_dir(c.name, &root_fd);
 	bool raw = api_ctr_tty(&c);
+	/* what create warned of (one id inside), where it explains the end: the
+	 * container exited non-zero and its log says EINVAL, as setpriv, gosu and su
+	 * do when they switch to an id the namespace does not map */
+	const char *warning = lines < 0 && err ? api_get_str(c.config, "warning") : NULL;
+	bool failed = !c.alive && strcmp(c.st.status, "exited") == 0 && c.st.exit_code != 0;
+	char head[sizeof(ls->head)] = "";
+	if (warning && warning[0] && failed)
+		snprintf(head, sizeof(head), "%s\n", warning);
 	api_ctr_free(&c);
 	if (dir_fd < 0 || (fd = openat(dir_fd, LOG_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return api_error(conn, 404, "no log for container %s", ref);
+	if (head[0] && !log_says_einval(fd))
+		head[0] = '\0';
 	if (lseek(fd, tail_offset(fd, lines), SEEK_SET) < 0)
 		return api_error(conn, 500, "read the log: %s", strerror(errno));
 	if (!(ls = calloc(1, sizeof(*ls))))
@@ -137,6 +178,8 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 	ls->stream = out ? 1 : 2;
 	ls->raw = raw;
 	ls->conn = conn;
+	memcpy(ls->head, head, sizeof(head));
+	ls->head_len = strlen(head);
 	return api_queue_stream(conn, "application/vnd.docker.raw-stream", LOG_BLOCK + 8, log_read, ls, log_free, NULL,
 				NULL);
 }

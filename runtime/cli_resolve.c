@@ -52,6 +52,9 @@ int cli_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 				"uid %u (docs/images.md)\n", cfg->image, cfg->image_user, (unsigned)cfg->process.uid);
 	} else if (!cfg->rootfs) {
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
+	} else if (cfg->entrypoint) {
+		return error_set(err, 0, "--entrypoint replaces an image's entrypoint: use it with --image (with "
+				 "--rootfs, give the whole command after --)");
 	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
 		return error_set(err, 0, "FILE and - need an image with an interpreter: use --image, or -- CMD with --rootfs");
 	}

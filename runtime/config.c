@@ -411,6 +411,7 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->devices);
 	free(cfg->process.cwd);
 	free(cfg->image);
+	free(cfg->entrypoint);
 	free(cfg->image_dir);
 	free(cfg->image_user);
 	free(cfg->rootfs);

@@ -143,6 +143,8 @@ struct nsrun_config {
 	char *image;                    /* --image NAME, or NULL with --rootfs */
 	char *image_dir;                /* resolved NAME directory in the store */
 	char *image_user;               /* the image's User (image.json "user"), not applied: main says so */
+	char *entrypoint;               /* --entrypoint (Docker's): replaces the image's Entrypoint in
+					 * COMMAND mode; "" clears it; NULL: not given (image.c) */
 	char *rootfs;                   /* host path of the rootfs directory */
 	char *file;                     /* FILE argument as given (FILE mode) */
 	struct nsrun_mount *mounts;     /* -v in order, then the FILE mount */

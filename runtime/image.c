@@ -112,7 +112,7 @@ static int json_strv(yajl_val root, const char *key, const char *file, struct st
  * is an absolute path without "..".  Merges env and workdir into cfg and hands the
  * interpreter to *interp (the caller frees it).  Returns 0 or -1 with err. */
 static int merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct strv *interp,
-		      struct strv *defcmd, struct nsrun_error *err)
+		      struct strv *ep, struct strv *cmd, struct nsrun_error *err)
 {
 	_cleanup_yajl_ yajl_val root = NULL;
 	struct strv env = { 0 };
@@ -139,13 +139,13 @@ static int merge_json(struct nsrun_config *cfg, const char *file, const char *te
 	}
 	if (!YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "image.json \"%s\": must be a JSON object", file);
-	/* an OCI image's Entrypoint then Cmd: the command of a run that gives none */
+	/* an OCI image's Entrypoint and Cmd (prepend_interpreter puts them together) */
 	if (json_strv(root, "interpreter", file, interp, err) < 0 ||
 	    json_strv(root, "env", file, &env, err) < 0 ||
-	    json_strv(root, "entrypoint", file, defcmd, err) < 0 ||
-	    json_strv(root, "cmd", file, defcmd, err) < 0)
+	    json_strv(root, "entrypoint", file, ep, err) < 0 ||
+	    json_strv(root, "cmd", file, cmd, err) < 0)
 		goto out;
-	if (defcmd->n && !defcmd->v[0][0]) {
+	if ((ep->n && !ep->v[0][0]) || (!ep->n && cmd->n && !cmd->v[0][0])) {
 		error_set(err, 0, "image.json \"%s\": the entrypoint's (or cmd's) first element is an empty string", file);
 		goto out;
 	}
@@ -203,28 +203,53 @@ out:
 	return rc;
 }
 
+/* COMMAND mode, docker run's rule (its reference, "ENTRYPOINT" and "CMD"): the
+ * entrypoint (--entrypoint, else the image's; --entrypoint "" none), then the
+ * given command, else the image's Cmd unless --entrypoint was given.  An image
+ * without an Entrypoint (nsrun-image's) runs -- CMD as it is.  Returns 0 or -1
+ * with err (no command at all). */
+static int command_argv(struct nsrun_config *cfg, const struct strv *ep, const struct strv *cmd,
+			struct nsrun_error *err)
+{
+	struct strv argv = { 0 };
+	const struct strv *rest = cfg->process.args.n || cfg->entrypoint ? &cfg->process.args : cmd;
+
+	if (cfg->entrypoint) {
+		if (cfg->entrypoint[0] && strv_push(&argv, cfg->entrypoint) < 0)
+			goto oom;
+	} else {
+		for (size_t i = 0; i < ep->n; i++)
+			if (strv_push(&argv, ep->v[i]) < 0)
+				goto oom;
+	}
+	for (size_t i = 0; i < rest->n; i++)
+		if (strv_push(&argv, rest->v[i]) < 0)
+			goto oom;
+	if (argv.n == 0) {
+		error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (image \"%s\" has no entrypoint or "
+			  "cmd to run%s)", cfg->image, cfg->entrypoint ? ", and --entrypoint \"\" clears its entrypoint" : "");
+		err->hint = "see nsrun --help";
+		return -1;
+	}
+	strv_free(&cfg->process.args);
+	cfg->process.args = argv;
+	return 0;
+oom:
+	strv_free(&argv);
+	return error_set(err, ENOMEM, "image entrypoint");
+}
+
 /* FILE and STDIN modes: the argv becomes the interpreter's, then the user's.
- * COMMAND mode without a command (nsrun --image REF): the image's Entrypoint
- * and Cmd, as docker run IMAGE starts them. */
-static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *interp, struct strv *defcmd,
-			       struct nsrun_error *err)
+ * COMMAND mode: the image's Entrypoint and Cmd by docker run's rule (command_argv). */
+static int prepend_interpreter(struct nsrun_config *cfg, const struct strv *interp, const struct strv *ep,
+			       const struct strv *cmd, struct nsrun_error *err)
 {
 	struct strv argv = { 0 };
 
-	if (cfg->mode == NSRUN_MODE_COMMAND && cfg->process.args.n == 0) {
-		if (defcmd->n == 0) {
-			error_set(err, 0, "no command: give FILE, - or -- CMD [ARG...] (image \"%s\" has no entrypoint or "
-				  "cmd to run)", cfg->image);
-			err->hint = "see nsrun --help";
-			return -1;
-		}
-		strv_free(&cfg->process.args);
-		cfg->process.args = *defcmd;
-		memset(defcmd, 0, sizeof(*defcmd));
-		return 0;
-	}
 	if (cfg->mode == NSRUN_MODE_COMMAND)
-		return 0;
+		return command_argv(cfg, ep, cmd, err);
+	if (cfg->entrypoint)
+		return error_set(err, 0, "--entrypoint: only with -- CMD or the image's own command, not FILE or -");
 	if (interp->n == 0)
 		return error_set(err, 0, "image \"%s\" has no interpreter: use -- CMD", cfg->image);
 	for (size_t i = 0; i < interp->n; i++)
@@ -243,13 +268,14 @@ oom:
 
 int image_merge_json(struct nsrun_config *cfg, const char *file, const char *text, struct nsrun_error *err)
 {
-	struct strv interp = { 0 }, defcmd = { 0 };
-	int rc = merge_json(cfg, file, text, &interp, &defcmd, err);
+	struct strv interp = { 0 }, ep = { 0 }, cmd = { 0 };
+	int rc = merge_json(cfg, file, text, &interp, &ep, &cmd, err);
 
 	if (rc == 0)
-		rc = prepend_interpreter(cfg, &interp, &defcmd, err);
+		rc = prepend_interpreter(cfg, &interp, &ep, &cmd, err);
 	strv_free(&interp);
-	strv_free(&defcmd);
+	strv_free(&ep);
+	strv_free(&cmd);
 	return rc;
 }
 
@@ -259,7 +285,7 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
 	_cleanup_free_ char *rootfs = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ char *dir_copy = strdup(dir);
-	struct strv own = { 0 }, defcmd = { 0 };
+	struct strv own = { 0 }, ep = { 0 }, cmd = { 0 };
 	struct stat st;
 	int rc;
 
@@ -271,11 +297,12 @@ int image_load_dir(struct nsrun_config *cfg, const char *dir, struct strv *inter
 		return error_set(err, ENOTDIR, "image \"%s\": rootfs \"%s\"", cfg->image, rootfs);
 	if (read_file(json, IMAGE_JSON_MAX, &text, NULL) < 0)
 		return error_set(err, errno, "read image.json \"%s\"", json);
-	rc = merge_json(cfg, json, text, interp ? interp : &own, &defcmd, err);
+	rc = merge_json(cfg, json, text, interp ? interp : &own, &ep, &cmd, err);
 	if (rc == 0 && !interp)
-		rc = prepend_interpreter(cfg, &own, &defcmd, err);
+		rc = prepend_interpreter(cfg, &own, &ep, &cmd, err);
 	strv_free(&own);
-	strv_free(&defcmd);
+	strv_free(&ep);
+	strv_free(&cmd);
 	if (rc < 0)
 		return -1;
 	cfg->image_dir = steal_ptr(&dir_copy);

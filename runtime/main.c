@@ -46,7 +46,7 @@ enum {
 	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
 	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
 	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
-	OPT_STDIN_ONCE,
+	OPT_STDIN_ONCE, OPT_ENTRYPOINT,
 };
 
 static const struct option options[] = {
@@ -102,6 +102,7 @@ static const struct option options[] = {
 	{ "health-start-period", required_argument, NULL, OPT_HEALTH_START_PERIOD },
 	{ "publish-max-connections", required_argument, NULL, OPT_PUBLISH_MAX_CONNECTIONS },
 	{ "stdin-once", no_argument, NULL, OPT_STDIN_ONCE },
+	{ "entrypoint", required_argument, NULL, OPT_ENTRYPOINT },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -139,7 +140,9 @@ static const char usage_text[] =
 	"Options:\n"
 	"  --image NAME              image from $NSRUN_IMAGES (default ~/.local/share/nsrun/images): a name,\n"
 	"                            or a reference as docker writes it (redis:7); with no command,\n"
-	"                            the image's entrypoint and cmd run\n"
+	"                            the image's entrypoint and cmd run; -- CMD runs under the\n"
+	"                            image's entrypoint, as docker run does\n"
+	"  --entrypoint CMD          replace the image's entrypoint (\"\": none; -- CMD alone then)\n"
 	"  --rootfs DIR              a root file system directory to use as the image\n"
 	"  --timeout SECONDS         wall-clock limit, fractions allowed; 0 = none (default 30)\n"
 	"  --stop-timeout SECONDS    after SIGINT, SIGTERM or SIGHUP to nsrun, SIGKILL (default 2)\n"
@@ -287,6 +290,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	switch (c) {
 	case OPT_IMAGE:
 		return set_str(&cfg->image, arg, "--image", err);
+	case OPT_ENTRYPOINT:
+		return set_str(&cfg->entrypoint, arg, "--entrypoint", err);
 	case OPT_ROOTFS:
 		free(cfg->rootfs);
 		if (!(cfg->rootfs = realpath(arg, NULL)))      /* NULL on failure: nothing dangles */

@@ -114,6 +114,9 @@ base = {
                                    {"value": None, "enforced": "none"}),
         "inotify_watches": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
                                  {"value": None, "enforced": "none"}),
+        # System V IPC of the container's IPC namespace: at most --memory each (none where
+        # /proc/sys is read-only, as the inotify limits)
+        "ipc_bytes": OneOf({"value": 512 << 20, "enforced": "ipcns"}, {"value": None, "enforced": "none"}),
         "timeout_ms": {"value": 30000, "enforced": "supervisor"},
         "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
         "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},
@@ -196,6 +199,7 @@ json_run --image python --memory 256m --pids-limit 32 --cpu-time 5 --timeout 7.5
 	--output-limit 2k -- true
 expect "limits as given" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
 	"memory_bytes": {"value": 256 << 20, "enforced": MEMORY_HOW},
+	"ipc_bytes": {"value": 256 << 20, "enforced": "ipcns"},
 	"pids": {"value": 32, "enforced": RLIMIT_OR_CGROUP},
 	"cpu_time_ms": {"value": 5000, "enforced": RLIMIT_OR_CGROUP},
 	"timeout_ms": {"value": 7500, "enforced": "supervisor"},
@@ -204,6 +208,7 @@ expect "limits as given" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
 json_run --image python --memory 0 --pids-limit 0 --timeout 0 -- true
 expect "limits switched off (0 = none)" '{"max_rss_kib": Between(1, 1 << 20), "limits": {
 	"memory_bytes": {"value": None, "enforced": "none"},
+	"ipc_bytes": {"value": None, "enforced": "none"},
 	"pids": {"value": None, "enforced": "none"},
 	"timeout_ms": {"value": None, "enforced": "none"}}}'
 json_run --rootfs "$NSRUN_IMAGES/python/rootfs" -- true
@@ -258,7 +263,8 @@ assert_eq "memory limit: 256 MiB used under --memory 64m ends the run (137)" 137
 expect "memory limit (out of memory)" '{"status": "oom_killed", "exit_code": 137, "signal": "SIGKILL", "oom_killed": True,
 	"error": Re("^killed: out of memory \\(limit 64 MiB(, peak [0-9]+ MiB)?\\)$"), "max_rss_kib": Between(1, 1 << 20),
 	"memory_peak_bytes": OneOf(None, Between(1, 1 << 30)),
-	"limits": {"memory_bytes": {"value": 64 << 20, "enforced": MEMORY_HOW}}}'
+	"limits": {"memory_bytes": {"value": 64 << 20, "enforced": MEMORY_HOW},
+	"ipc_bytes": OneOf({"value": 64 << 20, "enforced": "ipcns"}, {"value": None, "enforced": "none"})}}'
 
 # ---------------------------------------------------------------- fork bomb
 json_run --image python --pids-limit 16 --timeout 20 -v "$PROBE_DIR:/mnt:ro" -- /mnt/nsrun-probe forkbomb 5 1000

@@ -162,8 +162,8 @@ printf 'import os, sys\nprint("pulled", 6 * 7, sys.version_info[0], os.environ["
 chmod 644 "$T/code.py"
 NSRUN_IMAGES=$STORE run_nsrun --image py-pulled "$T/code.py"
 assert_eq "nsrun --image py-pulled code.py runs it with the image's python" "pulled 42 3 from-config 65534" "$OUT"
-NSRUN_IMAGES=$STORE run_nsrun --image py-pulled -- sh -c pwd
-assert_eq "-- CMD starts in the image's WorkingDir" "/srv" "$OUT"
+NSRUN_IMAGES=$STORE run_nsrun --image py-pulled -- -c 'import os; print(os.getcwd())'
+assert_eq "-- CMD runs under the image's Entrypoint (python3), in its WorkingDir" "/srv" "$OUT"
 
 run_cmd "$TOOL" pull --tls-verify=false "docker://$REG/test/py:1" py-pulled --store "$STORE"
 check "pull of an existing name without --force fails" test "$RC" = 1
@@ -189,7 +189,7 @@ SIG=$TESTTMP/sig
 mkdir -p "$SIG" && chmod 777 "$SIG"
 # (the run's --timeout and the guards are far above a pull's time on a loaded
 # machine: what is tested is the order of events, not their speed)
-NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=300 start_nsrun --timeout 300 --image py-pulled -v "$SIG:/sig:ro" -- python3 -c \
+NSRUN_IMAGES=$STORE NSRUN_TEST_GUARD=300 start_nsrun --timeout 300 --image py-pulled --entrypoint '' -v "$SIG:/sig:ro" -- python3 -c \
 	'import os, time; print("started", flush=True)
 while not os.path.exists("/sig/pulled"): time.sleep(0.05)
 import json, email.parser; print("late-import", json.dumps(1))'

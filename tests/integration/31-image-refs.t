@@ -6,7 +6,8 @@
 # its progress as docker pull's lines, on stderr and through nsrun api to the
 # docker CLI and docker-py (as the pull runs); `nsrun-image pull REF` is nsrun pull;
 # `nsrun --image redis:7` with no command runs its Entrypoint and Cmd with its
-# Env and WorkingDir, its User said not applied; `nsrun image ls|inspect|rm`;
+# Env and WorkingDir, -- CMD under its Entrypoint, --entrypoint in its place;
+# its User said not applied; `nsrun image ls|inspect|rm`;
 # and `docker pull`, `docker images`, `docker run`, `docker rmi` through
 # `nsrun api`. The image is made here (umoci) from a few files of the python
 # test image: a shell and libc, 2.4 MB, so each pull takes seconds.  Then the
@@ -94,8 +95,24 @@ assert_eq "--image redis:7 without a command: Entrypoint+Cmd, Env, WorkingDir" $
 assert_eq "  ... its User said not applied" \
 	'nsrun: note: image "redis:7" names user "1000": not applied, the payload runs as uid 65534 (docs/images.md)' "$ERR"
 run_nsrun --image docker.io/library/redis:7 -w / -- sh -c 'echo "$GREETING $(pwd)"; while read -r k v _; do [ "$k" = Uid: ] && echo "$v"; done </proc/self/status; exit 0'
-assert_eq "the same image by its full reference, with a command: no Entrypoint, -w wins, uid 65534" \
+assert_eq "the same image by its full reference, with a command (under its Entrypoint, env): -w wins, uid 65534" \
 	$'0 hello-ref /\n65534' "$RC $OUT"
+# docker run's rule: -- CMD runs under the image's Entrypoint (/usr/bin/env here, whose
+# -i only env takes); --entrypoint replaces it, "" clears it
+run_nsrun --image redis:7 -- -i A=b sh -c 'echo "$A-${GREETING:-}"'
+assert_eq "-- CMD after the image's Entrypoint: env -i A=b sh -c ..." "0 b-" "$RC $OUT"
+run_nsrun --image redis:7 --entrypoint '' -- -i A=b sh -c 'echo "$A"'
+assert_eq "  control: --entrypoint '' runs -- CMD alone (no command -i: 127)" 127 "$RC"
+run_nsrun --image redis:7 --entrypoint '' -- sh -c 'echo "$GREETING"'
+assert_eq "  ... and a whole command runs as it is" "0 hello-ref" "$RC $OUT"
+run_nsrun --image redis:7 --entrypoint sh -- -c 'echo x y'
+assert_eq "--entrypoint CMD in the image's Entrypoint's place" "0 x y" "$RC $OUT"
+run_nsrun --image redis:7 --entrypoint /usr/bin/env
+assert_eq "  ... without a command: not the image's Cmd (docker run's rule), env alone" \
+	"0 GREETING=hello-ref" "$RC $(grep -e ^GREETING= -e from-cmd <<<"$OUT")"
+run_nsrun --image redis:7 --entrypoint ''
+assert_eq "--entrypoint '' and no command: 125" 125 "$RC"
+assert_match "  ... saying so" '^nsrun: no command: .*--entrypoint "" clears its entrypoint' "$ERR"
 
 # ---- image ls, inspect
 run_nsrun image ls
@@ -220,14 +237,14 @@ if [ -f "$NSRUN_OCI_IMAGES/redis/index.json" ]; then
 	assert_eq "the tests' redis:7 pushed and pulled as redis:7, -q: nothing on stderr" \
 		"0 docker.io/library/redis:7 " "$RC $OUT $ERR"
 	RED=(--image redis:7 --user 0 --cap-add ALL --read-only=false)
-	with_subids "$T/subid" "${RED[@]}" --userns subids -- docker-entrypoint.sh redis-server --version
+	with_subids "$T/subid" "${RED[@]}" --userns subids -- redis-server --version
 	assert_match "  ... --userns subids, root: its entrypoint gives /data to redis and runs redis-server as redis" \
 		'^0 Redis server v=7' "$RC $OUT"
-	run_nsrun "${RED[@]}" -- docker-entrypoint.sh redis-server --version
+	run_nsrun "${RED[@]}" -- redis-server --version
 	assert_eq "  control: with one id its entrypoint cannot give /data to redis" \
 		"1 chown: changing ownership of '.': Invalid argument" "$RC $ERR"
 	if [ "$(id -u)" = 0 ]; then
-		with_subids "$T/nosubid" "${RED[@]}" --userns subids -- docker-entrypoint.sh redis-server --version
+		with_subids "$T/nosubid" "${RED[@]}" --userns subids -- redis-server --version
 		assert_eq "  ... --userns subids without subordinate ids: 125, the one line" \
 			"125 nsrun: --userns subids: /etc/subuid has no subordinate ids for root (uid 0)" "$RC $(head -n 1 <<<"$ERR")"
 		assert_match "  ... its hint names the fix" '^nsrun: hint: .*usermod --add-subuids' "$(sed -n 2p <<<"$ERR")"

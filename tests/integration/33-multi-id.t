@@ -5,7 +5,8 @@
 # redis image does with gosu) works, its ids are the subordinate range on the host
 # (uid_map, a volume's files), and root inside stays bounded: no host root's file, no
 # write to what is read-only, no mount outside its own namespaces, no capability
-# beyond Docker's set.  Without subordinate ids: one line naming the fix.
+# beyond Docker's set.  Without subordinate ids: one line naming the fix (nsrun api:
+# create's Warnings and the log's first line).
 #
 # Rootless the caller's own /etc/subuid entry is used.  As root the test gives root
 # a range of its own in a mount namespace of the test's (a file bound over
@@ -306,6 +307,38 @@ PY
 	if [ "$ME" != 0 ]; then
 		run_nsrun "${SUB[@]}" "${ROOT[@]}" -v "$TESTTMP/apivol:/data:rw" -- rm -rf /data/d
 	fi
+	# without subordinate ids the fallback to one id is said: create's Warnings (the
+	# docker CLI prints them), with the fix, and the log's first line where an entrypoint
+	# that switched user failed with EINVAL for it (else the log is the payload's alone).  As root: an empty /etc/subuid in
+	# a mount namespace of the test's; the control is the server above, with the range
+	WARNPY='import sys, docker
+c = docker.APIClient(base_url="unix://" + sys.argv[1])
+k = c.create_container("services", sys.argv[2:])
+c.start(k)
+code = c.wait(k, timeout=60)["StatusCode"]
+print(code, "|".join(k["Warnings"] or ["none"]))
+print(c.logs(k, stdout=True, stderr=True).decode().strip())
+c.remove_container(k, force=True)'
+	if [ "$ME" = 0 ]; then
+		unshare -m sh -c 'mount --bind "$1" /etc/subuid && mount --bind "$1" /etc/subgid && shift && exec "$@"' \
+			sh "$TESTTMP/nosubid" "$NSRUN" api --socket "$TESTTMP/n.sock" --idle-timeout 0 2>"$TESTTMP/api-n.err" &
+		at_exit "kill $!"
+		for _ in $(seq 100); do [ -S "$TESTTMP/n.sock" ] && break; sleep 0.1; done
+		SWITCH=(setpriv --reuid 100 --regid 102 --clear-groups true)
+		run_cmd /usr/bin/python3 -c "$WARNPY" "$TESTTMP/n.sock" "${SWITCH[@]}"
+		FIX='fix: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 root'
+		assert_match "nsrun api without subordinate ids: create's Warnings say one id, why and the fix (setpriv: 127)" \
+			"^127 nsrun: one id inside this container \\(/etc/subuid has no subordinate ids for root \\(uid 0\\)\\): an entrypoint that switches user \\(setpriv, gosu, su\\) fails with \"Invalid argument\"; $FIX" \
+			"$(sed -n 1p <<<"$OUT")"
+		assert_match "  ... the log's first line says it, before the entrypoint's EINVAL" \
+			"^nsrun: one id inside this container .*; $FIX .*"$'\n'"setpriv: .*Invalid argument" "$(sed -n '2,$p' <<<"$OUT")"
+		[ "$RC" = 0 ] || diag "$ERR"
+		run_cmd /usr/bin/python3 -c "$WARNPY" "$TESTTMP/n.sock" sh -c 'echo fine'
+		assert_match "  control: a container that works on one id: the Warnings, but its log is its own" \
+			"^0 nsrun: one id inside this container .*"$'\n'"fine\$" "$OUT"
+	fi
+	run_cmd /usr/bin/python3 -c "$WARNPY" "$SOCK" setpriv --reuid 100 --regid 102 --clear-groups true
+	assert_eq "  control: with the range, no warning, and the entrypoint switches user" "0 0 none" "$RC $OUT"
 else
 	skip "no docker-py (Debian python3-docker; make deps)" "nsrun api's defaults"
 fi

@@ -187,6 +187,23 @@ run_cmd curl -s --unix-socket "$SOCK2" http://x/_ping
 assert_eq "  ... the API still answers" "OK" "$OUT"
 kill "$API2"
 
+# a created container (docker create, then cp, then start: Testcontainers' copy to a
+# container) and an exited one: no copy yet, and a message that says why and what to
+# do, in Docker's shape (the CLI prints it); the control is the copies above
+echo created >"$TESTTMP/created.txt"
+run_cmd timeout -s KILL 60 "$DOCKER" create --name "$CTR-c" python sh -c 'cat /tmp/created.txt'
+assert_eq "docker create" 0 "$RC"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/created.txt" "$CTR-c:/tmp/created.txt"
+assert_match "docker cp into a created container: 1, saying it is not started yet and what to do" \
+	"^1 Error response from daemon: Container [0-9a-f]+ is created, not started: nsrun api copies into a container only while it runs .*start it, then copy" \
+	"$RC $ERR"
+run_cmd timeout -s KILL 60 "$DOCKER" start -a "$CTR-c"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$CTR-c:/etc/hostname" "$TESTTMP/"
+assert_match "docker cp from an exited container: 1, saying its files went with it" \
+	"^1 Error response from daemon: Container [0-9a-f]+ is not running: nsrun api copies from a container only while it runs .*gone when it ends" \
+	"$RC $ERR"
+run_cmd timeout -s KILL 60 "$DOCKER" rm -f "$CTR-c"
+
 run_nsrun rm -f "$CTR"
 kill "$API_PID"
 wait "$API_PID"

@@ -321,6 +321,42 @@ static void image_json_tests(struct tap *t)
 	image_json_nul_tests(t);
 }
 
+/* docker run's rule for the command (image.c command_argv): Entrypoint, then the
+ * given command, else Cmd; --entrypoint replaces the Entrypoint and drops Cmd */
+static void image_command_tests(struct tap *t)
+{
+	static const struct {
+		const char *json, *entrypoint, *args[3], *want, *desc;
+	} cases[] = {
+		{ "{\"entrypoint\":[\"ep\",\"-x\"],\"cmd\":[\"c\"]}", NULL, { NULL }, "ep -x c", "no command: Entrypoint, Cmd" },
+		{ "{\"entrypoint\":[\"ep\"],\"cmd\":[\"c\"]}", NULL, { "a", "b" }, "ep a b", "-- CMD under the Entrypoint" },
+		{ "{\"cmd\":[\"c\"]}", NULL, { "a" }, "a", "no Entrypoint (nsrun-image's): -- CMD as it is" },
+		{ "{\"entrypoint\":[\"ep\"],\"cmd\":[\"c\"]}", "", { "a" }, "a", "--entrypoint '': -- CMD alone" },
+		{ "{\"entrypoint\":[\"ep\"],\"cmd\":[\"c\"]}", "e", { NULL }, "e", "--entrypoint e, no command: not Cmd" },
+		{ "{\"entrypoint\":[\"ep\"],\"cmd\":[\"c\"]}", "e", { "a" }, "e a", "--entrypoint e -- a" },
+		{ "{\"entrypoint\":[\"ep\"],\"cmd\":[\"c\"]}", "", { NULL }, NULL, "--entrypoint '' and no command: refused" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nsrun_config cfg;
+		struct nsrun_error err = { 0 };
+		char got[128] = "";
+		int rc;
+
+		config_init(&cfg, &err);
+		cfg.mode = NSRUN_MODE_COMMAND;
+		cfg.image = strdup("img");
+		cfg.entrypoint = cases[i].entrypoint ? strdup(cases[i].entrypoint) : NULL;
+		for (size_t j = 0; cases[i].args[j]; j++)
+			strv_push(&cfg.process.args, cases[i].args[j]);
+		rc = image_merge_json(&cfg, "image.json", cases[i].json, &err);
+		if (rc == 0)
+			shell_quote_join((const char **)cfg.process.args.v, cfg.process.args.n, got, sizeof(got));
+		tap_str(t, cases[i].desc, cases[i].want ? cases[i].want : "refused", rc == 0 ? got : "refused");
+		config_free(&cfg);
+	}
+}
+
 /* shell_quote_join: what nsrun ps shows of a service's command */
 static void quote_cases(struct tap *t)
 {
@@ -343,6 +379,7 @@ int main(void)
 	char buf[32];
 
 	quote_cases(&t);
+	image_command_tests(&t);
 	size_ok(&t, "4096", 4096);
 	size_ok(&t, "64m", 64ULL << 20);
 	size_ok(&t, "64M", 64ULL << 20);
