@@ -227,17 +227,20 @@ assert_nsrun_error() {
 
 # ---------------------------------------------------------------- running things
 
-# run_cmd CMD... — run with a hang guard; sets OUT, ERR, RC, ELAPSED (seconds, float)
+# run_cmd CMD... — run with a hang guard; sets OUT, ERR, RC, ELAPSED (seconds, float).
+# Called thousands of times a suite: bash's own clock (EPOCHREALTIME, microseconds) and
+# $(<file), no date, awk or cat started around each command
 run_cmd() {
-	local t0 t1
+	local t0 t1 cs
 	LAST_CMD="$*"
-	t0=$(date +%s.%N)
+	t0=${EPOCHREALTIME/[.,]/}
 	timeout -k 5 "${NSRUN_TEST_GUARD:-60}" "$@" >"$TESTTMP/.out" 2>"$TESTTMP/.err"
 	RC=$?
-	t1=$(date +%s.%N)
-	ELAPSED=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-	OUT=$(cat "$TESTTMP/.out")
-	ERR=$(cat "$TESTTMP/.err")
+	t1=${EPOCHREALTIME/[.,]/}
+	cs=$(((t1 - t0 + 5000) / 10000))   # hundredths of a second
+	printf -v ELAPSED '%d.%02d' $((cs / 100)) $((cs % 100))
+	OUT=$(<"$TESTTMP/.out")
+	ERR=$(<"$TESTTMP/.err")
 	return 0
 }
 
@@ -280,8 +283,8 @@ wait_nsrun() {
 	kill "$_WATCHDOG_PID" 2>/dev/null
 	wait "$_WATCHDOG_PID" 2>/dev/null
 	_WATCHDOG_PID=
-	OUT=$(cat "$TESTTMP/.bgout")
-	ERR=$(cat "$TESTTMP/.bgerr")
+	OUT=$(<"$TESTTMP/.bgout")
+	ERR=$(<"$TESTTMP/.bgerr")
 }
 
 # wait_for_output REGEX [SECONDS] — poll the background run's stdout

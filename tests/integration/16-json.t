@@ -58,117 +58,159 @@ def short(v):
     r = repr(v)
     return r if len(r) < 300 else r[:300] + f"... ({len(v) if hasattr(v, '__len__') else '?'} long)"
 
-mode, path = sys.argv[1], sys.argv[2]
-try:
-    with open(path, "rb") as f: raw = f.read()
-    doc = json.loads(raw)
-except Exception as e:
-    print(f"no JSON document in {path}: {e}"); sys.exit(1)
+def main(argv):
+    mode, path = argv[1], argv[2]
+    try:
+        with open(path, "rb") as f: raw = f.read()
+        doc = json.loads(raw)
+    except Exception as e:
+        print(f"no JSON document in {path}: {e}"); return 1
 
-if mode == "schema":
-    import jsonschema
-    schema = json.load(open(sys.argv[3]))
-    errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
-    for e in errs[:10]:
-        print(f"at {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}")
-    sys.exit(1 if errs else 0)
+    if mode == "schema":
+        import jsonschema
+        schema = json.load(open(argv[3]))
+        errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
+        for e in errs[:10]:
+            print(f"at {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}")
+        return 1 if errs else 0
 
-rc, elapsed_ms = int(sys.argv[3]), int(float(sys.argv[4]) * 1000)
-version, spec_src = sys.argv[5], sys.argv[6]
-ncpu = os.cpu_count() or 1
-cpu = Between(0, elapsed_ms * ncpu + 50)
-# pids are cgroup limits where the host delegates a cgroup (tests/vm), rlimits elsewhere; memory
-# is a cgroup limit there, a cgroup v1 one as root on a hybrid host, else the supervisor's
-# measure of real use: never an rlimit (26-memory-real-use.t checks which one is used where)
-RLIMIT_OR_CGROUP = OneOf("rlimit", "cgroup")
-MEMORY_HOW = OneOf("cgroup", "cgroup-v1", "supervisor")
-base = {
-    "schema": 1, "nsrun_version": version,
-    "status": "exited", "exit_code": 0, "signal": None,
-    "timed_out": False, "oom_killed": False, "error": None,
-    "wall_time_ms": Between(1, elapsed_ms + 50),
-    "cpu_user_ms": cpu, "cpu_system_ms": cpu,
-    # container: the cgroup's cpu.stat (tests/vm); waited: getrusage of the init (this host)
-    "cpu_time_scope": OneOf("waited", "container"),
-    "max_rss_kib": Between(100, 1 << 20),
-    # memory: the cgroup's peak, or the supervisor's; pids: null without a pids cgroup (this host)
-    "memory_peak_bytes": OneOf(None, Between(1, 1 << 40)), "pids_peak": OneOf(None, Between(1, 1 << 22)),
-    "stdout": "", "stdout_truncated": False, "stdout_base64": Absent,
-    "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
-    "image": "python",
-    # --network none; ports only with -p (22-publish-tmpfs.t checks those)
-    "network": "none", "ports": Absent,
-    # the tier the run got: full on this machine (25-tiers.t checks the others)
-    "isolation": "full",
-    # who made the run's cgroup: nsrun (root here), a systemd scope (tests/vm), none (the
-    # unprivileged user here); 19-cgroup-host.t checks which one where
-    "cgroup_manager": OneOf(None, "cgroupfs", "systemd"),
-    "limits": {
-        "memory_bytes": {"value": 512 << 20, "enforced": MEMORY_HOW},
-        "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
-        "cpus": {"value": None, "enforced": "none"},
-        "cpu_time_ms": {"value": None, "enforced": "none"},
-        # the limits of the container user namespace (half those of the caller); none where
-        # /proc/sys is read-only, or when nsrun failed before planning them
-        "inotify_instances": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
-                                   {"value": None, "enforced": "none"}),
-        "inotify_watches": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
-                                 {"value": None, "enforced": "none"}),
-        # System V IPC of the container's IPC namespace: at most --memory each (none where
-        # /proc/sys is read-only, as the inotify limits)
-        "ipc_bytes": OneOf({"value": 512 << 20, "enforced": "ipcns"}, {"value": None, "enforced": "none"}),
-        "timeout_ms": {"value": 30000, "enforced": "supervisor"},
-        "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
-        "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},
-    },
-}
-spec = eval(spec_src, {"Between": Between, "Re": Re, "OneOf": OneOf, "Absent": Absent,
-                       "RLIMIT_OR_CGROUP": RLIMIT_OR_CGROUP, "MEMORY_HOW": MEMORY_HOW,
-                       "b64": lambda b: base64.b64encode(b).decode(), "MiB": 1 << 20,
-                       "ELAPSED_MS": elapsed_ms, "NCPU": ncpu})
-want = dict(base)
-want["limits"] = dict(base["limits"], **spec.pop("limits", {}))
-want.update(spec)
-for s in ("stdout", "stderr"):   # the byte count follows from exact, untruncated text
-    if f"{s}_bytes" not in want and isinstance(want[s], str) and want[f"{s}_truncated"] is False:
-        want[f"{s}_bytes"] = len(want[s].encode("utf-8"))
+    rc, elapsed_ms = int(argv[3]), int(float(argv[4]) * 1000)
+    version, spec_src = argv[5], argv[6]
+    ncpu = os.cpu_count() or 1
+    cpu = Between(0, elapsed_ms * ncpu + 50)
+    # pids are cgroup limits where the host delegates a cgroup (tests/vm), rlimits elsewhere; memory
+    # is a cgroup limit there, a cgroup v1 one as root on a hybrid host, else the supervisor's
+    # measure of real use: never an rlimit (26-memory-real-use.t checks which one is used where)
+    RLIMIT_OR_CGROUP = OneOf("rlimit", "cgroup")
+    MEMORY_HOW = OneOf("cgroup", "cgroup-v1", "supervisor")
+    base = {
+        "schema": 1, "nsrun_version": version,
+        "status": "exited", "exit_code": 0, "signal": None,
+        "timed_out": False, "oom_killed": False, "error": None,
+        "wall_time_ms": Between(1, elapsed_ms + 50),
+        "cpu_user_ms": cpu, "cpu_system_ms": cpu,
+        # container: the cgroup's cpu.stat (tests/vm); waited: getrusage of the init (this host)
+        "cpu_time_scope": OneOf("waited", "container"),
+        "max_rss_kib": Between(100, 1 << 20),
+        # memory: the cgroup's peak, or the supervisor's; pids: null without a pids cgroup (this host)
+        "memory_peak_bytes": OneOf(None, Between(1, 1 << 40)), "pids_peak": OneOf(None, Between(1, 1 << 22)),
+        "stdout": "", "stdout_truncated": False, "stdout_base64": Absent,
+        "stderr": "", "stderr_truncated": False, "stderr_base64": Absent,
+        "image": "python",
+        # --network none; ports only with -p (22-publish-tmpfs.t checks those)
+        "network": "none", "ports": Absent,
+        # the tier the run got: full on this machine (25-tiers.t checks the others)
+        "isolation": "full",
+        # who made the run's cgroup: nsrun (root here), a systemd scope (tests/vm), none (the
+        # unprivileged user here); 19-cgroup-host.t checks which one where
+        "cgroup_manager": OneOf(None, "cgroupfs", "systemd"),
+        "limits": {
+            "memory_bytes": {"value": 512 << 20, "enforced": MEMORY_HOW},
+            "pids": {"value": 128, "enforced": RLIMIT_OR_CGROUP},
+            "cpus": {"value": None, "enforced": "none"},
+            "cpu_time_ms": {"value": None, "enforced": "none"},
+            # the limits of the container user namespace (half those of the caller); none where
+            # /proc/sys is read-only, or when nsrun failed before planning them
+            "inotify_instances": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                       {"value": None, "enforced": "none"}),
+            "inotify_watches": OneOf({"value": Between(1, 1 << 31), "enforced": OneOf("userns", "none")},
+                                     {"value": None, "enforced": "none"}),
+            # System V IPC of the container's IPC namespace: at most --memory each (none where
+            # /proc/sys is read-only, as the inotify limits)
+            "ipc_bytes": OneOf({"value": 512 << 20, "enforced": "ipcns"}, {"value": None, "enforced": "none"}),
+            "timeout_ms": {"value": 30000, "enforced": "supervisor"},
+            "tmpfs_bytes": {"value": 64 << 20, "enforced": "tmpfs"},
+            "output_bytes": {"value": 1 << 20, "enforced": "supervisor"},
+        },
+    }
+    spec = eval(spec_src, {"Between": Between, "Re": Re, "OneOf": OneOf, "Absent": Absent,
+                           "RLIMIT_OR_CGROUP": RLIMIT_OR_CGROUP, "MEMORY_HOW": MEMORY_HOW,
+                           "b64": lambda b: base64.b64encode(b).decode(), "MiB": 1 << 20,
+                           "ELAPSED_MS": elapsed_ms, "NCPU": ncpu})
+    want = dict(base)
+    want["limits"] = dict(base["limits"], **spec.pop("limits", {}))
+    want.update(spec)
+    for s in ("stdout", "stderr"):   # the byte count follows from exact, untruncated text
+        if f"{s}_bytes" not in want and isinstance(want[s], str) and want[f"{s}_truncated"] is False:
+            want[f"{s}_bytes"] = len(want[s].encode("utf-8"))
 
-bad = []
-if doc.get("exit_code") != rc:
-    bad.append(f"exit_code {doc.get('exit_code')!r} is not what nsrun exited with ({rc})")
-for k, w in want.items():
-    if w is Absent:
-        if k in doc: bad.append(f"{k}: want absent, got {short(doc[k])}")
-    elif k not in doc:
-        bad.append(f"{k}: missing (want {short(w)})")
-    elif k == "limits" and isinstance(doc[k], dict):
-        for lk, lw in w.items():
-            if not match(lw, doc[k].get(lk)): bad.append(f"limits.{lk}: want {lw}, got {doc[k].get(lk)}")
-        for lk in doc[k]:
-            if lk not in w: bad.append(f"limits.{lk}: unchecked field {short(doc[k][lk])}")
-    elif not match(w, doc[k]):
-        bad.append(f"{k}: want {short(w)}, got {short(doc[k])}")
-for k in doc:
-    if k not in want: bad.append(f"{k}: unchecked field {short(doc[k])}")
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
+    bad = []
+    if doc.get("exit_code") != rc:
+        bad.append(f"exit_code {doc.get('exit_code')!r} is not what nsrun exited with ({rc})")
+    for k, w in want.items():
+        if w is Absent:
+            if k in doc: bad.append(f"{k}: want absent, got {short(doc[k])}")
+        elif k not in doc:
+            bad.append(f"{k}: missing (want {short(w)})")
+        elif k == "limits" and isinstance(doc[k], dict):
+            for lk, lw in w.items():
+                if not match(lw, doc[k].get(lk)): bad.append(f"limits.{lk}: want {lw}, got {doc[k].get(lk)}")
+            for lk in doc[k]:
+                if lk not in w: bad.append(f"limits.{lk}: unchecked field {short(doc[k][lk])}")
+        elif not match(w, doc[k]):
+            bad.append(f"{k}: want {short(w)}, got {short(doc[k])}")
+    for k in doc:
+        if k not in want: bad.append(f"{k}: unchecked field {short(doc[k])}")
+    print("\n".join(bad))
+    return 1 if bad else 0
+
+if sys.argv[1] != "serve":
+    sys.exit(main(sys.argv))
+# jcheck.py serve: the checks of the whole file in one process (importing jsonschema
+# costs more than a check). A request is a line on stdin naming a file of the
+# arguments above, each ended by a NUL; the answer is the check's output, then a line
+# "@@jcheck-end@@ STATUS"
+import contextlib, io
+for line in sys.stdin:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        try:
+            with open(line.rstrip("\n"), encoding="utf-8") as f:
+                rc = main(["jcheck.py"] + f.read().split("\0")[:-1])
+        except Exception as e:
+            print(f"the checker failed: {e!r}")
+            rc = 2
+    out = buf.getvalue()
+    sys.stdout.write(out + ("" if out.endswith("\n") or not out else "\n") + f"@@jcheck-end@@ {rc}\n")
+    sys.stdout.flush()
 EOF
 
 # json_run NSRUN-ARGS... — nsrun --json $DOC ARGS with the hang guard (sets RC, OUT, ERR, ELAPSED)
 json_run() { rm -f "$DOC"; run_nsrun --json "$DOC" "$@"; }
 
+# the checker, started once for the file (jcheck.py serve)
+coproc JCHECK { exec "$PY" "$TESTTMP/jcheck.py" serve 2>&1; }
+# jcheck ARGS... — one check (jcheck.py's arguments) by the checker; sets JOUT to its
+# output, returns its status (2 when the checker does not answer)
+jcheck() {
+	local line rc=''
+	JOUT=''
+	printf '%s\0' "$@" >"$TESTTMP/jcheck.req"
+	if [ -z "${JCHECK[1]:-}" ] || ! { echo "$TESTTMP/jcheck.req" >&"${JCHECK[1]}"; } 2>/dev/null; then
+		JOUT="the checker (jcheck.py serve) is gone"
+		return 2
+	fi
+	while IFS= read -r -t 120 line <&"${JCHECK[0]}"; do
+		case $line in
+		"@@jcheck-end@@ "*) rc=${line#* }; break ;;
+		esac
+		JOUT+=$line$'\n'
+	done
+	[ -n "$rc" ] || { JOUT+="(no answer from the checker)"; return 2; }
+	return "$rc"
+}
+
 # expect DESC SPEC — the document validates against the schema, and every field is as SPEC says
 expect() {
-	local out
-	if out=$("$PY" "$TESTTMP/jcheck.py" schema "$DOC" "$SCHEMA" 2>&1); then
+	if jcheck schema "$DOC" "$SCHEMA"; then
 		ok "$1: valid against result.schema.json"
 	else
-		not_ok "$1: valid against result.schema.json" "$out" "$(_ctx)"
+		not_ok "$1: valid against result.schema.json" "$JOUT" "$(_ctx)"
 	fi
-	if out=$("$PY" "$TESTTMP/jcheck.py" fields "$DOC" "$RC" "$ELAPSED" "$VERSION" "$2" 2>&1); then
+	if jcheck fields "$DOC" "$RC" "$ELAPSED" "$VERSION" "$2"; then
 		ok "$1: every field as expected"
 	else
-		not_ok "$1: every field as expected" "$out" "$(_ctx)"
+		not_ok "$1: every field as expected" "$JOUT" "$(_ctx)"
 	fi
 }
 

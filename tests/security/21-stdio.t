@@ -90,15 +90,19 @@ print(a.recv(100).decode().strip())' "$NSRUN" "${NL[@]}" -- echo through-the-soc
 assert_eq "  ... and its output still reaches the socket" through-the-socket "$OUT"
 
 # ---- the terminal: a background run must not read what the user types
+# The keys are typed once the program says it is about to read (or has ended), and
+# the shell then waits for it: the control ends when it has read them, the run at its
+# --timeout
 BG='set -m
 "$0" "$@" >"$T/bg" 2>&1 &
-sleep 2; echo ready; sleep 4; wait'
+while ! grep -q "^reading" "$T/bg" && kill -0 $! 2>/dev/null; do sleep 0.1; done
+echo ready; wait'
 typed=$(printf 'typed-secret\n' | od -An -tx1 | tr -d ' \n')
 T=$TESTTMP run_cmd env T="$TESTTMP" "$PY" "$TESTS_DIR/ttyrun.py" 24 80 "wait:ready,send:$typed" -- \
-	bash -c "$BG" setsid sh -c 'read -r x; echo "bg-got=$x"'
+	bash -c "$BG" setsid sh -c 'echo reading >&2; read -r x; echo "bg-got=$x"'
 assert_match "control: on the host, a background program without a controlling terminal reads the user's keys" 'bg-got=typed-secret' "$(cat "$TESTTMP/bg")"
 run_cmd env T="$TESTTMP" "$PY" "$TESTS_DIR/ttyrun.py" 24 80 "wait:ready,send:$typed" -- \
-	bash -c "$BG" "$NSRUN" "${NL[@]}" --timeout 4 -- sh -c 'read -r x; echo "bg-got=$x"'
+	bash -c "$BG" "$NSRUN" "${NL[@]}" --timeout 4 -- sh -c 'echo reading >&2; read -r x; echo "bg-got=$x"'
 assert_not_match "a background run does not read the user's keys" 'typed-secret' "$(cat "$TESTTMP/bg")"
 run_cmd "$PY" "$TESTS_DIR/ttyrun.py" 24 80 "wait:ready,send:$typed" -- \
 	"$NSRUN" "${NL[@]}" --timeout 10 -- sh -c 'echo ready; read -r x; echo "fg-got=$x"'
