@@ -1,5 +1,6 @@
 /* error.c - see error.h */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,6 +125,18 @@ static const struct hint hints[] = {
 	  "mounting is refused: an outer sandbox (Landlock, seccomp, a masked /proc) forbids it; run `nsrun check`" },
 	{ STAGE_EXEC, ENOENT, "the command or its interpreter (#! line) is not in the image" },
 };
+
+/* the linker's bounds of the loaded binary (ld's default script; static-pie too) */
+extern const char __executable_start[], _end[];
+
+const char *error_hint_from_peer(const char *hint)
+{
+	uintptr_t p = (uintptr_t)hint;
+
+	if (p >= (uintptr_t)__executable_start && p < (uintptr_t)_end)
+		return hint;
+	return NULL;
+}
 
 const char *error_hint(const struct nsrun_error *err)
 {

@@ -51,6 +51,11 @@ int error_prefix(struct nsrun_error *err, const char *fmt, ...)
  * when errnum is 0) into buf of size len. */
 void error_format(const struct nsrun_error *err, char *buf, size_t len);
 
+/* A hint pointer that came from another process of this binary (the container's
+ * init over sync, the OCI monitor over a pipe): kept when it points into the
+ * binary's own image (static text, the same address in every fork of it), else
+ * NULL, so a peer's heap pointer is never read here. */
+const char *error_hint_from_peer(const char *hint);
 /* A hint for this error, keyed by (stage, errnum), or NULL. */
 const char *error_hint(const struct nsrun_error *err);
 

@@ -487,7 +487,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
 			*err = cerr;
-			err->hint = NULL; /* a pointer into the monitor's memory, not ours */
+			/* the monitor is a fork of ours: a static hint is at the same address */
+			err->hint = error_hint_from_peer(err->hint);
 		} else {
 			error_set_stage(err, STAGE_SUPERVISE, 0, "container \"%s\" %s before it was created", o->id,
 					r == 0 ? "was not set up within 120 s" : "ended");

@@ -206,7 +206,7 @@ int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err)
 {
 	err->errnum = msg->errnum;
 	err->stage = msg->stage;
-	err->hint = msg->hint;
+	err->hint = error_hint_from_peer(msg->hint);
 	snprintf(err->msg, sizeof(err->msg), "%s", msg->text);
 	return -1;
 }
