@@ -158,9 +158,12 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 	}
 	if (pid == 0) {
 		/* the state on stdin, stdout to our stderr (ours may be the container's);
-		 * a process group of its own, so that a timeout ends what it started too */
+		 * a process group of its own, so that a timeout ends what it started too
+		 * (not the terminal's foreground group: SIGTTOU ignored, so that its
+		 * writes to a terminal of stty tostop go on instead of stopping it) */
 		exec_reset_signals();
 		setpgid(0, 0);
+		signal(SIGTTOU, SIG_IGN);
 		if (dup2(in[0], 0) < 0 || dup2(2, 1) < 0)
 			_exit(127);
 		int none = -1;
