@@ -6,7 +6,8 @@
 # then mounted in the container (its /proc, /dev and its nodes, /tmp, /dev/shm,
 # /etc/hosts) appeared in the caller's namespace beneath the rootfs, 22 mounts left
 # there after the run, and the run failed (pivot_root(2) refuses a shared root).
-# The clones are now made private.  Each run is in a mount namespace of the test's
+# A volume there took the binds and tmpfs mounted inside it the same way, whatever
+# the image.  The clones are now made private.  Each run is in a mount namespace of the test's
 # own (unshare -m as root, unshare -Urm as an unprivileged user) whose tmpfs holding
 # the image is shared.  Control: a mount made by a peer of that tmpfs (a namespace
 # copied with its propagation) does appear there, so the count would see a leak.
@@ -45,6 +46,11 @@ echo "after-run $(count)"
 out=$(XDG_CACHE_HOME=$D/cache timeout 60 "$NSRUN" --root "$D/state" run --bundle "$D/bundle" c1 2>/dev/null)
 echo "oci $? ${out%%$'\n'*}"
 echo "after-oci $(count)"
+mkdir -p "$D/a/y" "$D/a/t" "$D/b"
+out=$(XDG_CACHE_HOME=$D/cache timeout 60 "$NSRUN" --rootfs "$D/img" -v "$D/a:/x" -v "$D/b:/x/y" --tmpfs /x/t \
+	-- /nsrun-probe ids 2>&1)
+echo "vol $? ${out%%$'\n'*}"
+echo "after-vol $(count)"
 unshare -m --propagation unchanged mount -t tmpfs peer "$D/img/tmp"
 echo "control $(count)"
 EOF
@@ -62,6 +68,9 @@ assert_eq "  ... and none of the container's mounts is left beneath it" 1 "$(lin
 assert_eq "an OCI container of rootfsPropagation rshared there: it runs" "0 ids: ok" \
 	"$(line oci | sed 's/ uid=.*//')"
 assert_eq "  ... and none of its mounts reached the caller's namespace" 1 "$(line after-oci)"
+assert_eq "a volume on the shared mount, a bind and a tmpfs inside it: the payload runs" \
+	"0 ids: ok" "$(line vol | sed 's/ uid=.*//')"
+assert_eq "  ... and neither reached the caller's namespace" 1 "$(line after-vol)"
 assert_eq "control: a peer's mount there is seen (the count would show a leak)" 1 \
-	"$(($(line control) - $(line after-oci)))"
+	"$(($(line control) - $(line after-vol)))"
 done_testing
