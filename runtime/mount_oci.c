@@ -16,45 +16,60 @@
 #include "sys.h"
 
 /* Makes the directories of rel (a path inside dev, "net/tun") above its last
- * name, 0755.  Returns 0 or -1 with errno. */
-static int make_parents(int dev, const char *rel)
+ * name, 0755, following no link on the way (the config refuses paths beneath
+ * nsrun's own links: this holds whatever else /dev has).  Returns an O_PATH fd
+ * of the last one (or of dev) and *name the last name in rel, or -1 with errno. */
+static int make_parents(int dev, const char *rel, const char **name)
 {
 	char dir[PATH_MAX];
+	char *seg = dir;
+	int fd = fcntl(dev, F_DUPFD_CLOEXEC, 3);
 
-	snprintf(dir, sizeof(dir), "%s", rel);
-	for (char *p = strchr(dir, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdirat(dev, dir, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", rel) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	return 0;
+	*name = rel;
+	for (char *p = strchr(seg, '/'); fd >= 0 && p; seg = p + 1, p = strchr(seg, '/')) {
+		int next;
+		*p = '\0';
+		if (mkdirat(fd, seg, 0755) < 0 && errno != EEXIST) {
+			next = -1;
+		} else {
+			next = openat(fd, seg, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			*name = rel + (p + 1 - dir);
+		}
+		close(fd);
+		fd = next;
+	}
+	return fd;
 }
 
 static int bind_device(int dev, const struct nsrun_device *d, struct nsrun_error *err)
 {
-	const char *rel = d->path + strlen("/dev/");
+	const char *rel = d->path + strlen("/dev/"), *name;
 	char where[64];
-	_cleanup_close_ int node = -1, bound = -1;
+	_cleanup_close_ int parent = -1, node = -1, bound = -1;
 	struct stat st;
 
-	if (make_parents(dev, rel) < 0)
+	if ((parent = make_parents(dev, rel, &name)) < 0)
 		return error_set(err, errno, "linux.devices: %s: make its directories", d->path);
 	if (d->type == 'p') {
-		if (mkfifoat(dev, rel, d->file_mode) < 0 || fchmodat(dev, rel, d->file_mode, 0) < 0)
+		/* fchmodat follows a link: the FIFO just made is no link */
+		if (mkfifoat(parent, name, d->file_mode) < 0 || fchmodat(parent, name, d->file_mode, 0) < 0)
 			return error_set(err, errno, "linux.devices: %s: make the FIFO", d->path);
 		return 0;
 	}
 	/* a user namespace cannot mknod (user_namespaces(7)): the host's node is bound
 	 * onto an empty file */
-	node = openat(dev, rel, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
+	node = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0666);
 	if (node < 0)
 		return error_set(err, errno, "linux.devices: %s: create its mount point", d->path);
 	fd_path(where, sizeof(where), node);
 	if (mount(d->path, where, NULL, MS_BIND, NULL) < 0)
 		return error_set(err, errno, "linux.devices: bind the host's %s", d->path);
 	/* checked before clone; the host's path may have changed since: check what was bound */
-	bound = openat(dev, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	bound = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (bound < 0 || fstat(bound, &st) < 0)
 		return error_set(err, errno, "linux.devices: %s: open what was bound", d->path);
 	if ((d->type == 'c' ? !S_ISCHR(st.st_mode) : !S_ISBLK(st.st_mode)) || major(st.st_rdev) != d->major ||

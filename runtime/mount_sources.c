@@ -50,8 +50,21 @@ static int stat_source(const char *what, const char *path, const struct nsrun_mo
 	return 0;
 }
 
-/* Root only: a detached copy of path's mount tree with the attributes set, made in
- * the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there). */
+/* Makes every mount of the detached tree fd private (mount_setattr(2)
+ * propagation).  A clone of a shared mount is in that mount's peer group
+ * (open_tree(2), mount_namespaces(7)): what the container then mounted on it
+ * (its /proc, /dev, /tmp) appeared on the host beneath the source and stayed
+ * after the run, and pivot_root(2) refused the shared root (EINVAL).
+ * Returns 0 or -1 with errno (ENOSYS: before Linux 5.12). */
+static int make_tree_private(int fd)
+{
+	struct mount_attr attr = { .propagation = MS_PRIVATE };
+
+	return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
+}
+
+/* Root only: a detached, private copy of path's mount tree with the attributes
+ * set, made in the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there). */
 static int open_tree_privileged(const char *what, const char *path, unsigned long ms,
 				struct mount_source *s, struct nsrun_error *err)
 {
@@ -63,7 +76,7 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
 		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (mount_set_attrs(fd, true, mount_attrs_of(ms)) < 0)
+	if (make_tree_private(fd) < 0 || mount_set_attrs(fd, true, mount_attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	s->tree_fd = steal_fd(&fd);
 	return 0;
@@ -164,6 +177,12 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 		int probe = mount_sys_open_tree(rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 		if (probe < 0 && (errno == EPERM || errno == ENOSYS))
 			return 0;
+		/* a kernel that cannot make the clones private (before 5.12) clones
+		 * in the container, from its namespace made private first */
+		if (probe >= 0 && make_tree_private(probe) < 0 && errno == ENOSYS) {
+			close(probe);
+			return 0;
+		}
 		if (probe >= 0)
 			close(probe);
 	}

@@ -95,10 +95,14 @@ static int parse_device(struct walk *w, yajl_val d, size_t i, yajl_val rules, st
 	    beneath(p, "/dev/.nsrun"))
 		return bad(w, "linux.devices[%zu].path: \"%s\": nsrun makes nodes only in its /dev (the root is "
 			   "read-only; /dev/pts and /dev/shm are their own file systems)", i, path);
+	/* beneath one (/dev/fd/9/x): the host's is a link into /proc/self/fd, the
+	 * container's too, each resolving into whatever a process holds open: the node
+	 * checked would be one of nsrun's fds, and its mount point made in a directory
+	 * outside the container's /dev */
 	for (size_t k = 0; own_links[k]; k++)
-		if (strcmp(own_links[k], p) == 0)
-			return bad(w, "linux.devices[%zu].path: \"%s\": a link nsrun makes in every container's "
-				   "/dev", i, path);
+		if (beneath(p, own_links[k]))
+			return bad(w, "linux.devices[%zu].path: \"%s\": %s is a link nsrun makes in every "
+				   "container's /dev", i, path, own_links[k]);
 	out->type = type[0] == 'u' ? 'c' : type[0];
 	if (out->type == 'p') {
 		out->file_mode = mode ? (unsigned)YAJL_GET_INTEGER(mode) & 0777 : 0666;

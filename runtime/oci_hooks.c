@@ -157,8 +157,13 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 		return error_set(err, errno, "hooks.%s[%zu]: fork", kind, i);
 	}
 	if (pid == 0) {
-		/* the state on stdin, stdout to our stderr (ours may be the container's) */
+		/* the state on stdin, stdout to our stderr (ours may be the container's);
+		 * a process group of its own, so that a timeout ends what it started too
+		 * (not the terminal's foreground group: SIGTTOU ignored, so that its
+		 * writes to a terminal of stty tostop go on instead of stopping it) */
 		exec_reset_signals();
+		setpgid(0, 0);
+		signal(SIGTTOU, SIG_IGN);
 		if (dup2(in[0], 0) < 0 || dup2(2, 1) < 0)
 			_exit(127);
 		int none = -1;
@@ -166,6 +171,7 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 		execve(path, (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
 	close(in[0]);
 	/* a hook that does not read its stdin may be gone: EPIPE, not our death */
 	sigaction(SIGPIPE, &ign, &saved);
@@ -183,6 +189,8 @@ static int run_one(yajl_val h, const char *kind, size_t i, const char *state, st
 			timeout_ms = now >= end ? 0 : (int)((end - now) / 1000);
 		}
 		if (r == 0) {
+			/* its group: a hook's children (a shell's sleep) outlived it */
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
