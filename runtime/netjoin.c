@@ -26,6 +26,8 @@
 void net_join_init(struct net_join *j)
 {
 	j->userns_fd = j->netns_fd = j->lock_fd = -1;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		j->ns_fd[i] = -1;
 	j->all_ids = false;
 	j->owner_is_ours = false;
 	j->map_uid = 0;
@@ -37,6 +39,19 @@ void net_join_close(struct net_join *j)
 	cleanup_closep(&j->userns_fd);
 	cleanup_closep(&j->netns_fd);
 	cleanup_closep(&j->lock_fd);
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		cleanup_closep(&j->ns_fd[i]);
+}
+
+bool net_join_active(const struct net_join *j)
+{
+	return j->netns_fd >= 0 || j->ns_fd[NSRUN_JOIN_IPC] >= 0 || j->ns_fd[NSRUN_JOIN_UTS] >= 0;
+}
+
+int net_join_clone_flags(const struct net_join *j)
+{
+	return (j->netns_fd >= 0 ? CLONE_NEWNET : 0) | (j->ns_fd[NSRUN_JOIN_IPC] >= 0 ? CLONE_NEWIPC : 0) |
+	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0);
 }
 
 /* True if the service in dir_fd was started with --userns subids, as its
@@ -146,67 +161,135 @@ static int rights_over(int fd, int self)
 	return -1;
 }
 
-/* An OCI path: the network namespace the file path names, and its owner.
+/* The kinds of namespace an OCI config joins by path: setns(2)'s nstype, its
+ * name in config.json and /proc/PID/ns, what an error calls it. */
+static const struct {
+	int type;
+	const char *oci, *proc, *what, *shares;
+} join_kinds[] = {
+	{ CLONE_NEWNET, "network", "net", "a network namespace", "network" },
+	{ CLONE_NEWIPC, "ipc", "ipc", "an ipc namespace", "System V IPC and POSIX message queues" },
+	{ CLONE_NEWUTS, "uts", "uts", "a uts namespace", "hostname" },
+};
+
+/* One OCI path: opens it into *fd, checks it names a namespace of kind k
+ * (ioctl_ns(2) NS_GET_NSTYPE) and opens its owning user namespace into *owner.
  * Returns 0 or -1 with err. */
-static int open_path(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsrun_error *err)
 {
-	const char *path = cfg->network_name;
+	int type;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return error_set(err, errno, "open");
+	type = ioctl(*fd, NS_GET_NSTYPE);
+	if (type < 0 && (errno == ENOTTY || errno == EINVAL))
+		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/%s%s)", join_kinds[k].proc,
+				 k == 0 ? " or /run/netns/NAME" : "");
+	if (type < 0)
+		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
+	if (type != join_kinds[k].type)
+		return error_set(err, 0, "not %s (a namespace of another type)", join_kinds[k].what);
+	*owner = ioctl(*fd, NS_GET_USERNS);
+	if (*owner < 0 && errno == EPERM)
+		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
+	if (*owner < 0)
+		return error_set(err, errno, "its owning user namespace (NS_GET_USERNS)");
+	return 0;
+}
+
+/* The OCI paths of cfg (network, ipc, uts): each the namespace of its type, all
+ * of one owner, over which we have the rights setns(2) needs.  Returns 0 or -1
+ * with err, prefixed with the entry at fault. */
+static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+{
+	const char *paths[] = { cfg->network == NSRUN_NETWORK_PATH ? cfg->network_name : NULL,
+				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS] };
+	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS] };
 	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int own_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int type, rights;
+	size_t first = 3, at = 3; /* the first path given; the one at fault */
+	int rights;
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
+	for (size_t k = 0; k < 3; k++) {
+		_cleanup_close_ int owner = -1;
+		if (!paths[k])
+			continue;
+		at = k;
+		if (open_one(paths[k], k, fds[k], &owner, err) < 0)
+			goto fail;
+		if (first == 3) {
+			first = k;
+			j->userns_fd = steal_fd(&owner);
+		} else if (!same_ns(owner, j->userns_fd)) {
+			/* the container's user namespace is made as a child of one owner */
+			error_set(err, 0, "owned by another user namespace than the %s namespace %s: nsrun joins "
+				  "namespaces of one owner only", join_kinds[first].oci, paths[first]);
+			goto fail;
+		}
+	}
+	if (first == 3)
+		return 0;
+	at = first;
 	/* the container's user namespace is then a child of the owner's, whose ids
 	 * the config's host ids are not */
-	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings)
-		return error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
-				 "those of the namespace's owner)");
-	j->netns_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (j->netns_fd < 0)
-		return error_set(err, errno, "open");
-	type = ioctl(j->netns_fd, NS_GET_NSTYPE);
-	if (type < 0 && (errno == ENOTTY || errno == EINVAL))
-		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/net or /run/netns/NAME)");
-	if (type < 0)
-		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
-	if (type != CLONE_NEWNET)
-		return error_set(err, 0, "not a network namespace (a namespace of another type)");
-	j->userns_fd = ioctl(j->netns_fd, NS_GET_USERNS);
-	if (j->userns_fd < 0 && errno == EPERM)
-		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
-	if (j->userns_fd < 0)
-		return error_set(err, errno, "its owning user namespace (NS_GET_USERNS)");
+	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings) {
+		error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
+			  "those of the namespace's owner)");
+		goto fail;
+	}
 	if ((rights = rights_over(j->userns_fd, self)) <= 0) {
 		error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) needs",
 			  (unsigned)geteuid());
-		err->hint = "pass a network namespace of a user namespace you made (unshare -Urn ... /proc/PID/ns/net), "
+		err->hint = "pass namespaces of a user namespace you made (unshare -Urn ... /proc/PID/ns/net), "
 			    "or run as root";
-		return -1;
+		goto fail;
 	}
 	j->owner_is_ours = same_ns(j->userns_fd, self);
 	if (j->owner_is_ours && ns_host_ids(&j->map_uid, &j->map_gid, err) < 0)
 		return -1;
-	if (j->owner_is_ours && j->all_ids)
-		return error_set(err, 0, "a range of ids maps into a namespace of nsrun's own user namespace only "
-				 "through --userns subids' ranges: not supported with a joined path");
-	if (own_net >= 0 && same_ns(own_net, j->netns_fd)) {
-		if (cfg->security.strict)
-			return error_set(err, 0, "nsrun's own network namespace: the container would share the host's "
-					 "network (--strict refuses it)");
-		fprintf(stderr, "nsrun: warning: network namespace %s is nsrun's own: the container shares the "
-			"host's network (--strict refuses it)\n", path);
+	if (j->owner_is_ours && j->all_ids) {
+		error_set(err, 0, "a range of ids maps into a namespace of nsrun's own user namespace only "
+			  "through --userns subids' ranges: not supported with a joined path");
+		goto fail;
+	}
+	for (size_t k = 0; k < 3; k++) {
+		char own_path[32];
+		_cleanup_close_ int own = -1;
+		if (!paths[k])
+			continue;
+		snprintf(own_path, sizeof(own_path), "/proc/self/ns/%s", join_kinds[k].proc);
+		own = open(own_path, O_RDONLY | O_CLOEXEC);
+		if (own < 0 || !same_ns(own, *fds[k]))
+			continue;
+		if (cfg->security.strict) {
+			error_set(err, 0, "nsrun's own %s namespace: the container would share the host's %s "
+				  "(--strict refuses it)", join_kinds[k].oci, join_kinds[k].shares);
+			at = k;
+			goto fail;
+		}
+		fprintf(stderr, "nsrun: warning: %s namespace %s is nsrun's own: the container shares the host's %s "
+			"(--strict refuses it)\n", join_kinds[k].oci, paths[k], join_kinds[k].shares);
 	}
 	return 0;
+fail:
+	error_prefix(err, "linux.namespaces: %s path %s", join_kinds[at].oci, paths[at]);
+	return -1;
 }
 
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
-	if (cfg->network == NSRUN_NETWORK_PATH) {
-		if (open_path(cfg, j, err) < 0) {
+	if (cfg->network == NSRUN_NETWORK_PATH || cfg->ns_path[NSRUN_JOIN_IPC] || cfg->ns_path[NSRUN_JOIN_UTS]) {
+		if ((cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)) {
+			error_set(err, 0, "an ipc or uts path with --network %s%s: not supported (the container's "
+				  "user namespace is a child of one owner)", cfg->network == NSRUN_NETWORK_CONTAINER ?
+				  "container:" : "", cfg->network_name);
+			return -1;
+		}
+		if (open_paths(cfg, j, err) < 0) {
 			net_join_close(j);
-			error_prefix(err, "linux.namespaces: network path %s", cfg->network_name);
 			return -1;
 		}
 		return 0;
@@ -315,8 +398,17 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
-	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
+	if (j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0) {
 		error_set(&m.err, errno, "join the network namespace");
+		goto fail;
+	}
+	/* an OCI pod's ipc and uts, of the same owner: the container inherits them */
+	if (j->ns_fd[NSRUN_JOIN_IPC] >= 0 && setns(j->ns_fd[NSRUN_JOIN_IPC], CLONE_NEWIPC) < 0) {
+		error_set(&m.err, errno, "join the ipc namespace");
+		goto fail;
+	}
+	if (j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0) {
+		error_set(&m.err, errno, "join the uts namespace");
 		goto fail;
 	}
 	/* a credential change made us non-dumpable, which would give the container's
@@ -384,7 +476,7 @@ pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn ente
 	if (helper == 0) {
 		close(pfd[0]);
 		close(gfd[1]);
-		return helper_main(j, flags & ~CLONE_NEWNET, gfd[0], pfd[1]);
+		return helper_main(j, flags & ~net_join_clone_flags(j), gfd[0], pfd[1]);
 	}
 	close(pfd[1]);
 	close(gfd[0]);

@@ -15,6 +15,22 @@
 
 static const char *const own_namespaces[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", NULL };
 
+/* Why a namespace of this type is not joined by path. */
+static const char *join_refused_why(const char *type)
+{
+	if (strcmp(type, "pid") == 0)
+		return "the container's init would not be pid 1 and could not mount its /proc, whose pid namespace "
+		       "the pod's user namespace owns; nsrun makes a pid namespace of its own";
+	if (strcmp(type, "user") == 0)
+		return "nsrun makes the container's user namespace itself, a child of the one that owns the joined "
+		       "namespaces, so that its ids and capabilities are its own";
+	if (strcmp(type, "mount") == 0)
+		return "nsrun builds the container's root in a mount namespace of its own";
+	if (strcmp(type, "cgroup") == 0)
+		return "nsrun roots the container's cgroup namespace at the cgroup it makes for it";
+	return "nsrun makes a new one";
+}
+
 static int parse_namespaces(struct walk *w, yajl_val v)
 {
 	bool seen[8] = { false };
@@ -31,18 +47,23 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 		if (!type)
 			return bad(w, "linux.namespaces[%zu].type: missing or not a string", i);
 		path = yajl_tree_get(ns, p, yajl_t_any);
+		if (nonempty(path) && (!str(path) || str(path)[0] != '/'))
+			return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
 		if (nonempty(path) && strcmp(type, "network") == 0) {
 			/* a pod's network: joined (netjoin.h), checked before anything is made */
-			if (!str(path) || str(path)[0] != '/')
-				return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
 			free(w->cfg->network_name);
 			if (!(w->cfg->network_name = strdup(str(path))))
 				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 			w->cfg->network = NSRUN_NETWORK_PATH;
+		} else if (nonempty(path) && (strcmp(type, "ipc") == 0 || strcmp(type, "uts") == 0)) {
+			/* a pod's ipc and uts: joined with its network, by the same helper */
+			char **to = &w->cfg->ns_path[type[0] == 'i' ? NSRUN_JOIN_IPC : NSRUN_JOIN_UTS];
+			free(*to);
+			if (!(*to = strdup(str(path))))
+				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 		} else if (nonempty(path)) {
 			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
-				   "(nsrun joins a network namespace only; it makes every other namespace of the "
-				   "container)", i, type);
+				   "(nsrun joins network, ipc and uts namespaces only: %s)", i, type, join_refused_why(type));
 		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;
