@@ -1,10 +1,12 @@
 /* netjoin.c - see netjoin.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
@@ -308,6 +310,67 @@ int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsr
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The container init of the OCI container under root_fd whose monitor is pid,
+ * or 0 when pid is none of theirs. */
+static pid_t init_of_monitor(int root_fd, pid_t pid)
+{
+	_cleanup_close_ int scan = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = scan >= 0 ? fdopendir(scan) : NULL;
+	struct dirent *e;
+	pid_t init = 0;
+
+	if (!d)
+		return 0;
+	scan = -1; /* the DIR has it */
+	rewinddir(d); /* a dup shares root_fd's offset, which a scan before moved */
+	while (!init && (e = readdir(d))) {
+		_cleanup_close_ int dir_fd = -1;
+		struct service_state st;
+		struct exec_target t;
+		struct nsrun_error ignored = { 0 };
+		if (e->d_name[0] == '.')
+			continue;
+		dir_fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir_fd < 0 || state_read(dir_fd, &st) < 0 || st.pid != pid)
+			continue;
+		exec_target_init(&t);
+		if (exec_target_find(&t, dir_fd, pid, &ignored) == 0)
+			init = t.init;
+		exec_target_close(&t);
+	}
+	closedir(d);
+	return init;
+}
+
+/* path, if it is /proc/PID/ns/TYPE of a monitor's PID, made the init's. */
+static int resolve_one(int root_fd, char **path, struct nsrun_error *err)
+{
+	char type[16], rest;
+	int pid;
+	pid_t init;
+
+	if (!*path || sscanf(*path, "/proc/%d/ns/%15[a-z]%c", &pid, type, &rest) != 2 || pid <= 0)
+		return 0;
+	if ((init = init_of_monitor(root_fd, (pid_t)pid)) <= 0)
+		return 0;
+	free(*path);
+	if (asprintf(path, "/proc/%d/ns/%s", (int)init, type) < 0) {
+		*path = NULL;
+		return error_set(err, ENOMEM, "linux.namespaces");
+	}
+	return 0;
+}
+
+int net_join_resolve_monitors(int root_fd, struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	if (cfg->network == NSRUN_NETWORK_PATH && resolve_one(root_fd, &cfg->network_name, err) < 0)
+		return -1;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		if (resolve_one(root_fd, &cfg->ns_path[i], err) < 0)
+			return -1;
 	return 0;
 }
 

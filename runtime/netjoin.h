@@ -62,6 +62,14 @@ void net_join_init(struct net_join *j);
  * --network container: or NAME they are refused. */
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err);
 
+/* An OCI path /proc/PID/ns/TYPE whose PID is the monitor of a container under
+ * root_fd (the pid file's process: conmon's, which podman names a pod's
+ * namespaces by) is made /proc/INIT/ns/TYPE, the container's init's (found as
+ * exec finds it, exec_target_find): the monitor is in the caller's namespaces,
+ * not the container's.  Any other path is left as it is; net_join_open checks
+ * what it names.  Returns 0 or -1 with err (ENOMEM). */
+int net_join_resolve_monitors(int root_fd, struct nsrun_config *cfg, struct nsrun_error *err);
+
 /* True if j joins anything (a network, an ipc or a uts namespace): the
  * container is then cloned by net_join_clone. */
 bool net_join_active(const struct net_join *j);

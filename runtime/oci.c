@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "exec_spec.h"
+#include "netjoin.h"
 #include "oci.h"
 #include "oci_config.h"
 #include "oci_hooks.h"
@@ -402,6 +403,9 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		goto out;
 	warn_all(g, &warnings);
 	if ((root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
+		goto out;
+	/* a pod's namespaces named by its infra container's pid file (podman) */
+	if (net_join_resolve_monitors(root_fd, &cfg, err) < 0)
 		goto out;
 	if (!service_name_valid(o->id)) {
 		error_set(err, 0, "container id \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters", o->id,
