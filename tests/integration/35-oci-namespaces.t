@@ -260,4 +260,48 @@ assert_match "a pid path: refused by name, with the reason" \
 	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts namespaces only: the container's init would not be pid 1" "$ERR"
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 
+# ---- podman pods: `podman pod create` (its infra container nsrun's too) and two
+# `podman run --pod` sharing its net, ipc and uts (podman's default --share): the
+# second sees the first's System V segment and the pod's hostname
+command -v podman >/dev/null || { not_ok "podman is installed (make deps)"; done_testing; exit 1; }
+P=$TESTTMP/podman
+mkdir -p "$P/home" "$P/xdg" "$P/tmp"
+chmod 700 "$P/xdg"
+podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
+	--cgroup-manager cgroupfs --events-backend none)
+as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
+	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
+had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
+cleanup_podman() {
+	"${as_me[@]}" "${podman[@]}" pod rm -af -t 0
+	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
+	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	if [ "$(id -u)" = 0 ]; then
+		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
+		rm -rf "$P/root"
+	fi
+	local pause
+	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
+}
+at_exit cleanup_podman
+pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+# the probe's image, its entrypoint the probe and its command a sleep: the pod's
+# infra container runs that (no catatonit pause image is needed)
+# shellcheck disable=SC2016 # expanded by that sh
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q \
+	--change 'ENTRYPOINT ["/nsrun-probe"]' --change 'CMD ["sleep", "100000"]' - localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman import of the probe image"
+who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
+pod pod create --name nsrun-pod --network none --hostname nsrun-pod --infra-image localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman pod create"
+# (the first run starts the pod's infra container, under nsrun too)
+pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm make 0x4e535256
+assert_eq "podman ($who) run --pod: the first container makes a System V segment" "sysv-shm: ok 0x4e535256" "$OUT"
+pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm find 0x4e535256
+assert_eq "  ... the second container of the pod sees it" "sysv-shm: ok 0x4e535256" "$OUT"
+pod run --rm --pod nsrun-pod localhost/nsrun-probe hostname
+assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
+# (the control, a container of an ipc namespace of its own, is i4's above)
 done_testing
