@@ -165,15 +165,23 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 	 * they are joined from there first; our capabilities there cover its child,
 	 * joined next.  Of our own user namespace (root's ip netns add, the host's
 	 * ipc): joined while we have our capabilities over them */
-	if (t->userns_net >= 0 && setns(t->userns_net, CLONE_NEWUSER) < 0) {
-		error_set(&err, errno, "join the user namespace that owns the namespaces the service joined");
-		report(a->report_fd, &err, 125);
-	}
-	for (int k = 0; k < NS__COUNT; k++) {
-		if ((t->join_first & (1u << k)) && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
-			error_set(&err, errno, "join the %s namespace the service joined",
-				  exec_target_ns_name((enum ns_kind)k));
-			report(a->report_fd, &err, 125);
+	{
+		/* ours (no user namespace to join), the outer owner's, the owner's */
+		const int users[3] = { -1, t->userns_join_outer, t->userns_net };
+		const unsigned kinds[3] = { t->join_ours, t->join_outer, t->join_first };
+		for (int l = 0; l < 3; l++) {
+			if (users[l] >= 0 && setns(users[l], CLONE_NEWUSER) < 0) {
+				error_set(&err, errno, "join the user namespace that owns the namespaces the service "
+					  "joined");
+				report(a->report_fd, &err, 125);
+			}
+			for (int k = 0; k < NS__COUNT; k++) {
+				if ((kinds[l] & (1u << k)) && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
+					error_set(&err, errno, "join the %s namespace the service joined",
+						  exec_target_ns_name((enum ns_kind)k));
+					report(a->report_fd, &err, 125);
+				}
+			}
 		}
 	}
 	/* the container's user namespace first: it owns the others, and joining it
@@ -183,7 +191,7 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 		report(a->report_fd, &err, 125);
 	}
 	for (int k = 0; k < NS__COUNT; k++) {
-		if (t->join_first & (1u << k))
+		if ((t->join_ours | t->join_outer | t->join_first) & (1u << k))
 			continue; /* joined above */
 		if (t->ns[k] >= 0 && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
 			error_set(&err, errno, "join the container's %s namespace", exec_target_ns_name((enum ns_kind)k));

@@ -34,8 +34,12 @@ struct exec_target {
 	unsigned joined_paths;          /* an OCI container's ipc and uts joined by path (1 << NS_IPC,
 					 * 1 << NS_UTS; its state.json's "joined"): of the same owner as
 					 * a joined network, userns_net, or of ours */
-	unsigned join_first;            /* the kinds joined before the container's user namespace:
-					 * those of userns_net, or of our own (net_ours's) */
+	int userns_join_outer;          /* OCI paths of two owners (netjoin.h): the outer, the parent
+					 * of userns_net, a child of ours; else -1 */
+	unsigned join_ours;             /* the kinds joined first, of our own user namespace (net_ours's) */
+	unsigned join_outer;            /* then those of userns_join_outer, from there */
+	unsigned join_first;            /* then those of userns_net, from there; then the
+					 * container's user namespace and the rest */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */

@@ -27,7 +27,9 @@
 
 void net_join_init(struct net_join *j)
 {
-	j->userns_fd = j->netns_fd = j->lock_fd = -1;
+	j->userns_fd = j->netns_fd = j->lock_fd = j->outer_userns_fd = -1;
+	j->outer_is_ours = false;
+	j->outer_kinds = 0;
 	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
 		j->ns_fd[i] = -1;
 	j->all_ids = false;
@@ -41,6 +43,7 @@ void net_join_close(struct net_join *j)
 	cleanup_closep(&j->userns_fd);
 	cleanup_closep(&j->netns_fd);
 	cleanup_closep(&j->lock_fd);
+	cleanup_closep(&j->outer_userns_fd);
 	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
 		cleanup_closep(&j->ns_fd[i]);
 }
@@ -174,6 +177,24 @@ static const struct {
 	{ CLONE_NEWUTS, "uts", "uts", "a uts namespace", "hostname" },
 };
 
+/* True if user namespace a is a strict ancestor of b (ioctl_ns(2) NS_GET_PARENT
+ * up from b, as far as we may see). */
+static bool is_above(int a, int b)
+{
+	_cleanup_close_ int n = fcntl(b, F_DUPFD_CLOEXEC, 3);
+
+	while (n >= 0) {
+		_cleanup_close_ int p = ioctl(n, NS_GET_PARENT);
+		if (p < 0)
+			return false;
+		if (same_ns(p, a))
+			return true;
+		cleanup_closep(&n);
+		n = steal_fd(&p);
+	}
+	return false;
+}
+
 /* One OCI path: opens it into *fd, checks it names a namespace of kind k
  * (ioctl_ns(2) NS_GET_NSTYPE) and opens its owning user namespace into *owner.
  * Returns 0 or -1 with err. */
@@ -224,16 +245,41 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 		if (first == 3) {
 			first = k;
 			j->userns_fd = steal_fd(&owner);
-		} else if (!same_ns(owner, j->userns_fd)) {
-			/* the container's user namespace is made as a child of one owner */
-			error_set(err, 0, "owned by another user namespace than the %s namespace %s: nsrun joins "
-				  "namespaces of one owner only", join_kinds[first].oci, paths[first]);
+		} else if (same_ns(owner, j->userns_fd)) {
+			continue;
+		} else if (j->outer_userns_fd >= 0 && same_ns(owner, j->outer_userns_fd)) {
+			j->outer_kinds |= 1u << k;
+		} else if (j->outer_userns_fd < 0 && is_above(owner, j->userns_fd)) {
+			/* a Kubernetes pod as root: the network namespace the CNI made (the
+			 * host's user namespace), ipc and uts of a pause container nsrun made */
+			j->outer_userns_fd = steal_fd(&owner);
+			j->outer_kinds = 1u << k;
+		} else if (j->outer_userns_fd < 0 && is_above(j->userns_fd, owner)) {
+			j->outer_userns_fd = j->userns_fd;
+			j->userns_fd = steal_fd(&owner);
+			for (size_t o = 0; o < k; o++)
+				if (paths[o])
+					j->outer_kinds |= 1u << o;
+		} else {
+			/* the container's user namespace is made as a child of the innermost */
+			error_set(err, 0, "owned by a user namespace neither above nor below that of the %s namespace "
+				  "%s: nsrun joins namespaces of one owner, or of two of which one is above the other",
+				  join_kinds[first].oci, paths[first]);
 			goto fail;
 		}
 	}
 	if (first == 3)
 		return 0;
 	at = first;
+	if (j->outer_userns_fd >= 0) {
+		/* rights over the outer one; the inner is below it, where they hold too */
+		if ((rights = rights_over(j->outer_userns_fd, self)) <= 0) {
+			error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) "
+				  "needs", (unsigned)geteuid());
+			goto fail;
+		}
+		j->outer_is_ours = same_ns(j->outer_userns_fd, self);
+	}
 	/* the container's user namespace is then a child of the owner's, whose ids
 	 * the config's host ids are not */
 	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings) {
@@ -313,8 +359,8 @@ int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsr
 	return 0;
 }
 
-/* The container init of the OCI container under root_fd whose monitor is pid,
- * or 0 when pid is none of theirs. */
+/* The payload (or, not started yet, the init) of the OCI container under
+ * root_fd whose monitor is pid, or 0 when pid is none of theirs. */
 static pid_t init_of_monitor(int root_fd, pid_t pid)
 {
 	_cleanup_close_ int scan = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
@@ -337,8 +383,11 @@ static pid_t init_of_monitor(int root_fd, pid_t pid)
 		if (dir_fd < 0 || state_read(dir_fd, &st) < 0 || st.pid != pid)
 			continue;
 		exec_target_init(&t);
+		/* the payload's, where there is one (a started container): the same
+		 * network, ipc and uts namespaces, and, unlike the init, dumpable, so
+		 * its /proc/PID/ns is open to the caller (proc(5), ptrace access mode) */
 		if (exec_target_find(&t, dir_fd, pid, &ignored) == 0)
-			init = t.init;
+			init = t.payload > 0 ? t.payload : t.init;
 		exec_target_close(&t);
 	}
 	closedir(d);
@@ -432,6 +481,19 @@ static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_er
 	return write_identity_map(n, "gid_map", err) < 0 ? -1 : write_identity_map(n, "uid_map", err);
 }
 
+/* setns(2) into the namespaces of j whose kind (1 << 0 network, 1 << 1 ipc,
+ * 1 << 2 uts) is in kinds.  Returns 0 or -1 with err. */
+static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_error *err)
+{
+	if ((kinds & 1u) && j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0)
+		return error_set(err, errno, "join the network namespace");
+	if ((kinds & 2u) && j->ns_fd[NSRUN_JOIN_IPC] >= 0 && setns(j->ns_fd[NSRUN_JOIN_IPC], CLONE_NEWIPC) < 0)
+		return error_set(err, errno, "join the ipc namespace");
+	if ((kinds & 4u) && j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0)
+		return error_set(err, errno, "join the uts namespace");
+	return 0;
+}
+
 /* The helper (a child of nsrun): into the owner's user namespace as its root,
  * into the network namespace, then the container with CLONE_PARENT.  Returns 0
  * in the container; never returns in the helper. */
@@ -449,7 +511,18 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 	if (read(go_fd, &c, 1) != 1)
 		_exit(125);
 	close(go_fd);
-	/* the owner first: joining it gives every capability in it (user_namespaces(7));
+	/* an outer owner first (root's CNI network, below it a pause container's
+	 * ipc and uts): its namespaces joined while we are there */
+	if (j->outer_userns_fd >= 0) {
+		if (!j->outer_is_ours && (setns(j->outer_userns_fd, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 ||
+					  setresuid(0, 0, 0) < 0)) {
+			error_set(&m.err, errno, "join (as its root) the outer user namespace that owns joined namespaces");
+			goto fail;
+		}
+		if (join_kinds_of(j, j->outer_kinds, &m.err) < 0)
+			goto fail;
+	}
+	/* the owner: joining it gives every capability in it (user_namespaces(7));
 	 * one that is ours already (root's ip netns add) is not joined again */
 	if (!j->owner_is_ours && setns(j->userns_fd, CLONE_NEWUSER) < 0) {
 		error_set(&m.err, errno, "join the user namespace that owns the network namespace");
@@ -461,19 +534,9 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
-	if (j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0) {
-		error_set(&m.err, errno, "join the network namespace");
+	/* the network, an OCI pod's ipc and uts of this owner: the container inherits them */
+	if (join_kinds_of(j, ~j->outer_kinds, &m.err) < 0)
 		goto fail;
-	}
-	/* an OCI pod's ipc and uts, of the same owner: the container inherits them */
-	if (j->ns_fd[NSRUN_JOIN_IPC] >= 0 && setns(j->ns_fd[NSRUN_JOIN_IPC], CLONE_NEWIPC) < 0) {
-		error_set(&m.err, errno, "join the ipc namespace");
-		goto fail;
-	}
-	if (j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0) {
-		error_set(&m.err, errno, "join the uts namespace");
-		goto fail;
-	}
 	/* a credential change made us non-dumpable, which would give the container's
 	 * /proc files to host root, whose id is not mapped here: the maps below could
 	 * not be written (proc(5), /proc/PID ownership).  Dumpable only across the

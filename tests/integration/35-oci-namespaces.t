@@ -230,6 +230,28 @@ check "  ... delete leaves nothing under --root" test ! -e "$ROOT/i6"
 bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "" "$(joins "$PODIPC" "")"
 oci run --bundle "$T/bundle" i7
 assert_eq "  ... an ipc path without a network path: joined" "sysv-shm: ok 0x4e535255" "$OUT"
+# a pod whose infra container is nsrun's (podman's and Kubernetes' pause), on the
+# pod's network: its pid file names its namespaces (the monitor's pid: taken as
+# its init's), of its own user namespace, a child of the network's owner (two
+# owners, the outer joined first)
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD" "c['hostname'] = 'nsrun-infra'"
+oci create --bundle "$T/bundle" --pid-file "$T/infra.pid" infra </dev/null
+oci start infra
+oci exec infra /nsrun-probe sysv-shm make 0x4e535257
+[ "$OUT" = "sysv-shm: ok 0x4e535257" ] || setup_failed "the infra container's segment: $OUT $ERR"
+IPID=$(cat "$T/infra.pid")
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD" "$(joins "/proc/$IPID/ns/ipc" "/proc/$IPID/ns/uts")"
+oci create --bundle "$T/bundle" i8 </dev/null
+assert_eq "ipc and uts of an nsrun infra container, by its pid file: create" 0 "$RC"
+oci start i8
+oci exec i8 /nsrun-probe sysv-shm find 0x4e535257
+assert_eq "  ... its segment" "sysv-shm: ok 0x4e535257" "$OUT"
+oci exec i8 /nsrun-probe hostname
+assert_eq "  ... its hostname" "hostname: ok nsrun-infra" "$OUT"
+oci exec i8 /nsrun-probe loopback "$ADDR"
+assert_eq "  ... and the pod's network, of another (outer) owner" "loopback: ok $ADDR" "$OUT"
+oci delete --force i8
+oci delete --force infra
 # refused by name, before anything is made
 bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" "$(joins "$PODUTS" "")"
 oci run --bundle "$T/bundle" r1
