@@ -262,9 +262,8 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 					j->outer_kinds |= 1u << o;
 		} else {
 			/* the container's user namespace is made as a child of the innermost */
-			error_set(err, 0, "owned by a user namespace neither above nor below that of the %s namespace "
-				  "%s: nsrun joins namespaces of one owner, or of two of which one is above the other",
-				  join_kinds[first].oci, paths[first]);
+			error_set(err, 0, "owned by a user namespace neither above nor below the %s path's: nsrun "
+				  "joins namespaces of at most two owners, one above the other", join_kinds[first].oci);
 			goto fail;
 		}
 	}

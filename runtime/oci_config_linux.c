@@ -19,15 +19,13 @@ static const char *const own_namespaces[] = { "pid", "network", "ipc", "uts", "m
 static const char *join_refused_why(const char *type)
 {
 	if (strcmp(type, "pid") == 0)
-		return "the container's init would not be pid 1 and could not mount its /proc, whose pid namespace "
-		       "the pod's user namespace owns; nsrun makes a pid namespace of its own";
+		return "nsrun's init is pid 1 of its own, and could not mount the pod's /proc";
 	if (strcmp(type, "user") == 0)
-		return "nsrun makes the container's user namespace itself, a child of the one that owns the joined "
-		       "namespaces, so that its ids and capabilities are its own";
+		return "nsrun makes it, a child of the joined ones' owner";
 	if (strcmp(type, "mount") == 0)
-		return "nsrun builds the container's root in a mount namespace of its own";
+		return "nsrun builds the container's root in its own";
 	if (strcmp(type, "cgroup") == 0)
-		return "nsrun roots the container's cgroup namespace at the cgroup it makes for it";
+		return "nsrun roots its own at the container's cgroup";
 	return "nsrun makes a new one";
 }
 
@@ -63,7 +61,7 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 		} else if (nonempty(path)) {
 			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
-				   "(nsrun joins network, ipc and uts namespaces only: %s)", i, type, join_refused_why(type));
+				   "(nsrun joins network, ipc and uts only: %s)", i, type, join_refused_why(type));
 		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;

@@ -279,7 +279,7 @@ bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" \
 	"c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$HOLDER/ns/pid'}]"
 oci run --bundle "$T/bundle" r3
 assert_match "a pid path: refused by name, with the reason" \
-	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts namespaces only: the container's init would not be pid 1" "$ERR"
+	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc\)" "$ERR"
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 
 # ---- podman pods: `podman pod create` (its infra container nsrun's too) and two

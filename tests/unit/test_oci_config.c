@@ -103,8 +103,7 @@ int main(void)
 	refused(&t, "a pid namespace path: refused, with why", "",
 		", \"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}]}",
 		"config.json: linux.namespaces[0].path: joining an existing pid namespace is not supported (nsrun joins "
-		"network, ipc and uts namespaces only: the container's init would not be pid 1 and could not mount its "
-		"/proc, whose pid namespace the pod's user namespace owns; nsrun makes a pid namespace of its own)");
+		"network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc)");
 	refused(&t, "a uts namespace path that is not absolute: refused", "",
 		", \"linux\": {\"namespaces\": [{\"type\": \"uts\", \"path\": \"ns/uts\"}]}",
 		"config.json: linux.namespaces[0].path: expected an absolute path");
