@@ -323,6 +323,9 @@ pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm make 0x4e535256
 assert_eq "podman ($who) run --pod: the first container makes a System V segment" "sysv-shm: ok 0x4e535256" "$OUT"
 pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm find 0x4e535256
 assert_eq "  ... the second container of the pod sees it" "sysv-shm: ok 0x4e535256" "$OUT"
+run_cmd ipcs -m
+assert_eq "  ... in the pod's ipc namespace, not the host's (ipcs -m here: no such key)" "0 " \
+	"$RC $(grep -i 0x4e535256 <<<"$OUT")"
 pod run --rm --pod nsrun-pod localhost/nsrun-probe hostname
 assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
 # (the control, a container of an ipc namespace of its own, is i4's above)
