@@ -203,9 +203,6 @@ assert_match "  ... the config's hostname with a joined uts: a warning, not set"
 bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "$POD" "$(joins "$PODIPC" "$PODUTS")"
 oci run --bundle "$T/bundle" i2
 assert_eq "  ... the second container of the pod sees it" "sysv-shm: ok 0x4e535255" "$OUT"
-bundle_with '["/nsrun-probe", "hostname"]' "$POD" "$(joins "$PODIPC" "$PODUTS")"
-oci run --bundle "$T/bundle" i3
-assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
 bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "$POD" "$(joins "" "")"
 oci run --bundle "$T/bundle" i4
 assert_match "control: without the paths, an ipc namespace of its own: no such segment" \
@@ -223,7 +220,7 @@ check "  ... nsrun's own state records them" grep -q '"joined": *"ipc,uts"' "$RO
 oci exec i6 /nsrun-probe sysv-shm find 0x4e535255
 assert_eq "  ... exec in it: the pod's segment" "sysv-shm: ok 0x4e535255" "$OUT"
 oci exec i6 /nsrun-probe hostname
-assert_eq "  ... and the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
+assert_eq "  ... and the pod's hostname (the container's uts namespace, exec joins it)" "hostname: ok nsrun-pod" "$OUT"
 oci delete --force i6
 check "  ... delete leaves nothing under --root" test ! -e "$ROOT/i6"
 # an ipc path alone (no network path): joined all the same
