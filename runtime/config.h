@@ -51,6 +51,14 @@ enum nsrun_network {
 	                                 * (network_name: the path), a pod's (netjoin.h) */
 };
 
+/* The namespaces other than the network's that an OCI config may join by path
+ * (linux.namespaces[].path, netjoin.h): the container has these of the pod's. */
+enum nsrun_join_ns {
+	NSRUN_JOIN_IPC = 0,             /* SysV IPC and POSIX message queues (ipc_namespaces(7)) */
+	NSRUN_JOIN_UTS,                 /* hostname and domain name (uts_namespaces(7)) */
+	NSRUN_JOIN__COUNT,
+};
+
 /* The isolation tier of a run (--isolation; tier.h says what each one holds). */
 enum nsrun_isolation {
 	NSRUN_ISOLATION_AUTO = 0,       /* no --isolation: the highest tier that works here (tier_choose) */
@@ -221,6 +229,8 @@ struct nsrun_config {
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	char *network_name;             /* container: the service's name; named: the network's; else NULL */
+	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc and uts: joined
+						 * as the network's path is (netjoin.h); NULL: a new one */
 	enum nsrun_isolation isolation;
 	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did
 					 * not work; NULL when --isolation named the tier */

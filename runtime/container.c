@@ -100,7 +100,8 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	 * host uid 65534 (as root) while we hold the supervisor's fds; the maps are
 	 * written now, so nothing needs it any more */
 	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED ||
-	     a->cfg->network == NSRUN_NETWORK_PATH) &&
+	     a->cfg->network == NSRUN_NETWORK_PATH || a->cfg->ns_path[NSRUN_JOIN_IPC] ||
+	     a->cfg->ns_path[NSRUN_JOIN_UTS]) &&
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set init non-dumpable");
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
@@ -138,7 +139,9 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 			return -1;
 	}
 	err->stage = STAGE_CONTAINER;
-	if (sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
+	/* a joined uts namespace (an OCI pod's) keeps its maker's hostname: our root
+	 * has no capability over it (oci_config_linux.c says so of a hostname) */
+	if (!a->cfg->ns_path[NSRUN_JOIN_UTS] && sethostname(a->cfg->hostname, strlen(a->cfg->hostname)) < 0)
 		return error_set(err, errno, "set the hostname \"%s\"", a->cfg->hostname);
 	/* a namespace joined by path (OCI) is its maker's: runc leaves it as it is,
 	 * and our root has no capability over it to change it */

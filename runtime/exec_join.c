@@ -160,18 +160,29 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 			report(a->report_fd, &err, 125);
 		}
 	}
-	/* a service on a joined network (netjoin.h): its net namespace's owner is the
-	 * parent of the container's user namespace, so the net namespace is joined
-	 * from there first; our capabilities there cover its child, joined next */
-	if (t->userns_net >= 0 && (setns(t->userns_net, CLONE_NEWUSER) < 0 || setns(t->ns[NS_NET], CLONE_NEWNET) < 0)) {
-		error_set(&err, errno, "join the network namespace the service joined");
-		report(a->report_fd, &err, 125);
-	}
-	/* an OCI container's network namespace of our own user namespace (root):
-	 * joined while we have our capabilities over it */
-	if (t->net_ours && setns(t->ns[NS_NET], CLONE_NEWNET) < 0) {
-		error_set(&err, errno, "join the network namespace the container joined");
-		report(a->report_fd, &err, 125);
+	/* a service on a joined network (netjoin.h), an OCI container of joined
+	 * paths: their owner is the parent of the container's user namespace, so
+	 * they are joined from there first; our capabilities there cover its child,
+	 * joined next.  Of our own user namespace (root's ip netns add, the host's
+	 * ipc): joined while we have our capabilities over them */
+	{
+		/* ours (no user namespace to join), the outer owner's, the owner's */
+		const int users[3] = { -1, t->userns_join_outer, t->userns_net };
+		const unsigned kinds[3] = { t->join_ours, t->join_outer, t->join_first };
+		for (int l = 0; l < 3; l++) {
+			if (users[l] >= 0 && setns(users[l], CLONE_NEWUSER) < 0) {
+				error_set(&err, errno, "join the user namespace that owns the namespaces the service "
+					  "joined");
+				report(a->report_fd, &err, 125);
+			}
+			for (int k = 0; k < NS__COUNT; k++) {
+				if ((kinds[l] & (1u << k)) && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
+					error_set(&err, errno, "join the %s namespace the service joined",
+						  exec_target_ns_name((enum ns_kind)k));
+					report(a->report_fd, &err, 125);
+				}
+			}
+		}
 	}
 	/* the container's user namespace first: it owns the others, and joining it
 	 * gives us every capability in it (user_namespaces(7)) */
@@ -180,7 +191,7 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 		report(a->report_fd, &err, 125);
 	}
 	for (int k = 0; k < NS__COUNT; k++) {
-		if (k == NS_NET && (t->userns_net >= 0 || t->net_ours))
+		if ((t->join_ours | t->join_outer | t->join_first) & (1u << k))
 			continue; /* joined above */
 		if (t->ns[k] >= 0 && setns(t->ns[k], exec_target_ns_flag((enum ns_kind)k)) < 0) {
 			error_set(&err, errno, "join the container's %s namespace", exec_target_ns_name((enum ns_kind)k));

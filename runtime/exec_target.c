@@ -32,7 +32,7 @@ void exec_target_init(struct exec_target *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->pidfd[0] = t->pidfd[1] = t->pidfd[2] = t->proc_fd = t->userns_outer = t->userns_payload = t->root_fd = -1;
-	t->userns_net = -1;
+	t->userns_net = t->userns_join_outer = -1;
 	for (int i = 0; i < NS__COUNT; i++)
 		t->ns[i] = -1;
 }
@@ -40,7 +40,7 @@ void exec_target_init(struct exec_target *t)
 void exec_target_close(struct exec_target *t)
 {
 	int *fds[] = { &t->pidfd[0], &t->pidfd[1], &t->pidfd[2], &t->proc_fd, &t->userns_outer, &t->userns_payload,
-		       &t->root_fd, &t->userns_net };
+		       &t->root_fd, &t->userns_net, &t->userns_join_outer };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		cleanup_closep(fds[i]);
@@ -227,12 +227,19 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 				 "exec joins only a service of isolation full");
 	} else {
 		above = ioctl(t->userns_outer, NS_GET_PARENT);
-		if (above >= 0 && !same_file(above, self) && t->joined_net) {
+		if (above >= 0 && !same_file(above, self) && (t->joined_net || t->joined_paths)) {
 			/* joined another's network: the container's user namespace is a child of
-			 * the one that owns the net namespace (netjoin.h), a child of ours */
+			 * the one that owns the net namespace (netjoin.h), a child of ours; or
+			 * (OCI paths of two owners) of the inner owner, whose parent the outer
+			 * is, a child of ours */
 			_cleanup_close_ int top = ioctl(above, NS_GET_PARENT);
+			_cleanup_close_ int top2 = top >= 0 && !same_file(top, self) ? ioctl(top, NS_GET_PARENT) : -1;
 			if (top >= 0 && same_file(top, self))
 				t->userns_net = steal_fd(&above);
+			else if (t->joined_paths && top2 >= 0 && same_file(top2, self)) {
+				t->userns_net = steal_fd(&above);
+				t->userns_join_outer = steal_fd(&top);
+			}
 		}
 		if (t->userns_net < 0 && (above < 0 || !same_file(above, self)))
 			return error_set(err, above < 0 ? errno : 0, "its payload is not in the user namespace nsrun made "
@@ -248,18 +255,24 @@ static int open_namespaces(struct exec_target *t, struct nsrun_error *err)
 			return error_set(err, errno, "open its payload's %s namespace", ns_kinds[k].name);
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_kinds[k].name);
 		ours = open(path, O_RDONLY | O_CLOEXEC);
-		if (ours >= 0 && same_file(fd, ours) && !(k == NS_NET && t->joined_net)) {
+		bool joined = (k == NS_NET && t->joined_net) || (t->joined_paths & (1u << k));
+		if (ours >= 0 && same_file(fd, ours) && !joined) {
 			if (k == NS_CGROUP)
 				continue; /* none was made: there is none to join */
 			return error_set(err, 0, "its payload shares our %s namespace: not a container of isolation full",
 					 ns_kinds[k].name);
 		}
 		owner = ioctl(fd, NS_GET_USERNS);
-		if (owner >= 0 && k == NS_NET && t->userns_net >= 0) {
-			if (!same_file(owner, t->userns_net))
-				return error_set(err, 0, "its payload's net namespace is not the one it joined");
-		} else if (owner >= 0 && k == NS_NET && t->joined_net && same_file(owner, self)) {
-			t->net_ours = true; /* netjoin.c's owner_is_ours */
+		if (owner >= 0 && joined && t->userns_net >= 0 && same_file(owner, t->userns_net)) {
+			t->join_first |= 1u << k;
+		} else if (owner >= 0 && joined && t->userns_join_outer >= 0 && same_file(owner, t->userns_join_outer)) {
+			t->join_outer |= 1u << k;
+		} else if (owner >= 0 && joined && t->userns_net >= 0 && !same_file(owner, self)) {
+			return error_set(err, 0, "its payload's %s namespace is not the one it joined", ns_kinds[k].name);
+		} else if (owner >= 0 && joined && same_file(owner, self)) {
+			/* netjoin.c's owner_is_ours */
+			t->net_ours = t->net_ours || k == NS_NET;
+			t->join_ours |= 1u << k;
 		} else if (owner < 0 || !same_file(owner, t->userns_outer))
 			return error_set(err, owner < 0 ? errno : 0, "its payload's %s namespace is not the container's",
 					 ns_kinds[k].name);
@@ -414,10 +427,16 @@ int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 	exec_target_close(t);
 	t->monitor = monitor;
 	t->net_ours = false;
+	t->join_first = t->join_outer = t->join_ours = 0;
 	/* a service that joined a network (netjoin.h), as its state records it */
 	t->joined_net = state_read(dir_fd, &st) == 0 &&
 			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0 ||
 			 strcmp(st.network, "path") == 0);
+	t->joined_paths = 0;
+	if (strstr(st.joined, "ipc"))
+		t->joined_paths |= 1u << NS_IPC;
+	if (strstr(st.joined, "uts"))
+		t->joined_paths |= 1u << NS_UTS;
 	if (find_payload(t, dir_fd, true, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)
 		return -1;

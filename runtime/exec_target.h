@@ -31,6 +31,15 @@ struct exec_target {
 					 * when the service joined another's network (netjoin.h); else -1 */
 	bool net_ours;                  /* an OCI container joined (by path) a net namespace of our own
 					 * user namespace (root's ip netns add): joined first, as we are */
+	unsigned joined_paths;          /* an OCI container's ipc and uts joined by path (1 << NS_IPC,
+					 * 1 << NS_UTS; its state.json's "joined"): of the same owner as
+					 * a joined network, userns_net, or of ours */
+	int userns_join_outer;          /* OCI paths of two owners (netjoin.h): the outer, the parent
+					 * of userns_net, a child of ours; else -1 */
+	unsigned join_ours;             /* the kinds joined first, of our own user namespace (net_ours's) */
+	unsigned join_outer;            /* then those of userns_join_outer, from there */
+	unsigned join_first;            /* then those of userns_net, from there; then the
+					 * container's user namespace and the rest */
 	int root_fd;                    /* the payload's root directory (O_PATH), /proc/PAYLOAD/root */
 	int ns[NS__COUNT];              /* the container's, in the order to join them; -1: ours */
 	char *cgroup_procs[EXEC_MAX_CGROUPS];   /* cgroup.procs of the cgroups the run made */
@@ -51,7 +60,8 @@ const char *exec_target_ns_name(enum ns_kind k);
  * container's, a child of ours (the full tier), and its mount, pid, net, ipc,
  * uts and cgroup namespaces owned by the container's (ioctl_ns(2)); or, for a
  * service that joined another's network (netjoin.h), the container's a child of
- * the user namespace that owns its net namespace, itself a child of ours.  The
+ * the user namespace that owns its net namespace, itself a child of ours (an
+ * OCI container's ipc and uts joined by path likewise: of that owner, or of ours).  The
  * service's state.json (state.h) says whether it joined a network.  The
  * cgroups are those where the payload's differs from its monitor's
  * (/proc/PID/cgroup), their cgroup.procs found through our mountinfo.  The

@@ -1,10 +1,12 @@
 /* netjoin.c - see netjoin.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
@@ -25,7 +27,11 @@
 
 void net_join_init(struct net_join *j)
 {
-	j->userns_fd = j->netns_fd = j->lock_fd = -1;
+	j->userns_fd = j->netns_fd = j->lock_fd = j->outer_userns_fd = -1;
+	j->outer_is_ours = false;
+	j->outer_kinds = 0;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		j->ns_fd[i] = -1;
 	j->all_ids = false;
 	j->owner_is_ours = false;
 	j->map_uid = 0;
@@ -37,6 +43,20 @@ void net_join_close(struct net_join *j)
 	cleanup_closep(&j->userns_fd);
 	cleanup_closep(&j->netns_fd);
 	cleanup_closep(&j->lock_fd);
+	cleanup_closep(&j->outer_userns_fd);
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		cleanup_closep(&j->ns_fd[i]);
+}
+
+bool net_join_active(const struct net_join *j)
+{
+	return j->netns_fd >= 0 || j->ns_fd[NSRUN_JOIN_IPC] >= 0 || j->ns_fd[NSRUN_JOIN_UTS] >= 0;
+}
+
+int net_join_clone_flags(const struct net_join *j)
+{
+	return (j->netns_fd >= 0 ? CLONE_NEWNET : 0) | (j->ns_fd[NSRUN_JOIN_IPC] >= 0 ? CLONE_NEWIPC : 0) |
+	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0);
 }
 
 /* True if the service in dir_fd was started with --userns subids, as its
@@ -146,67 +166,177 @@ static int rights_over(int fd, int self)
 	return -1;
 }
 
-/* An OCI path: the network namespace the file path names, and its owner.
- * Returns 0 or -1 with err. */
-static int open_path(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+/* The kinds of namespace an OCI config joins by path: setns(2)'s nstype, its
+ * name in config.json and /proc/PID/ns, what an error calls it. */
+static const struct {
+	int type;
+	const char *oci, *proc, *what, *shares;
+} join_kinds[] = {
+	{ CLONE_NEWNET, "network", "net", "a network namespace", "network" },
+	{ CLONE_NEWIPC, "ipc", "ipc", "an ipc namespace", "System V IPC and POSIX message queues" },
+	{ CLONE_NEWUTS, "uts", "uts", "a uts namespace", "hostname" },
+};
+
+/* True if user namespace a is a strict ancestor of b (ioctl_ns(2) NS_GET_PARENT
+ * up from b, as far as we may see). */
+static bool is_above(int a, int b)
 {
-	const char *path = cfg->network_name;
+	_cleanup_close_ int n = fcntl(b, F_DUPFD_CLOEXEC, 3);
+
+	while (n >= 0) {
+		_cleanup_close_ int p = ioctl(n, NS_GET_PARENT);
+		if (p < 0)
+			return false;
+		if (same_ns(p, a))
+			return true;
+		cleanup_closep(&n);
+		n = steal_fd(&p);
+	}
+	return false;
+}
+
+/* One OCI path: opens it into *fd, checks it names a namespace of kind k
+ * (ioctl_ns(2) NS_GET_NSTYPE) and opens its owning user namespace into *owner.
+ * Returns 0 or -1 with err. */
+static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsrun_error *err)
+{
+	int type;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return error_set(err, errno, "open");
+	type = ioctl(*fd, NS_GET_NSTYPE);
+	if (type < 0 && (errno == ENOTTY || errno == EINVAL))
+		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/%s%s)", join_kinds[k].proc,
+				 k == 0 ? " or /run/netns/NAME" : "");
+	if (type < 0)
+		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
+	if (type != join_kinds[k].type)
+		return error_set(err, 0, "not %s (a namespace of another type)", join_kinds[k].what);
+	*owner = ioctl(*fd, NS_GET_USERNS);
+	if (*owner < 0 && errno == EPERM)
+		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
+	if (*owner < 0)
+		return error_set(err, errno, "its owning user namespace (NS_GET_USERNS)");
+	return 0;
+}
+
+/* The OCI paths of cfg (network, ipc, uts): each the namespace of its type, all
+ * of one owner, over which we have the rights setns(2) needs.  Returns 0 or -1
+ * with err, prefixed with the entry at fault. */
+static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
+{
+	const char *paths[] = { cfg->network == NSRUN_NETWORK_PATH ? cfg->network_name : NULL,
+				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS] };
+	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS] };
 	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	_cleanup_close_ int own_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int type, rights;
+	size_t first = 3, at = 3; /* the first path given; the one at fault */
+	int rights;
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
+	for (size_t k = 0; k < 3; k++) {
+		_cleanup_close_ int owner = -1;
+		if (!paths[k])
+			continue;
+		at = k;
+		if (open_one(paths[k], k, fds[k], &owner, err) < 0)
+			goto fail;
+		if (first == 3) {
+			first = k;
+			j->userns_fd = steal_fd(&owner);
+		} else if (same_ns(owner, j->userns_fd)) {
+			continue;
+		} else if (j->outer_userns_fd >= 0 && same_ns(owner, j->outer_userns_fd)) {
+			j->outer_kinds |= 1u << k;
+		} else if (j->outer_userns_fd < 0 && is_above(owner, j->userns_fd)) {
+			/* a Kubernetes pod as root: the network namespace the CNI made (the
+			 * host's user namespace), ipc and uts of a pause container nsrun made */
+			j->outer_userns_fd = steal_fd(&owner);
+			j->outer_kinds = 1u << k;
+		} else if (j->outer_userns_fd < 0 && is_above(j->userns_fd, owner)) {
+			j->outer_userns_fd = j->userns_fd;
+			j->userns_fd = steal_fd(&owner);
+			for (size_t o = 0; o < k; o++)
+				if (paths[o])
+					j->outer_kinds |= 1u << o;
+		} else {
+			/* the container's user namespace is made as a child of the innermost */
+			error_set(err, 0, "owned by a user namespace neither above nor below the %s path's: nsrun "
+				  "joins namespaces of at most two owners, one above the other", join_kinds[first].oci);
+			goto fail;
+		}
+	}
+	if (first == 3)
+		return 0;
+	at = first;
+	if (j->outer_userns_fd >= 0) {
+		/* rights over the outer one; the inner is below it, where they hold too */
+		if ((rights = rights_over(j->outer_userns_fd, self)) <= 0) {
+			error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) "
+				  "needs", (unsigned)geteuid());
+			goto fail;
+		}
+		j->outer_is_ours = same_ns(j->outer_userns_fd, self);
+	}
 	/* the container's user namespace is then a child of the owner's, whose ids
 	 * the config's host ids are not */
-	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings)
-		return error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
-				 "those of the namespace's owner)");
-	j->netns_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (j->netns_fd < 0)
-		return error_set(err, errno, "open");
-	type = ioctl(j->netns_fd, NS_GET_NSTYPE);
-	if (type < 0 && (errno == ENOTTY || errno == EINVAL))
-		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/net or /run/netns/NAME)");
-	if (type < 0)
-		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
-	if (type != CLONE_NEWNET)
-		return error_set(err, 0, "not a network namespace (a namespace of another type)");
-	j->userns_fd = ioctl(j->netns_fd, NS_GET_USERNS);
-	if (j->userns_fd < 0 && errno == EPERM)
-		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
-	if (j->userns_fd < 0)
-		return error_set(err, errno, "its owning user namespace (NS_GET_USERNS)");
+	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings) {
+		error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
+			  "those of the namespace's owner)");
+		goto fail;
+	}
 	if ((rights = rights_over(j->userns_fd, self)) <= 0) {
 		error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) needs",
 			  (unsigned)geteuid());
-		err->hint = "pass a network namespace of a user namespace you made (unshare -Urn ... /proc/PID/ns/net), "
+		err->hint = "pass namespaces of a user namespace you made (unshare -Urn ... /proc/PID/ns/net), "
 			    "or run as root";
-		return -1;
+		goto fail;
 	}
 	j->owner_is_ours = same_ns(j->userns_fd, self);
 	if (j->owner_is_ours && ns_host_ids(&j->map_uid, &j->map_gid, err) < 0)
 		return -1;
-	if (j->owner_is_ours && j->all_ids)
-		return error_set(err, 0, "a range of ids maps into a namespace of nsrun's own user namespace only "
-				 "through --userns subids' ranges: not supported with a joined path");
-	if (own_net >= 0 && same_ns(own_net, j->netns_fd)) {
-		if (cfg->security.strict)
-			return error_set(err, 0, "nsrun's own network namespace: the container would share the host's "
-					 "network (--strict refuses it)");
-		fprintf(stderr, "nsrun: warning: network namespace %s is nsrun's own: the container shares the "
-			"host's network (--strict refuses it)\n", path);
+	if (j->owner_is_ours && j->all_ids) {
+		error_set(err, 0, "a range of ids maps into a namespace of nsrun's own user namespace only "
+			  "through --userns subids' ranges: not supported with a joined path");
+		goto fail;
+	}
+	for (size_t k = 0; k < 3; k++) {
+		char own_path[32];
+		_cleanup_close_ int own = -1;
+		if (!paths[k])
+			continue;
+		snprintf(own_path, sizeof(own_path), "/proc/self/ns/%s", join_kinds[k].proc);
+		own = open(own_path, O_RDONLY | O_CLOEXEC);
+		if (own < 0 || !same_ns(own, *fds[k]))
+			continue;
+		if (cfg->security.strict) {
+			error_set(err, 0, "nsrun's own %s namespace: the container would share the host's %s "
+				  "(--strict refuses it)", join_kinds[k].oci, join_kinds[k].shares);
+			at = k;
+			goto fail;
+		}
+		fprintf(stderr, "nsrun: warning: %s namespace %s is nsrun's own: the container shares the host's %s "
+			"(--strict refuses it)\n", join_kinds[k].oci, paths[k], join_kinds[k].shares);
 	}
 	return 0;
+fail:
+	error_prefix(err, "linux.namespaces: %s path %s", join_kinds[at].oci, paths[at]);
+	return -1;
 }
 
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
-	if (cfg->network == NSRUN_NETWORK_PATH) {
-		if (open_path(cfg, j, err) < 0) {
+	if (cfg->network == NSRUN_NETWORK_PATH || cfg->ns_path[NSRUN_JOIN_IPC] || cfg->ns_path[NSRUN_JOIN_UTS]) {
+		if ((cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)) {
+			error_set(err, 0, "an ipc or uts path with --network %s%s: not supported (the container's "
+				  "user namespace is a child of one owner)", cfg->network == NSRUN_NETWORK_CONTAINER ?
+				  "container:" : "", cfg->network_name);
+			return -1;
+		}
+		if (open_paths(cfg, j, err) < 0) {
 			net_join_close(j);
-			error_prefix(err, "linux.namespaces: network path %s", cfg->network_name);
 			return -1;
 		}
 		return 0;
@@ -225,6 +355,70 @@ int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsr
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* The payload (or, not started yet, the init) of the OCI container under
+ * root_fd whose monitor is pid, or 0 when pid is none of theirs. */
+static pid_t init_of_monitor(int root_fd, pid_t pid)
+{
+	_cleanup_close_ int scan = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = scan >= 0 ? fdopendir(scan) : NULL;
+	struct dirent *e;
+	pid_t init = 0;
+
+	if (!d)
+		return 0;
+	scan = -1; /* the DIR has it */
+	rewinddir(d); /* a dup shares root_fd's offset, which a scan before moved */
+	while (!init && (e = readdir(d))) {
+		_cleanup_close_ int dir_fd = -1;
+		struct service_state st;
+		struct exec_target t;
+		struct nsrun_error ignored = { 0 };
+		if (e->d_name[0] == '.')
+			continue;
+		dir_fd = openat(root_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir_fd < 0 || state_read(dir_fd, &st) < 0 || st.pid != pid)
+			continue;
+		exec_target_init(&t);
+		/* the payload's, where there is one (a started container): the same
+		 * network, ipc and uts namespaces, and, unlike the init, dumpable, so
+		 * its /proc/PID/ns is open to the caller (proc(5), ptrace access mode) */
+		if (exec_target_find(&t, dir_fd, pid, &ignored) == 0)
+			init = t.payload > 0 ? t.payload : t.init;
+		exec_target_close(&t);
+	}
+	closedir(d);
+	return init;
+}
+
+/* path, if it is /proc/PID/ns/TYPE of a monitor's PID, made the init's. */
+static int resolve_one(int root_fd, char **path, struct nsrun_error *err)
+{
+	char type[16], rest;
+	int pid;
+	pid_t init;
+
+	if (!*path || sscanf(*path, "/proc/%d/ns/%15[a-z]%c", &pid, type, &rest) != 2 || pid <= 0)
+		return 0;
+	if ((init = init_of_monitor(root_fd, (pid_t)pid)) <= 0)
+		return 0;
+	free(*path);
+	if (asprintf(path, "/proc/%d/ns/%s", (int)init, type) < 0) {
+		*path = NULL;
+		return error_set(err, ENOMEM, "linux.namespaces");
+	}
+	return 0;
+}
+
+int net_join_resolve_monitors(int root_fd, struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	if (cfg->network == NSRUN_NETWORK_PATH && resolve_one(root_fd, &cfg->network_name, err) < 0)
+		return -1;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		if (resolve_one(root_fd, &cfg->ns_path[i], err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -286,6 +480,19 @@ static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_er
 	return write_identity_map(n, "gid_map", err) < 0 ? -1 : write_identity_map(n, "uid_map", err);
 }
 
+/* setns(2) into the namespaces of j whose kind (1 << 0 network, 1 << 1 ipc,
+ * 1 << 2 uts) is in kinds.  Returns 0 or -1 with err. */
+static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_error *err)
+{
+	if ((kinds & 1u) && j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0)
+		return error_set(err, errno, "join the network namespace");
+	if ((kinds & 2u) && j->ns_fd[NSRUN_JOIN_IPC] >= 0 && setns(j->ns_fd[NSRUN_JOIN_IPC], CLONE_NEWIPC) < 0)
+		return error_set(err, errno, "join the ipc namespace");
+	if ((kinds & 4u) && j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0)
+		return error_set(err, errno, "join the uts namespace");
+	return 0;
+}
+
 /* The helper (a child of nsrun): into the owner's user namespace as its root,
  * into the network namespace, then the container with CLONE_PARENT.  Returns 0
  * in the container; never returns in the helper. */
@@ -303,7 +510,18 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 	if (read(go_fd, &c, 1) != 1)
 		_exit(125);
 	close(go_fd);
-	/* the owner first: joining it gives every capability in it (user_namespaces(7));
+	/* an outer owner first (root's CNI network, below it a pause container's
+	 * ipc and uts): its namespaces joined while we are there */
+	if (j->outer_userns_fd >= 0) {
+		if (!j->outer_is_ours && (setns(j->outer_userns_fd, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 ||
+					  setresuid(0, 0, 0) < 0)) {
+			error_set(&m.err, errno, "join (as its root) the outer user namespace that owns joined namespaces");
+			goto fail;
+		}
+		if (join_kinds_of(j, j->outer_kinds, &m.err) < 0)
+			goto fail;
+	}
+	/* the owner: joining it gives every capability in it (user_namespaces(7));
 	 * one that is ours already (root's ip netns add) is not joined again */
 	if (!j->owner_is_ours && setns(j->userns_fd, CLONE_NEWUSER) < 0) {
 		error_set(&m.err, errno, "join the user namespace that owns the network namespace");
@@ -315,10 +533,9 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
-	if (setns(j->netns_fd, CLONE_NEWNET) < 0) {
-		error_set(&m.err, errno, "join the network namespace");
+	/* the network, an OCI pod's ipc and uts of this owner: the container inherits them */
+	if (join_kinds_of(j, ~j->outer_kinds, &m.err) < 0)
 		goto fail;
-	}
 	/* a credential change made us non-dumpable, which would give the container's
 	 * /proc files to host root, whose id is not mapped here: the maps below could
 	 * not be written (proc(5), /proc/PID ownership).  Dumpable only across the
@@ -384,7 +601,7 @@ pid_t net_join_clone(const struct net_join *j, int flags, net_join_enter_fn ente
 	if (helper == 0) {
 		close(pfd[0]);
 		close(gfd[1]);
-		return helper_main(j, flags & ~CLONE_NEWNET, gfd[0], pfd[1]);
+		return helper_main(j, flags & ~net_join_clone_flags(j), gfd[0], pfd[1]);
 	}
 	close(pfd[1]);
 	close(gfd[0]);

@@ -2,8 +2,9 @@
  * (the namespace of the running service NAME, docker's form) and --network NAME
  * (the namespace of nsrun network NAME, network.h).
  *
- * Only the network namespace is shared: the run has its own user, mount, pid,
- * ipc, uts and cgroup namespaces, made as for any run, so it sees nothing of the
+ * Only the network namespace is shared (and, for an OCI config's paths, a
+ * pod's ipc and uts namespaces too, joined by the same helper before it clones):
+ * the run has its own user, mount, pid, ipc, uts and cgroup namespaces, made as for any run, so it sees nothing of the
  * other's files or processes.  setns(2) into a network namespace needs
  * CAP_SYS_ADMIN over the user namespace that owns it and over our own; a run's
  * user namespace is a sibling of the service's, which gives it none.  So the
@@ -33,6 +34,11 @@
 struct net_join {
 	int userns_fd;          /* the user namespace that owns the network namespace */
 	int netns_fd;           /* the network namespace */
+	int ns_fd[NSRUN_JOIN__COUNT];   /* OCI ipc and uts paths, owned by userns_fd too; -1: none */
+	int outer_userns_fd;    /* OCI paths of two owners: the outer, an ancestor of userns_fd,
+				 * joined first (with the kinds it owns), or -1 */
+	bool outer_is_ours;     /* it is nsrun's own user namespace: not joined, as owner_is_ours */
+	unsigned outer_kinds;   /* what it owns: 1 << 0 network, 1 << 1 ipc, 1 << 2 uts */
 	int lock_fd;            /* a named network's lock, held shared while the run lasts, or -1 */
 	bool all_ids;           /* --userns subids: the container maps every id of the owner, as it is */
 	bool owner_is_ours;     /* a path's namespace owned by nsrun's own user namespace (root's
@@ -53,14 +59,38 @@ void net_join_init(struct net_join *j);
  * (user_namespaces(7): ours as root, or one below ours that the caller's uid
  * made); nsrun's own network namespace is a warning on stderr, refused with
  * --strict.  Returns 0, or -1 with err (errnum 0: no such service or network,
- * not running, not nsrun's, not a network namespace, no rights over it). */
+ * not running, not nsrun's, not a network namespace, no rights over it).
+ * The OCI ipc and uts paths (cfg->ns_path) are checked as a network path is;
+ * all of them must have one owning user namespace, or two of which one is an
+ * ancestor of the other (a pod's CNI network namespace, the host's, with the
+ * ipc and uts of a pause container nsrun made): the outer one is joined first,
+ * its namespaces with it, then the inner one, of which the container's user
+ * namespace is made a child.  With --network container: or NAME they are
+ * refused. */
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err);
+
+/* An OCI path /proc/PID/ns/TYPE whose PID is the monitor of a container under
+ * root_fd (the pid file's process: conmon's, which podman names a pod's
+ * namespaces by) is made /proc/N/ns/TYPE of the container's payload (its init
+ * while it is created, not started; found as exec finds them, exec_target_find):
+ * the monitor is in the caller's namespaces, not the container's, and the init
+ * is not dumpable, so a rootless caller could not open its /proc/PID/ns.  Any other path is left as it is; net_join_open checks
+ * what it names.  Returns 0 or -1 with err (ENOMEM). */
+int net_join_resolve_monitors(int root_fd, struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* True if j joins anything (a network, an ipc or a uts namespace): the
+ * container is then cloned by net_join_clone. */
+bool net_join_active(const struct net_join *j);
+
+/* The clone(2) flags of the namespaces j joins (CLONE_NEWNET, CLONE_NEWIPC,
+ * CLONE_NEWUTS): the container makes none of these. */
+int net_join_clone_flags(const struct net_join *j);
 
 /* Moves pid into the run's cgroups; 0 or -1 with err. */
 typedef int (*net_join_enter_fn)(pid_t pid, void *arg, struct nsrun_error *err);
 
-/* Clones the container (clone(2) flags: ns_clone_flags without CLONE_NEWNET)
- * in j's network namespace with its user namespace a child of j's, as above,
+/* Clones the container (clone(2) flags: ns_clone_flags without
+ * net_join_clone_flags) in j's network (ipc, uts) namespace with its user namespace a child of j's, as above,
  * and writes its id maps.  enter (may be NULL) moves the helper into the run's
  * cgroups before it clones, so the container starts there and its cgroup
  * namespace is rooted there (cgroup_namespaces(7)), as CLONE_INTO_CGROUP does

@@ -20,6 +20,7 @@
 
 #include "cleanup.h"
 #include "exec_spec.h"
+#include "netjoin.h"
 #include "oci.h"
 #include "oci_config.h"
 #include "oci_hooks.h"
@@ -403,6 +404,9 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	warn_all(g, &warnings);
 	if ((root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
 		goto out;
+	/* a pod's namespaces named by its infra container's pid file (podman) */
+	if (net_join_resolve_monitors(root_fd, &cfg, err) < 0)
+		goto out;
 	if (!service_name_valid(o->id)) {
 		error_set(err, 0, "container id \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters", o->id,
 			  NAME_MAX_LEN);
@@ -450,6 +454,9 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	snprintf(st.image, sizeof(st.image), "%s", cfg.rootfs);
 	/* a joined network namespace: exec joins it as the container did (exec_target.h) */
 	snprintf(st.network, sizeof(st.network), "%s", cfg.network == NSRUN_NETWORK_PATH ? "path" : "");
+	snprintf(st.joined, sizeof(st.joined), "%s%s%s", cfg.ns_path[NSRUN_JOIN_IPC] ? "ipc" : "",
+		 cfg.ns_path[NSRUN_JOIN_IPC] && cfg.ns_path[NSRUN_JOIN_UTS] ? "," : "",
+		 cfg.ns_path[NSRUN_JOIN_UTS] ? "uts" : "");
 	shell_quote_join((const char *const *)cfg.process.args.v, cfg.process.args.n, st.command, sizeof(st.command));
 	st.created = (long long)time(NULL);
 	fflush(stdout);

@@ -521,6 +521,14 @@ int oci_config_parse(const char *bundle_dir, const char *buf, size_t len, struct
 	cfg->process.uid = 0;
 	cfg->process.gid = 0;
 	rc = parse_top(&w, t);
+	/* a joined uts namespace keeps its maker's name (container.c): runc refuses
+	 * a hostname there, but engines pass the pod's own; said, not set */
+	if (rc == 0 && cfg->ns_path[NSRUN_JOIN_UTS]) {
+		const char *p[] = { "hostname", NULL };
+		if (nonempty(yajl_tree_get(t, p, yajl_t_any)))
+			warn(&w, "hostname: not set: the uts namespace is joined (linux.namespaces' uts path), whose "
+			     "hostname stays its maker's");
+	}
 	yajl_tree_free(t);
 	return rc;
 }

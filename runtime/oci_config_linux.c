@@ -15,6 +15,20 @@
 
 static const char *const own_namespaces[] = { "pid", "network", "ipc", "uts", "mount", "user", "cgroup", NULL };
 
+/* Why a namespace of this type is not joined by path. */
+static const char *join_refused_why(const char *type)
+{
+	if (strcmp(type, "pid") == 0)
+		return "nsrun's init is pid 1 of its own, and could not mount the pod's /proc";
+	if (strcmp(type, "user") == 0)
+		return "nsrun makes it, a child of the joined ones' owner";
+	if (strcmp(type, "mount") == 0)
+		return "nsrun builds the container's root in its own";
+	if (strcmp(type, "cgroup") == 0)
+		return "nsrun roots its own at the container's cgroup";
+	return "nsrun makes a new one";
+}
+
 static int parse_namespaces(struct walk *w, yajl_val v)
 {
 	bool seen[8] = { false };
@@ -31,18 +45,23 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 		if (!type)
 			return bad(w, "linux.namespaces[%zu].type: missing or not a string", i);
 		path = yajl_tree_get(ns, p, yajl_t_any);
+		if (nonempty(path) && (!str(path) || str(path)[0] != '/'))
+			return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
 		if (nonempty(path) && strcmp(type, "network") == 0) {
 			/* a pod's network: joined (netjoin.h), checked before anything is made */
-			if (!str(path) || str(path)[0] != '/')
-				return bad(w, "linux.namespaces[%zu].path: expected an absolute path", i);
 			free(w->cfg->network_name);
 			if (!(w->cfg->network_name = strdup(str(path))))
 				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 			w->cfg->network = NSRUN_NETWORK_PATH;
+		} else if (nonempty(path) && (strcmp(type, "ipc") == 0 || strcmp(type, "uts") == 0)) {
+			/* a pod's ipc and uts: joined with its network, by the same helper */
+			char **to = &w->cfg->ns_path[type[0] == 'i' ? NSRUN_JOIN_IPC : NSRUN_JOIN_UTS];
+			free(*to);
+			if (!(*to = strdup(str(path))))
+				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 		} else if (nonempty(path)) {
 			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
-				   "(nsrun joins a network namespace only; it makes every other namespace of the "
-				   "container)", i, type);
+				   "(nsrun joins network, ipc and uts only: %s)", i, type, join_refused_why(type));
 		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;

@@ -116,7 +116,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		return error_set(err, errno, "become a subreaper");
 	}
 	run->subreaper = cfg->isolation == NSRUN_ISOLATION_MINIMAL;
-	if (run->join.netns_fd >= 0)
+	if (net_join_active(&run->join))
 		/* another's network namespace: a helper clones it there and writes the maps */
 		run->child = net_join_clone(&run->join, ns_clone_flags(), join_enter_cgroups, run, err);
 	else
@@ -171,7 +171,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	if (cfg->userns == NSRUN_USERNS_SUBIDS) {
 		/* the helpers have exited when this returns: the maps are in place; in
 		 * another's network the join helper wrote them (netjoin.h) */
-		if (run->join.netns_fd < 0 && subid_write_maps(run->child, &subids, err) < 0)
+		if (!net_join_active(&run->join) && subid_write_maps(run->child, &subids, err) < 0)
 			return -1;
 		/* root: the image's ids onto the container's, through the tree the
 		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it); an
@@ -179,7 +179,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		if (subids.direct && !subids.n_uid_lines &&
 		    mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
 			return -1;
-	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && run->join.netns_fd < 0 &&
+	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && !net_join_active(&run->join) &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
 		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
 			return -1;
@@ -303,7 +303,8 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
-				 .image_lock_fd = -1, .exec_fifo_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1 },
+				 .image_lock_fd = -1, .exec_fifo_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1,
+												   .ns_fd = { -1, -1 }, .outer_userns_fd = -1 },
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

@@ -126,6 +126,17 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		run->ucounts.settable = false;
 	/* System V segments and queues no process maps: none of --memory's measure */
 	run->ucounts.ipc_bytes = cfg->limits.memory_bytes;
+	/* a joined ipc namespace (an OCI pod's) is its maker's: its limits are not ours
+	 * to write, and our root has no capability over it */
+	if (cfg->ns_path[NSRUN_JOIN_IPC] && run->ucounts.ipc_bytes) {
+		if (cfg->security.strict)
+			return error_set(err, 0, "linux.namespaces: ipc path %s: the memory limit would not bound its "
+					 "System V segments and queues (its maker's limits apply; --strict refuses it)",
+					 cfg->ns_path[NSRUN_JOIN_IPC]);
+		fprintf(stderr, "nsrun: warning: linux.namespaces: ipc path %s: the memory limit does not bound its "
+			"System V segments and queues (its maker's limits apply)\n", cfg->ns_path[NSRUN_JOIN_IPC]);
+		run->ucounts.ipc_bytes = 0;
+	}
 	if (cfg->debug && !run->ucounts.settable)
 		fprintf(stderr, "nsrun: debug: /proc/sys is read-only: no inotify, fanotify or namespace limits "
 			"of the container's own\n");

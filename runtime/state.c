@@ -220,6 +220,8 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir)
 	GEN_STR(g, "open_stdin");
 	yajl_gen_bool(g, st->open_stdin);
 	gen_kv_str(g, "network", st->network);
+	if (st->joined[0])
+		gen_kv_str(g, "joined", st->joined);
 	yajl_gen_map_close(g);
 }
 
@@ -296,6 +298,7 @@ int state_read(int dir_fd, struct service_state *st)
 	copy_str(root, "command", st->command, sizeof(st->command));
 	copy_str(root, "bundle", st->bundle, sizeof(st->bundle));
 	copy_str(root, "network", st->network, sizeof(st->network));
+	copy_str(root, "joined", st->joined, sizeof(st->joined));
 	st->pid = get_int(root, "pid");
 	st->exit_code = get_int(root, "exit_code");
 	st->created = get_int(root, "created");

@@ -48,6 +48,9 @@ struct service_state {
 	bool open_stdin;                /* -d -i: clients attach to its stdin (service_stdin.h) */
 	char network[16];               /* its --network mode: "none", "pasta", "container" or
 					 * "named" ("" if not recorded: an older nsrun's) */
+	char joined[16];                /* an OCI container's namespaces joined by path besides the
+					 * network's: "", "ipc", "uts" or "ipc,uts" (exec joins them
+					 * as it did, exec_target.h) */
 };
 
 /* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */

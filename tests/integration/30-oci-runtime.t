@@ -388,10 +388,10 @@ assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
 assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
 nsrun: hint: ' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
-bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "ipc"] + [{"type": "ipc", "path": "/proc/1/ns/ipc"}]'
+bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "pid"] + [{"type": "pid", "path": "/proc/1/ns/pid"}]'
 oci create --bundle "$T/bundle" bad2
-assert_match "joining an ipc namespace by path: refused, naming the entry (network: 35-oci-namespaces.t)" \
-	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing ipc namespace is not supported' "$ERR"
+assert_match "joining a pid namespace by path: refused, naming the entry (network, ipc, uts: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing pid namespace is not supported' "$ERR"
 bundle_with '["true"]' '[n.pop("path", None) for n in c["linux"]["namespaces"]]; c["linux"]["uidMappings"][0]["size"] = 1000; del c["linux"]["gidMappings"]'
 oci create --bundle "$T/bundle" bad3
 assert_match "a uid range without a gid map: refused, naming the entry (ranges: 35-oci-namespaces.t)" \

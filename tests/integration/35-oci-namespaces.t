@@ -61,8 +61,9 @@ if [ "$(id -u)" = 0 ]; then
 	{ ip -n "$NETNS" link set lo up && ip -n "$NETNS" addr add "$ADDR/32" dev lo; } || setup_failed "the pod's lo"
 	POD=/run/netns/$NETNS
 else
-	# the pod: a user and network namespace of ours, held by a sleep
-	unshare -Urn sh -c "ip link set lo up && ip addr add $ADDR/32 dev lo && exec sleep 600" </dev/null >/dev/null 2>&1 &
+	# the pod: a user, network, ipc and uts namespace of ours, held by a sleep
+	unshare -Urn --ipc --uts sh -c "hostname nsrun-pod && ip link set lo up && ip addr add $ADDR/32 dev lo &&
+		exec sleep 600" </dev/null >/dev/null 2>&1 &
 	HOLDER=$!
 	at_exit "kill $HOLDER"
 	end=$((SECONDS + 30))
@@ -73,6 +74,19 @@ else
 	done
 	POD=/proc/$HOLDER/ns/net
 fi
+if [ "$(id -u)" = 0 ]; then
+	# the pod's ipc and uts: of our own user namespace, as the ip netns's
+	unshare --ipc --uts sh -c "hostname nsrun-pod && exec sleep 600" </dev/null >/dev/null 2>&1 &
+	HOLDER=$!
+	at_exit "kill $HOLDER"
+fi
+end=$((SECONDS + 30))
+until [ "$(readlink "/proc/$HOLDER/ns/uts" 2>/dev/null)" != "$(readlink /proc/self/ns/uts)" ] &&
+	[ "$(cat "/proc/$HOLDER/comm" 2>/dev/null)" = sleep ]; do
+	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's ipc and uts holder (unshare) did not start"
+	sleep 0.1
+done
+PODIPC=/proc/$HOLDER/ns/ipc PODUTS=/proc/$HOLDER/ns/uts
 
 # ---- the pod's network namespace, joined
 bundle_with '["/nsrun-probe", "loopback", "'$ADDR'"]' "$POD"
@@ -173,4 +187,143 @@ assert_match "additionalGids with one gid mapped: a warning that says why" \
 	"nsrun: warning: process.user.additionalGids: not set: the user namespace maps one gid" "$ERR"
 assert_match "  ... and the payload runs without them" "^ids: ok uid=0 gid=0 euid=0 egid=0 groups=[0-9]*\$" "$OUT"
 
+# ---- a pod's ipc and uts namespaces (issue 19), joined with its network, as
+# containerd's CRI and podman's pods join the pause container's
+# joins IPC-PATH UTS-PATH: the edit of bundle_with that puts those entries in
+joins() {
+	echo "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ('ipc', 'uts')]" \
+		"+ [{'type': 'ipc', 'path': '$1'} if '$1' else {'type': 'ipc'}, {'type': 'uts', 'path': '$2'} if '$2' else {'type': 'uts'}];"
+}
+bundle_with '["/nsrun-probe", "sysv-shm", "make", "0x4e535255"]' "$POD" "$(joins "$PODIPC" "$PODUTS")"
+oci run --bundle "$T/bundle" i1
+assert_eq "ipc and uts paths: the first container makes a System V segment in the pod's ipc namespace" \
+	"sysv-shm: ok 0x4e535255" "$OUT"
+assert_match "  ... the config's hostname with a joined uts: a warning, not set" \
+	"nsrun: warning: hostname: not set: the uts namespace is joined" "$ERR"
+bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "$POD" "$(joins "$PODIPC" "$PODUTS")"
+oci run --bundle "$T/bundle" i2
+assert_eq "  ... the second container of the pod sees it" "sysv-shm: ok 0x4e535255" "$OUT"
+bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "$POD" "$(joins "" "")"
+oci run --bundle "$T/bundle" i4
+assert_match "control: without the paths, an ipc namespace of its own: no such segment" \
+	"^sysv-shm: denied ENOENT" "$OUT"
+bundle_with '["/nsrun-probe", "hostname"]' "$POD" "$(joins "" "")"
+oci run --bundle "$T/bundle" i5
+assert_eq "  ... and the config's hostname" "hostname: ok runc" "$OUT"
+# exec (podman exec in a pod) joins them as the payload did
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD" "$(joins "$PODIPC" "$PODUTS")"
+oci create --bundle "$T/bundle" i6 </dev/null
+oci start i6
+oci state i6
+assert_match "  ... state of a container that joined them" '"status": *"running"' "$OUT"
+check "  ... nsrun's own state records them" grep -q '"joined": *"ipc,uts"' "$ROOT/i6/state.json"
+oci exec i6 /nsrun-probe sysv-shm find 0x4e535255
+assert_eq "  ... exec in it: the pod's segment" "sysv-shm: ok 0x4e535255" "$OUT"
+oci exec i6 /nsrun-probe hostname
+assert_eq "  ... and the pod's hostname (the container's uts namespace, exec joins it)" "hostname: ok nsrun-pod" "$OUT"
+oci delete --force i6
+check "  ... delete leaves nothing under --root" test ! -e "$ROOT/i6"
+# an ipc path alone (no network path): joined all the same
+bundle_with '["/nsrun-probe", "sysv-shm", "find", "0x4e535255"]' "" "$(joins "$PODIPC" "")"
+oci run --bundle "$T/bundle" i7
+assert_eq "  ... an ipc path without a network path: joined" "sysv-shm: ok 0x4e535255" "$OUT"
+# a pod whose infra container is nsrun's (podman's and Kubernetes' pause), on the
+# pod's network: its pid file names its namespaces (the monitor's pid: taken as
+# its init's), of its own user namespace, a child of the network's owner (two
+# owners, the outer joined first)
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD" "c['hostname'] = 'nsrun-infra'"
+oci create --bundle "$T/bundle" --pid-file "$T/infra.pid" infra </dev/null
+oci start infra
+oci exec infra /nsrun-probe sysv-shm make 0x4e535257
+[ "$OUT" = "sysv-shm: ok 0x4e535257" ] || setup_failed "the infra container's segment: $OUT $ERR"
+IPID=$(cat "$T/infra.pid")
+bundle_with '["/nsrun-probe", "sleep", "300"]' "$POD" "$(joins "/proc/$IPID/ns/ipc" "/proc/$IPID/ns/uts")"
+oci create --bundle "$T/bundle" i8 </dev/null
+assert_eq "ipc and uts of an nsrun infra container, by its pid file: create" 0 "$RC"
+oci start i8
+oci exec i8 /nsrun-probe sysv-shm find 0x4e535257
+assert_eq "  ... its segment" "sysv-shm: ok 0x4e535257" "$OUT"
+oci exec i8 /nsrun-probe hostname
+assert_eq "  ... its hostname" "hostname: ok nsrun-infra" "$OUT"
+oci exec i8 /nsrun-probe loopback "$ADDR"
+assert_eq "  ... and the pod's network, of another (outer) owner" "loopback: ok $ADDR" "$OUT"
+oci delete --force i8
+oci delete --force infra
+# refused by name, before anything is made
+bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" "$(joins "$PODUTS" "")"
+oci run --bundle "$T/bundle" r1
+assert_match "a uts namespace as the ipc path: refused by name" \
+	"(^|
+)nsrun: linux.namespaces: ipc path $PODUTS: not an ipc namespace \(a namespace of another type\)" "$ERR"
+assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+check "  ... nothing left under --root" test ! -e "$ROOT/r1"
+bundle_with '["/nsrun-probe", "hostname"]' "" "$(joins "" "/proc/$$/ns/uts")"
+oci run --bundle "$T/bundle" r2
+if [ "$(id -u)" = 0 ]; then
+	assert_match "nsrun's own uts namespace (the host's), as root: a warning that says so" \
+		"nsrun: warning: uts namespace /proc/$$/ns/uts is nsrun's own: the container shares the host's hostname" \
+		"$ERR"
+	assert_eq "  ... and it runs there" "hostname: ok $(hostname)" "$OUT"
+else
+	assert_match "the host's uts namespace, unprivileged: refused, no rights in its owner" \
+		"(^|
+)nsrun: linux.namespaces: uts path /proc/$$/ns/uts: owned by a user namespace in which uid $(id -u) has no CAP_SYS_ADMIN" \
+		"$ERR"
+	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+fi
+check "  ... nothing left under --root" test ! -e "$ROOT/r2"
+bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" \
+	"c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$HOLDER/ns/pid'}]"
+oci run --bundle "$T/bundle" r3
+assert_match "a pid path: refused by name, with the reason" \
+	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc\)" "$ERR"
+assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+
+# ---- podman pods: `podman pod create` (its infra container nsrun's too) and two
+# `podman run --pod` sharing its net, ipc and uts (podman's default --share): the
+# second sees the first's System V segment and the pod's hostname
+command -v podman >/dev/null || { not_ok "podman is installed (make deps)"; done_testing; exit 1; }
+P=$TESTTMP/podman
+mkdir -p "$P/home" "$P/xdg" "$P/tmp"
+chmod 700 "$P/xdg"
+podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
+	--cgroup-manager cgroupfs --events-backend none)
+as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
+	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
+	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
+had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
+cleanup_podman() {
+	"${as_me[@]}" "${podman[@]}" pod rm -af -t 0
+	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
+	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	if [ "$(id -u)" = 0 ]; then
+		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
+		rm -rf "$P/root"
+	fi
+	local pause
+	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
+}
+at_exit cleanup_podman
+pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+# the probe's image, its entrypoint the probe and its command a sleep: the pod's
+# infra container runs that (no catatonit pause image is needed)
+# shellcheck disable=SC2016 # expanded by that sh
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q \
+	--change 'ENTRYPOINT ["/nsrun-probe"]' --change 'CMD ["sleep", "100000"]' - localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman import of the probe image"
+who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
+pod pod create --name nsrun-pod --network none --hostname nsrun-pod --infra-image localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman pod create"
+# (the first run starts the pod's infra container, under nsrun too)
+pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm make 0x4e535256
+assert_eq "podman ($who) run --pod: the first container makes a System V segment" "sysv-shm: ok 0x4e535256" "$OUT"
+pod run --rm --pod nsrun-pod localhost/nsrun-probe sysv-shm find 0x4e535256
+assert_eq "  ... the second container of the pod sees it" "sysv-shm: ok 0x4e535256" "$OUT"
+run_cmd ipcs -m
+assert_eq "  ... in the pod's ipc namespace, not the host's (ipcs -m here: no such key)" "0 " \
+	"$RC $(grep -i 0x4e535256 <<<"$OUT")"
+pod run --rm --pod nsrun-pod localhost/nsrun-probe hostname
+assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
+# (the control, a container of an ipc namespace of its own, is i4's above)
 done_testing

@@ -38,6 +38,7 @@
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -1103,6 +1104,20 @@ static int c_hostname(int argc, char **argv)
 	return ok("%s", u.nodename);
 }
 
+/* sysv-shm make|find KEY: a System V shared memory segment of that key made
+ * (0666, one page), or found: its id, or denied ENOENT where this ipc
+ * namespace has none (shmget(2), ipc_namespaces(7)). */
+static int c_sysv_shm(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[1], "make") != 0 && strcmp(argv[1], "find") != 0))
+		return usage("sysv-shm make|find KEY");
+	key_t key = (key_t)strtol(argv[2], NULL, 0);
+	int id = shmget(key, 4096, argv[1][0] == 'm' ? IPC_CREAT | 0666 : 0);
+	if (id < 0)
+		return denied(errno, "shmget %s", argv[2]);
+	return ok("%s", argv[2]);
+}
+
 static int c_netdev(int argc, char **argv)
 {
 	(void)argc; (void)argv;
@@ -1345,6 +1360,7 @@ static const struct sub subs[] = {
 	{ "exit", c_exit, "N" },
 	{ "kill-self", c_kill_self, "SIGNUM" },
 	{ "hostname", c_hostname, "" },
+	{ "sysv-shm", c_sysv_shm, "make|find KEY" },
 	{ "netdev", c_netdev, "interface names from /proc/net/dev" },
 	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
 	{ "cwd", c_cwd, "print the working directory" },

@@ -100,10 +100,22 @@ int main(void)
 		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
 		"config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
 		"mqueue)");
-	refused(&t, "an ipc namespace path: refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"ipc\", \"path\": \"/proc/1/ns/ipc\"}]}",
-		"config.json: linux.namespaces[0].path: joining an existing ipc namespace is not supported (nsrun joins "
-		"a network namespace only; it makes every other namespace of the container)");
+	refused(&t, "a pid namespace path: refused, with why", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}]}",
+		"config.json: linux.namespaces[0].path: joining an existing pid namespace is not supported (nsrun joins "
+		"network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc)");
+	refused(&t, "a uts namespace path that is not absolute: refused", "",
+		", \"linux\": {\"namespaces\": [{\"type\": \"uts\", \"path\": \"ns/uts\"}]}",
+		"config.json: linux.namespaces[0].path: expected an absolute path");
+	rc = parse("", ", \"hostname\": \"h\", \"linux\": {\"namespaces\": [{\"type\": \"ipc\", \"path\": "
+		   "\"/proc/1/ns/ipc\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"}]}", &cfg, &w, &err);
+	OK("ipc and uts namespace paths: joined (checked when the run opens them: netjoin.h)",
+	   rc == 0 && cfg.ns_path[NSRUN_JOIN_IPC] && strcmp(cfg.ns_path[NSRUN_JOIN_IPC], "/proc/1/ns/ipc") == 0 &&
+	   cfg.ns_path[NSRUN_JOIN_UTS] && strcmp(cfg.ns_path[NSRUN_JOIN_UTS], "/proc/1/ns/uts") == 0);
+	OK("  ... a hostname with a joined uts: a warning, not set",
+	   has_warning(&w, "hostname: not set: the uts namespace is joined"));
+	config_free(&cfg);
+	strv_free(&w);
 	refused(&t, "a network namespace path that is not absolute: refused", "",
 		", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"ns/net\"}]}",
 		"config.json: linux.namespaces[0].path: expected an absolute path");
