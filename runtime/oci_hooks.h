@@ -21,12 +21,19 @@
 #include "error.h"
 
 #define HOOKS_FILE "hooks.json"         /* in ROOT/ID/: the config's hooks, kept by create */
+#define ANNOTATIONS_FILE "annotations.json" /* in ROOT/ID/: the config's annotations, for the state */
 
 /* Reads BUNDLE/config.json's hooks object into *json (malloc'd; NULL: none) and
  * checks it: each hook's path absolute, args and env arrays of strings, timeout
  * a positive integer; createContainer and startContainer refused.  Returns 0 or
  * -1 with err naming the JSON path (errnum 0). */
 int oci_hooks_load(const char *bundle, char **json, struct nsrun_error *err);
+
+/* Reads BUNDLE/config.json's annotations into *json (malloc'd; NULL: none) and
+ * checks it is an object of strings (config.md "Annotations"): the state's
+ * annotations (runtime.md "State"), which the hooks get too.  Returns 0 or -1 with
+ * err naming the JSON path (errnum 0). */
+int oci_annotations_load(const char *bundle, char **json, struct nsrun_error *err);
 
 /* Runs the hooks named kind ("createRuntime", ...) of json (checked by
  * oci_hooks_load; NULL: none), in order, each with state (the state JSON) on its
