@@ -247,3 +247,29 @@ int oci_hooks_run(const char *json, const char *kind, const char *state, struct 
 	yajl_tree_free(t);
 	return rc;
 }
+
+int oci_hooks_run_each(const char *json, const char *kind, const char *state,
+		       void (*warn)(void *ctx, const struct nsrun_error *err), void *ctx)
+{
+	yajl_val t, list;
+	int failed = 0;
+
+	if (!json)
+		return 0;
+	if (!(t = yajl_tree_parse(json, NULL, 0))) {
+		struct nsrun_error err = { 0 };
+		error_set(&err, 0, "hooks: not an object");
+		warn(ctx, &err);
+		return 1;
+	}
+	list = yajl_tree_get(t, (const char *[]){ kind, NULL }, yajl_t_array);
+	for (size_t i = 0; list && i < list->u.array.len; i++) {
+		struct nsrun_error err = { 0 };
+		if (run_one(list->u.array.values[i], kind, i, state, &err) < 0) {
+			warn(ctx, &err);
+			failed++;
+		}
+	}
+	yajl_tree_free(t);
+	return failed;
+}

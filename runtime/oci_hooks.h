@@ -10,9 +10,10 @@
  *                            its namespaces); one that fails fails the create,
  *                            and the container is removed;
  *   poststart                by start, once the payload exec'd; a failure is a
- *                            warning;
+ *                            warning, and the next hooks still run;
  *   poststop                 by delete (and run, at its end), once the container
- *                            is gone; a failure is a warning.
+ *                            is gone; a failure is a warning, and the next hooks
+ *                            still run.
  * createContainer and startContainer run in the container's namespaces, where
  * nsrun runs nothing but the payload and exec'd processes: refused at create. */
 #ifndef NSRUN_OCI_HOOKS_H
@@ -41,5 +42,12 @@ int oci_annotations_load(const char *bundle, char **json, struct nsrun_error *er
  * Returns 0, or -1 with err at the first that fails ("hooks.KIND[N] PATH: exit
  * status N", "...: timed out after N s", or the errno of fork(2), execve(2)). */
 int oci_hooks_run(const char *json, const char *kind, const char *state, struct nsrun_error *err);
+
+/* As oci_hooks_run, but every hook of kind runs even after one failed, and
+ * warn(ctx, err) is called for each that failed: poststart and poststop (runtime.md
+ * "Lifecycle": "log a warning, but the remaining hooks and lifecycle continue as
+ * if the hook had succeeded").  Returns how many failed. */
+int oci_hooks_run_each(const char *json, const char *kind, const char *state,
+		       void (*warn)(void *ctx, const struct nsrun_error *err), void *ctx);
 
 #endif

@@ -127,15 +127,18 @@ char *oci_hooks_of(int dir_fd)
 	return read_file(path, 4 * 1024 * 1024, &text, NULL) < 0 ? NULL : text;
 }
 
-void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state)
+static void warn_hook(void *ctx, const struct nsrun_error *err)
 {
-	struct nsrun_error err = { 0 };
 	char line[400];
 
-	if (hooks && state && oci_hooks_run(hooks, kind, state, &err) < 0) {
-		error_format(&err, line, sizeof(line));
-		oci_warn(g, line);
-	}
+	error_format(err, line, sizeof(line));
+	oci_warn(ctx, line);
+}
+
+void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state)
+{
+	if (hooks && state)
+		oci_hooks_run_each(hooks, kind, state, warn_hook, (void *)g);
 }
 
 static void print_gen(yajl_gen y)

@@ -375,10 +375,14 @@ assert_match "a prestart hook past its timeout: killed, create fails" \
 	"(^|
 )nsrun: hooks\.prestart\[0\] $T/hook-hangs: timed out after 1 s" "$ERR"
 check "  ... nothing left" test ! -e "$ROOT/c9"
-bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {'poststart': [{'path': '$T/hook-fails'}]}"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {k: [{'path': '$T/hook-fails'}, {'path': '$T/hook', 'args': ['hook', k + '-next']}]
+    for k in ['poststart', 'poststop']}"
+: >"$H"
 oci run --bundle "$T/bundle" c9
 assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "$RC"
 assert_match "  ... the warning names it" "nsrun: warning: hooks\.poststart\[0\] $T/hook-fails: exit status 3" "$ERR"
+assert_eq "  ... the next poststart hook runs all the same, and so for poststop (runtime-tools' poststop_fail)" \
+	"poststart-next,poststop-next," "$(cut -d' ' -f1 "$H" | tr '\n' ,)"
 bundle_with '["true"]' "c['hooks'] = {'startContainer': [{'path': '$T/hook'}]}"
 oci create --bundle "$T/bundle" c9
 assert_match "a startContainer hook (in the container's namespaces): refused by name" \
