@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
@@ -105,6 +106,32 @@ static bool caps_asked(yajl_val caps)
 		if (nonempty(caps->u.object.values[i]))
 			return true;
 	return false;
+}
+
+/* process.capabilities: each set an array of names of capabilities(7) ("CAP_X",
+ * cap_from_name(3)); a name that is none is an error (config.md "Linux Process":
+ * "Any value which cannot be mapped to a relevant kernel interface MUST cause an
+ * error"), though nsrun grants none of them.  Returns 0 or -1 with err. */
+static int check_caps(struct walk *w, yajl_val caps)
+{
+	if (!caps || !YAJL_IS_OBJECT(caps))
+		return bad(w, "process.capabilities: expected an object");
+	for (size_t i = 0; i < caps->u.object.len; i++) {
+		const char *set = caps->u.object.keys[i];
+		yajl_val v = caps->u.object.values[i];
+		if (!YAJL_IS_ARRAY(v))
+			return bad(w, "process.capabilities.%s: expected an array of strings", set);
+		for (size_t j = 0; j < v->u.array.len; j++) {
+			const char *name = str(v->u.array.values[j]);
+			cap_value_t cap;
+			if (!name)
+				return bad(w, "process.capabilities.%s[%zu]: expected a string", set, j);
+			if (strncmp(name, "CAP_", 4) != 0 || cap_from_name(name, &cap) < 0)
+				return bad(w, "process.capabilities.%s[%zu]: \"%s\": not a capability of capabilities(7)",
+					   set, j, name);
+		}
+	}
+	return 0;
 }
 
 /* An rlimits entry's soft or hard: a number from 0 (yajl reads one past
@@ -233,6 +260,8 @@ static int parse_process(struct walk *w, yajl_val p)
 		} else if (strcmp(k, "noNewPrivileges") == 0) {
 			/* nsrun sets no_new_privs on every payload: as asked, or more */
 		} else if (strcmp(k, "capabilities") == 0) {
+			if (check_caps(w, v) < 0)
+				return -1;
 			if (caps_asked(v))
 				warn(w, "process.capabilities: not granted: nsrun drops every capability of the payload");
 		} else if (strcmp(k, "rlimits") == 0) {

@@ -394,6 +394,14 @@ oci create --bundle "$T/bundle" bad0
 assert_match "annotations with a value not a string: refused, naming it" \
 	'^nsrun: config.json: annotations\.org\.example\.n: expected a string' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad0"
+bundle_with '["true"]' 'c.pop("annotations", None); c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_TEST"]}'
+oci create --bundle "$T/bundle" bad0
+assert_match "a capability name that is none (CAP_TEST): refused, naming it (runtime-tools' process_capabilities_fail)" \
+	'^nsrun: config.json: process.capabilities.bounding\[1\]: "CAP_TEST": not a capability' "$ERR"
+bundle_with '["/nsrun-probe", "exit", "0"]' 'c.pop("annotations", None); c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN"]}'
+oci run --bundle "$T/bundle" bad0
+assert_match "  ... control: a known one is a warning (not granted), the run goes on" \
+	'^0 .*nsrun: warning: process.capabilities: not granted' "$RC $(tr '\n' ' ' <<<"$ERR")"
 bundle_with '["true"]' 'c["process"]["args"] = "true"'
 oci create --bundle "$T/bundle" bad1
 assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
