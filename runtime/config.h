@@ -38,6 +38,7 @@
 #define NSRUN_LABEL_VALUE_MAX 255
 #define NSRUN_DEFAULT_PUBLISH_CONNECTIONS 256
 #define NSRUN_MAX_PUBLISH_CONNECTIONS 4096     /* two fds each in the forwarder */
+#define NSRUN_MAX_RLIMITS 16            /* OCI process.rlimits (RLIM_NLIMITS) */
 #define NSRUN_MAX_ID_MAPS 5             /* lines of an OCI uid or gid map (the kernel takes 340) */
 #define NSRUN_MAX_GROUPS 32             /* OCI process.user.additionalGids */
 
@@ -167,6 +168,11 @@ struct nsrun_config {
 		uint64_t timeout_us;    /* wall clock from start of setup; 0 = none */
 		uint64_t stop_timeout_us;       /* --stop-timeout: from a forwarded SIGINT, SIGTERM or
 						 * SIGHUP to SIGKILL of the container; 0 = at once */
+		struct nsrun_rlimit {
+			int resource;           /* RLIMIT_* of getrlimit(2) */
+			uint64_t soft, hard;    /* RLIM_INFINITY: none */
+		} rlimits[NSRUN_MAX_RLIMITS];   /* OCI process.rlimits, set as given (rlimits.h) */
+		size_t n_rlimits;
 	} limits;
 	struct nsrun_security {
 		char *seccomp;          /* profile name, path, or "unconfined" */

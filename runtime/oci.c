@@ -362,7 +362,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 {
 	struct nsrun_config cfg;
 	struct strv warnings = { 0 };
-	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL;
+	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL, *annotations = NULL;
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
 	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
 	struct service_state st;
@@ -382,7 +382,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		err->hint = "docs/oci-runtime.md says what of config.json nsrun takes";
 		goto out;
 	}
-	if (oci_hooks_load(bundle, &hooks, err) < 0)
+	if (oci_hooks_load(bundle, &hooks, err) < 0 || oci_annotations_load(bundle, &annotations, err) < 0)
 		goto out;
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
@@ -434,6 +434,13 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || write_all(fd, hooks, strlen(hooks)) < 0) {
 			error_set(err, errno, "write %s/%s/%s", root, o->id, HOOKS_FILE);
+			goto remove;
+		}
+	}
+	if (annotations) {
+		_cleanup_close_ int fd = openat(dir_fd, ANNOTATIONS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || write_all(fd, annotations, strlen(annotations)) < 0) {
+			error_set(err, errno, "write %s/%s/%s", root, o->id, ANNOTATIONS_FILE);
 			goto remove;
 		}
 	}

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -106,26 +108,102 @@ static bool caps_asked(yajl_val caps)
 	return false;
 }
 
+/* process.capabilities: each set an array of names of capabilities(7) ("CAP_X",
+ * cap_from_name(3)); a name that is none is an error (config.md "Linux Process":
+ * "Any value which cannot be mapped to a relevant kernel interface MUST cause an
+ * error"), though nsrun grants none of them.  Returns 0 or -1 with err. */
+static int check_caps(struct walk *w, yajl_val caps)
+{
+	if (!caps || !YAJL_IS_OBJECT(caps))
+		return bad(w, "process.capabilities: expected an object");
+	for (size_t i = 0; i < caps->u.object.len; i++) {
+		const char *set = caps->u.object.keys[i];
+		yajl_val v = caps->u.object.values[i];
+		if (!YAJL_IS_ARRAY(v))
+			return bad(w, "process.capabilities.%s: expected an array of strings", set);
+		for (size_t j = 0; j < v->u.array.len; j++) {
+			const char *name = str(v->u.array.values[j]);
+			cap_value_t cap;
+			if (!name)
+				return bad(w, "process.capabilities.%s[%zu]: expected a string", set, j);
+			if (strncmp(name, "CAP_", 4) != 0 || cap_from_name(name, &cap) < 0)
+				return bad(w, "process.capabilities.%s[%zu]: \"%s\": not a capability of capabilities(7)",
+					   set, j, name);
+		}
+	}
+	return 0;
+}
+
+/* An rlimits entry's soft or hard: a number from 0 (yajl reads one past
+ * LLONG_MAX, as RLIM_INFINITY is written, as a double).  False when it is not. */
+static bool rlimit_value(yajl_val v, uint64_t *out)
+{
+	if (v && YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
+		*out = (uint64_t)YAJL_GET_INTEGER(v);
+		return true;
+	}
+	if (v && YAJL_IS_DOUBLE(v) && YAJL_GET_DOUBLE(v) >= 9.2e18) {
+		*out = RLIM_INFINITY;
+		return true;
+	}
+	return false;
+}
+
+/* process.rlimits (config.md "POSIX process"): each set as given (rlimits.h),
+ * refused when above the hard limit nsrun runs with (the payload, in its own
+ * user namespace, could not raise it: setrlimit(2), EPERM); RLIMIT_CORE and
+ * RLIMIT_NOFILE stay nsrun's own (a warning). */
 static int parse_rlimits(struct walk *w, yajl_val v)
 {
+	static const struct { const char *name; int resource; } known[] = {
+		{ "RLIMIT_AS", RLIMIT_AS }, { "RLIMIT_CPU", RLIMIT_CPU }, { "RLIMIT_DATA", RLIMIT_DATA },
+		{ "RLIMIT_FSIZE", RLIMIT_FSIZE }, { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+		{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+		{ "RLIMIT_NICE", RLIMIT_NICE }, { "RLIMIT_NPROC", RLIMIT_NPROC }, { "RLIMIT_RSS", RLIMIT_RSS },
+		{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO }, { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+		{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
+	};
+	struct nsrun_limits *l = &w->cfg->limits;
+
 	if (!v || !YAJL_IS_ARRAY(v))
 		return bad(w, "process.rlimits: expected an array");
+	l->n_rlimits = 0;
 	for (size_t i = 0; i < v->u.array.len; i++) {
 		yajl_val r = v->u.array.values[i];
 		const char *path[] = { "type", NULL };
 		const char *type = str(yajl_tree_get(r, path, yajl_t_string));
+		uint64_t soft, hard;
+		struct rlimit now;
+		size_t k;
 		path[0] = "soft";
-		yajl_val soft = yajl_tree_get(r, path, yajl_t_number);
-		if (!type || !soft || !YAJL_IS_INTEGER(soft))
-			return bad(w, "process.rlimits[%zu]: expected {\"type\": \"RLIMIT_...\", \"hard\": N, \"soft\": N}",
-				   i);
-		if (strcmp(type, "RLIMIT_CPU") == 0 && YAJL_GET_INTEGER(soft) > 0)
-			/* seconds, at most a year's (no wrap into a tiny limit) */
-			w->cfg->limits.cpu_time_us = (uint64_t)(YAJL_GET_INTEGER(soft) < 365LL * 24 * 3600 ?
-								YAJL_GET_INTEGER(soft) : 365LL * 24 * 3600) * 1000000;
-		else
+		bool ok = rlimit_value(yajl_tree_get(r, path, yajl_t_number), &soft);
+		path[0] = "hard";
+		ok = ok && rlimit_value(yajl_tree_get(r, path, yajl_t_number), &hard);
+		if (!type || !ok || soft > hard)
+			return bad(w, "process.rlimits[%zu]: expected {\"type\": \"RLIMIT_...\", \"hard\": N, \"soft\": N}, "
+				   "soft at most hard", i);
+		if (strcmp(type, "RLIMIT_CORE") == 0 || strcmp(type, "RLIMIT_NOFILE") == 0) {
 			warn(w, "process.rlimits[%zu]: %s not applied: nsrun sets its own (RLIMIT_CORE 0, "
 			     "RLIMIT_NOFILE)", i, type);
+			continue;
+		}
+		for (k = 0; k < sizeof(known) / sizeof(known[0]) && strcmp(type, known[k].name) != 0; k++)
+			;
+		if (k == sizeof(known) / sizeof(known[0]))
+			return bad(w, "process.rlimits[%zu].type: \"%s\": not a limit of getrlimit(2)", i, type);
+		if (getrlimit(known[k].resource, &now) == 0 && now.rlim_max != RLIM_INFINITY && hard > now.rlim_max)
+			return bad(w, "process.rlimits[%zu]: %s hard %llu is above the hard limit nsrun runs with (%llu), "
+				   "which the payload cannot raise", i, type, (unsigned long long)hard,
+				   (unsigned long long)now.rlim_max);
+		if (l->n_rlimits == NSRUN_MAX_RLIMITS)
+			return bad(w, "process.rlimits: more than %d entries", NSRUN_MAX_RLIMITS);
+		for (size_t j = 0; j < l->n_rlimits; j++)
+			if (l->rlimits[j].resource == known[k].resource)
+				return bad(w, "process.rlimits[%zu]: %s given twice", i, type);
+		l->rlimits[l->n_rlimits++] = (struct nsrun_rlimit){ known[k].resource, soft, hard };
+		if (known[k].resource == RLIMIT_CPU && soft > 0 && soft != RLIM_INFINITY)
+			/* seconds, at most a year's (no wrap into a tiny limit): for the report */
+			l->cpu_time_us = (soft < 365ULL * 24 * 3600 ? soft : 365ULL * 24 * 3600) * 1000000;
 	}
 	return 0;
 }
@@ -182,6 +260,8 @@ static int parse_process(struct walk *w, yajl_val p)
 		} else if (strcmp(k, "noNewPrivileges") == 0) {
 			/* nsrun sets no_new_privs on every payload: as asked, or more */
 		} else if (strcmp(k, "capabilities") == 0) {
+			if (check_caps(w, v) < 0)
+				return -1;
 			if (caps_asked(v))
 				warn(w, "process.capabilities: not granted: nsrun drops every capability of the payload");
 		} else if (strcmp(k, "rlimits") == 0) {

@@ -82,29 +82,62 @@ static int check(yajl_val t, struct nsrun_error *err)
 	return 0;
 }
 
-int oci_hooks_load(const char *bundle, char **json, struct nsrun_error *err)
+/* BUNDLE/config.json's top-level member key as JSON text in *json (malloc'd; NULL:
+ * none) and parsed in *t (NULL when none).  Returns 0 or -1 with err. */
+static int config_member(const char *bundle, const char *key, char **json, yajl_val *t, struct nsrun_error *err)
 {
-	static const char *const path[] = { "hooks", NULL };
+	const char *const path[] = { key, NULL };
 	char file[PATH_MAX];
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	yajl_val t;
-	int rc;
 
 	*json = NULL;
+	*t = NULL;
 	if ((size_t)snprintf(file, sizeof(file), "%s/config.json", bundle) >= sizeof(file))
 		return error_set(err, ENAMETOOLONG, "--bundle \"%s\"", bundle);
 	if (read_file(file, CONFIG_READ_MAX, &buf, &len) < 0)
 		return error_set(err, errno, "read %s", file);
 	if (oci_config_object(buf, len, path, json, err) < 0)
 		return -1;
-	if (!*json)
-		return 0;
-	if (!(t = yajl_tree_parse(*json, NULL, 0))) {
+	if (*json && !(*t = yajl_tree_parse(*json, NULL, 0))) {
 		free(*json);
 		*json = NULL;
-		return error_set(err, 0, "config.json: hooks: not an object");
+		return error_set(err, 0, "config.json: %s: not an object", key);
 	}
+	return 0;
+}
+
+int oci_annotations_load(const char *bundle, char **json, struct nsrun_error *err)
+{
+	yajl_val t;
+	int rc = 0;
+
+	if (config_member(bundle, "annotations", json, &t, err) < 0)
+		return -1;
+	if (!t)
+		return 0;
+	if (!YAJL_IS_OBJECT(t))
+		rc = error_set(err, 0, "config.json: annotations: expected an object of strings");
+	for (size_t i = 0; rc == 0 && i < t->u.object.len; i++)
+		if (!YAJL_IS_STRING(t->u.object.values[i]))
+			rc = error_set(err, 0, "config.json: annotations.%s: expected a string", t->u.object.keys[i]);
+	yajl_tree_free(t);
+	if (rc < 0) {
+		free(*json);
+		*json = NULL;
+	}
+	return rc;
+}
+
+int oci_hooks_load(const char *bundle, char **json, struct nsrun_error *err)
+{
+	yajl_val t;
+	int rc;
+
+	if (config_member(bundle, "hooks", json, &t, err) < 0)
+		return -1;
+	if (!t)
+		return 0;
 	rc = check(t, err);
 	yajl_tree_free(t);
 	if (rc < 0) {
@@ -221,4 +254,30 @@ int oci_hooks_run(const char *json, const char *kind, const char *state, struct 
 		rc = run_one(list->u.array.values[i], kind, i, state, err);
 	yajl_tree_free(t);
 	return rc;
+}
+
+int oci_hooks_run_each(const char *json, const char *kind, const char *state,
+		       void (*warn)(void *ctx, const struct nsrun_error *err), void *ctx)
+{
+	yajl_val t, list;
+	int failed = 0;
+
+	if (!json)
+		return 0;
+	if (!(t = yajl_tree_parse(json, NULL, 0))) {
+		struct nsrun_error err = { 0 };
+		error_set(&err, 0, "hooks: not an object");
+		warn(ctx, &err);
+		return 1;
+	}
+	list = yajl_tree_get(t, (const char *[]){ kind, NULL }, yajl_t_array);
+	for (size_t i = 0; list && i < list->u.array.len; i++) {
+		struct nsrun_error err = { 0 };
+		if (run_one(list->u.array.values[i], kind, i, state, &err) < 0) {
+			warn(ctx, &err);
+			failed++;
+		}
+	}
+	yajl_tree_free(t);
+	return failed;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 #include "cleanup.h"
 #include "exec_target.h"
@@ -31,8 +32,29 @@ static void gen_str(yajl_gen y, const char *k, const char *v)
 	yajl_gen_string(y, (const unsigned char *)v, strlen(v));
 }
 
-/* runtime-spec's state (runtime.md "State"), with runc's "created" and "owner". */
-static void gen_state(yajl_gen y, const struct service_state *st, const char *status, long long pid)
+/* The annotations create kept in the state directory dir_fd, into y's open map
+ * (none when there are none). */
+static void gen_annotations(yajl_gen y, int dir_fd)
+{
+	_cleanup_close_ int fd = openat(dir_fd, ANNOTATIONS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_free_ char *text = NULL;
+	char path[32];
+	yajl_val t;
+
+	if (fd < 0)
+		return;
+	fd_path(path, sizeof(path), fd);
+	if (read_file(path, 4 * 1024 * 1024, &text, NULL) < 0 || !(t = yajl_tree_parse(text, NULL, 0)))
+		return;
+	for (size_t i = 0; YAJL_IS_OBJECT(t) && i < t->u.object.len; i++)
+		if (YAJL_IS_STRING(t->u.object.values[i]))
+			gen_str(y, t->u.object.keys[i], t->u.object.values[i]->u.string);
+	yajl_tree_free(t);
+}
+
+/* runtime-spec's state (runtime.md "State"), with runc's "created" and "owner";
+ * dir_fd: the container's state directory, where its annotations are. */
+static void gen_state(yajl_gen y, int dir_fd, const struct service_state *st, const char *status, long long pid)
 {
 	char created[40];
 	time_t t = (time_t)st->created;
@@ -51,6 +73,7 @@ static void gen_state(yajl_gen y, const struct service_state *st, const char *st
 	gen_str(y, "owner", "");
 	yajl_gen_string(y, (const unsigned char *)"annotations", 11);
 	yajl_gen_map_open(y);
+	gen_annotations(y, dir_fd);
 	yajl_gen_map_close(y);
 	yajl_gen_map_close(y);
 }
@@ -85,7 +108,7 @@ char *oci_state_text(int dir_fd)
 
 	if (state_read(dir_fd, &st) < 0 || !(y = yajl_gen_alloc(NULL)))
 		return NULL;
-	gen_state(y, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
+	gen_state(y, dir_fd, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
 	yajl_gen_get_buf(y, &buf, &len);
 	out = strndup((const char *)buf, len);
 	yajl_gen_free(y);
@@ -104,15 +127,18 @@ char *oci_hooks_of(int dir_fd)
 	return read_file(path, 4 * 1024 * 1024, &text, NULL) < 0 ? NULL : text;
 }
 
-void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state)
+static void warn_hook(void *ctx, const struct nsrun_error *err)
 {
-	struct nsrun_error err = { 0 };
 	char line[400];
 
-	if (hooks && state && oci_hooks_run(hooks, kind, state, &err) < 0) {
-		error_format(&err, line, sizeof(line));
-		oci_warn(g, line);
-	}
+	error_format(err, line, sizeof(line));
+	oci_warn(ctx, line);
+}
+
+void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state)
+{
+	if (hooks && state)
+		oci_hooks_run_each(hooks, kind, state, warn_hook, (void *)g);
 }
 
 static void print_gen(yajl_gen y)
@@ -159,7 +185,7 @@ int oci_cmd_state(const struct oci_globals *g, int argc, char **argv)
 	if (!(y = yajl_gen_alloc(NULL)))
 		return oci_failf(g, "state: out of memory");
 	yajl_gen_config(y, yajl_gen_beautify, 1);
-	gen_state(y, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
+	gen_state(y, dir_fd, &st, oci_status_of(dir_fd), oci_container_pid(dir_fd, &st));
 	print_gen(y);
 	yajl_gen_free(y);
 	return 0;
@@ -307,7 +333,7 @@ int oci_cmd_list(const struct oci_globals *g, int argc, char **argv)
 			continue;
 		const char *status = oci_status_of(fd);
 		if (y)
-			gen_state(y, &st, status, oci_container_pid(fd, &st));
+			gen_state(y, fd, &st, status, oci_container_pid(fd, &st));
 		else if (quiet)
 			printf("%s\n", st.name);
 		else

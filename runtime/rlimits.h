@@ -4,6 +4,9 @@
  * namespace since Linux 5.14, so a per-container pids limit), RLIMIT_DATA for
  * memory (not RLIMIT_AS, which kills runtimes that reserve address space, such as
  * Node.js), RLIMIT_CPU, RLIMIT_CORE 0.  cgroup v2 limits come in front of these.
+ * An OCI config's process.rlimits (config.md "POSIX process") are set as given,
+ * except where nsrun has its own: the lower of the two for NPROC and DATA, nsrun's
+ * for CORE and NOFILE (oci_config.c warns), the config's for CPU.
  */
 #ifndef NSRUN_RLIMITS_H
 #define NSRUN_RLIMITS_H

@@ -7,8 +7,9 @@
 # build/runtime-tools/validation/NAME.t; default: all of them) with
 # RUNTIME=$NSRUN (default build/nsrun), in a directory holding runtimetest and the
 # suite's rootfs tarball, as the programs expect.  Prints one line a program,
-#   NAME  PASSED/TESTS  (S skipped)  [exit status, timeout]
-# (a skipped test is one of the passed, as TAP counts it: "ok N # SKIP")
+#   NAME  PASSED/TESTS  (S skipped)  [exit status, timeout]  (no test line: passed|failed)
+# (a skipped test is one of the passed, as TAP counts it: "ok N # SKIP"; a program
+# that prints no test line passed when it exited 0 with no "error" diagnostic)
 # and the total.  --user USER runs them as USER (rootless) from a staged copy that
 # USER can read.  Each program's TAP output is kept in $OCI_VALIDATION_LOGS (default
 # a temp dir, printed at the end).  Exit status: 0 when every program was run.
@@ -87,6 +88,12 @@ for name in "$@"; do
 	note=""
 	[ "$s" = 0 ] || note="  ($s skipped)"
 	[ $rc = 0 ] || note="$note  [exit $rc$([ $rc = 124 ] && echo ': timeout')]"
+	# the hook programs and the *_fail ones print no test line: they pass when they
+	# exit 0 with no diagnostic
+	if [ "$n" = 0 ]; then
+		if [ $rc = 0 ] && ! grep -q '"error"' "$logs/$name.tap"; then note="$note  (no test line: passed)"
+		else note="$note  (no test line: failed)"; fi
+	fi
 	printf '%-36s %s/%s%s\n' "$name" "$p" "$n" "$note"
 	total=$((total + n)); passed=$((passed + p)); skipped=$((skipped + s))
 done

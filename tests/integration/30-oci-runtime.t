@@ -341,7 +341,8 @@ printf '#!/bin/sh\nexit 3\n' >"$T/hook-fails"
 printf '#!/bin/sh\nexec sleep 30\n' >"$T/hook-hangs"
 chmod +x "$T/hook" "$T/hook-fails" "$T/hook-hangs"
 all_hooks="c['hooks'] = {k: [{'path': '$T/hook', 'args': ['hook', k], 'env': ['HOOK_ENV=e-' + k]}]
-    for k in ['prestart', 'createRuntime', 'poststart', 'poststop']}"
+    for k in ['prestart', 'createRuntime', 'poststart', 'poststop']}
+c['annotations'] = {'org.example.test': 'hook stdin'}"
 bundle_with '["/nsrun-probe", "sleep", "300"]' "$all_hooks"
 oci create --bundle "$T/bundle" c8
 check "hooks: after create, prestart then createRuntime ran, with their env" \
@@ -360,6 +361,8 @@ oci delete c8
 assert_match "  ... delete: then poststop, the state stopped" '^poststop e-poststop \{[^}]*"status":"stopped"' \
 	"$(tail -1 "$H")"
 assert_eq "  ... each ran once" 4 "$(wc -l <"$H")"
+assert_eq "  ... each state carries config.json's annotations (runtime-tools' hooks_stdin)" 4 \
+	"$(grep -c '"annotations":{"org.example.test":"hook stdin"}' "$H")"
 bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'createRuntime': [{'path': '$T/hook-fails'}]}"
 oci create --bundle "$T/bundle" c9
 assert_match "a createRuntime hook that fails: create fails, naming it" \
@@ -372,16 +375,33 @@ assert_match "a prestart hook past its timeout: killed, create fails" \
 	"(^|
 )nsrun: hooks\.prestart\[0\] $T/hook-hangs: timed out after 1 s" "$ERR"
 check "  ... nothing left" test ! -e "$ROOT/c9"
-bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {'poststart': [{'path': '$T/hook-fails'}]}"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {k: [{'path': '$T/hook-fails'}, {'path': '$T/hook', 'args': ['hook', k + '-next']}]
+    for k in ['poststart', 'poststop']}"
+: >"$H"
 oci run --bundle "$T/bundle" c9
 assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "$RC"
 assert_match "  ... the warning names it" "nsrun: warning: hooks\.poststart\[0\] $T/hook-fails: exit status 3" "$ERR"
+assert_eq "  ... the next poststart hook runs all the same, and so for poststop (runtime-tools' poststop_fail)" \
+	"poststart-next,poststop-next," "$(cut -d' ' -f1 "$H" | tr '\n' ,)"
 bundle_with '["true"]' "c['hooks'] = {'startContainer': [{'path': '$T/hook'}]}"
 oci create --bundle "$T/bundle" c9
 assert_match "a startContainer hook (in the container's namespaces): refused by name" \
 	'^nsrun: config.json: hooks\.startContainer: not supported' "$ERR"
 
 # ---- a bad config.json: the JSON path named, nothing made
+bundle_with '["true"]' 'c.pop("hooks", None); c["annotations"] = {"org.example.n": 1}'
+oci create --bundle "$T/bundle" bad0
+assert_match "annotations with a value not a string: refused, naming it" \
+	'^nsrun: config.json: annotations\.org\.example\.n: expected a string' "$ERR"
+check "  ... nothing left under --root" test ! -e "$ROOT/bad0"
+bundle_with '["true"]' 'c.pop("annotations", None); c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_TEST"]}'
+oci create --bundle "$T/bundle" bad0
+assert_match "a capability name that is none (CAP_TEST): refused, naming it (runtime-tools' process_capabilities_fail)" \
+	'^nsrun: config.json: process.capabilities.bounding\[1\]: "CAP_TEST": not a capability' "$ERR"
+bundle_with '["/nsrun-probe", "exit", "0"]' 'c.pop("annotations", None); c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN"]}'
+oci run --bundle "$T/bundle" bad0
+assert_match "  ... control: a known one is a warning (not granted), the run goes on" \
+	'^0 .*nsrun: warning: process.capabilities: not granted' "$RC $(tr '\n' ' ' <<<"$ERR")"
 bundle_with '["true"]' 'c["process"]["args"] = "true"'
 oci create --bundle "$T/bundle" bad1
 assert_eq "config.json with process.args a string: exit 1" 1 "$RC"

@@ -134,6 +134,29 @@ bundle_with '["/nsrun-probe", "root-propagation"]' "c['linux']['rootfsPropagatio
 oci run --bundle "$T/bundle" p1
 assert_match "  ... an unknown value: refused by name" '^nsrun: config.json: linux.rootfsPropagation: "sideways"' "$ERR"
 
+# ---- process.rlimits: set as given (runtime-tools' process_rlimits), but CORE and NOFILE
+rl="c['process']['rlimits'] = [{'type': 'RLIMIT_FSIZE', 'soft': 1000, 'hard': 2000},
+    {'type': 'RLIMIT_CPU', 'soft': 60, 'hard': 120}]"
+bundle_with '["/nsrun-probe", "write", "/tmp/f", "4096"]' "$rl"
+oci run --bundle "$T/bundle" l1
+assert_eq "rlimits RLIMIT_FSIZE 1000: writing 4096 bytes ends the payload with SIGXFSZ (128+25)" 153 "$RC"
+bundle_with '["/nsrun-probe", "write", "/tmp/f", "4096"]' "c['process'].pop('rlimits', None)"
+oci run --bundle "$T/bundle" l1
+assert_eq "  ... control: without it the write succeeds" "0 write: ok /tmp/f 4096 bytes" "$RC $OUT"
+bundle_with '["/nsrun-probe", "read", "/proc/self/limits"]' "$rl"
+oci run --bundle "$T/bundle" l1
+assert_match "  ... RLIMIT_CPU soft 60, hard 120 as given (not nsrun's soft + 1)" 'Max cpu time +60 +12' "$OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' \
+	"c['process']['rlimits'] = [{'type': 'RLIMIT_FSIZE', 'soft': 1000, 'hard': 18446744073709551615}]"
+run_cmd bash -c 'ulimit -f 100000 && exec "$@"' - "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" l1
+assert_match "  ... a hard limit above nsrun's own (which the payload could not raise): refused, naming it" \
+	'^nsrun: config.json: process.rlimits\[0\]: RLIMIT_FSIZE hard [0-9]+ is above the hard limit nsrun runs with \(102400000\)' "$ERR"
+assert_nsrun_error "  ... one line (and a hint)"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['process']['rlimits'] = [{'type': 'RLIMIT_BOGUS', 'soft': 1, 'hard': 1}]"
+oci run --bundle "$T/bundle" l1
+assert_match "  ... an unknown type: refused by name" '^nsrun: config.json: process.rlimits\[0\].type: "RLIMIT_BOGUS"' "$ERR"
+bundle_with '["true"]' "c['process'].pop('rlimits', None)"
+
 # ---- exec --preserve-fds: the caller's fds 3 to 3+N-1 reach the exec'd process, no others
 bundle_with '["/nsrun-probe", "sleep", "300"]'
 oci run --bundle "$T/bundle" --detach x1
