@@ -322,12 +322,15 @@ static int parse_root(struct walk *w, yajl_val r)
 	free(w->cfg->rootfs);
 	if (!(w->cfg->rootfs = bundle_path(w, p, "root.path")))
 		return -1;
+	w->cfg->rootfs_writable = true; /* readonly: "defaults to false" (config.md "Root") */
 	for (size_t i = 0; i < r->u.object.len; i++) {
 		const char *k = r->u.object.keys[i];
 		if (strcmp(k, "readonly") == 0) {
-			if (!is_true(r->u.object.values[i]))
-				warn(w, "root.readonly: false, but the root stays read-only (nsrun never lets the payload "
-				     "write its image; a tmpfs or bind mount makes a path writable)");
+			/* false: writable through an overlay whose upper layer is a
+			 * tmpfs of --tmpfs-size, as --read-only=false; root.path itself
+			 * is never written (config.md "Root" asks only that the root be
+			 * writable inside the container) */
+			w->cfg->rootfs_writable = !is_true(r->u.object.values[i]);
 		} else if (strcmp(k, "path") != 0) {
 			warn(w, "root.%s: unknown field, ignored", k);
 		}

@@ -126,6 +126,21 @@ bundle_with '["/nsrun-probe", "exit", "3"]'
 oci run --bundle "$T/bundle" c2
 assert_eq "run: the payload's exit status" 3 "$RC"
 
+# ---- root.readonly: true (runc spec's) keeps the root read-only; false, or absent
+# (config.md "Root": defaults to false), makes it writable through a tmpfs layer, and
+# root.path itself is never written
+bundle_with '["/nsrun-probe", "write", "/written"]'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly true: a write to / fails EROFS" '^write: denied EROFS' "$OUT"
+bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"]["readonly"] = False'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly false: the payload writes to /" '^write: ok' "$OUT"
+check "  ... and root.path is untouched (the write went to the tmpfs layer)" test ! -e "$IMG/written"
+bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"].pop("readonly")'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly absent: writable too" '^write: ok' "$OUT"
+bundle_with '["true"]' 'c["root"]["readonly"] = True'
+
 # ---- --preserve-fds and LISTEN_FDS: the caller's fds from 3 reach the payload, no others
 bundle_with '["/nsrun-probe", "fds"]'
 oci run --bundle "$T/bundle" c2 3</dev/null 4</dev/null
