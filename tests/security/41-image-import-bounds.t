@@ -92,7 +92,7 @@ for stall in manifest blob; do
 	check "... and it did stall there" test -e "$T/stalled"
 	check "... within its time-out (${took}s < 20s)" test "$took" -lt 20
 	assert_match "... with one line naming --network-timeout" \
-		"^nsrun-image: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
+		"^nsrun: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
 	check "... leaving nothing" nothing_left "st-$stall"
 	kill "$reg" 2>/dev/null
 	wait "$reg" 2>/dev/null
@@ -122,7 +122,7 @@ done
 run_cmd timeout 60 "$TOOL" pull --quiet --tls-verify=false --timeout 3 \
 	"docker://127.0.0.1:$port/test/img:1" st-time --store "$STORE"
 assert_match "--timeout 3 on a stalled pull: one line naming --timeout" \
-	'^nsrun-image: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
+	'^nsrun: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
 check "... leaving nothing" nothing_left st-time
 
 # ---------------------------------------------------------------- one name at once
