@@ -214,12 +214,7 @@ static bool log_has(int log_fd, const char *text)
 	char path[32];
 
 	fd_path(path, sizeof(path), log_fd);
-	if (read_file(path, 1 << 20, &s, NULL) < 0) {
-		if (errno != EFBIG)
-			return false;
-		return false;
-	}
-	return strstr(s, text) != NULL;
+	return read_file(path, 1 << 20, &s, NULL) == 0 && strstr(s, text) != NULL;
 }
 
 /* Checks the bounds on the work tree; sets f->reason when one is exceeded. */
