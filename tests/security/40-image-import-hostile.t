@@ -201,10 +201,10 @@ sandbox_fds() {  # CLOSE(1|0) — the fds ls sees in the sandbox, with fd 7 a di
 		BUILD_TMP=$(mktemp -d "$2/b.XXXXXX"); work_init; bounds_init 100000000 1000 60 10
 		exec 7<"$2"
 		if [ "$3" = 1 ]; then
-			run_confined 0 /dev/null "$BUILD_TMP/out" "$BUILD_TMP/log" ls /proc/self/fd
+			run_confined /dev/null "$BUILD_TMP/out" "$BUILD_TMP/log" ls /proc/self/fd
 			cat "$BUILD_TMP/out"
 		else
-			sandbox_argv 0; env -i "${SANDBOX[@]}" --chdir / -- ls /proc/self/fd
+			sandbox_argv; env -i "${SANDBOX[@]}" --chdir / -- ls /proc/self/fd
 		fi' _ "$LIB" "$T/fdt" "$1" 2>&1 | tr '\n' ' '
 }
 assert_match "control: bwrap alone passes an outside directory fd (7) on" '(^| )7 ' "$(sandbox_fds 0)"
