@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "image_fetch.h"
 #include "image_pull.h"
 #include "image_store.h"
 #include "sys.h"
@@ -21,29 +22,13 @@ extern char **environ;
 /* layers followed by name; a bigger image's others still get their own lines */
 #define PULL_LAYERS_MAX 1024
 
-/* ---- the tool that fetches and unpacks ---- */
+/* ---- the pull, a child of ours ---- */
 
-/* rootfs-tools/nsrun-image of a checkout (build/nsrun's ../rootfs-tools), or
- * nsrun-image beside an installed nsrun; else "nsrun-image" (found on PATH). */
-static void find_tool(const char *self, char *out, size_t len)
-{
-	const char *slash = strrchr(self, '/');
-	int dl = slash ? (int)(slash - self) : 0;
-
-	if (slash) {
-		if (snprintf(out, len, "%.*s/../rootfs-tools/nsrun-image", dl, self) < (int)len && access(out, X_OK) == 0)
-			return;
-		if (snprintf(out, len, "%.*s/nsrun-image", dl, self) < (int)len && access(out, X_OK) == 0)
-			return;
-	}
-	snprintf(out, len, "nsrun-image");
-}
-
-/* The tool's environment: ours for what it reads (the store, skopeo's
- * registries.conf and auth, a reproducible date, PATH to find its tools),
- * nothing else; NSRUN (the tool checks the image with this nsrun's rules,
- * nsrun image check) and the progress request added. */
-static int tool_env(struct strv *env, const char *self)
+/* The pull's environment (`nsrun pull ... docker://REF NAME`, image_fetch.h):
+ * ours for what it reads (the store, skopeo's registries.conf and auth, a
+ * reproducible date, PATH to find its tools), nothing else; the progress
+ * request added. */
+static int tool_env(struct strv *env)
 {
 	static const char *const keep[] = { "PATH=",
 					    "HOME=",
@@ -56,7 +41,6 @@ static int tool_env(struct strv *env, const char *self)
 					    "CONTAINERS_REGISTRIES_CONF=",
 					    "REGISTRY_AUTH_FILE=",
 					    "SOURCE_DATE_EPOCH=" };
-	char nsrun_env[PATH_MAX + 8];
 	bool path = false;
 
 	for (char **e = environ; e && *e; e++)
@@ -66,8 +50,7 @@ static int tool_env(struct strv *env, const char *self)
 				if (strv_push(env, *e) < 0)
 					return -1;
 			}
-	snprintf(nsrun_env, sizeof(nsrun_env), "NSRUN=%s", self);
-	if ((!path && strv_push(env, "PATH=/usr/local/bin:/usr/bin:/bin") < 0) || strv_push(env, nsrun_env) < 0 ||
+	if ((!path && strv_push(env, "PATH=/usr/local/bin:/usr/bin:/bin") < 0) ||
 	    strv_push(env, "NSRUN_IMAGE_PROGRESS=1") < 0)
 		return -1;
 	return 0;
@@ -102,7 +85,7 @@ static bool is_digest(const char *s)
 	return true;
 }
 
-/* One event line of the tool (nsrun-image-pull.sh's progress_event).  Lines
+/* One event line of the pull (image_fetch.h's).  Lines
  * this nsrun does not know are skipped: a newer tool may say more. */
 static int on_event(struct image_pull *p, char *line)
 {
@@ -141,7 +124,7 @@ static int read_events(struct image_pull *p, struct nsrun_error *err)
 	ssize_t n = read(p->events_fd, buf, sizeof(buf));
 
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : error_set(err, errno, "pull: read the progress of nsrun-image");
+		return errno == EINTR || errno == EAGAIN ? 0 : error_set(err, errno, "pull: read the progress of the pull");
 	if (n == 0) {
 		close(p->events_fd);
 		p->events_fd = -1;
@@ -177,7 +160,7 @@ static int read_out(struct image_pull *p, struct nsrun_error *err)
 	}
 	n = read(p->out_fd, p->tail + p->tail_len, room);
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : error_set(err, errno, "pull: read the output of nsrun-image");
+		return errno == EINTR || errno == EAGAIN ? 0 : error_set(err, errno, "pull: read the output of the pull");
 	if (n == 0) {
 		close(p->out_fd);
 		p->out_fd = -1;
@@ -218,13 +201,13 @@ static int pull_end(struct image_pull *p, struct nsrun_error *err)
 	p->finished = true;
 	while (waitpid(p->pid, &ws, 0) < 0)
 		if (errno != EINTR)
-			return error_set(err, errno, "pull: wait for nsrun-image");
+			return error_set(err, errno, "pull: wait for the pull");
 	p->pid = 0;
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
 		last_error(p);
 		if (WIFEXITED(ws))
-			return error_set(err, 0, "pull failed: nsrun-image exited with status %d", WEXITSTATUS(ws));
-		return error_set(err, 0, "pull failed: nsrun-image was killed by signal %d", WTERMSIG(ws));
+			return error_set(err, 0, "pull failed: the pull exited with status %d", WEXITSTATUS(ws));
+		return error_set(err, 0, "pull failed: the pull was killed by signal %d", WTERMSIG(ws));
 	}
 	image_ref_familiar(&p->ref, shown, sizeof(shown));
 	snprintf(status, sizeof(status), "Digest: %s", p->digest);
@@ -239,9 +222,9 @@ static int pull_end(struct image_pull *p, struct nsrun_error *err)
 int image_pull_start(struct image_pull *p, const char *self, const struct image_ref *ref, bool capture,
 		     struct nsrun_error *err)
 {
-	char tool[PATH_MAX], name[IMAGE_STORE_NAME_MAX + 1], norm[IMAGE_REF_MAX + 16], src[IMAGE_REF_MAX + 32];
+	char name[IMAGE_STORE_NAME_MAX + 1], norm[IMAGE_REF_MAX + 16], src[IMAGE_REF_MAX + 32];
 	char status[IMAGE_REF_MAX + 48];
-	const char *argv[] = { tool, "pull", "--force", "--quiet", src, name, NULL };
+	const char *argv[] = { self, "pull", "--force", "--quiet", src, name, NULL };
 	struct strv env = { 0 };
 	int ev[2] = { -1, -1 }, out[2] = { -1, -1 }, rc;
 
@@ -256,12 +239,11 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
 		return error_set(err, ENAMETOOLONG, "pull");
 	snprintf(src, sizeof(src), "docker://%s", norm);
 	snprintf(status, sizeof(status), "Pulling from %s", ref->path);
-	if (push_step(p, status, ref->tag[0] ? ref->tag : ref->digest) < 0 || tool_env(&env, self) < 0) {
+	if (push_step(p, status, ref->tag[0] ? ref->tag : ref->digest) < 0 || tool_env(&env) < 0) {
 		strv_free(&env);
 		image_pull_close(p);
 		return error_set(err, ENOMEM, "pull");
 	}
-	find_tool(self, tool, sizeof(tool));
 	if (pipe2(ev, O_CLOEXEC) < 0 || (capture && pipe2(out, O_CLOEXEC) < 0)) {
 		rc = errno;
 		strv_free(&env);
@@ -272,7 +254,7 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
 		return error_set(err, rc, "pull: pipe");
 	}
 	/* nsrun api blocks its ending signals and ignores SIGPIPE: not the tool's (sys.h) */
-	rc = spawn_child(&p->pid, tool, true, (char *const *)argv, env.v, (int[3]){ -1, ev[1], out[1] }) < 0 ? errno : 0;
+	rc = spawn_child(&p->pid, self, false, (char *const *)argv, env.v, (int[3]){ -1, ev[1], out[1] }) < 0 ? errno : 0;
 	strv_free(&env);
 	close(ev[1]);
 	if (out[1] >= 0)
@@ -281,9 +263,7 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
 	p->out_fd = out[0];
 	if (rc != 0) {
 		p->pid = 0;
-		error_set(err, rc, "pull %s: run %s", norm, tool);
-		err->hint = "nsrun pulls through rootfs-tools/nsrun-image (skopeo, umoci, bwrap): install it beside nsrun "
-			    "or on PATH";
+		error_set(err, rc, "pull %s: run %s", norm, self);
 		image_pull_close(p);
 		return -1;
 	}
@@ -364,6 +344,12 @@ int image_pull_main(int argc, char **argv)
 	ssize_t n;
 	int c, rc;
 
+	/* the pull itself: nsrun-image pull's options, SOURCE and NAME (image_fetch.h) */
+	for (int i = 1, pos = 0; i < argc; i++)
+		if ((argv[i][0] != '-' && ++pos == 2) ||
+		    (strncmp(argv[i], "--", 2) == 0 && argv[i][2] && strcmp(argv[i], "--quiet") != 0 &&
+		     strcmp(argv[i], "--help") != 0))
+			return image_fetch_main(argc, argv);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -371,7 +357,12 @@ int image_pull_main(int argc, char **argv)
 			       "Pulls an image from a registry into the store (docs/images.md):\n"
 			       "REFERENCE as docker writes it (redis:7, library/postgres:16, 127.0.0.1:5000/team/tool@sha256:...).\n"
 			       "Registry mirrors and insecure registries: containers-registries.conf(5).\n"
-			       "  -q, --quiet   no progress\n");
+			       "  -q, --quiet   no progress\n"
+			       "\n"
+			       "Usage: nsrun pull [OPTIONS] docker://REF NAME\n"
+			       "The same pull into the store entry NAME, with nsrun-image pull's options\n"
+			       "(--tls-verify, --interpreter, --env, --max-size, --max-files, --timeout,\n"
+			       "--network-timeout, --store, --force, --quiet; docs/images.md).\n");
 			return 0;
 		}
 		if (c == 'q') {

@@ -1,11 +1,11 @@
 /* image_pull.h - `nsrun pull` and nsrun api's /images/create: one pull, its
  * progress as Docker's pull lines.
  *
- * The fetching and unpacking are skopeo's and umoci's, confined by
- * rootfs-tools/nsrun-image (the import rules of threat-model.md), which nsrun
- * finds beside itself and runs with a clean environment.  The tool writes
- * progress events on its stdout (NSRUN_IMAGE_PROGRESS=1, see
- * rootfs-tools/lib/nsrun-image-pull.sh); they become Docker's steps:
+ * The fetching and unpacking are skopeo's and umoci's, confined (the import
+ * rules of threat-model.md) by a child `nsrun pull [OPTIONS] docker://REF
+ * NAME` (image_fetch.h), run with a clean environment.  The child writes
+ * progress events on its stdout (NSRUN_IMAGE_PROGRESS=1, see image_fetch.h);
+ * they become Docker's steps:
  * "Pulling from REPO", per layer "Pulling fs layer", "Downloading",
  * "Download complete", "Extracting", "Pull complete", then "Digest: sha256:..."
  * and "Status: Downloaded newer image for REF" (docs/images.md says which are
@@ -52,8 +52,8 @@ struct image_pull {
 int image_pull_main(int argc, char **argv);
 
 /* Starts the pull of ref into the store under its store name (image_ref.h),
- * replacing an older pull of it: rootfs-tools/nsrun-image found beside self
- * (the path of this nsrun), else on PATH.  capture: keep the tool's stderr
+ * replacing an older pull of it: self (the path of this nsrun) run as
+ * `nsrun pull --force --quiet docker://REF NAME`.  capture: keep the tool's stderr
  * (its error line goes into the failure's p->why), else it is ours.  Returns
  * 0, or -1 with err (then nothing runs). */
 int image_pull_start(struct image_pull *p, const char *self, const struct image_ref *ref, bool capture,
@@ -65,8 +65,8 @@ int image_pull_start(struct image_pull *p, const char *self, const struct image_
  * hung up, then image_pull_close stops the tool). */
 int image_pull_next(struct image_pull *p, struct image_pull_step *step, struct nsrun_error *err);
 
-/* Ends the pull: a tool still running is sent SIGTERM (it removes its partial
- * image) and reaped; the fds are closed.  Safe after a failed start. */
+/* Ends the pull: a child still running is sent SIGTERM (it removes its
+ * partial image) and reaped; the fds are closed.  Safe after a failed start. */
 void image_pull_close(struct image_pull *p);
 
 #endif

@@ -13,6 +13,10 @@
 # the build directory (the only writable place, also /tmp and /var/tmp), and
 # the network only for registry requests.
 #
+# Registry pulls are nsrun's own (nsrun pull, runtime/image_fetch.c and
+# image_confine.c build this same sandbox in C); what is left here is the
+# import of local sources, which never has the network.
+#
 # Layout while importing: STORE/.NAME.tmp.XXXXXX (0700, the importer's) holds
 # work/ (the sandbox's /build: in/ a source read through the allowlist, oci/
 # the verified layout, rootfs/ the unpacked tree, tmp/ the tools' scratch),
@@ -29,13 +33,6 @@ readonly UNPACK_UID=65534        # who a root import unpacks as (nsrun's mapped 
 B_MAX_BYTES=0 B_MAX_FILES=0 B_TIMEOUT=0 B_DEADLINE=0 B_NET_TIMEOUT=0
 B_REASON=''
 WORK_FD=''
-AUTH_FD=''
-REGCONF_FD=''
-# nsrun pull's progress (docs/images.md): events, one a line, written to this fd
-# when NSRUN_IMAGE_PROGRESS_FD names one (progress_event); PROGRESS_POLL is
-# called on each tick of run_confined's wait, e.g. to see blobs land
-PROGRESS_FD=''
-PROGRESS_POLL=''
 
 # ----------------------------------------------------------------- bounds --
 
@@ -77,25 +74,9 @@ show_log() {  # FILE
 	head -n 40 -- "$1" | cut -c1-400 | LC_ALL=C sed 's/[^[:print:]]/?/g' >&2
 }
 
-# The bwrap command line around CMD. NET=1 shares the host's network (a
-# registry, also on loopback); anything else gets a private, empty one.
-# The caller's containers-registries.conf(5) (mirrors, insecure registries):
-# $CONTAINERS_REGISTRIES_CONF (as podman reads it; skopeo 1.9 does not), else
-# the user's ~/.config/containers/registries.conf, which the sandbox's HOME
-# hides. Prints its path, or nothing (then /etc/containers', bound as is).
-registries_conf() {
+# The bwrap command line around CMD: a private, empty network.
+sandbox_argv() {  # [EXTRA-BWRAP-ARGS...]
 	local d
-	for d in "${CONTAINERS_REGISTRIES_CONF:-}" "${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/containers/registries.conf"; do
-		if [[ -n $d && -f $d && -r $d ]]; then
-			printf '%s\n' "$d"
-			return
-		fi
-	done
-}
-
-sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
-	local net=$1 d
-	shift
 	SANDBOX=(bwrap --unshare-all --die-with-parent --new-session
 		--ro-bind /usr /usr --proc /proc --dev /dev --dir /var --dir /etc
 		--bind-fd "$WORK_FD" /build --symlink build/tmp /tmp --symlink ../build/tmp /var/tmp
@@ -106,30 +87,6 @@ sandbox_argv() {  # NET [EXTRA-BWRAP-ARGS...]
 	done
 	# skopeo's signature policy and registries configuration
 	SANDBOX+=(--ro-bind-try /etc/containers /etc/containers)
-	if [[ $net == 1 ]]; then
-		# the caller's registry credentials, as a read-only copy
-		AUTH_FD=''
-		for d in "${REGISTRY_AUTH_FILE:-}" "${XDG_RUNTIME_DIR:-/nonexistent}/containers/auth.json" \
-			"${HOME:-/nonexistent}/.docker/config.json"; do
-			[[ -n $d && -f $d && -r $d ]] || continue
-			exec {AUTH_FD}<"$d"
-			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$AUTH_FD" /run/auth.json
-				--setenv REGISTRY_AUTH_FILE /run/auth.json)
-			break
-		done
-		# the caller's registries.conf, as a read-only copy (skopeo is given
-		# --registries-conf /run/registries.conf: see registries_conf)
-		REGCONF_FD=''
-		d=$(registries_conf)
-		if [[ -n $d ]]; then
-			exec {REGCONF_FD}<"$d"
-			SANDBOX+=(--dir /run --perms 0400 --ro-bind-data "$REGCONF_FD" /run/registries.conf)
-		fi
-		SANDBOX+=(--share-net --ro-bind-try /etc/ssl /etc/ssl
-			--ro-bind-try /etc/ca-certificates /etc/ca-certificates
-			--ro-bind-try /etc/resolv.conf /etc/resolv.conf --ro-bind-try /etc/hosts /etc/hosts
-			--ro-bind-try /etc/nsswitch.conf /etc/nsswitch.conf)
-	fi
 	SANDBOX+=("$@")
 }
 
@@ -144,12 +101,11 @@ readonly CLOSE_FDS='for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ 
 # Runs CMD... in the sandbox, as the caller (root: as UNPACK_UID), stdin from
 # IN, stdout to OUT, stderr to LOG (shown cleaned on failure), no file larger
 # than the size bound; polls the bounds every second and kills it when one is
-# exceeded (B_REASON says which). NET=1: the network, and a stall of
-# B_NET_TIMEOUT seconds without a byte more in the build directory is one too.
-# Returns CMD's status (137 when killed for a bound).
-run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
-	local net=$1 in=$2 out=$3 log=$4 extra=()
-	shift 4
+# exceeded (B_REASON says which). Returns CMD's status (137 when killed for a
+# bound).
+run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
+	local in=$1 out=$2 log=$3 extra=()
+	shift 3
 	if [[ ${1:-} == --bwrap ]]; then
 		shift
 		while [[ $1 != -- ]]; do extra+=("$1"); shift; done
@@ -157,34 +113,22 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 	fi
 	local pre=(setpriv --pdeathsig=KILL)
 	((EUID != 0)) || pre+=(--reuid="$UNPACK_UID" --regid="$UNPACK_UID" --clear-groups)
-	sandbox_argv "$net" "${extra[@]}"
+	sandbox_argv "${extra[@]}"
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
 		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" close-fds "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
-	[[ -z $AUTH_FD ]] || { exec {AUTH_FD}<&-; AUTH_FD=''; }
-	[[ -z $REGCONF_FD ]] || { exec {REGCONF_FD}<&-; REGCONF_FD=""; }
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
 	# wait -n: that loses track of reaped children in bash 5.2.
-	local rc=0 state usage last=-1 since=$SECONDS n=0
+	local rc=0 state usage n=0
 	while :; do
 		state=''
 		{ read -r _ _ state _ <"/proc/$CHILD_PID/stat"; } 2>/dev/null || true
 		[[ -n $state && $state != Z ]] || break
 		sleep 0.25
-		[[ -z $PROGRESS_POLL ]] || "$PROGRESS_POLL"
 		((++n % 4 == 0)) || continue
 		usage=$(tree_usage "$BUILD_TMP/work")
 		# shellcheck disable=SC2086 # "FILES BYTES"
 		if ! bounds_check $usage; then
-			:
-		elif [[ $net == 1 ]]; then
-			if [[ ${usage#* } != "$last" ]]; then
-				last=${usage#* } since=$SECONDS
-			elif ((SECONDS - since >= B_NET_TIMEOUT)); then
-				B_REASON="the registry sent nothing for $B_NET_TIMEOUT s (--network-timeout SECONDS raises the bound)"
-			fi
-		fi
-		if [[ -n $B_REASON ]]; then
 			kill -KILL "$CHILD_PID" 2>/dev/null || true
 			break
 		fi
@@ -195,10 +139,6 @@ run_confined() {  # NET IN OUT LOG [--bwrap ARGS... --] CMD...
 	# a file over the size bound: SIGXFSZ or EFBIG from the tool
 	if [[ -z $B_REASON ]] && { ((rc == 128 + 25)) || grep -qs 'file too large' -- "$log"; }; then
 		B_REASON="a file of the image is larger than $(numfmt --to=iec "$B_MAX_BYTES") (--max-size SIZE raises the bound)"
-	fi
-	# skopeo's own --command-timeout (a registry request that never ends)
-	if [[ -z $B_REASON && $net == 1 ]] && ((rc != 0)) && grep -qs 'context deadline exceeded' -- "$log"; then
-		B_REASON="the registry sent nothing for $B_NET_TIMEOUT s (--network-timeout SECONDS raises the bound)"
 	fi
 	return "$rc"
 }
@@ -259,7 +199,7 @@ readonly BSDTAR_X=(bsdtar -x -f - -C /build/in --no-same-owner --no-same-permiss
 intake_archive() {  # CMD NAME FILE NAMES
 	local log=$BUILD_TMP/intake.log members=()
 	[[ -f $3 ]] || die "$1 \"$2\": $3 is not a file"
-	run_confined 0 "$3" "$BUILD_TMP/members" "$log" bsdtar -t -f - ||
+	run_confined "$3" "$BUILD_TMP/members" "$log" bsdtar -t -f - ||
 		step_failed "$1" "$2" "$log" "cannot read the archive $3"
 	# (files, not process substitutions: those confuse wait -n in run_confined)
 	grep -E "^(\./)?($4)\$" -- "$BUILD_TMP/members" >"$BUILD_TMP/members.ok" || true
@@ -267,7 +207,7 @@ intake_archive() {  # CMD NAME FILE NAMES
 	rm -f -- "$BUILD_TMP/members.ok"
 	rm -f -- "$BUILD_TMP/members"
 	((${#members[@]})) || die "$1 \"$2\": $3 holds no image layout or docker save files"
-	run_confined 0 "$3" /dev/null "$log" "${BSDTAR_X[@]}" -- "${members[@]}" ||
+	run_confined "$3" /dev/null "$log" "${BSDTAR_X[@]}" -- "${members[@]}" ||
 		step_failed "$1" "$2" "$log" "cannot read the archive $3"
 }
 
@@ -314,7 +254,7 @@ intake_local() {  # CMD NAME REF
 				B_REASON="the image is larger than $(numfmt --to=iec "$B_MAX_BYTES") (--max-size SIZE raises the bound)"
 			step_failed "$cmd" "$name" "$log" "cannot read the OCI layout $path"
 		fi
-		run_confined 0 "$tar" /dev/null "$log" "${BSDTAR_X[@]}" ||
+		run_confined "$tar" /dev/null "$log" "${BSDTAR_X[@]}" ||
 			step_failed "$cmd" "$name" "$log" "cannot read the OCI layout $path"
 		rm -f -- "$tar"
 		check_intake "$cmd" "$name" "$OCI_ALLOWED"
@@ -329,7 +269,7 @@ intake_local() {  # CMD NAME REF
 		intake_archive "$cmd" "$name" "$path" "$DOCKER_NAMES"
 		check_intake "$cmd" "$name" "$DOCKER_ALLOWED"
 		# skopeo reads docker-archive from a tar: one of regular files only
-		run_confined 0 /dev/null /dev/null "$log" bsdtar -c -f /build/tmp/source.tar -C /build/in . ||
+		run_confined /dev/null /dev/null "$log" bsdtar -c -f /build/tmp/source.tar -C /build/in . ||
 			step_failed "$cmd" "$name" "$log" "cannot repack the archive $path"
 		printf 'docker-archive:/build/tmp/source.tar%s\n' "$suffix"
 		;;

@@ -37,17 +37,6 @@ local_ref() {  # CMD SOURCE
 	fi
 }
 
-# For docker://REPO:TAG prints docker://REPO (no tag, no digest).
-docker_repo() {  # REF
-	local body=${1#docker://} last
-	body=${body%%@*}
-	last=${body##*/}
-	if [[ $last == *:* ]]; then
-		body=${body%:*}
-	fi
-	printf 'docker://%s\n' "$body"
-}
-
 blob_path() {  # LAYOUT DIGEST
 	[[ $2 =~ $DIGEST_RE ]] || die "pull: invalid digest \"$2\" in the OCI layout"
 	printf '%s/blobs/sha256/%s\n' "$1" "${2#sha256:}"
@@ -102,55 +91,8 @@ write_oci_image_json() {  # CMD NAME INTERP...
 	rm -f -- "$BUILD_TMP/interp"
 }
 
-# ---------------------------------------------------------------- progress --
-
-# nsrun pull reads these events (runtime/image_pull.c turns them into Docker's
-# pull lines); without NSRUN_IMAGE_PROGRESS=1 (progress_init) nothing is written.
-#   digest sha256:HEX    the registry's manifest the reference resolved to
-#   blob sha256:HEX      skopeo copy started to fetch a layer
-#   fetched sha256:HEX   that layer is in the OCI layout, verified
-#   unpack / unpacked    umoci starts / has unpacked all the layers
-progress_event() {  # EVENT [ARG]
-	[[ -z $PROGRESS_FD ]] || printf '%s\n' "$*" >&"$PROGRESS_FD"
-}
-
-# NSRUN_IMAGE_PROGRESS=1: the events on stdout, which nothing else of a pull
-# writes to (it is moved to stderr).
-progress_init() {
-	if [[ ${NSRUN_IMAGE_PROGRESS:-} == 1 ]]; then
-		exec {PROGRESS_FD}>&1 1>&2
-	fi
-	unset NSRUN_IMAGE_PROGRESS
-}
-
-# During skopeo copy (run_confined's PROGRESS_POLL): its "Copying blob DIGEST"
-# lines, in P_OUT, announce a layer; the blob's file in the layout P_LAYOUT says
-# it is fetched (skopeo renames a blob into place once verified). Only lines
-# of that exact form are read: the file is the sandboxed tool's output.
-P_OUT='' P_LAYOUT='' P_ORDER=()
-declare -A P_SEEN=()
-progress_blobs() {
-	local line d size
-	size=$(stat -c %s -- "$P_OUT" 2>/dev/null) || return 0
-	if ((size <= 1048576)); then
-		while IFS= read -r line; do
-			[[ $line =~ ^Copying\ blob\ (sha256:[0-9a-f]{64})$ ]] || continue
-			d=${BASH_REMATCH[1]}
-			[[ -z ${P_SEEN[$d]:-} ]] || continue
-			P_SEEN[$d]=1
-			P_ORDER+=("$d")
-			progress_event blob "$d"
-		done <"$P_OUT"
-	fi
-	for d in "${P_ORDER[@]}"; do
-		[[ ${P_SEEN[$d]} == 1 && -f $P_LAYOUT/blobs/sha256/${d#sha256:} ]] || continue
-		P_SEEN[$d]=2
-		progress_event fetched "$d"
-	done
-}
-
 cmd_pull() {  # CMD ARGS... (CMD is pull or import)
-	local cmd=$1
+	local cmd=$1 all=("${@:2}")
 	shift
 	local ref='' name='' store_opt='' force='' tls='' nargs=0
 	local max_size=$DEFAULT_MAX_SIZE max_files=$DEFAULT_MAX_FILES
@@ -211,14 +153,13 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	done
 	nargs=${#pos[@]}
 	# a Docker reference alone (redis:7): nsrun pull, the one front door for
-	# registry images, which comes back here with docker://REF and its store name
+	# registry images, which pulls into the reference's store name
 	if [[ $cmd == pull && $nargs == 1 && ${pos[0]} != *://* && ${pos[0]} != oci:* &&
 		${pos[0]} != oci-archive:* && ${pos[0]} != docker-archive:* ]]; then
 		[[ -z $store_opt ]] || export NSRUN_IMAGES=$store_opt
 		find_nsrun "$cmd" "${pos[0]}"
 		exec "$NSRUN_BIN" pull ${QUIET:+--quiet} -- "${pos[0]}"
 	fi
-	progress_init
 	((nargs >= 1)) || usage_error "$cmd: missing REF and NAME (see $PROG --help)"
 	((nargs >= 2)) || usage_error "$cmd: missing image NAME after \"${pos[0]}\" (see $PROG --help)"
 	((nargs == 2)) || usage_error "$cmd: unexpected argument \"${pos[2]}\": expected REF NAME"
@@ -233,6 +174,12 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 		docker://?* | oci:?* | oci-archive:?* | docker-archive:?*) ;;
 		*) usage_error "pull: unsupported reference \"$ref\": expected docker://, oci:, oci-archive: or docker-archive: (or use import PATH)" ;;
 		esac
+	fi
+
+	# a registry: nsrun pull (runtime/image_fetch.c), with the same options
+	if [[ $ref == docker://* ]]; then
+		find_nsrun "$cmd" "$name"
+		exec "$NSRUN_BIN" pull "${all[@]}"
 	fi
 
 	local tool
@@ -270,62 +217,29 @@ cmd_pull() {  # CMD ARGS... (CMD is pull or import)
 	trap 'exit 129' HUP
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	trap 'exit 141' PIPE   # nsrun, reading the progress, is gone: still clean up
 	local lockfd
 	exec {lockfd}<"$BUILD_TMP"
 	flock -n "$lockfd" || die "$cmd \"$name\": cannot lock $BUILD_TMP"
 	work_init
 	local work=$BUILD_TMP/work start=$SECONDS log=$BUILD_TMP/tool.log
 	local layout=$BUILD_TMP/work/oci rootfs=$BUILD_TMP/work/rootfs
-	local net=0 digest='' src=$ref opts=()
+	local digest='' src=$ref opts=()
 
-	local regconf=()
-	[[ -z $(registries_conf) ]] || regconf=(--registries-conf /run/registries.conf)
-	if [[ $ref == docker://* ]]; then
-		net=1
-		[[ -z $tls ]] || opts+=("--tls-verify=$tls")
-		# The digest of the registry's top-level manifest (an image or an
-		# index of platforms), then a copy of exactly that manifest.
-		info "resolving $ref"
-		run_confined 1 /dev/null "$BUILD_TMP/manifest" "$log" skopeo "${regconf[@]}" --command-timeout "${net_timeout}s" \
-			inspect --raw "${opts[@]}" "$ref" ||
-			step_failed "$cmd" "$name" "$log" "cannot read the manifest of $ref (skopeo inspect failed)"
-		digest=sha256:$(sha256sum <"$BUILD_TMP/manifest" | cut -d' ' -f1)
-		progress_event digest "$digest"
-		[[ $ref == *@* ]] || src=$(docker_repo "$ref")@$digest
-		opts=()
-		[[ -z $tls ]] || opts+=("--src-tls-verify=$tls")
-	else
-		info "reading $ref"
-		src=$(intake_local "$cmd" "$name" "$ref")
-		# an OCI source is copied as it is: the digest recorded (the
-		# unpacked manifest's) is then the source's too
-		[[ $src != oci:* ]] || opts+=(--preserve-digests --dest-oci-accept-uncompressed-layers)
-	fi
+	info "reading $ref"
+	src=$(intake_local "$cmd" "$name" "$ref")
+	# an OCI source is copied as it is: the digest recorded (the
+	# unpacked manifest's) is then the source's too
+	[[ $src != oci:* ]] || opts+=(--preserve-digests --dest-oci-accept-uncompressed-layers)
 	info "fetching $src"
-	((net)) || regconf=()
-	# with progress, skopeo's own lines (not --quiet) say which layer it fetches
-	local copy_out=/dev/null quiet_opt=--quiet
-	if [[ -n $PROGRESS_FD ]]; then
-		copy_out=$BUILD_TMP/copy.out quiet_opt=''
-		P_OUT=$copy_out P_LAYOUT=$layout PROGRESS_POLL=progress_blobs
-	fi
-	run_confined "$net" /dev/null "$copy_out" "$log" skopeo "${regconf[@]}" copy ${quiet_opt:+"$quiet_opt"} "${opts[@]}" \
+	run_confined /dev/null /dev/null "$log" skopeo copy --quiet "${opts[@]}" \
 		-- "$src" "oci:/build/oci:$OCI_TAG" ||
 		step_failed "$cmd" "$name" "$log" "skopeo copy $src failed"
-	if [[ -n $PROGRESS_FD ]]; then
-		progress_blobs
-		PROGRESS_POLL=''
-		rm -f -- "$copy_out"
-	fi
 	remove_tree "$work/in"
 
 	info "unpacking the layers with umoci"
-	progress_event unpack
-	run_confined 0 /dev/null /dev/null "$log" umoci --log=error raw unpack --rootless \
+	run_confined /dev/null /dev/null "$log" umoci --log=error raw unpack --rootless \
 		--image "/build/oci:$OCI_TAG" /build/rootfs ||
 		step_failed "$cmd" "$name" "$log" "umoci could not unpack the image"
-	progress_event unpacked
 
 	# The image configuration: index -> manifest -> config, from the layout
 	# that was unpacked; a local source's digest is that manifest's.

@@ -112,6 +112,34 @@ for fmt in oci oci-archive docker-archive; do
 	check "... the directories and the file are still there" test -d "$R/open" -a -d "$R/var/tmp" -a -f "$R/group-writable"
 	check "... its harmless part runs" runs "shared-$fmt"
 done
+# ---------------------------------------------------------------- 2 and 4 through a registry
+
+# A registry pull is nsrun's own (nsrun pull: runtime/image_fetch.c, whose
+# finishing is image_finish.c): the privileged and shared images above, served
+# by the test registry, come out the same (the controls above show what their
+# layers carry).
+for img in priv shared-oci; do
+	port=$(free_port)
+	python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/$img" none "$T/stalled" >"$T/registry.log" 2>&1 &
+	at_exit "kill $! 2>/dev/null"
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
+		sleep 0.1
+	done
+	run_cmd "$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false "docker://127.0.0.1:$port/test/img:1" \
+		"r-$img" --store "$STORE"
+	assert_eq "nsrun pull of $img from a registry succeeds" "0 " "$RC $ERR"
+	R=$STORE/r-$img/rootfs
+	assert_eq "... no xattr but user.* is left on any file" "" \
+		"$(cd "$R" && find . -xdev ! -type l -exec getfattr -h --absolute-names -d -m - {} + 2>/dev/null | grep -E '^(security|trusted|system)\.')"
+	assert_eq "... no set-id file, FIFO, socket or device, nothing group/other-writable or sticky" "" \
+		"$(find "$R" -xdev \( -type p -o -type s -o -type b -o -type c -o \( ! -type l -perm /7022 \) \) -print)"
+	if [ "$(id -u)" = 0 ]; then
+		assert_eq "... everything is root's" "" "$(find "$R" -xdev ! -user 0 -print | head -3)"
+	fi
+	check "... its harmless part runs" runs "r-$img"
+done
+
 assert_eq "the store itself: nothing group/other-writable" "" \
 	"$(find "$STORE" -xdev ! -type l -perm /022 -print | head -3)"
 
@@ -173,10 +201,10 @@ sandbox_fds() {  # CLOSE(1|0) — the fds ls sees in the sandbox, with fd 7 a di
 		BUILD_TMP=$(mktemp -d "$2/b.XXXXXX"); work_init; bounds_init 100000000 1000 60 10
 		exec 7<"$2"
 		if [ "$3" = 1 ]; then
-			run_confined 0 /dev/null "$BUILD_TMP/out" "$BUILD_TMP/log" ls /proc/self/fd
+			run_confined /dev/null "$BUILD_TMP/out" "$BUILD_TMP/log" ls /proc/self/fd
 			cat "$BUILD_TMP/out"
 		else
-			sandbox_argv 0; env -i "${SANDBOX[@]}" --chdir / -- ls /proc/self/fd
+			sandbox_argv; env -i "${SANDBOX[@]}" --chdir / -- ls /proc/self/fd
 		fi' _ "$LIB" "$T/fdt" "$1" 2>&1 | tr '\n' ' '
 }
 assert_match "control: bwrap alone passes an outside directory fd (7) on" '(^| )7 ' "$(sandbox_fds 0)"

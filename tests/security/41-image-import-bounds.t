@@ -92,7 +92,7 @@ for stall in manifest blob; do
 	check "... and it did stall there" test -e "$T/stalled"
 	check "... within its time-out (${took}s < 20s)" test "$took" -lt 20
 	assert_match "... with one line naming --network-timeout" \
-		"^nsrun-image: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
+		"^nsrun: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
 	check "... leaving nothing" nothing_left "st-$stall"
 	kill "$reg" 2>/dev/null
 	wait "$reg" 2>/dev/null
@@ -122,8 +122,41 @@ done
 run_cmd timeout 60 "$TOOL" pull --quiet --tls-verify=false --timeout 3 \
 	"docker://127.0.0.1:$port/test/img:1" st-time --store "$STORE"
 assert_match "--timeout 3 on a stalled pull: one line naming --timeout" \
-	'^nsrun-image: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
+	'^nsrun: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
 check "... leaving nothing" nothing_left st-time
+
+# ---------------------------------------------------------------- a registry pull's bounds
+
+# The same bounds on a registry pull, which is nsrun's own (nsrun pull,
+# runtime/image_fetch.c; nsrun-image pull calls it): the layouts above served
+# by the test registry.
+serve() {  # LAYOUT: a registry of it on a free port ($RPORT)
+	RPORT=$(free_port)
+	python3 "$TESTS_DIR/security/image/registry.py" "$RPORT" "$1" none "$T/stalled" >"$T/registry.log" 2>&1 &
+	at_exit "kill $! 2>/dev/null"
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $RPORT))" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+PULL=("$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false)
+serve "$T/big"
+run_cmd "${PULL[@]}" --max-size 8m "docker://127.0.0.1:$RPORT/test/img:1" rbig --store "$STORE"
+assert_eq "nsrun pull of the 40 MiB file from a registry, --max-size 8m: fails" 1 "$RC"
+assert_match "... with one line naming the bound" \
+	'^nsrun: pull "rbig": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left rbig
+run_cmd "${PULL[@]}" --max-size 64m "docker://127.0.0.1:$RPORT/test/img:1" rbig --store "$STORE"
+assert_eq "control: with --max-size 64m it pulls" "0 " "$RC $ERR"
+check "... and runs" runs rbig
+serve "$T/many"
+run_cmd "${PULL[@]}" --max-files 1000 "docker://127.0.0.1:$RPORT/test/img:1" rmany --store "$STORE"
+assert_eq "nsrun pull of 3000 files from a registry, --max-files 1000: fails" 1 "$RC"
+assert_match "... with one line naming the bound" \
+	'^nsrun: pull "rmany": the image has more than 1000 files \(--max-files N raises the bound\)$' "$ERR"
+check "... leaving nothing" nothing_left rmany
+run_cmd "${PULL[@]}" --max-files 5000 "docker://127.0.0.1:$RPORT/test/img:1" rmany --store "$STORE"
+assert_eq "control: with --max-files 5000 it pulls" "0 " "$RC $ERR"
 
 # ---------------------------------------------------------------- one name at once
 

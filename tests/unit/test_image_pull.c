@@ -1,8 +1,9 @@
-/* Unit tests of image_pull.c against a stand-in for rootfs-tools/nsrun-image (a
- * shell script beside a made-up nsrun path): its progress events become docker
- * pull's steps in order; events it does not know, malformed digests and an
- * overlong line are skipped; a failed pull gives the tool's error line; the
- * tool's environment is the allowlist; a hung-up client ends the pull. */
+/* Unit tests of image_pull.c against a stand-in for the pull's child (`nsrun
+ * pull ... docker://REF NAME`, image_fetch.h: a shell script at a made-up nsrun
+ * path): its progress events become docker pull's steps in order; events it
+ * does not know, malformed digests and an overlong line are skipped; a failed
+ * pull gives the child's error line; the child's environment is the
+ * allowlist; a hung-up client ends the pull. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static void tool(const char *body)
 	char path[160];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/nsrun-image", dir);
+	snprintf(path, sizeof(path), "%s", self);
 	f = fopen(path, "w");
 	fprintf(f, "#!/bin/sh\n%s\n", body);
 	fclose(f);
@@ -60,7 +61,7 @@ int main(void)
 	setenv("NSRUN_IMAGES", "/store", 1);
 	setenv("SECRET_TOKEN", "x", 1);
 
-	/* two layers, the events as nsrun-image-pull.sh writes them, and noise */
+	/* two layers, the events as image_fetch.c writes them, and noise */
 	tool("echo digest " DM "; echo blob " D1 "; echo blob " D2 "; echo fetched " D2 "; echo fetched " D1 ";\n"
 	     "echo future-event x; echo blob sha256:XYZ; echo blob; head -c 600 /dev/zero | tr '\\0' a; echo;\n"
 	     "echo unpack; echo unpacked; echo 'not an event' >&2");
@@ -79,26 +80,26 @@ int main(void)
 		out);
 	image_pull_close(&p);
 
-	/* the tool's argv and environment: the allowlist, NSRUN and the progress request */
+	/* the child's argv and environment: the allowlist and the progress request */
 	tool("echo \"$*\" >&2; env | sort >&2; exit 3");
 	image_pull_start(&p, self, &ref, true, &err);
 	steps(&p, out, sizeof(out), &rc, &err);
 	tap_int(&t, "a failed pull: -1", -1, rc);
-	tap_str(&t, "  ... saying the status", "pull failed: nsrun-image exited with status 3", err.msg);
+	tap_str(&t, "  ... saying the status", "pull failed: the pull exited with status 3", err.msg);
 	tap_ok(&t,
 	       strstr(p.tail, "pull --force --quiet docker://docker.io/library/redis:7 docker.io+library+redis=7\n") != NULL,
 	       "  ... the tool's arguments");
 	tap_ok(&t, strstr(p.tail, "NSRUN_IMAGES=/store\n") && strstr(p.tail, "NSRUN_IMAGE_PROGRESS=1\n") &&
-			   strstr(p.tail, "NSRUN=") && !strstr(p.tail, "SECRET_TOKEN"),
-	       "  ... its environment: the store, NSRUN, the progress request, not the rest of ours");
+			   !strstr(p.tail, "SECRET_TOKEN"),
+	       "  ... its environment: the store, the progress request, not the rest of ours");
 	image_pull_close(&p);
 
-	tool("echo blob " D1 "; echo 'nsrun-image: pull \"x\": skopeo copy failed' >&2; echo 'nsrun-image: hint: h' >&2;"
+	tool("echo blob " D1 "; echo 'nsrun: pull \"x\": skopeo copy failed' >&2; echo 'nsrun: hint: h' >&2;"
 	     " exit 1");
 	image_pull_start(&p, self, &ref, true, &err);
 	steps(&p, out, sizeof(out), &rc, &err);
 	snprintf(got, sizeof(got), "%d %s", rc, p.why);
-	tap_str(&t, "a failed pull's why: the tool's error line", "-1 pull \"x\": skopeo copy failed", got);
+	tap_str(&t, "a failed pull's why: the child's error line", "-1 pull \"x\": skopeo copy failed", got);
 	image_pull_close(&p);
 
 	/* a client gone: the pull ends at once, the tool stopped */
@@ -119,8 +120,7 @@ int main(void)
 	tap_ok(&t, p.pid == 0 && p.events_fd < 0, "  ... the tool stopped and reaped, its pipes closed");
 	close(sv[0]);
 
-	snprintf(out, sizeof(out), "%s/nsrun-image", dir);
-	unlink(out);
+	unlink(self);
 	rmdir(dir);
 	return tap_done(&t);
 }
