@@ -342,6 +342,12 @@ assert_match "a prestart hook past its timeout: killed, create fails" \
 	"(^|
 )nsrun: hooks\.prestart\[0\] $T/hook-hangs: timed out after 1 s" "$ERR"
 check "  ... nothing left" test ! -e "$ROOT/c9"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'prestart': [{'path': '$T/hook-hangs', 'timeout': 4294968}]}"
+oci create --bundle "$T/bundle" c9
+assert_eq "a hook timeout past the int of ms (4294968 s): create refuses it, one line, naming the bound" \
+	"1|nsrun: config.json: hooks.prestart[0].timeout: 4294968: expected whole seconds, 1 to 2147483" \
+	"$RC|$(head -1 <<<"$ERR")"
+check "  ... nothing left" test ! -e "$ROOT/c9"
 bundle_with '["/nsrun-probe", "exit", "0"]' "c['hooks'] = {'poststart': [{'path': '$T/hook-fails'}]}"
 oci run --bundle "$T/bundle" c9
 assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "$RC"
