@@ -333,8 +333,15 @@ assert_match "a mixed soak: every answer right, the zygote's memory flat, nothin
 D=(env XDG_RUNTIME_DIR="$TESTTMP/run" TMPDIR="$TESTTMP" "$NSRUN")
 mkdir -m 700 "$TESTTMP/run"
 at_exit "${D[*]@Q} stop tpool"
-run_cmd "${D[@]}" pool -d --name tpool --image python --size 1 --pids-limit 16
+# (--memory 64t: more than any host's MemAvailable, as RLIMIT_DATA harmless)
+run_cmd "${D[@]}" pool -d --name tpool --image python --size 1 --pids-limit 16 --memory 64t
 assert_eq "pool -d returns once ready, printing its name" "0|tpool" "$RC|$OUT"
+assert_match "  --size x --memory past the host's MemAvailable: a warning, the pool starts all the same" \
+	"nsrun: warning: pool: --size 1 x --memory 67108864 MiB is more than the host's MemAvailable \\([0-9]+ MiB\\)" "$ERR"
+# (the first pool's 2 x 512m: a warning only where less than 1 GiB is available)
+[ "$(awk '$1 == "MemAvailable:" { print ($2 < 1048576) }' /proc/meminfo)" = 1 ] && want=1 || want=0
+assert_eq "  control: the first pool's 2 x 512m, the warning as the host's MemAvailable says" "$want" \
+	"$(grep -c 'MemAvailable' "$TESTTMP/main.err")"
 run_cmd "${D[@]}" ps --json
 assert_eq "  nsrun ps shows it running" "running" "$(jq -r '.[] | select(.name == "tpool") | .status' <<<"$OUT" 2>/dev/null)"
 run_cmd "${D[@]}" run --pool tpool -- python3 -c 'import os; print("by name", os.getuid())'
