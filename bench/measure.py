@@ -80,6 +80,43 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+class RunFailed(Exception):
+    """A measured run of interleaved() that failed: its name, status and stderr."""
+
+
+def interleaved(cmds: dict[str, list[str]], n: int, warmup: int = 3) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Runs each command of cmds (name: argv) warmup times (page cache, seccomp
+    cache; a command whose warm-up run fails is dropped), then n times each,
+    interleaved in an order that turns each round, so drift of a shared machine's
+    load affects every command alike; spawn_wait's clock.  Returns (milliseconds
+    by name, the last stderr line of each dropped command by name).  Raises
+    RunFailed if a measured run fails."""
+    names = list(cmds)
+    failed: dict[str, str] = {}
+    for name in list(names):
+        for _ in range(warmup):
+            status, _, err = spawn_wait(cmds[name], stderr=None)
+            if status != 0:
+                failed[name] = " ".join(err.strip().splitlines()[-1:])
+                names.remove(name)
+                break
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(n):
+        for k in range(len(names)):
+            name = names[(i + k) % len(names)]
+            status, wall, err = spawn_wait(cmds[name], stderr=None)
+            if status != 0:
+                raise RunFailed(f"{name}: failed ({status}): {err.strip()}")
+            times[name].append(wall * 1000)
+    return times, failed
+
+
+def table_row(name: str, xs: list[float], ratio: float) -> str:
+    """A Markdown row: name, median, 25 % and 75 % of xs (ms), and ratio."""
+    return (f"| {name} | {statistics.median(xs):.1f} | {percentile(xs, 0.25):.1f} | {percentile(xs, 0.75):.1f} "
+            f"| {ratio:.3f} |")
+
+
 def run_many(cmd: list[str], n: int, parallel: int) -> dict:
     lat: list[float] = []
     fails: list[int] = []

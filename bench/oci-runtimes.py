@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import percentile, spawn_wait  # noqa: E402
+from measure import RunFailed, interleaved, table_row  # noqa: E402
 
 
 def main() -> int:
@@ -76,9 +76,6 @@ def main() -> int:
     # leaving cgroups alone (which podman allows crun only); here it refuses that too
     cmds["crun --cgroups disabled"] = base + ["--runtime", runtimes["crun"], "run", "--rm", "--network", "none",
                                               "--cgroups", "disabled"] + ulimit + [image, "/bin/true"]
-    names = list(cmds)
-    failed: dict[str, str] = {}
-    times: dict[str, list[float]] = {n: [] for n in names}
     version = subprocess.run([podman, "--version"], capture_output=True, text=True).stdout.strip()
     load_start = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     try:
@@ -87,25 +84,15 @@ def main() -> int:
                                 "."], stdout=subprocess.PIPE)
         subprocess.run(base + ["import", "-q", "-", image], stdin=tar.stdout, stdout=subprocess.DEVNULL, check=True)
         tar.wait()
-        for n in list(names):  # warm-up: page cache, podman's own caches, nsrun's seccomp cache
-            for _ in range(2):
-                status, _, err = spawn_wait(cmds[n], stderr=None)
-                if status != 0:
-                    # (crun as root on hybrid cgroups: "cgroups in hybrid mode not supported")
-                    failed[n] = " ".join(err.strip().splitlines()[-1:])
-                    names.remove(n)
-                    break
+        # (warm-up: page cache, podman's own caches, nsrun's seccomp cache; crun as root on
+        # hybrid cgroups fails it: "cgroups in hybrid mode not supported", a row saying so)
+        times, failed = interleaved(cmds, opts.n, warmup=2)
         if "nsrun" in failed:
             print(f"nsrun: failed: {failed['nsrun']}", file=sys.stderr)
             return 1
-        for i in range(opts.n):
-            for k in range(len(names)):
-                n = names[(i + k) % len(names)]
-                status, wall, err = spawn_wait(cmds[n], stderr=None)
-                if status != 0:
-                    print(f"{n}: failed ({status}): {err.strip()}", file=sys.stderr)
-                    return 1
-                times[n].append(wall * 1000)
+    except RunFailed as e:
+        print(e, file=sys.stderr)
+        return 1
     finally:
         subprocess.run(base + ["rm", "-af", "-t", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if os.getuid() == 0:
@@ -135,10 +122,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|")
     for n, why in failed.items():
         print(f"| {n} | fails here: {why} | | | |")
-    for n in names:
-        xs = times[n]
-        med = statistics.median(xs)
-        print(f"| {n} | {med:.1f} | {percentile(xs, 0.25):.1f} | {percentile(xs, 0.75):.1f} | {ref / med:.3f} |")
+    for n, xs in times.items():
+        print(table_row(n, xs, ref / statistics.median(xs)))
     return 0
 
 

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import percentile, spawn_wait  # noqa: E402
+from measure import RunFailed, interleaved, table_row  # noqa: E402
 
 
 def main() -> int:
@@ -38,22 +38,14 @@ def main() -> int:
     }
     if opts.before:
         cmds["default run, before (probes first)"] = [opts.before] + payload
-    names = list(cmds)
-    times: dict[str, list[float]] = {n: [] for n in names}
-    for n in names:  # warm-up: page cache, seccomp cache
-        for _ in range(3):
-            status, _, err = spawn_wait(cmds[n], stderr=None)
-            if status != 0:
-                print(f"{n}: failed ({status}): {err.strip()}", file=sys.stderr)
-                return 1
-    for i in range(opts.n):
-        for k in range(len(names)):
-            n = names[(i + k) % len(names)]
-            status, wall, err = spawn_wait(cmds[n], stderr=None)
-            if status != 0:
-                print(f"{n}: failed ({status}): {err.strip()}", file=sys.stderr)
-                return 1
-            times[n].append(wall * 1000)
+    try:
+        times, failed = interleaved(cmds, opts.n)
+    except RunFailed as e:
+        print(e, file=sys.stderr)
+        return 1
+    for n, why in failed.items():
+        print(f"{n}: failed: {why}", file=sys.stderr)
+        return 1
 
     ref = statistics.median(times["--isolation full"])
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -61,10 +53,8 @@ def main() -> int:
     print()
     print("| command | median (ms) | 25 % | 75 % | median / --isolation full |")
     print("|---|---:|---:|---:|---:|")
-    for n in names:
-        xs = times[n]
-        med = statistics.median(xs)
-        print(f"| {n} | {med:.1f} | {percentile(xs, 0.25):.1f} | {percentile(xs, 0.75):.1f} | {med / ref:.3f} |")
+    for n, xs in times.items():
+        print(table_row(n, xs, statistics.median(xs) / ref))
     return 0
 
 

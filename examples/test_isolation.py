@@ -5,7 +5,7 @@ or inside for something allowed), so a broken probe cannot pass as "isolated".
 Run:  NSRUN=build/nsrun NSRUN_IMAGES=... PYTHONPATH=bindings/python python3 -m pytest examples/test_isolation.py
 (Debian: python3-pytest). From the source tree, NSRUN and PYTHONPATH default to the checkout's.
 
-NSRUN_ISOLATION=reduced|minimal runs every probe in that tier (README, "Isolation tiers")
+NSRUN_ISOLATION=reduced|minimal runs every probe in that tier (docs/isolation.md, "Isolation tiers")
 and asserts what that tier promises: a probe of a property the tier lacks is skipped,
 naming the tier (tests/integration/26-agent-sandboxes-tiers.t runs it so in agent
 sandboxes). Unset: full isolation, every probe.
@@ -39,7 +39,7 @@ ROOT = os.geteuid() == 0
 
 
 def promised_by(*tiers: str) -> pytest.MarkDecorator:
-    """The test checks a property only these tiers promise (README, "Isolation tiers")."""
+    """The test checks a property only these tiers promise (docs/isolation.md, "Isolation tiers")."""
     return pytest.mark.skipif(TIER not in tiers, reason=f"the {TIER} tier does not promise this")
 
 

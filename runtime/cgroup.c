@@ -245,8 +245,8 @@ static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char
 		free(parent);
 		parent = NULL;
 	}
-	snprintf(why, why_len, "cgroup %s%s is not delegated to uid %u (not writable): see the README, "
-		 "\"Limits\", for systemd-run --user -p Delegate=yes", mnt, own, (unsigned)geteuid());
+	snprintf(why, why_len, "cgroup %s%s is not delegated to uid %u (not writable): see docs/limits.md "
+		 "for systemd-run --user -p Delegate=yes", mnt, own, (unsigned)geteuid());
 	return NULL;
 }
 

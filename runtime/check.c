@@ -136,7 +136,7 @@ static void check_cgroup(struct check_list *l)
 		it = check_add(l, "cgroup v2", false, false);
 		snprintf(it->detail, sizeof(it->detail), "%s", cg.why_not);
 		snprintf(it->fix, sizeof(it->fix), "none needed: %s (a delegated cgroup v2 subtree enforces "
-			 "them: see the README, \"Limits\")", fallback);
+			 "them: see docs/limits.md)", fallback);
 	} else {
 
 		it = check_add(l, "cgroup v2", false, true);
@@ -418,12 +418,12 @@ static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 	}
 	if (tier_probe(NSRUN_ISOLATION_REDUCED, &why_reduced) == 0) {
 		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the reduced tier (no mount "
-			 "namespace: no /proc, /dev, tmpfs or volumes; README, \"Isolation tiers\")");
+			 "namespace: no /proc, /dev, tmpfs or volumes; docs/isolation.md, \"Isolation tiers\")");
 		return NSRUN_ISOLATION_REDUCED;
 	}
 	if (tier_probe(NSRUN_ISOLATION_MINIMAL, &why_minimal) == 0) {
 		snprintf(it->detail, sizeof(it->detail), "not full; a run takes the minimal tier (no namespace "
-			 "at all; README, \"Isolation tiers\")");
+			 "at all; docs/isolation.md, \"Isolation tiers\")");
 		return NSRUN_ISOLATION_MINIMAL;
 	}
 	error_format(&why_reduced, reduced, sizeof(reduced));

@@ -502,7 +502,7 @@ static int parse_mount(struct walk *w, size_t i, yajl_val m)
 		else
 			rc = add_bind(w, i, source, steal_ptr(&dest), &opts);
 	} else if (nsrun_own(type, dest)) {
-		/* nsrun's own, with its masks and limits (README, "The isolation a run gets") */
+		/* nsrun's own, with its masks and limits (docs/isolation.md) */
 	} else if (strcmp(type, "tmpfs") == 0) {
 		rc = add_tmpfs(w, i, steal_ptr(&dest), &opts);
 	} else if (strcmp(type, "sysfs") == 0 || strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0 ||

@@ -283,7 +283,7 @@ int oci_parse_linux(struct walk *w, yajl_val x)
 		else if (strcmp(k, "rootfsPropagation") == 0)
 			rc = oci_parse_propagation(w, v);
 		else if (strcmp(k, "cgroupsPath") == 0)
-			; /* nsrun makes the container's cgroup where it may (README, "Limits") */
+			; /* nsrun makes the container's cgroup where it may (docs/limits.md) */
 		else if (strcmp(k, "mountLabel") == 0 || strcmp(k, "intelRdt") == 0 ||
 			 strcmp(k, "personality") == 0 || strcmp(k, "timeOffsets") == 0 ||
 			 strcmp(k, "memoryPolicy") == 0 || strcmp(k, "netDevices") == 0) {

@@ -22,6 +22,7 @@
 #define CONFIG_READ_MAX (4 * 1024 * 1024) /* as oci_config.c's limit on config.json */
 #define HOOKS_MAX 64                      /* hooks of one kind */
 #define HOOK_ARGS_MAX 256                 /* args or env entries of one hook */
+#define HOOK_TIMEOUT_MAX (INT_MAX / 1000)  /* seconds: run_one's poll(2) takes an int of ms */
 
 static const char *const run_kinds[] = { "prestart", "createRuntime", "poststart", "poststop" };
 static const char *const refused_kinds[] = { "createContainer", "startContainer" };
@@ -74,9 +75,13 @@ static int check(yajl_val t, struct nsrun_error *err)
 				return error_set(err, 0, "config.json: hooks.%s[%zu].env: expected an array of strings",
 						 kind, j);
 			v = yajl_tree_get(h, (const char *[]){ "timeout", NULL }, yajl_t_any);
-			if (v && (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) <= 0 || YAJL_GET_INTEGER(v) > INT_MAX / 1000))
-				return error_set(err, 0, "config.json: hooks.%s[%zu].timeout: expected a positive number "
-						 "of seconds", kind, j);
+			if (v && (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) <= 0 ||
+				  YAJL_GET_INTEGER(v) > HOOK_TIMEOUT_MAX))
+				/* (a number past int64's is a double to yajl: refused here too) */
+				return error_set(err, 0, "config.json: hooks.%s[%zu].timeout: %.40s: expected whole "
+						 "seconds, 1 to %d", kind, j,
+						 YAJL_IS_NUMBER(v) ? YAJL_GET_NUMBER(v) : "not a number",
+						 HOOK_TIMEOUT_MAX);
 		}
 	}
 	return 0;
@@ -249,6 +254,14 @@ int oci_hooks_run(const char *json, const char *kind, const char *state, struct 
 		return 0;
 	if (!(t = yajl_tree_parse(json, NULL, 0)))
 		return error_set(err, 0, "hooks: not an object");
+	/* json is ROOT/ID/hooks.json, written by create: checked again, as run_one
+	 * trusts its timeout to fit an int of ms */
+	if (!YAJL_IS_OBJECT(t) || check(t, err) < 0) {
+		if (!YAJL_IS_OBJECT(t))
+			error_set(err, 0, "hooks: not an object");
+		yajl_tree_free(t);
+		return -1;
+	}
 	list = yajl_tree_get(t, (const char *[]){ kind, NULL }, yajl_t_array);
 	for (size_t i = 0; list && i < list->u.array.len && rc == 0; i++)
 		rc = run_one(list->u.array.values[i], kind, i, state, err);

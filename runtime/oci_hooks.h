@@ -26,7 +26,8 @@
 
 /* Reads BUNDLE/config.json's hooks object into *json (malloc'd; NULL: none) and
  * checks it: each hook's path absolute, args and env arrays of strings, timeout
- * a positive integer; createContainer and startContainer refused.  Returns 0 or
+ * whole seconds from 1 to INT_MAX / 1000 (it is poll(2)'s int of ms);
+ * createContainer and startContainer refused.  Returns 0 or
  * -1 with err naming the JSON path (errnum 0). */
 int oci_hooks_load(const char *bundle, char **json, struct nsrun_error *err);
 
@@ -38,7 +39,8 @@ int oci_annotations_load(const char *bundle, char **json, struct nsrun_error *er
 
 /* Runs the hooks named kind ("createRuntime", ...) of json (checked by
  * oci_hooks_load; NULL: none), in order, each with state (the state JSON) on its
- * stdin, its stdout and stderr our stderr, its timeout enforced with SIGKILL.
+ * stdin, its stdout and stderr our stderr, its timeout enforced with SIGKILL;
+ * json is checked again first (it is the state directory's hooks.json).
  * Returns 0, or -1 with err at the first that fails ("hooks.KIND[N] PATH: exit
  * status N", "...: timed out after N s", or the errno of fork(2), execve(2)). */
 int oci_hooks_run(const char *json, const char *kind, const char *state, struct nsrun_error *err);

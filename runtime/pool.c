@@ -61,6 +61,11 @@ static const char pool_usage[] =
 	"                            request's defaults; --memory, --pids-limit, --cpu-time and\n"
 	"                            --tmpfs-size apply to each request; -e, -w, --hostname as a run\n"
 	"\n"
+	"Memory: --memory is each request's, not the pool's: --size requests at once may take\n"
+	"--size x --memory together (default 512m each), and the pool's container is sized\n"
+	"to hold that, not less: nsrun warns when it is more than the host's MemAvailable\n"
+	"(proc(5)), and starts all the same.\n"
+	"\n"
 	"A request: 4-byte big-endian length, then {\"code\": ..., \"stdin\": ..., \"args\": [...],\n"
 	"\"env\": [\"K=V\"], \"timeout\": SECONDS, \"output_limit\": BYTES, \"memory\": BYTES, \"pids_limit\": N}\n"
 	"(memory and pids_limit at most the pool's); the reply: the same frame holding the --json\n"
@@ -300,6 +305,19 @@ static int parse_args(struct pool *p, int argc, char **argv, const char **preloa
 	return 0;
 }
 
+/* The host's MemAvailable (proc(5), /proc/meminfo) in bytes; 0 if unknown. */
+static uint64_t mem_available(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long kb;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			return kb < UINT64_MAX >> 10 ? (uint64_t)kb << 10 : UINT64_MAX;
+	return 0;
+}
+
 /* The run options as a run takes them, and resolved as main.c's resolve() does
  * for what a request needs of them (environment, workdir). */
 static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun_error *err)
@@ -348,6 +366,12 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 		fprintf(stderr, "nsrun: warning: pool: a request runs without Landlock, which a run would have here "
 			"(the file system stays read-only by its mounts; docs/pool.md)\n");
 	}
+	/* nothing caps the sum of the requests' memory: said, not silent */
+	uint64_t avail = mem_available(), m = p->cfg.limits.memory_bytes;
+	if (avail && m && (m > UINT64_MAX / p->size || m * p->size > avail))
+		fprintf(stderr, "nsrun: warning: pool: --size %u x --memory %llu MiB is more than the host's "
+			"MemAvailable (%llu MiB): requests at once may run it out of memory (docs/pool.md)\n",
+			p->size, (unsigned long long)(m >> 20), (unsigned long long)(avail >> 20));
 	return 0;
 nomem:
 	strv_free(&a);

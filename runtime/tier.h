@@ -1,6 +1,6 @@
 /* tier.h - isolation tiers below full, and choosing the highest that works here.
  *
- *   full     every property of the README's "The isolation a run gets".
+ *   full     every property of docs/isolation.md.
  *   reduced  where no mount and no id map is possible (a Landlock domain): an
  *            unmapped user namespace (the payload is already nobody inside), pid,
  *            net, ipc and uts namespaces, chroot into the image, Landlock

@@ -626,3 +626,53 @@ image_import_setup() {
 	unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
 	mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 }
+
+# ---------------------------------------------------------------- OCI runtime suites
+
+# oci_probe_bundle DIR IMAGE — the OCI runtime suites' (30, 35) bundle: IMAGE, a
+# root file system of the static probe alone (it starts at once; IMAGE made here,
+# readable by all), and DIR/bundle over it, its config.json runc's
+# `runc spec --rootless`, kept as DIR/template.json, from which oci_config makes
+# each case's.  Sets ROOT (DIR/state, the runtime's --root); oci ARG... runs
+# `nsrun --root $ROOT ARG...` (run_cmd).  skip_all without runc (make deps).
+oci_probe_bundle() {
+	local dir=$1 img=$2
+	command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
+	command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
+	mkdir -p "$dir/bundle" "$img/etc"
+	(cd "$img" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
+		echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
+		cp "$PROBE_DIR/nsrun-probe" .)
+	chmod -R a+rX "$img"
+	ln -s "$img" "$dir/bundle/rootfs"
+	(cd "$dir/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
+	cp "$dir/bundle/config.json" "$dir/template.json"
+	ROOT=$dir/state
+}
+oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
+
+# oci_config DIR ARGS-AS-JSON SUITE-EDIT [CASE-EDIT [WORD...]] — DIR/bundle/config.json
+# made anew from DIR/template.json: process.args, no terminal, no seccomp, then the
+# Python statements SUITE-EDIT and CASE-EDIT run on it (c: the config; argv: the
+# WORDs)
+oci_config() {
+	python3 - "$1/template.json" "$1/bundle/config.json" "$2" "$3" "${4:-}" "${@:5}" <<'EOF'
+import json, sys
+src, dst, args, suite, edit = sys.argv[1:6]
+argv = sys.argv[6:]
+c = json.load(open(src))
+c["process"]["args"] = json.loads(args)
+c["process"]["terminal"] = False
+c["linux"].pop("seccomp", None)
+exec(suite)
+if edit:
+    exec(edit)
+json.dump(c, open(dst, "w"))
+EOF
+}
+
+# oci_cleanup — delete --force every container left in $ROOT (at_exit it)
+oci_cleanup() {
+	local d
+	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
+}

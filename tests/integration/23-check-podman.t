@@ -2,7 +2,7 @@
 # nsrun inside a rootless podman container: an image made from the python rootfs
 # with `podman import`, run as the unprivileged user (nsrun-test when the suite runs
 # as root).  With podman's defaults the run fails with the cause named (the masked
-# /proc) and `nsrun check` says the same; with the options the README documents it
+# /proc) and `nsrun check` says the same; with the options docs/isolation.md documents it
 # runs the python snippet with every property of a default run.
 #
 # podman's storage, run and config directories all live in this test's temp dir
@@ -82,7 +82,7 @@ assert_match "  ... nsrun check says the same and exits 1 (a lower tier works: b
 )fresh /proc: missing: $(sed -n 's/^nsrun: \(mount a fresh \/proc: [^(]*\).*/\1/p' <<<"$run_part").*
 check status 1$" "$OUT"
 
-# ---- podman's defaults without --isolation: the highest tier there (README,
+# ---- podman's defaults without --isolation: the highest tier there (docs/isolation.md,
 # "Isolation tiers"), named by the run and predicted by check (issue 16, the fourth
 # place of 26-agent-sandboxes-tiers.t)
 # shellcheck disable=SC2016
@@ -139,7 +139,7 @@ else
 	"${as_user[@]}" "${podman[@]}" rm -f -t 0 nsrun-battery >/dev/null 2>&1 || true
 fi
 
-# ---- the README's options: a default run with every property
+# ---- docs/isolation.md's options: a default run with every property
 opts=(--security-opt systempaths=unconfined --cap-add SYS_ADMIN)
 in_podman "${opts[@]}" -- 'cd /; N=/opt/nsrun/nsrun
 $N check; echo "check status $?"

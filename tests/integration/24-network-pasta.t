@@ -9,34 +9,7 @@
 # gateway address); -p goes through pasta, on 127.0.0.1 only; pasta is gone after
 # the run, after a SIGKILL of nsrun too; a missing /dev/net/tun or pasta is one
 # clear error.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH   # ip, unshare, setpriv before lib.sh
-if [ -z "${NSRUN_TEST_NETNS:-}" ]; then
-	export NSRUN_TEST_NETNS=setup
-	if [ "$(id -u)" = 0 ]; then
-		exec unshare --net -- "$0" "$@"
-	fi
-	# --keep-caps: the set-up below needs CAP_NET_ADMIN here; it is dropped before the tests
-	exec unshare --user --map-current-user --net --keep-caps -- "$0" "$@"
-fi
-if [ "$NSRUN_TEST_NETNS" = setup ]; then
-	export NSRUN_TEST_NETNS=ready
-	set -e
-	ip link set lo up
-	ip link add host0 type veth peer name remote0
-	ip addr add 203.0.113.10/24 dev host0
-	ip addr add 198.51.100.7/32 dev remote0
-	ip link set host0 up
-	ip link set remote0 up
-	ip route add default via 203.0.113.1 dev host0
-	# the gateway itself answers at once with "prohibited" instead of a timeout
-	ip route add prohibit 203.0.113.1/32
-	set +e
-	if [ "$(id -u)" != 0 ]; then
-		# the tests, and nsrun, run without any capability, as the rootless suite does
-		exec setpriv --inh-caps=-all --ambient-caps=-all -- "$0" "$@"
-	fi
-fi
-
+. "$(dirname "$0")/../netns-host.sh" # a network namespace of its own, standing in for the host
 . "$(dirname "$0")/../lib.sh"
 require_all
 if ! command -v pasta >/dev/null; then

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The isolation tiers below full (--isolation reduced|minimal; README, "Isolation
-# tiers"), forced here where full works, as the caller the suite runs as (root or
+# The isolation tiers below full (--isolation reduced|minimal; docs/isolation.md,
+# "Isolation tiers"), forced here where full works, as the caller the suite runs as (root or
 # not): each property the tier promises is probed with a control, what it lacks
 # is said in one warning line and in --json, --strict refuses it, and what needs
 # a mount is refused before anything starts.  Where nsrun takes them by itself is

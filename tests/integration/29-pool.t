@@ -166,29 +166,34 @@ wait_state() {
 	return 1
 }
 STOPME='import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode()); print("first", flush=True); os.kill(os.getpid(), signal.SIGSTOP)'
+# stop_and_signal NAME SIG [RUN-OPTION...] — `nsrun run --pool` of STOPME named NAME;
+# once it is stopped, FIRST: the client's output so far; then SIG to the client, RC:
+# its exit status, and a wait (120 s at most) until NAME is gone
+stop_and_signal() {
+	local name=$1 sig=$2 c
+	shift 2
+	"$NSRUN" run --pool "$POOL_SOCK" "$@" -- python3 -c "$STOPME" "$name" </dev/null >"$TESTTMP/$name.out" 2>&1 8>&- &
+	c=$!
+	wait_state "$name" T
+	FIRST=$(cat "$TESTTMP/$name.out")
+	kill -"$sig" "$c"
+	wait "$c"
+	RC=$?
+	wait_state "$name" ""
+}
 # another request, running meanwhile: it must live on
 timeout 300 "${REQ[@]}" "$POOL_SOCK" '{"code": "import ctypes, time; ctypes.CDLL(None).prctl(15, b\"nsrun-other\"); time.sleep(300)", "timeout": 0}' \
 	>/dev/null 2>&1 8>&- &
 OTHER=$!
 wait_state nsrun-other S
-"$NSRUN" run --pool "$POOL_SOCK" -- python3 -c "$STOPME" nsrun-stream </dev/null >"$TESTTMP/stream.out" 2>&1 8>&- &
-C=$!
-wait_state nsrun-stream T
-assert_eq "run --pool streams: the line is out while its request still runs" "first" "$(cat "$TESTTMP/stream.out")"
-kill -INT "$C"
-wait "$C"
-assert_eq "  SIGINT to it: exit 130" 130 "$?"
-wait_state nsrun-stream ""
+stop_and_signal nsrun-stream INT
+assert_eq "run --pool streams: the line is out while its request still runs" "first" "$FIRST"
+assert_eq "  SIGINT to it: exit 130" 130 "$RC"
 assert_eq "  ... and its request's sandbox is gone" "" "$(state_in "$MAIN_PID" nsrun-stream)"
 assert_eq "  control: another request runs on" "S" "$(state_in "$MAIN_PID" nsrun-other)"
-"$NSRUN" run --pool "$POOL_SOCK" --capture -- python3 -c "$STOPME" nsrun-capture </dev/null >"$TESTTMP/capture.out" 2>&1 8>&- &
-C=$!
-wait_state nsrun-capture T
-assert_eq "  control: with --capture nothing is out before the end" "" "$(cat "$TESTTMP/capture.out")"
-kill -TERM "$C"
-wait "$C"
-assert_eq "  SIGTERM to it: exit 143" 143 "$?"
-wait_state nsrun-capture ""
+stop_and_signal nsrun-capture TERM --capture
+assert_eq "  control: with --capture nothing is out before the end" "" "$FIRST"
+assert_eq "  SIGTERM to it: exit 143" 143 "$RC"
 assert_eq "  ... its request's sandbox gone" "" "$(state_in "$MAIN_PID" nsrun-capture)"
 assert_eq "  control: its client still waits for it" 0 "$(kill -0 "$OTHER" 2>/dev/null; echo $?)"
 kill "$OTHER"
@@ -328,8 +333,15 @@ assert_match "a mixed soak: every answer right, the zygote's memory flat, nothin
 D=(env XDG_RUNTIME_DIR="$TESTTMP/run" TMPDIR="$TESTTMP" "$NSRUN")
 mkdir -m 700 "$TESTTMP/run"
 at_exit "${D[*]@Q} stop tpool"
-run_cmd "${D[@]}" pool -d --name tpool --image python --size 1 --pids-limit 16
+# (--memory 64t: more than any host's MemAvailable, as RLIMIT_DATA harmless)
+run_cmd "${D[@]}" pool -d --name tpool --image python --size 1 --pids-limit 16 --memory 64t
 assert_eq "pool -d returns once ready, printing its name" "0|tpool" "$RC|$OUT"
+assert_match "  --size x --memory past the host's MemAvailable: a warning, the pool starts all the same" \
+	"nsrun: warning: pool: --size 1 x --memory 67108864 MiB is more than the host's MemAvailable \\([0-9]+ MiB\\)" "$ERR"
+# (the first pool's 2 x 512m: a warning only where less than 1 GiB is available)
+[ "$(awk '$1 == "MemAvailable:" { print ($2 < 1048576) }' /proc/meminfo)" = 1 ] && want=1 || want=0
+assert_eq "  control: the first pool's 2 x 512m, the warning as the host's MemAvailable says" "$want" \
+	"$(grep -c 'MemAvailable' "$TESTTMP/main.err")"
 run_cmd "${D[@]}" ps --json
 assert_eq "  nsrun ps shows it running" "running" "$(jq -r '.[] | select(.name == "tpool") | .status' <<<"$OUT" 2>/dev/null)"
 run_cmd "${D[@]}" run --pool tpool -- python3 -c 'import os; print("by name", os.getuid())'

@@ -10,30 +10,7 @@
 # names are one line and a hint.  As 24-network-pasta.t, the test runs in a
 # network namespace of its own standing in for the host: "remote" 198.51.100.7
 # answers through a veth pair, nothing leaves it.
-PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH   # ip, unshare, setpriv before lib.sh
-if [ -z "${NSRUN_TEST_NETNS:-}" ]; then
-	export NSRUN_TEST_NETNS=setup
-	if [ "$(id -u)" = 0 ]; then
-		exec unshare --net -- "$0" "$@"
-	fi
-	exec unshare --user --map-current-user --net --keep-caps -- "$0" "$@"
-fi
-if [ "$NSRUN_TEST_NETNS" = setup ]; then
-	export NSRUN_TEST_NETNS=ready
-	set -e
-	ip link set lo up
-	ip link add host0 type veth peer name remote0
-	ip addr add 203.0.113.10/24 dev host0
-	ip addr add 198.51.100.7/32 dev remote0
-	ip link set host0 up
-	ip link set remote0 up
-	ip route add default via 203.0.113.1 dev host0
-	set +e
-	if [ "$(id -u)" != 0 ]; then
-		exec setpriv --inh-caps=-all --ambient-caps=-all -- "$0" "$@"
-	fi
-fi
-
+. "$(dirname "$0")/../netns-host.sh" # a network namespace of its own, standing in for the host
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_probe

@@ -7,45 +7,17 @@
 . "$(dirname "$0")/../lib.sh"
 require_all
 
-command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
-command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
-
 T=$TESTTMP/oci
-IMG=$TESTTMP/image
-mkdir -p "$T/bundle" "$IMG/etc"
-(cd "$IMG" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
-	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
-	cp "$PROBE_DIR/nsrun-probe" .)
-chmod -R a+rX "$IMG"
-ln -s "$IMG" "$T/bundle/rootfs"
-(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
-ROOT=$T/state
-oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
-# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: rewrites config.json of the bundle
+oci_probe_bundle "$T" "$TESTTMP/image"
+# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: config.json made anew, with every
+# namespace nsrun makes said (as the namespaced sysctls need)
 bundle_with() {
-	python3 - "$T/bundle/config.json" "$1" "${2:-}" <<'EOF'
-import json, sys
-path, args, edit = sys.argv[1:]
-c = json.load(open(path))
-c["process"]["args"] = json.loads(args)
-c["process"]["terminal"] = False
-c["linux"].pop("seccomp", None)
-for k in ("devices", "sysctl", "rootfsPropagation"):
-    c["linux"].pop(k, None)
-# nsrun makes every namespace: say so, as the namespaced sysctls need
+	oci_config "$T" "$1" '
 for t in ("network", "cgroup"):
     if not any(n["type"] == t for n in c["linux"]["namespaces"]):
-        c["linux"]["namespaces"].append({"type": t})
-if edit:
-    exec(edit)
-json.dump(c, open(path, "w"))
-EOF
+        c["linux"]["namespaces"].append({"type": t})' "${2:-}"
 }
-cleanup_oci() {
-	local d
-	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
-}
-at_exit cleanup_oci
+at_exit oci_cleanup
 
 # ---- linux.devices: a node of the host, the one asked for, bound into /dev
 dev=

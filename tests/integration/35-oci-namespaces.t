@@ -12,39 +12,17 @@
 . "$(dirname "$0")/../lib.sh"
 require_all
 
-command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
-command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
 command -v ip >/dev/null || skip_all "ip (iproute2) is not installed (make deps)"
 
 T=$TESTTMP/ocins
-IMG=$TESTTMP/image
-mkdir -p "$T/bundle" "$IMG/etc"
-(cd "$IMG" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
-	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
-	cp "$PROBE_DIR/nsrun-probe" .)
-chmod -R a+rX "$IMG"
-ln -s "$IMG" "$T/bundle/rootfs"
-(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
-cp "$T/bundle/config.json" "$T/template.json"
-ROOT=$T/state
-oci() { run_cmd "$NSRUN" --root "$ROOT" "$@"; }
+oci_probe_bundle "$T" "$TESTTMP/image"
 # bundle_with ARGS-AS-JSON NETWORK-PATH [PYTHON EDIT OF c]: config.json of the
 # template with that network entry ("" : a network namespace of its own)
 bundle_with() {
-	python3 - "$T/template.json" "$T/bundle/config.json" "$1" "$2" "${3:-}" <<'EOF'
-import json, sys
-src, dst, args, path, edit = sys.argv[1:]
-c = json.load(open(src))
-c["process"]["args"] = json.loads(args)
-c["process"]["terminal"] = False
-c["linux"].pop("seccomp", None)
+	oci_config "$T" "$1" '
 ns = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
-ns.append({"type": "network", "path": path} if path else {"type": "network"})
-c["linux"]["namespaces"] = ns
-if edit:
-    exec(edit)
-json.dump(c, open(dst, "w"))
-EOF
+ns.append({"type": "network", "path": argv[0]} if argv[0] else {"type": "network"})
+c["linux"]["namespaces"] = ns' "${3:-}" "$2"
 }
 
 ADDR=10.231.7.1

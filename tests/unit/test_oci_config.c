@@ -51,6 +51,82 @@ static void refused(struct tap *t, const char *desc, const char *process_extra, 
 	config_free(&cfg);
 }
 
+/* Documents refused, each with its message (refused(), in this order). */
+static const struct refusal {
+	const char *desc, *process_extra, *top_extra, *want;
+} refusals[] = {
+	{ "env without =: refused", ", \"env\": [\"A=1\", \"B\"]", "",
+	  "config.json: process.env[1]: \"B\": expected KEY=VALUE" },
+	{ "a uid past 65534: refused", ", \"user\": {\"uid\": 70000}", "",
+	  "config.json: process.user.uid: 70000: nsrun takes ids 0 to 65534" },
+	{ "an unknown mount type: refused", "",
+	  ", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
+	  "config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
+	  "mqueue)" },
+	{ "a pid namespace path: refused, with why", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}]}",
+	  "config.json: linux.namespaces[0].path: joining an existing pid namespace is not supported (nsrun joins "
+	  "network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc)" },
+	{ "a uts namespace path that is not absolute: refused", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"uts\", \"path\": \"ns/uts\"}]}",
+	  "config.json: linux.namespaces[0].path: expected an absolute path" },
+	{ "a network namespace path that is not absolute: refused", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"ns/net\"}]}",
+	  "config.json: linux.namespaces[0].path: expected an absolute path" },
+	{ "a uid range without a gid map: refused", "",
+	  ", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]}",
+	  "config.json: linux.gidMappings: missing, while linux.uidMappings maps a range: give both" },
+	{ "a map of size 0: refused", "",
+	  ", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 0}]}",
+	  "config.json: linux.uidMappings[0].size: 0: out of range" },
+	{ "an additional gid the map does not hold: refused",
+	  ", \"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [5000]}",
+	  ", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}],"
+	  " \"gidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}]}",
+	  "config.json: process.user.additionalGids[0]: gid 5000 is not mapped by linux.gidMappings: setgroups(2) "
+	  "cannot give it" },
+	{ "a bind under /proc: refused", "",
+	  ", \"mounts\": [{\"destination\": \"/proc/sys\", \"type\": \"bind\", \"source\": \"/tmp\"}]",
+	  "config.json: mounts[0].destination: /proc/sys: nsrun mounts /proc itself, with its masks" },
+	{ "a memory limit that is not a number: refused", "",
+	  ", \"linux\": {\"resources\": {\"memory\": {\"limit\": \"1g\"}}}",
+	  "config.json: linux.resources.memory.limit: expected an integer" },
+	{ "a read-only tmpfs (nsrun cannot give one): refused", "",
+	  ", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\", \"options\": [\"ro\"]}]",
+	  "config.json: mounts[0].options: \"ro\": a read-only tmpfs is not supported by nsrun" },
+	{ "oomScoreAdj 1001: refused", ", \"oomScoreAdj\": 1001", "",
+	  "config.json: process.oomScoreAdj: 1001: expected -1000 to 1000 (proc(5))" },
+	{ "maskedPaths [\"/\"]: refused", "", ", \"linux\": {\"maskedPaths\": [\"/\"]}",
+	  "config.json: linux.maskedPaths[0]: \"/\": not a path nsrun can mask (the root is read-only already)" },
+	{ "readonlyPaths with \"..\": refused, naming it", "", ", \"linux\": {\"readonlyPaths\": [\"/a/../b\"]}",
+	  "config.json: linux.readonlyPaths[0]: \"/a/../b\": \"..\" is not allowed" },
+	{ "sysctl kernel.pid_max (no namespace's): refused by name", "",
+	  ", \"linux\": {\"sysctl\": {\"kernel.pid_max\": \"9\"}}",
+	  "config.json: linux.sysctl: kernel.pid_max: not in a namespace of the container's own (only the IPC "
+	  "ones, fs.mqueue.*, net.* and kernel.domainname are; as runc)" },
+	{ "sysctl net.* without a network namespace entry (the host's): refused", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"ipc\"}], \"sysctl\": {\"net.core.somaxconn\": \"9\"}}",
+	  "config.json: linux.sysctl: net.core.somaxconn: linux.namespaces has no network entry (the host's): not "
+	  "allowed" },
+	{ "sysctl kernel.hostname: refused (the hostname field's)", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"uts\"}], \"sysctl\": {\"kernel.hostname\": \"x\"}}",
+	  "config.json: linux.sysctl: kernel.hostname: not allowed: the \"hostname\" field sets it (as runc)" },
+	{ "sysctl net..x (an empty name, a way up once turned into a path): refused", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"network\"}], \"sysctl\": {\"net../x\": \"1\"}}",
+	  "config.json: linux.sysctl: \"net../x\": not a sysctl name" },
+	{ "rootfsPropagation \"sideways\": refused", "", ", \"linux\": {\"rootfsPropagation\": \"sideways\"}",
+	  "config.json: linux.rootfsPropagation: \"sideways\": expected shared, slave, private or unbindable, or "
+	  "their r-forms (rshared, ...)" },
+	{ "a device whose numbers are not the host node's: refused by name", "",
+	  ", \"linux\": {\"devices\": [{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1, \"minor\": 5}]}",
+	  "config.json: linux.devices[0]: /dev/null: asked for char 1:5, the host's node is char 1:3 (nsrun binds "
+	  "the host's: a user namespace cannot make device nodes)" },
+	{ "a device outside /dev: refused", "",
+	  ", \"linux\": {\"devices\": [{\"path\": \"/etc/null\", \"type\": \"c\", \"major\": 1, \"minor\": 3}]}",
+	  "config.json: linux.devices[0].path: \"/etc/null\": nsrun makes nodes only in its /dev (the root is "
+	  "read-only; /dev/pts and /dev/shm are their own file systems)" },
+};
+
 int main(void)
 {
 	struct tap t = { 0 };
@@ -92,21 +168,6 @@ int main(void)
 	strv_free(&w);
 	config_free(&cfg);
 
-	refused(&t, "env without =: refused", ", \"env\": [\"A=1\", \"B\"]", "",
-		"config.json: process.env[1]: \"B\": expected KEY=VALUE");
-	refused(&t, "a uid past 65534: refused", ", \"user\": {\"uid\": 70000}", "",
-		"config.json: process.user.uid: 70000: nsrun takes ids 0 to 65534");
-	refused(&t, "an unknown mount type: refused", "",
-		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
-		"config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
-		"mqueue)");
-	refused(&t, "a pid namespace path: refused, with why", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}]}",
-		"config.json: linux.namespaces[0].path: joining an existing pid namespace is not supported (nsrun joins "
-		"network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc)");
-	refused(&t, "a uts namespace path that is not absolute: refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"uts\", \"path\": \"ns/uts\"}]}",
-		"config.json: linux.namespaces[0].path: expected an absolute path");
 	rc = parse("", ", \"hostname\": \"h\", \"linux\": {\"namespaces\": [{\"type\": \"ipc\", \"path\": "
 		   "\"/proc/1/ns/ipc\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"}]}", &cfg, &w, &err);
 	OK("ipc and uts namespace paths: joined (checked when the run opens them: netjoin.h)",
@@ -116,9 +177,6 @@ int main(void)
 	   has_warning(&w, "hostname: not set: the uts namespace is joined"));
 	config_free(&cfg);
 	strv_free(&w);
-	refused(&t, "a network namespace path that is not absolute: refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"ns/net\"}]}",
-		"config.json: linux.namespaces[0].path: expected an absolute path");
 	rc = parse("", ", \"linux\": {\"namespaces\": [{\"type\": \"network\", \"path\": \"/run/netns/p\"}]}", &cfg,
 		   &w, &err);
 	OK("a network namespace path: joined (checked when the run opens it: netjoin.h)",
@@ -126,12 +184,6 @@ int main(void)
 	OK("  ... and no warning that it asks for the caller's", !has_warning(&w, "linux.namespaces: no network entry"));
 	config_free(&cfg);
 	strv_free(&w);
-	refused(&t, "a uid range without a gid map: refused", "",
-		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]}",
-		"config.json: linux.gidMappings: missing, while linux.uidMappings maps a range: give both");
-	refused(&t, "a map of size 0: refused", "",
-		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 0}]}",
-		"config.json: linux.uidMappings[0].size: 0: out of range");
 	rc = parse(", \"user\": {\"uid\": 5, \"gid\": 5, \"additionalGids\": [7, 9]}",
 		   ", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1},"
 		   " {\"containerID\": 1, \"hostID\": 100000, \"size\": 999}],"
@@ -143,28 +195,13 @@ int main(void)
 	OK("  ... with additionalGids", cfg.process.n_additional_gids == 2 && cfg.process.additional_gids[1] == 9);
 	config_free(&cfg);
 	strv_free(&w);
-	refused(&t, "an additional gid the map does not hold: refused",
-		", \"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [5000]}",
-		", \"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}],"
-		" \"gidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 1000}]}",
-		"config.json: process.user.additionalGids[0]: gid 5000 is not mapped by linux.gidMappings: setgroups(2) "
-		"cannot give it");
 	rc = parse(", \"user\": {\"uid\": 0, \"gid\": 0, \"additionalGids\": [5]}", "", &cfg, &w, &err);
 	OK("additionalGids with one gid mapped: a warning, none set",
 	   rc == 0 && cfg.userns == NSRUN_USERNS_ONE && cfg.process.n_additional_gids == 0 &&
 	   has_warning(&w, "process.user.additionalGids: not set"));
 	config_free(&cfg);
 	strv_free(&w);
-	refused(&t, "a bind under /proc: refused", "",
-		", \"mounts\": [{\"destination\": \"/proc/sys\", \"type\": \"bind\", \"source\": \"/tmp\"}]",
-		"config.json: mounts[0].destination: /proc/sys: nsrun mounts /proc itself, with its masks");
-	refused(&t, "a memory limit that is not a number: refused", "",
-		", \"linux\": {\"resources\": {\"memory\": {\"limit\": \"1g\"}}}",
-		"config.json: linux.resources.memory.limit: expected an integer");
 
-	refused(&t, "a read-only tmpfs (nsrun cannot give one): refused", "",
-		", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\", \"options\": [\"ro\"]}]",
-		"config.json: mounts[0].options: \"ro\": a read-only tmpfs is not supported by nsrun");
 	rc = parse("", ", \"mounts\": [{\"destination\": \"/r\", \"type\": \"bind\", \"source\": \"/tmp\","
 		   " \"options\": [\"rbind\", \"rro\"]}, {\"destination\": \"/w\", \"type\": \"bind\", \"source\": \"/tmp\","
 		   " \"options\": [\"rbind\", \"noexec\", \"frobnicate\"]}]", &cfg, &w, &err);
@@ -216,12 +253,6 @@ int main(void)
 	OK("without them: not set", rc == 0 && !cfg.oom_score_adj_set && cfg.masked_paths.n == 0);
 	strv_free(&w);
 	config_free(&cfg);
-	refused(&t, "oomScoreAdj 1001: refused", ", \"oomScoreAdj\": 1001", "",
-		"config.json: process.oomScoreAdj: 1001: expected -1000 to 1000 (proc(5))");
-	refused(&t, "maskedPaths [\"/\"]: refused", "", ", \"linux\": {\"maskedPaths\": [\"/\"]}",
-		"config.json: linux.maskedPaths[0]: \"/\": not a path nsrun can mask (the root is read-only already)");
-	refused(&t, "readonlyPaths with \"..\": refused, naming it", "", ", \"linux\": {\"readonlyPaths\": [\"/a/../b\"]}",
-		"config.json: linux.readonlyPaths[0]: \"/a/../b\": \"..\" is not allowed");
 
 	/* linux.sysctl (runc's rule), rootfsPropagation, devices (oci_config_dev.c) */
 	rc = parse("", ", \"linux\": {\"namespaces\": [{\"type\": \"network\"}, {\"type\": \"ipc\"}],"
@@ -238,36 +269,13 @@ int main(void)
 	   cfg.rootfs_propagation == 0 && cfg.n_devices == 0);
 	strv_free(&w);
 	config_free(&cfg);
-	refused(&t, "sysctl kernel.pid_max (no namespace's): refused by name", "",
-		", \"linux\": {\"sysctl\": {\"kernel.pid_max\": \"9\"}}",
-		"config.json: linux.sysctl: kernel.pid_max: not in a namespace of the container's own (only the IPC "
-		"ones, fs.mqueue.*, net.* and kernel.domainname are; as runc)");
-	refused(&t, "sysctl net.* without a network namespace entry (the host's): refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"ipc\"}], \"sysctl\": {\"net.core.somaxconn\": \"9\"}}",
-		"config.json: linux.sysctl: net.core.somaxconn: linux.namespaces has no network entry (the host's): not "
-		"allowed");
-	refused(&t, "sysctl kernel.hostname: refused (the hostname field's)", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"uts\"}], \"sysctl\": {\"kernel.hostname\": \"x\"}}",
-		"config.json: linux.sysctl: kernel.hostname: not allowed: the \"hostname\" field sets it (as runc)");
-	refused(&t, "sysctl net..x (an empty name, a way up once turned into a path): refused", "",
-		", \"linux\": {\"namespaces\": [{\"type\": \"network\"}], \"sysctl\": {\"net../x\": \"1\"}}",
-		"config.json: linux.sysctl: \"net../x\": not a sysctl name");
-	refused(&t, "rootfsPropagation \"sideways\": refused", "", ", \"linux\": {\"rootfsPropagation\": \"sideways\"}",
-		"config.json: linux.rootfsPropagation: \"sideways\": expected shared, slave, private or unbindable, or "
-		"their r-forms (rshared, ...)");
 	rc = parse("", ", \"linux\": {\"devices\": [{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1,"
 		   " \"minor\": 3}, {\"path\": \"/dev/q/fifo\", \"type\": \"p\", \"fileMode\": 384}]}", &cfg, &w, &err);
 	OK("devices: /dev/null (nsrun's own node) left out, a FIFO taken with its mode", rc == 0 && cfg.n_devices == 1 &&
 	   strcmp(cfg.devices[0].path, "/dev/q/fifo") == 0 && cfg.devices[0].type == 'p' && cfg.devices[0].file_mode == 0600);
 	strv_free(&w);
 	config_free(&cfg);
-	refused(&t, "a device whose numbers are not the host node's: refused by name", "",
-		", \"linux\": {\"devices\": [{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1, \"minor\": 5}]}",
-		"config.json: linux.devices[0]: /dev/null: asked for char 1:5, the host's node is char 1:3 (nsrun binds "
-		"the host's: a user namespace cannot make device nodes)");
-	refused(&t, "a device outside /dev: refused", "",
-		", \"linux\": {\"devices\": [{\"path\": \"/etc/null\", \"type\": \"c\", \"major\": 1, \"minor\": 3}]}",
-		"config.json: linux.devices[0].path: \"/etc/null\": nsrun makes nodes only in its /dev (the root is "
-		"read-only; /dev/pts and /dev/shm are their own file systems)");
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		refused(&t, refusals[i].desc, refusals[i].process_extra, refusals[i].top_extra, refusals[i].want);
 	return tap_done(&t);
 }

@@ -82,8 +82,8 @@ class Result:
         None without such a cgroup.
     image: the image name (None with a rootfs); limits: each :class:`Limit` by name
         (memory_bytes, pids, cpus, cpu_time_ms, timeout_ms, tmpfs_bytes, output_bytes).
-    isolation: the tier the run got ("full", "reduced", "minimal"; README, "Isolation
-        tiers"), None from an nsrun without tiers or when nsrun failed first.
+    isolation: the tier the run got ("full", "reduced", "minimal"; docs/isolation.md,
+        "Isolation tiers"), None from an nsrun without tiers or when nsrun failed first.
     cgroup_manager: who made the run's cgroup: "systemd" (a scope of the caller's
         systemd manager), "cgroupfs" (nsrun itself), None (no cgroup).
     raw: the whole document as parsed, for fields newer than this client.

@@ -26,7 +26,7 @@ def test_normal_exit() -> None:
     assert r.image == "python" and r.schema == 1
     assert r.wall_time_ms > 0 and r.max_rss_kib > 0
     # the memory limit counts real use: a cgroup (v2, or v1 as root on a hybrid host),
-    # else the supervisor's measure; never a per-process rlimit (README, "Limits")
+    # else the supervisor's measure; never a per-process rlimit (docs/limits.md)
     assert r.limits["memory_bytes"].value == 512 << 20
     assert r.limits["memory_bytes"].enforced in ("cgroup", "cgroup-v1", "supervisor")
     assert r.limits["pids"] == nsrun.Limit(128, "rlimit")
