@@ -287,7 +287,7 @@ pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
 # the probe's image, its entrypoint the probe and its command a sleep: the pod's
 # infra container runs that (no catatonit pause image is needed)
 # shellcheck disable=SC2016 # expanded by that sh
-run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q \
+run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$TESTTMP/image" "${podman[@]}" import -q \
 	--change 'ENTRYPOINT ["/nsrun-probe"]' --change 'CMD ["sleep", "100000"]' - localhost/nsrun-probe
 [ "$RC" = 0 ] || setup_failed "podman import of the probe image"
 who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
