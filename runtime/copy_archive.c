@@ -236,8 +236,11 @@ static int put(const char *dir)
 	archive_read_support_filter_gzip(in);
 	archive_read_support_filter_bzip2(in);
 	archive_read_support_filter_xz(in);
-	/* no ARCHIVE_EXTRACT_PERM: no setuid, setgid or sticky bit; no _OWNER: ours */
-	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK |
+	/* no ARCHIVE_EXTRACT_PERM: no setuid, setgid or sticky bit; _OWNER: the
+	 * member's uid and gid, as Docker keeps them, where ours may chown(2) to them
+	 * (a root payload with CAP_CHOWN, the ids mapped); else ours (libarchive
+	 * warns, which is not a failure) */
+	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK | ARCHIVE_EXTRACT_OWNER |
 						     ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 						     ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	if (archive_read_open_fd(in, 0, BLOCK) != ARCHIVE_OK) {
