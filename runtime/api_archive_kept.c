@@ -15,6 +15,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,69 @@ static bool escapes(const char *name)
 		if ((p == name || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
 			return true;
 	return false;
+}
+
+/* The archive's own symlinks (hsearch_r(3) table of their names; the keys in
+ * names), so that a later member through one is refused as the extraction
+ * (ARCHIVE_EXTRACT_SECURE_SYMLINKS) would refuse it at start. */
+struct links {
+	struct hsearch_data tab;
+	struct strv names;
+	bool made;
+};
+
+/* name without its leading "./" (tar's usual "./dir/file") */
+static const char *plain(const char *name)
+{
+	while (name[0] == '.' && name[1] == '/')
+		for (name += 2; *name == '/'; name++)
+			;
+	return name;
+}
+
+static void links_free(struct links *l)
+{
+	if (l->made)
+		hdestroy_r(&l->tab);
+	strv_free(&l->names);
+}
+
+/* True when a directory on name's way is one of l's symlinks. */
+static bool through_link(struct links *l, const char *name)
+{
+	char buf[PATH_MAX];
+	ENTRY want, *found;
+
+	if (!l->names.n || !name)
+		return false;
+	snprintf(buf, sizeof(buf), "%s", plain(name));
+	for (char *p = buf; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		want = (ENTRY){ .key = buf };
+		if (hsearch_r(want, FIND, &found, &l->tab) && found)
+			return true;
+		*p = '/';
+	}
+	return false;
+}
+
+/* Adds a symlink's name (trailing slashes off).  Returns 0 or -1 (ENOMEM; full). */
+static int add_link(struct links *l, const char *name)
+{
+	ENTRY e, *found;
+	size_t n;
+
+	name = plain(name);
+	n = strlen(name);
+	while (n > 1 && name[n - 1] == '/')
+		n--;
+	if (strv_push(&l->names, "") < 0)
+		return -1;
+	free(l->names.v[l->names.n - 1]);
+	if (!(l->names.v[l->names.n - 1] = strndup(name, n)))
+		return -1;
+	e = (ENTRY){ .key = l->names.v[l->names.n - 1] };
+	return hsearch_r(e, ENTER, &found, &l->tab) ? 0 : -1;
 }
 
 /* True when path is dst or below it. */
@@ -212,10 +276,11 @@ static unsigned scan(struct api_kept_upload *k, char *msg, size_t len)
 	struct archive_entry *e;
 	unsigned long long entries = 0;
 	unsigned status = 0;
+	struct links links = { .made = false };
 	int fd = openat(k->dir_fd, k->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), r;
 
-	if (!in || fd < 0) {
-		snprintf(msg, len, "read the archive kept: %s", in ? strerror(errno) : "out of memory");
+	if (!in || fd < 0 || !(links.made = hcreate_r(k->max_entries, &links.tab))) {
+		snprintf(msg, len, "read the archive kept: %s", in && fd >= 0 ? "out of memory" : strerror(errno));
 		status = 500;
 		goto out;
 	}
@@ -242,6 +307,17 @@ static unsigned scan(struct api_kept_upload *k, char *msg, size_t len)
 			status = 400;
 			goto out;
 		}
+		if (through_link(&links, name)) {
+			snprintf(msg, len, "extract into %s: %s: Cannot extract through symlink (a link of the archive)",
+				 k->path, name);
+			status = 400;
+			goto out;
+		}
+		if (archive_entry_filetype(e) == AE_IFLNK && add_link(&links, name ? name : "") < 0) {
+			snprintf(msg, len, "extract into %s: out of memory", k->path);
+			status = 500;
+			goto out;
+		}
 		if (archive_entry_filetype(e) == AE_IFCHR || archive_entry_filetype(e) == AE_IFBLK) {
 			snprintf(msg, len, "extract into %s: %s: a device node is not extracted", k->path, name);
 			status = 403;
@@ -259,6 +335,7 @@ static unsigned scan(struct api_kept_upload *k, char *msg, size_t len)
 		}
 	}
 out:
+	links_free(&links);
 	archive_read_free(in);
 	if (fd >= 0)
 		close(fd);
