@@ -2,7 +2,7 @@
 # Testcontainers for Node.js (npm testcontainers and @testcontainers/postgresql,
 # make testcontainers-node) against nsrun api with its defaults, Ryuk enabled
 # (served by nsrun api itself): a GenericContainer Redis with a log wait strategy
-# and PostgreSQL through its module, a real query in each (PostgreSQL then
+# and a file copied in before its start (withCopyContentToContainer), and PostgreSQL through its module, a real query in each (PostgreSQL then
 # stopped by it); then the test process, killed with SIGKILL while Redis runs,
 # leaves no container, process or port behind (Ryuk's job), with its control:
 # while it lives, they are there.  One node process, for CI's time.
@@ -64,6 +64,8 @@ done
 OUT=$(cat "$TESTTMP/tc.out")
 grep -q '^started=' <<<"$OUT" && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
 check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
+assert_eq "  ... withCopyContentToContainer: the file, put before start, is there with its mode" \
+	"copied=-rw-r----- copied-by-node" "$(grep '^copied=' <<<"$OUT")"
 check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
 check "  ... both pulled by reference through nsrun api into its store" \
 	test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json" -a -f "$NSRUN_IMAGES/docker.io+library+postgres=16/image.json"
