@@ -320,6 +320,41 @@ static void get_free(void *cls)
 	free(j);
 }
 
+/* HEAD on a created container of the API: its image's stat (api_kept_stat).
+ * Returns true with *ret queued, false for the running case's way. */
+static bool head_created(struct api_server *srv, struct MHD_Connection *conn, const char *ref, enum MHD_Result *ret)
+{
+	const char *path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
+	struct MHD_Response *r;
+	char msg[512], *json = NULL, *hdr = NULL;
+	unsigned status;
+	struct api_ctr c;
+
+	if (!path || path[0] != '/')
+		return false;
+	if (!api_find(srv, conn, ref, &c, ret))
+		return true;
+	if (c.alive || strcmp(c.st.status, "created") != 0 || !api_get(c.config, "args", yajl_t_array)) {
+		api_ctr_free(&c);
+		return false;
+	}
+	if ((status = api_kept_stat(&c, path, &json, msg, sizeof(msg)))) {
+		*ret = api_error(conn, status, "%s", msg);
+	} else if (!(hdr = stat_header(json)) ||
+		   !(r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT))) {
+		*ret = api_error(conn, 500, "out of memory");
+	} else {
+		MHD_add_response_header(r, STAT_HEADER, hdr);
+		MHD_add_response_header(r, "Api-Version", API_VERSION);
+		*ret = MHD_queue_response(conn, 200, r);
+		MHD_destroy_response(r);
+	}
+	free(json);
+	free(hdr);
+	api_ctr_free(&c);
+	return true;
+}
+
 static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection *conn, const char *ref, bool head)
 {
 	struct archive_job *j = calloc(1, sizeof(*j));
@@ -331,6 +366,10 @@ static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection
 
 	if (!j)
 		return api_error(conn, 500, "out of memory");
+	if (head && head_created(srv, conn, ref, &ret)) {
+		free(j);
+		return ret;
+	}
 	if (!find_running(srv, conn, ref, &c, &path, &ret)) {
 		free(j);
 		return ret;

@@ -25,6 +25,9 @@
 #include "api_internal.h"
 #include "cleanup.h"
 #include "config.h"
+#include "copy_archive.h"
+#include "image.h"
+#include "image_store.h"
 #include "sys.h"
 
 #define KEPT_TAR "archive-%02zu.tar"
@@ -425,4 +428,46 @@ void api_kept_restore(int dir_fd, const int *fds, char *const *paths, size_t n)
 		while ((r = copy_file_range(fds[i], &off, out, NULL, 1 << 20, 0)) > 0)
 			;
 	}
+}
+
+unsigned api_kept_stat(const struct api_ctr *c, const char *path, char **json, char *msg, size_t len)
+{
+	yajl_val args = api_get(c->config, "args", yajl_t_array);
+	struct nsrun_error err = { 0 };
+	_cleanup_free_ char *store = NULL, *rootfs = NULL;
+	_cleanup_close_ int root = -1, fd = -1;
+	char entry[PATH_MAX], t[PATH_MAX], link[2 * PATH_MAX + 2] = "";
+	const char *image = NULL;
+	struct stat st;
+	ssize_t n;
+
+	for (size_t i = 0; args && i + 1 < args->u.array.len; i++) {
+		const char *a = api_str(args->u.array.values[i]);
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--image") == 0)
+			image = api_str(args->u.array.values[i + 1]);
+	}
+	*json = NULL;
+	/* the image's root, where the container's will be (its mounts are not there yet) */
+	if (!image || image_find(image, entry, sizeof(entry), &err) < 0 || !(store = image_store_dir(&err)) ||
+	    asprintf(&rootfs, "%s/%s/rootfs", store, entry) < 0 ||
+	    (root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (fd = open_in_root(root, path, O_PATH | O_NOFOLLOW)) < 0 || fstat(fd, &st) < 0) {
+		snprintf(msg, len, "Could not find the file %s in container %s", path, c->id);
+		return 404;
+	}
+	if (S_ISLNK(st.st_mode) && (n = readlinkat(fd, "", t, sizeof(t) - 1)) > 0) {
+		/* as the running case shows a dangling one: where it points, in the container */
+		t[n] = '\0';
+		if (t[0] == '/')
+			snprintf(link, sizeof(link), "%s", t);
+		else
+			snprintf(link, sizeof(link), "%.*s/%s", (int)(strrchr(path, '/') - path), path, t);
+	}
+	if (!(*json = copy_archive_stat_json(&st, path, link))) {
+		snprintf(msg, len, "out of memory");
+		return 500;
+	}
+	return 0;
 }

@@ -124,6 +124,12 @@ void api_kept_free(struct api_kept_upload *k);
 size_t api_kept_open(int dir_fd, int *fds, char **paths, size_t max);
 /* Writes them into dir_fd again (a start that failed made it anew). */
 void api_kept_restore(int dir_fd, const int *fds, char *const *paths, size_t n);
+/* HEAD on c, created: the stat of path (absolute) in its image, resolved as in
+ * the container (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, a last symlink
+ * not followed), as the running case's JSON (copy_archive.h): docker cp asks it
+ * of its destination.  Its volumes and tmpfs mounts are not there yet.  Returns
+ * 0 with *json (malloc'd), or Docker's status (404) with msg. */
+unsigned api_kept_stat(const struct api_ctr *c, const char *path, char **json, char *msg, size_t len);
 
 /* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
 

@@ -32,4 +32,10 @@ enum copy_archive_op {
  * after writing the error line. */
 int copy_archive_run(enum copy_archive_op op, const char *path);
 
+struct stat;
+/* The stat line's JSON (above) for st, named from shown's last component, with
+ * link as its linkTarget ("" for none).  Pure.  Returns it (malloc'd) or NULL
+ * (ENOMEM). */
+char *copy_archive_stat_json(const struct stat *st, const char *shown, const char *link);
+
 #endif

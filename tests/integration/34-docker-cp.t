@@ -219,11 +219,20 @@ assert_eq "the probes' archives are made" 0 "$?"
 echo created >"$TESTTMP/created.txt"
 chmod 640 "$TESTTMP/created.txt"
 run_cmd timeout -s KILL 60 "$DOCKER" create --name "$CTR-c" python sh -c \
-	'cat /tmp/created.txt; stat -c "%a %u:%g" /tmp/created.txt /tmp/kept/owned; cat /tmp/kept/owned;
+	'cat /tmp/created.txt /tmp/todir.txt /tmp/stdin.txt; stat -c "%a %u:%g" /tmp/created.txt /tmp/kept/owned; cat /tmp/kept/owned;
 	 ls /etc/escape-link /escape-dotdot /tmp/kept/hl 2>&1; echo maps=$(wc -l </proc/self/uid_map)'
 assert_eq "docker create" 0 "$RC"
 run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/created.txt" "$CTR-c:/tmp/created.txt"
 assert_eq "docker cp FILE into a created container: kept for its start" 0 "$RC"
+echo todir >"$TESTTMP/todir.txt"
+echo stdin >"$TESTTMP/stdin.txt"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/todir.txt" "$CTR-c:/tmp"
+assert_eq "docker cp FILE CTR:DIR (the CLI's HEAD finds the image's directory)" 0 "$RC"
+run_cmd timeout -s KILL 60 bash -c "tar -C '$TESTTMP' -cf - stdin.txt | '$DOCKER' cp - '$CTR-c:/tmp'"
+assert_eq "docker cp - CTR:DIR (a tar on stdin: the CLI needs the HEAD)" 0 "$RC"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/todir.txt" "$CTR-c:/nonexistent/"
+assert_match "  control: into a directory the image lacks: the CLI's own refusal, from the HEAD's 404" \
+	"^1 .*no such directory" "$RC $ERR"
 put_created() {
 	curl -s -o "$TESTTMP/put.out" -w '%{http_code}' --unix-socket "$SOCK" -X PUT \
 		--data-binary "@$TESTTMP/$1.tar" "http://x/containers/$CTR-c/archive?path=$2"
@@ -241,7 +250,8 @@ assert_eq "PUT into a missing container: 404" 404 \
 run_cmd timeout -s KILL 60 "$DOCKER" start -a "$CTR-c"
 assert_eq "docker start -a: the command ran" 0 "$RC"
 diag "$OUT"
-assert_match "  ... it sees the file docker cp put there, before the command" "^created" "$OUT"
+assert_match "  ... it sees the files docker cp put there, before the command" "^created todir stdin" \
+	"$(tr '\n' ' ' <<<"$OUT")"
 # the members' ids as Docker keeps them (the archive's) where the container has
 # them (subordinate ids); with one id inside, its root's
 if grep -q "maps=1" <<<"$OUT"; then own="0:0" cli="0:0"; else own="123:456" cli="$(id -u):$(id -g)"; fi
