@@ -187,6 +187,37 @@ static unsigned writable(yajl_val args, const char *path, uint64_t *tmpfs_bytes,
 	return 403;
 }
 
+/* path (absolute) cleaned lexically into out, as Docker's filepath.Clean in the
+ * container's root: "." and empty components dropped, ".." takes one back (never
+ * above "/").  out gets len bytes; false when it does not fit. */
+static bool clean_path(const char *path, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 2)
+		return false;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			if (o + 1 + n >= len)
+				return false;
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return true;
+}
+
 struct api_kept_upload *api_kept_start(const struct api_ctr *c, const char *path, unsigned *status, char *msg,
 				       size_t len)
 {
@@ -203,6 +234,12 @@ struct api_kept_upload *api_kept_start(const struct api_ctr *c, const char *path
 		return NULL;
 	}
 	k->fd = k->dir_fd = -1;
+	if (!clean_path(path, k->path, sizeof(k->path))) {
+		*status = 400;
+		snprintf(msg, len, "path: too long");
+		return NULL;
+	}
+	path = k->path;
 	if ((*status = writable(api_get(c->config, "args", yajl_t_array), path, &layer, msg, len)))
 		return NULL;
 	*status = 500;
@@ -228,7 +265,6 @@ struct api_kept_upload *api_kept_start(const struct api_ctr *c, const char *path
 	k->max_bytes = layer - kept;
 	k->max_entries = NSRUN_TMPFS_INODES(layer);
 	snprintf(k->id, sizeof(k->id), "%s", c->id);
-	snprintf(k->path, sizeof(k->path), "%s", path);
 	api_random_id(name);
 	snprintf(k->tmp, sizeof(k->tmp), "archive-upload-%.16s.tmp", name);
 	if ((k->fd = openat(k->dir_fd, k->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
