@@ -225,7 +225,7 @@ struct api_kept_upload *api_kept_start(const struct api_ctr *c, const char *path
 	_cleanup_close_ int root_fd = -1;
 	uint64_t layer = 0, kept = 0;
 	size_t n = 0;
-	char name[64];
+	char name[API_ID_LEN + 1];
 	struct stat st;
 
 	*status = 500;
