@@ -3,7 +3,8 @@
  * "Containers": "Get an archive of a filesystem resource in a container" and
  * "Extract an archive of files or folders to a directory in a container").
  *
- * Nothing here touches the container's files: each request runs `nsrun exec
+ * A created container's PUT is kept for its start (api_archive_kept.c).  Else
+ * nothing here touches the container's files: each request runs `nsrun exec
  * --archive-get|put|stat P NAME` (copy_archive.h), which joins the container and
  * does the walk there, as its payload's user, under its Landlock rules, seccomp
  * filter and limits; a payload's symlink meets only the container's root.  Its
@@ -44,6 +45,7 @@ struct archive_job {
 
 struct api_archive_put {
 	struct archive_job job;
+	struct api_kept_upload *kept;   /* a created container's: kept for its start */
 	bool started;
 	unsigned status;        /* not 0: refused before it started, with msg */
 	char msg[512];
@@ -318,6 +320,41 @@ static void get_free(void *cls)
 	free(j);
 }
 
+/* HEAD on a created container of the API: its image's stat (api_kept_stat).
+ * Returns true with *ret queued, false for the running case's way. */
+static bool head_created(struct api_server *srv, struct MHD_Connection *conn, const char *ref, enum MHD_Result *ret)
+{
+	const char *path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
+	struct MHD_Response *r;
+	char msg[512], *json = NULL, *hdr = NULL;
+	unsigned status;
+	struct api_ctr c;
+
+	if (!path || path[0] != '/')
+		return false;
+	if (!api_find(srv, conn, ref, &c, ret))
+		return true;
+	if (c.alive || strcmp(c.st.status, "created") != 0 || !api_get(c.config, "args", yajl_t_array)) {
+		api_ctr_free(&c);
+		return false;
+	}
+	if ((status = api_kept_stat(&c, path, &json, msg, sizeof(msg)))) {
+		*ret = api_error(conn, status, "%s", msg);
+	} else if (!(hdr = stat_header(json)) ||
+		   !(r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT))) {
+		*ret = api_error(conn, 500, "out of memory");
+	} else {
+		MHD_add_response_header(r, STAT_HEADER, hdr);
+		MHD_add_response_header(r, "Api-Version", API_VERSION);
+		*ret = MHD_queue_response(conn, 200, r);
+		MHD_destroy_response(r);
+	}
+	free(json);
+	free(hdr);
+	api_ctr_free(&c);
+	return true;
+}
+
 static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection *conn, const char *ref, bool head)
 {
 	struct archive_job *j = calloc(1, sizeof(*j));
@@ -329,6 +366,10 @@ static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection
 
 	if (!j)
 		return api_error(conn, 500, "out of memory");
+	if (head && head_created(srv, conn, ref, &ret)) {
+		free(j);
+		return ret;
+	}
 	if (!find_running(srv, conn, ref, &c, &path, &ret)) {
 		free(j);
 		return ret;
@@ -407,7 +448,12 @@ static void put_start(struct api_server *srv, struct MHD_Connection *conn, const
 		p->status = status;
 		return;
 	}
-	if (!c.alive) {
+	if (!c.alive && strcmp(c.st.status, "created") == 0 && api_get(c.config, "args", yajl_t_array) &&
+	    !YAJL_IS_TRUE(api_get(c.config, "ryuk", yajl_t_true))) {
+		/* docker create, cp, start: kept, and applied at start (api_archive_kept.c) */
+		if (!(p->kept = api_kept_start(&c, path, &status, p->msg, sizeof(p->msg))))
+			p->status = status;
+	} else if (!c.alive) {
 		p->status = 409;
 		not_running(&c, true, p->msg, sizeof(p->msg));
 	} else if (job_start(srv, &p->job, "--archive-put", path, c.name) < 0) {
@@ -427,6 +473,11 @@ int api_archive_upload(struct api_server *srv, struct MHD_Connection *conn, cons
 			return -1;
 		put_start(srv, conn, ref, p);
 	}
+	if (p->kept && len && (p->status = api_kept_write(p->kept, data, len, p->msg, sizeof(p->msg)))) {
+		/* past the bound: the rest goes nowhere */
+		api_kept_free(p->kept);
+		p->kept = NULL;
+	}
 	/* an extraction that failed reads no more: the rest goes nowhere (EPIPE) */
 	if (!p->status && p->job.in >= 0 && len && write_within(p->job.in, data, len, p->job.idle_ms) < 0)
 		cleanup_closep(&p->job.in);
@@ -438,6 +489,7 @@ void api_archive_put_free(struct api_archive_put *p)
 	if (!p)
 		return;
 	job_end(&p->job, true);
+	api_kept_free(p->kept);
 	free(p);
 }
 
@@ -453,6 +505,10 @@ static enum MHD_Result put_end(struct api_server *srv, struct MHD_Connection *co
 	p = req->put;
 	if (p->status)
 		return api_error(conn, p->status, "%s", p->msg);
+	if (p->kept) {
+		unsigned status = api_kept_commit(srv, p->kept, ref, p->msg, sizeof(p->msg));
+		return status ? api_error(conn, status, "%s", p->msg) : api_reply(conn, 200, NULL, "", 0);
+	}
 	cleanup_closep(&p->job.in);
 	job_line(&p->job);
 	if (!p->job.have_line || p->job.line[0] == '!')

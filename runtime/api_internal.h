@@ -100,6 +100,37 @@ void api_sha256_hex(const char *s, char *out);
 /* Formats seconds since the epoch as RFC 3339 UTC into buf. */
 void api_time_rfc3339(long long secs, char *buf, size_t len);
 
+/* ---- api_archive_kept.c: docker cp into a created container, kept for its start ---- */
+
+#define API_MAX_KEPT 64         /* = NSRUN_MAX_COPY_ARCHIVES */
+struct api_kept_upload;
+/* Starts keeping a PUT of path (absolute) for c, created by the API: refused when
+ * path is read-only there (Docker's words: 403 for ReadonlyRootfs, 400 for a
+ * read-only bind) or what is kept fills the bounds (413).  Returns the upload, or
+ * NULL with Docker's *status and msg. */
+struct api_kept_upload *api_kept_start(const struct api_ctr *c, const char *path, unsigned *status, char *msg,
+				       size_t len);
+/* Appends len bytes of the body.  Returns 0, or Docker's status with msg (413:
+ * past the bound; 500). */
+unsigned api_kept_write(struct api_kept_upload *k, const char *data, size_t len, char *msg, size_t msg_len);
+/* Reads the upload through (bounded; absolute, ".." and device members refused)
+ * and keeps it as the container's next archive if ref is still that container,
+ * created (under srv->lock).  Returns 0, or Docker's status with msg. */
+unsigned api_kept_commit(struct api_server *srv, struct api_kept_upload *k, const char *ref, char *msg, size_t len);
+/* Closes k; an upload not kept is removed. */
+void api_kept_free(struct api_kept_upload *k);
+/* The archives kept in a container's directory dir_fd, in order: each opened
+ * (fds[i], O_RDONLY) with its target (paths[i], malloc'd).  Returns how many. */
+size_t api_kept_open(int dir_fd, int *fds, char **paths, size_t max);
+/* Writes them into dir_fd again (a start that failed made it anew). */
+void api_kept_restore(int dir_fd, const int *fds, char *const *paths, size_t n);
+/* HEAD on c, created: the stat of path (absolute) in its image, resolved as in
+ * the container (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, a last symlink
+ * not followed), as the running case's JSON (copy_archive.h): docker cp asks it
+ * of its destination.  Its volumes and tmpfs mounts are not there yet.  Returns
+ * 0 with *json (malloc'd), or Docker's status (404) with msg. */
+unsigned api_kept_stat(const struct api_ctr *c, const char *path, char **json, char *msg, size_t len);
+
 /* ---- api_exec.c: exec instances, run as `nsrun exec` ---- */
 
 /* POST /containers/{ref}/exec: an instance of Cmd (Env, WorkingDir, User, Tty,

@@ -201,7 +201,8 @@ static const char *start_message(char *out)
 	return found ? found : last;
 }
 
-#define API_MAX_PINNED 64     /* binds of one container */
+#define API_MAX_BINDS 64      /* binds of one container */
+#define API_MAX_PINNED (API_MAX_BINDS + API_MAX_KEPT)  /* and its kept archives */
 
 /* The host paths of a start's arguments, opened as create checked them. */
 struct pinned {
@@ -261,7 +262,7 @@ static int pin_sources(const struct api_server *srv, char **argv, size_t n, stru
 		else
 			snprintf(real, sizeof(real), "%s", v + 8);
 		if (p->n == API_MAX_PINNED) {
-			snprintf(msg, msg_len, "more than %d binds", API_MAX_PINNED);
+			snprintf(msg, msg_len, "more than %d binds", API_MAX_BINDS);
 			return 400;
 		}
 		if ((fd = api_source_open(srv, vol ? "bind source" : "seccomp profile", real, msg, msg_len)) < 0)
@@ -292,8 +293,10 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 	_cleanup_free_ char *config = NULL;
 	_cleanup_free_ char **argv = NULL;
 	struct pinned src __attribute__((cleanup(pinned_free))) = { 0 };
-	size_t len = 0, n = 0;
+	size_t len = 0, n = 0, n_kept = 0;
 	int status, rc;
+	char *kept_path[API_MAX_KEPT] = { NULL };
+	int kept_fd[API_MAX_KEPT];
 
 	if (!args) {
 		snprintf(msg, msg_len, "container %s was not made by nsrun api: start it with nsrun -d", c->name);
@@ -321,7 +324,7 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 	if ((root_fd = state_open_root(root, sizeof(root), &err)) < 0 ||
 	    (dir_fd = openat(root_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    !(config = api_read_small_file(dir_fd, API_CONFIG_FILE, &len)) ||
-	    !(argv = calloc(args->u.array.len + 7, sizeof(*argv)))) {
+	    !(argv = calloc(args->u.array.len + 7 + 2 * API_MAX_KEPT, sizeof(*argv)))) {
 		snprintf(msg, msg_len, "read the state of %s: %s", c->name, err.msg[0] ? err.msg : strerror(errno));
 		return 500;
 	}
@@ -336,29 +339,59 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 		argv[n++] = (char *)"-d";
 		argv[n++] = (char *)"--name";
 		argv[n++] = c->name;
+		/* docker cp while it was created: extracted by its payload before the
+		 * command (api_archive_kept.c), each through an fd, as the binds are */
+		n_kept = api_kept_open(dir_fd, kept_fd, kept_path, API_MAX_KEPT);
+		for (size_t i = 0; i < n_kept; i++) {
+			src.fd[src.n] = kept_fd[i];
+			if (asprintf(&src.arg[src.n], "/proc/self/fd/%d:%s", kept_fd[i], kept_path[i]) < 0) {
+				src.arg[src.n] = NULL;
+				src.n++;
+				for (size_t j = i + 1; j < n_kept; j++)
+					close(kept_fd[j]);
+				n_kept = 0;
+				snprintf(msg, msg_len, "out of memory");
+				rc = 500;
+				goto out;
+			}
+			argv[n++] = (char *)"--copy-archive";
+			argv[n++] = src.arg[src.n++];
+		}
 	}
 	for (size_t i = 0; !ryuk && i < args->u.array.len; i++)
 		if (YAJL_IS_STRING(args->u.array.values[i]))
 			argv[n++] = YAJL_GET_STRING(args->u.array.values[i]);
 	if (!ryuk && (rc = pin_sources(srv, argv, n, &src, msg, msg_len)) != 0)
-		return rc;
+		goto out;
 	/* the service's directory is made again by nsrun -d; its config.json goes back in */
 	close(dir_fd);
 	dir_fd = -1;
 	state_remove_dir(root_fd, c->name);
 	status = run_captured(argv, src.fd, src.n, out, sizeof(out));
 	if (status == 0 && (dir_fd = openat(root_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
-	    api_write_file_atomic(dir_fd, API_CONFIG_FILE, config, len) == 0)
-		return 204;
+	    api_write_file_atomic(dir_fd, API_CONFIG_FILE, config, len) == 0) {
+		rc = 204;
+		goto out;
+	}
+	rc = 500;
 	if (status == 0) {
 		/* it runs but lost its config: stop it rather than leave a container the API cannot see */
 		snprintf(msg, msg_len, "write the config of %s: %s", c->name, strerror(errno));
-		return 500;
+		goto out;
 	}
 	snprintf(msg, msg_len, "%.900s", status < 0 ? strerror(errno) : start_message(out));
-	if (make_created(root_fd, root, c->name, config, len, out, sizeof(out)) < 0)
+	if (make_created(root_fd, root, c->name, config, len, out, sizeof(out)) < 0) {
 		snprintf(msg + strlen(msg), msg_len - strlen(msg), " (and %.100s)", out);
-	return 500;
+	} else if (n_kept) {
+		/* still created: what was copied into it stays for the next start */
+		_cleanup_close_ int again = openat(root_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (again >= 0)
+			api_kept_restore(again, kept_fd, kept_path, n_kept);
+	}
+out:
+	for (size_t i = 0; i < n_kept; i++)
+		free(kept_path[i]);
+	return rc;
 }
 
 /* ---- stop, kill ---- */

@@ -221,6 +221,25 @@ int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_e
 	return 0;
 }
 
+int config_add_copy_archive(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	const char *colon = strchr(spec, ':');
+	_cleanup_free_ char *tar = NULL, *dir = NULL;
+
+	if (!colon || colon == spec)
+		return error_set(err, 0, "--copy-archive: \"%s\": expected TAR:DIR (a tar archive on the host, a "
+				 "directory inside)", spec);
+	if (cfg->copy_archive_tars.n >= NSRUN_MAX_COPY_ARCHIVES)
+		return error_set(err, 0, "--copy-archive: more than %d archives", NSRUN_MAX_COPY_ARCHIVES);
+	if (!(dir = config_container_path("--copy-archive", colon + 1, err)))
+		return -1;
+	if (!(tar = strndup(spec, (size_t)(colon - spec))))
+		return error_set(err, ENOMEM, "--copy-archive");
+	if (strv_push(&cfg->copy_archive_tars, tar) < 0 || strv_push(&cfg->copy_archive_dirs, dir) < 0)
+		return error_set(err, ENOMEM, "--copy-archive");
+	return 0;
+}
+
 int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
 {
 	_cleanup_free_ char *copy = strdup(spec);
@@ -407,6 +426,8 @@ void config_free(struct nsrun_config *cfg)
 	strv_free(&cfg->process.env);
 	strv_free(&cfg->process.user_env);
 	strv_free(&cfg->masked_paths);
+	strv_free(&cfg->copy_archive_tars);
+	strv_free(&cfg->copy_archive_dirs);
 	strv_free(&cfg->readonly_paths);
 	strv_free(&cfg->sysctl);
 	for (size_t i = 0; i < cfg->n_devices; i++)

@@ -19,6 +19,8 @@
 #define NSRUN_DEFAULT_TMPFS_BYTES (64ULL << 20)
 /* nr_inodes of a tmpfs of bytes (tmpfs(5)): one a page, at least 1024, so empty
  * files cannot fill the kernel's memory past the size (a tmpfs counts only data) */
+/* --copy-archive: at most this many archives a run */
+#define NSRUN_MAX_COPY_ARCHIVES 64
 #define NSRUN_TMPFS_INODES(bytes) ((bytes) / 4096 > 1024 ? (unsigned long long)(bytes) / 4096 : 1024ULL)
 #define NSRUN_DEFAULT_PIDS 128
 #define NSRUN_DEFAULT_UID 65534
@@ -269,6 +271,11 @@ struct nsrun_config {
 					 * the caller reach the payload as they are; 0: none */
 	char *console_socket;           /* OCI create --console-socket (with tty): the pty master goes
 					 * to this AF_UNIX socket (SCM_RIGHTS), not relayed; NULL: none */
+	struct strv copy_archive_tars;  /* --copy-archive TAR:DIR, in order: the tar archives (host
+					 * paths, opened before clone) the payload's process extracts
+					 * into copy_archive_dirs[i] (normalised, absolute) before its
+					 * command, as docker cp into a created container (exec.h) */
+	struct strv copy_archive_dirs;
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */
 };
@@ -289,6 +296,10 @@ int config_set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 
 /* Parses "-v HOST:CONTAINER[:ro|rw]" and appends it. Returns 0 or -1 with err. */
 int config_add_volume(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses "--copy-archive TAR:DIR" (TAR up to the first ':'; DIR absolute, no
+ * "..") and appends it.  Returns 0 or -1 with err (errnum 0, or ENOMEM). */
+int config_add_copy_archive(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* Parses "--user UID[:GID]". Returns 0 or -1 with err. */
 int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);

@@ -374,9 +374,13 @@ void container_main(const struct container_args *a)
 			close(fifo_fd);
 		if (a->publish_fd >= 0)
 			close(a->publish_fd);
-		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, unmapped, stdio, a->timing, report[1]);
+		exec_payload(a->cfg, a->rlimits, a->seccomp, a->landlock_abi, unmapped, stdio, a->copy_fds, a->timing,
+			     report[1]);
 	}
 	close(report[1]);
+	/* the payload's now */
+	for (size_t i = 0; a->copy_fds && i < a->cfg->copy_archive_tars.n; i++)
+		close(a->copy_fds[i]);
 	/* the payload holds the output pipes now: the supervisor sees EOF when it and
 	 * everything it started are gone */
 	for (int i = 0; i < 3; i++)

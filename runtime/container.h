@@ -35,6 +35,7 @@ struct container_args {
 	struct winsize winsize;         /* -t: the pty's first size (nsrun's terminal; 0x0: none) */
 	const struct ucounts_plan *ucounts;     /* limits of the container's user namespace */
 	int exec_fifo_fd;               /* OCI create: O_PATH fd of the exec fifo to wait on, or -1 */
+	const int *copy_fds;            /* --copy-archive: the archives, for the payload (exec.h); NULL: none */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

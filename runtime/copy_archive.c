@@ -77,17 +77,47 @@ static void base_name(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)(n - (size_t)(b - path)), b);
 }
 
+char *copy_archive_stat_json(const struct stat *st, const char *shown, const char *link)
+{
+	char name[256], mtime[64];
+	const unsigned char *buf;
+	size_t len;
+	struct tm tm;
+	char *out = NULL;
+	yajl_gen g;
+
+	base_name(shown, name, sizeof(name));
+	gmtime_r(&st->st_mtim.tv_sec, &tm);
+	strftime(mtime, sizeof(mtime), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(mtime + strlen(mtime), sizeof(mtime) - strlen(mtime), ".%09ldZ", st->st_mtim.tv_nsec);
+	if (!(g = yajl_gen_alloc(NULL)))
+		return NULL;
+	yajl_gen_map_open(g);
+	yajl_gen_string(g, (const unsigned char *)"name", 4);
+	yajl_gen_string(g, (const unsigned char *)name, strlen(name));
+	yajl_gen_string(g, (const unsigned char *)"size", 4);
+	yajl_gen_integer(g, (long long)st->st_size);
+	yajl_gen_string(g, (const unsigned char *)"mode", 4);
+	yajl_gen_integer(g, (long long)go_mode(st->st_mode));
+	yajl_gen_string(g, (const unsigned char *)"mtime", 5);
+	yajl_gen_string(g, (const unsigned char *)mtime, strlen(mtime));
+	yajl_gen_string(g, (const unsigned char *)"linkTarget", 10);
+	yajl_gen_string(g, (const unsigned char *)link, strlen(link));
+	yajl_gen_map_close(g);
+	if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok)
+		out = strndup((const char *)buf, len);
+	yajl_gen_free(g);
+	return out;
+}
+
 /* Writes the stat line of path (not following a last symlink; relative to the
  * working directory copy_archive_run chose), shown as shown (the path asked for).
  * Returns 0, or 1 after writing the error line. */
 static int stat_line(const char *path, const char *shown)
 {
 	struct stat st;
-	char name[256], link[2 * PATH_MAX + 2] = "", mtime[64];
-	const unsigned char *buf;
-	size_t len;
-	struct tm tm;
-	yajl_gen g;
+	char link[2 * PATH_MAX + 2] = "";
+	char *json;
 
 	if (lstat(path, &st) < 0)
 		return fail_line(errno, "stat", shown, strerror(errno));
@@ -108,27 +138,10 @@ static int stat_line(const char *path, const char *shown)
 		}
 		free(r);
 	}
-	base_name(shown, name, sizeof(name));
-	gmtime_r(&st.st_mtim.tv_sec, &tm);
-	strftime(mtime, sizeof(mtime), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(mtime + strlen(mtime), sizeof(mtime) - strlen(mtime), ".%09ldZ", st.st_mtim.tv_nsec);
-	if (!(g = yajl_gen_alloc(NULL)))
+	if (!(json = copy_archive_stat_json(&st, shown, link)))
 		return fail_line(ENOMEM, "stat", shown, "out of memory");
-	yajl_gen_map_open(g);
-	yajl_gen_string(g, (const unsigned char *)"name", 4);
-	yajl_gen_string(g, (const unsigned char *)name, strlen(name));
-	yajl_gen_string(g, (const unsigned char *)"size", 4);
-	yajl_gen_integer(g, (long long)st.st_size);
-	yajl_gen_string(g, (const unsigned char *)"mode", 4);
-	yajl_gen_integer(g, (long long)go_mode(st.st_mode));
-	yajl_gen_string(g, (const unsigned char *)"mtime", 5);
-	yajl_gen_string(g, (const unsigned char *)mtime, strlen(mtime));
-	yajl_gen_string(g, (const unsigned char *)"linkTarget", 10);
-	yajl_gen_string(g, (const unsigned char *)link, strlen(link));
-	yajl_gen_map_close(g);
-	yajl_gen_get_buf(g, &buf, &len);
-	dprintf(1, "%.*s\n", (int)len, (const char *)buf);
-	yajl_gen_free(g);
+	dprintf(1, "%s\n", json);
+	free(json);
 	return 0;
 }
 
@@ -236,8 +249,11 @@ static int put(const char *dir)
 	archive_read_support_filter_gzip(in);
 	archive_read_support_filter_bzip2(in);
 	archive_read_support_filter_xz(in);
-	/* no ARCHIVE_EXTRACT_PERM: no setuid, setgid or sticky bit; no _OWNER: ours */
-	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK |
+	/* no ARCHIVE_EXTRACT_PERM: no setuid, setgid or sticky bit; _OWNER: the
+	 * member's uid and gid, as Docker keeps them, where ours may chown(2) to them
+	 * (a root payload with CAP_CHOWN, the ids mapped); else ours (libarchive
+	 * warns, which is not a failure) */
+	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_UNLINK | ARCHIVE_EXTRACT_OWNER |
 						     ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 						     ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	if (archive_read_open_fd(in, 0, BLOCK) != ARCHIVE_OK) {

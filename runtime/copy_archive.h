@@ -1,5 +1,5 @@
 /* copy_archive.h - docker cp's two halves, run by `nsrun exec --archive-*` inside a
- * service, after it joined the container's namespaces and took its payload's ids,
+ * service (and a PUT's half by a run's --copy-archive, exec.h, before its command), after it joined the container's namespaces and took its payload's ids,
  * Landlock rules and seccomp filter (exec_join.h): a payload's symlink then meets
  * only the container's own root, and a write only what the payload may write.
  * Tar archives with libarchive (archive_read_disk(3), archive_write_disk(3)).
@@ -27,8 +27,15 @@ enum copy_archive_op {
  * the last component are not followed (lstat(2)); members of a PUT that are absolute,
  * hold "..", go through a symlink or are device nodes are refused, and no setuid,
  * setgid or sticky bit is set (no ARCHIVE_EXTRACT_PERM: files get the mode under
- * umask 0 without them, the caller's ids).  Returns the exit status: 0, or 1
+ * umask 0 without them); members keep their uid and gid where the caller may
+ * chown(2) to them (ARCHIVE_EXTRACT_OWNER), else get the caller's.  Returns the exit status: 0, or 1
  * after writing the error line. */
 int copy_archive_run(enum copy_archive_op op, const char *path);
+
+struct stat;
+/* The stat line's JSON (above) for st, named from shown's last component, with
+ * link as its linkTarget ("" for none).  Pure.  Returns it (malloc'd) or NULL
+ * (ENOMEM). */
+char *copy_archive_stat_json(const struct stat *st, const char *shown, const char *link);
 
 #endif

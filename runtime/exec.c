@@ -10,9 +10,11 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "caps.h"
+#include "copy_archive.h"
 #include "exec.h"
 #include "landlock.h"
 #include "rlimits.h"
@@ -68,9 +70,91 @@ size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MA
 	return n;
 }
 
+/* Reads fd to its end into buf (len bytes at most, NUL-terminated; the rest is
+ * drained).  Returns the bytes kept. */
+static size_t read_to_end(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	char skip[256];
+
+	for (;;) {
+		ssize_t r = n + 1 < len ? read(fd, buf + n, len - 1 - n) : read(fd, skip, sizeof(skip));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (n + 1 < len)
+			n += (size_t)r;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* --copy-archive: archive i (fds[i]) extracted into cfg->copy_archive_dirs.v[i]
+ * by copy_archive_run(COPY_ARCHIVE_PUT) in a child of ours that closed every
+ * other fd and was confined as the command will be (exec_confine), as `nsrun exec
+ * --archive-put` is in a running container: a link of the image meets only the
+ * container's root, a write only what the payload may write.  In order; the
+ * first failure ends the run before the command (docker cp into a created
+ * container, applied at start: api_archive.c).  Returns 0 or -1 with err
+ * (errnum 0: the message holds the extraction's own words). */
+static int copy_archives(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+			 const int *fds, struct nsrun_error *err)
+{
+	for (size_t i = 0; i < cfg->copy_archive_tars.n; i++) {
+		const char *dir = cfg->copy_archive_dirs.v[i];
+		int out[2] = { -1, -1 }, rep[2] = { -1, -1 }, status = 0;
+		struct nsrun_error child_err = { 0 };
+		char line[1024];
+		pid_t pid;
+
+		if (cfg->isolation != NSRUN_ISOLATION_FULL)
+			return error_set(err, 0, "--copy-archive: needs --isolation full (a root of the container's "
+					 "own to extract into)");
+		if (pipe2(out, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0)
+			return error_set(err, errno, "--copy-archive: pipe");
+		if ((pid = fork()) < 0)
+			return error_set(err, errno, "--copy-archive: fork");
+		if (pid == 0) {
+			int keep = rep[1];
+			if (dup2(fds[i], 0) < 0 || dup2(out[1], 1) < 0)
+				_exit(125);
+			/* no execve follows: really closed, not only close-on-exec */
+			close_fds_except(&keep, 1);
+			exec_confine(cfg, seccomp, landlock_abi, NULL, keep);
+			close(keep);
+			_exit(copy_archive_run(COPY_ARCHIVE_PUT, dir));
+		}
+		close(out[1]);
+		close(rep[1]);
+		read_to_end(out[0], line, sizeof(line));
+		if (read(rep[0], &child_err, sizeof(child_err)) != (ssize_t)sizeof(child_err))
+			child_err.msg[0] = '\0';
+		close(out[0]);
+		close(rep[0]);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			continue;
+		if (child_err.msg[0]) {
+			child_err.msg[sizeof(child_err.msg) - 1] = '\0';
+			*err = child_err;
+			return error_prefix(err, "--copy-archive into \"%s\"", dir);
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '!' && strchr(line, ' ')) {
+			/* "!ERRNO what PATH: why" (copy_archive.h) */
+			return error_set(err, 0, "--copy-archive: %s", strchr(line, ' ') + 1);
+		}
+		return error_set(err, 0, "--copy-archive: the extraction into \"%s\" ended with status %d", dir,
+				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+	return 0;
+}
+
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
 		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
-		  struct timing *timing, int report_fd)
+		  const int *copy_fds, struct timing *timing, int report_fd)
 {
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
@@ -141,6 +225,8 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 			fail(report_fd, &err, 125);
 	}
 	timing_mark(timing, TP_PAYLOAD_IDS);
+	if (copy_fds && copy_archives(cfg, seccomp, landlock_abi, copy_fds, &err) < 0)
+		fail(report_fd, &err, 125);
 	exec_command(cfg, seccomp, landlock_abi, timing, report_fd);
 }
 

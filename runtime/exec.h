@@ -33,12 +33,13 @@ struct timing;
  * uid/gid, rlimits, cwd, every fd but 0-2 marked close-on-exec, the capability sets
  * emptied and no_new_privs, the Landlock ruleset of ABI landlock_abi (0: none;
  * landlock.h), the seccomp filter (last: only execve runs under it),
- * execve with a PATH search.  On failure writes the struct nsrun_error to report_fd
+ * execve with a PATH search.  Before the command, --copy-archive's archives
+ * (copy_fds[i], cfg->copy_archive_tars.n of them; NULL: none) are extracted by a
+ * child confined as the command (exec_confine), in order.  On failure writes the struct nsrun_error to report_fd
  * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up). */
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
 		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
-		  struct timing *timing,
-		  int report_fd) __attribute__((noreturn));
+		  const int *copy_fds, struct timing *timing, int report_fd) __attribute__((noreturn));
 
 /* Never returns: the end of exec_payload, shared with `nsrun exec` (exec_join.h),
  * for a process that already is cfg's uid/gid in its final namespaces: chdir to

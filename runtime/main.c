@@ -46,7 +46,7 @@ enum {
 	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
 	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
 	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
-	OPT_STDIN_ONCE, OPT_ENTRYPOINT,
+	OPT_STDIN_ONCE, OPT_ENTRYPOINT, OPT_COPY_ARCHIVE,
 };
 
 static const struct option options[] = {
@@ -103,6 +103,7 @@ static const struct option options[] = {
 	{ "publish-max-connections", required_argument, NULL, OPT_PUBLISH_MAX_CONNECTIONS },
 	{ "stdin-once", no_argument, NULL, OPT_STDIN_ONCE },
 	{ "entrypoint", required_argument, NULL, OPT_ENTRYPOINT },
+	{ "copy-archive", required_argument, NULL, OPT_COPY_ARCHIVE },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -166,6 +167,8 @@ static const char usage_text[] =
 	"                            other by name on 127.0.0.1, and nothing else\n"
 	"  --tmpfs-size BYTES        size of /tmp, with k, m or g (default 64m)\n"
 	"  --tmpfs PATH[:size=BYTES,mode=OCTAL]  a writable tmpfs at PATH (default size as /tmp, mode 1777)\n"
+	"  --copy-archive TAR:DIR    extract the tar archive TAR into DIR inside before the command\n"
+	"                            runs, as the payload, as docker cp does (repeatable, in order)\n"
 	"  -p, --publish [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]  host port (on 127.0.0.1 unless\n"
 	"                            HOST_IP; 0: any free one) to a container port; no way out is opened\n"
 	"  -d, --detach              run as a service: return once it started, leave its monitor running\n"
@@ -435,6 +438,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case OPT_STDIN_ONCE:
 		cfg->service.stdin_once = true;
 		return 0;
+	case OPT_COPY_ARCHIVE:
+		return config_add_copy_archive(cfg, arg, err);
 	case OPT_DEBUG:
 		cfg->debug = true;
 		return 0;

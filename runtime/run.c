@@ -90,6 +90,20 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		close(sv[1]);
 		return error_set(err, errno, "open the exec fifo %s", cfg->exec_fifo);
 	}
+	/* --copy-archive: the same, and a missing archive fails here, before clone */
+	if (cfg->copy_archive_tars.n && !(run->copy_fds = calloc(cfg->copy_archive_tars.n, sizeof(int)))) {
+		close(sv[1]);
+		return error_set(err, ENOMEM, "--copy-archive");
+	}
+	run->n_copy_fds = cfg->copy_archive_tars.n;
+	for (size_t i = 0; i < cfg->copy_archive_tars.n; i++)
+		run->copy_fds[i] = -1;
+	for (size_t i = 0; i < cfg->copy_archive_tars.n; i++) {
+		if ((run->copy_fds[i] = open(cfg->copy_archive_tars.v[i], O_RDONLY | O_CLOEXEC)) < 0) {
+			close(sv[1]);
+			return error_set(err, errno, "--copy-archive: open \"%s\"", cfg->copy_archive_tars.v[i]);
+		}
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (const int *s = forward_signals; *s; s++)
@@ -146,6 +160,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.publish_fd = run->pub->container_fd,
 			.ucounts = &run->ucounts,
 			.exec_fifo_fd = run->exec_fifo_fd,
+			.copy_fds = run->copy_fds,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -260,6 +275,11 @@ static void run_teardown(struct nsrun_run *run)
 	if (run->exec_fifo_fd >= 0)
 		close(run->exec_fifo_fd);
 	run->exec_fifo_fd = -1;
+	for (size_t i = 0; run->copy_fds && i < run->n_copy_fds; i++)
+		if (run->copy_fds[i] >= 0)
+			close(run->copy_fds[i]);
+	free(run->copy_fds);
+	run->copy_fds = NULL;
 	net_join_close(&run->join);
 	if (run->image_lock_fd >= 0)
 		close(run->image_lock_fd); /* and with it the image's lock */

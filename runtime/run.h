@@ -58,6 +58,8 @@ struct nsrun_run {
 					 * (the caller's: not closed here), else -1 */
 	int image_lock_fd;              /* the image's rootfs, flock(LOCK_SH) for the run, or -1 */
 	int exec_fifo_fd;               /* cfg->exec_fifo opened O_PATH (the container reopens it), or -1 */
+	int *copy_fds;                  /* cfg->copy_archive_tars opened O_RDONLY, as the caller; NULL: none */
+	size_t n_copy_fds;
 	struct net_join join;           /* --network container:NAME or NAME: what is joined (netjoin.h) */
 	uint64_t stop_deadline_us;      /* after a forwarded SIGINT/TERM/HUP: end of --stop-timeout, 0 = none */
 	int stop_signal;                /* the first such signal */

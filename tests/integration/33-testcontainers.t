@@ -2,10 +2,11 @@
 # Testcontainers for Node.js (npm testcontainers and @testcontainers/postgresql,
 # make testcontainers-node) against nsrun api with its defaults, Ryuk enabled
 # (served by nsrun api itself): a GenericContainer Redis with a log wait strategy
-# and PostgreSQL through its module, a real query in each (PostgreSQL then
+# and a file copied in before its start (withCopyContentToContainer), and PostgreSQL through its module, a real query in each (PostgreSQL then
 # stopped by it); then the test process, killed with SIGKILL while Redis runs,
 # leaves no container, process or port behind (Ryuk's job), with its control:
-# while it lives, they are there.  One node process, for CI's time.
+# while it lives, they are there.  Then the docker CLI runs postgres:16: run --rm,
+# run -d, exec psql, rm -f.  One node process, for CI's time.
 # The images are redis:7 and postgres:16 by those names, pulled by Testcontainers
 # through nsrun api from a loopback registry in docker.io's place (a registries.conf
 # mirror): the tests' images (make oci-test-images), whose entrypoints start as root
@@ -64,6 +65,8 @@ done
 OUT=$(cat "$TESTTMP/tc.out")
 grep -q '^started=' <<<"$OUT" && grep -qx 'postgres=0 42 port=true' <<<"$OUT" || diag "$OUT $(cat "$TESTTMP/tc.err")"
 check "GenericContainer Redis, log wait strategy, exec redis-cli set/get" grep -qx 'redis=0 from-node port=true' <<<"$OUT"
+assert_eq "  ... withCopyContentToContainer: the file, put before start, is there with its mode" \
+	"copied=-rw-r----- copied-by-node" "$(grep '^copied=' <<<"$OUT")"
 check "PostgreSqlContainer (its module), psql runs a query" grep -qx 'postgres=0 42 port=true' <<<"$OUT"
 check "  ... both pulled by reference through nsrun api into its store" \
 	test -f "$NSRUN_IMAGES/docker.io+library+redis=7/image.json" -a -f "$NSRUN_IMAGES/docker.io+library+postgres=16/image.json"
@@ -97,6 +100,34 @@ check "SIGKILLed: Ryuk removes its container and ends; no process, state or port
 LEFT=""
 for p in $PORT; do ss -Hltn "sport = :$p" | grep -q . && LEFT="$LEFT $p"; done
 assert_eq "  ... no port of theirs is still listened on" "" "$LEFT"
+
+# ---- the docker CLI with postgres:16, the image Testcontainers pulled (no second pull)
+DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
+[ -x "$DOCKER" ] || DOCKER=/usr/bin/docker
+export DOCKER_CONFIG="$TESTTMP/docker-config"
+T0=$SECONDS
+run_cmd timeout -s KILL 120 "$DOCKER" run --rm postgres:16 psql --version
+assert_match "docker run --rm postgres:16 psql --version" "^0 psql \(PostgreSQL\) [0-9]" "$RC $OUT"
+PGC="pg-$$"
+# initdb --no-sync: nothing of the cluster need reach the disk, for CI's time
+run_cmd timeout -s KILL 120 "$DOCKER" run -d --name "$PGC" -e POSTGRES_PASSWORD=pw -e POSTGRES_INITDB_ARGS=--no-sync postgres:16
+assert_eq "docker run -d postgres:16 (its entrypoint makes the cluster as its user)" 0 "$RC"
+pg_ready() {
+	local _
+	for _ in $(seq 600); do
+		"$DOCKER" logs "$PGC" 2>&1 | grep -q "ready to accept connections" && return 0
+		sleep 0.2
+	done
+	"$DOCKER" logs "$PGC" >&2
+	return 1
+}
+check "  ... it says it is ready (docker logs)" pg_ready
+run_cmd timeout -s KILL 60 "$DOCKER" exec -e PGPASSWORD=pw "$PGC" psql -h 127.0.0.1 -U postgres -tAc 'select 6 * 7'
+assert_eq "  ... docker exec psql runs a query" "0 42" "$RC $OUT"
+run_cmd timeout -s KILL 60 "$DOCKER" rm -f "$PGC"
+assert_eq "  ... docker rm -f removes it" "0 $PGC" "$RC $OUT"
+check "  ... nothing of it is left" gone_within 30
+diag "(docker run postgres:16: $((SECONDS - T0)) s)"
 
 # control: the same image with one id (nsrun's default: no --userns subids), root
 # inside with the capabilities: its entrypoint cannot switch to the redis user

@@ -6,7 +6,8 @@
 # /proc/self/fd/N (no host fd is open in the archive process); a PUT's absolute and
 # ".." members and device nodes are refused, a setuid bit is not kept, a read-only
 # root refuses Docker's way; each with its control (a file of the container's own
-# comes out; a plain member goes in; the tmpfs and the volume take writes).
+# comes out; a plain member goes in; the tmpfs and the volume take writes).  Into a
+# created container: kept, extracted at start (owner, mode), the same probes.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -190,17 +191,84 @@ run_cmd curl -s --unix-socket "$SOCK2" http://x/_ping
 assert_eq "  ... the API still answers" "OK" "$OUT"
 kill "$API2"
 
-# a created container (docker create, then cp, then start: Testcontainers' copy to a
-# container) and an exited one: no copy yet, and a message that says why and what to
-# do, in Docker's shape (the CLI prints it); the control is the copies above
+# ---- a created container: docker create, cp, start (Testcontainers' copy to a
+# container, docker-py's put_archive before start): the archives are kept and
+# extracted at start, before the command, as the payload, confined as above
+# tars — the probes' archives: a control, and ".." / a symlink of its own then a
+# file through it / a hard link to a host file, each beside the control's member
+/usr/bin/python3 - "$TESTTMP" "$SECRET" <<'PY'
+import io, sys, tarfile
+d, secret = sys.argv[1], sys.argv[2]
+def tar(name, *members):
+    with tarfile.open(f"{d}/{name}.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+        for m, data in members:
+            m = dict(m)
+            ti = tarfile.TarInfo(m.pop("name"))
+            for k, v in m.items():
+                setattr(ti, k, v)
+            ti.size = len(data) if ti.type == tarfile.REGTYPE else 0
+            tf.addfile(ti, io.BytesIO(data) if ti.type == tarfile.REGTYPE else None)
+plain = ({"name": "kept/owned", "uid": 123, "gid": 456, "mode": 0o640}, b"OWNED\n")
+tar("plain", ({"name": "kept", "type": tarfile.DIRTYPE, "mode": 0o755}, b""), plain)
+tar("dotdot", plain, ({"name": "../../../../../../../../escape-dotdot"}, b"ESCAPED\n"))
+tar("symlink", plain, ({"name": "kept/etc", "type": tarfile.SYMTYPE, "linkname": "/etc"}, b""),
+    ({"name": "kept/etc/escape-link"}, b"ESCAPED\n"))
+tar("hardlink", plain, ({"name": "kept/hl", "type": tarfile.LNKTYPE, "linkname": secret}, b""))
+PY
+assert_eq "the probes' archives are made" 0 "$?"
 echo created >"$TESTTMP/created.txt"
-run_cmd timeout -s KILL 60 "$DOCKER" create --name "$CTR-c" python sh -c 'cat /tmp/created.txt'
+chmod 640 "$TESTTMP/created.txt"
+run_cmd timeout -s KILL 60 "$DOCKER" create --name "$CTR-c" python sh -c \
+	'cat /tmp/created.txt /tmp/todir.txt /tmp/stdin.txt; stat -c "%a %u:%g" /tmp/created.txt /tmp/kept/owned; cat /tmp/kept/owned;
+	 ls /etc/escape-link /escape-dotdot /tmp/kept/hl 2>&1; echo maps=$(wc -l </proc/self/uid_map)'
 assert_eq "docker create" 0 "$RC"
 run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/created.txt" "$CTR-c:/tmp/created.txt"
-assert_match "docker cp into a created container: 1, saying it is not started yet and what to do" \
-	"^1 Error response from daemon: Container [0-9a-f]+ is created, not started: nsrun api copies into a container only while it runs .*start it, then copy" \
-	"$RC $ERR"
+assert_eq "docker cp FILE into a created container: kept for its start" 0 "$RC"
+echo todir >"$TESTTMP/todir.txt"
+echo stdin >"$TESTTMP/stdin.txt"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/todir.txt" "$CTR-c:/tmp"
+assert_eq "docker cp FILE CTR:DIR (the CLI's HEAD finds the image's directory)" 0 "$RC"
+run_cmd timeout -s KILL 60 bash -c "tar -C '$TESTTMP' -cf - stdin.txt | '$DOCKER' cp - '$CTR-c:/tmp'"
+assert_eq "docker cp - CTR:DIR (a tar on stdin: the CLI needs the HEAD)" 0 "$RC"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/todir.txt" "$CTR-c:/nonexistent/"
+assert_match "  control: into a directory the image lacks: the CLI's own refusal, from the HEAD's 404" \
+	"^1 .*no such directory" "$RC $ERR"
+put_created() {
+	curl -s -o "$TESTTMP/put.out" -w '%{http_code}' --unix-socket "$SOCK" -X PUT \
+		--data-binary "@$TESTTMP/$1.tar" "http://x/containers/$CTR-c/archive?path=$2"
+}
+assert_eq "PUT of a plain archive (a member with uid 123, gid 456, mode 0640)" 200 "$(put_created plain /tmp)"
+assert_eq "PUT with a .. member (beside a plain one): refused (400)" 400 "$(put_created dotdot /tmp)"
+assert_match "  ... saying why" "may not be absolute, hold" "$(cat "$TESTTMP/put.out")"
+assert_eq "PUT with a symlink to /etc, then a member through it: refused (400)" 400 "$(put_created symlink /tmp)"
+assert_match "  ... saying why" "through symlink" "$(cat "$TESTTMP/put.out")"
+assert_eq "PUT with a hard link to a host file: refused (400)" 400 "$(put_created hardlink /tmp)"
+assert_match "  ... saying why" "hard link out" "$(cat "$TESTTMP/put.out")"
+assert_eq "PUT into a missing container: 404" 404 \
+	"$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X PUT --data-binary "@$TESTTMP/plain.tar" \
+		"http://x/containers/nope-$$/archive?path=/tmp")"
 run_cmd timeout -s KILL 60 "$DOCKER" start -a "$CTR-c"
+assert_eq "docker start -a: the command ran" 0 "$RC"
+diag "$OUT"
+assert_match "  ... it sees the files docker cp put there, before the command" "^created todir stdin" \
+	"$(tr '\n' ' ' <<<"$OUT")"
+# the members' ids as Docker keeps them (the archive's) where the container has
+# them (subordinate ids); with one id inside, its root's
+if grep -q "maps=1" <<<"$OUT"; then own="0:0" cli="0:0"; else own="123:456" cli="$(id -u):$(id -g)"; fi
+assert_match "  ... the CLI's file: its mode, its owner ($cli)" "640 $cli" "$OUT"
+assert_match "  ... the archive's member: its content, mode and owner ($own)" "640 $own.*OWNED" "$(tr '\n' ' ' <<<"$OUT")"
+assert_match "  ... the refused archives' harmless members did not land either: nothing through a link, above /, nor a hard link" \
+	"escape-link.: No such file.*escape-dotdot.: No such file.*kept/hl.: No such file" "$(tr '\n' ' ' <<<"$OUT")"
+check "  ... nothing written on the host" test -z "$(find "$TESTTMP" / -xdev -maxdepth 1 -name 'escape-*' 2>/dev/null)"
+check "  ... the host file kept its one link" test "$(stat -c %h "$SECRET")" = 1
+# a read-only root: Docker's words; into its tmpfs: taken
+run_cmd timeout -s KILL 60 "$DOCKER" create --read-only --name "$CTR-r" python cat /etc/created.txt
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/created.txt" "$CTR-r:/etc/created.txt"
+assert_match "docker cp into a created container with a read-only root: refused, Docker's words" \
+	"^1 .*container rootfs is marked read-only" "$RC $ERR"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/created.txt" "$CTR-r:/tmp/created.txt"
+assert_eq "  control: its /tmp (a tmpfs) takes it" 0 "$RC"
+run_cmd timeout -s KILL 60 "$DOCKER" rm -f "$CTR-r"
 run_cmd timeout -s KILL 60 "$DOCKER" cp "$CTR-c:/etc/hostname" "$TESTTMP/"
 assert_match "docker cp from an exited container: 1, saying its files went with it" \
 	"^1 Error response from daemon: Container [0-9a-f]+ is not running: nsrun api copies from a container only while it runs .*gone when it ends" \

@@ -5,7 +5,8 @@
 // docker.io's place.
 //   node tc.js         a GenericContainer Redis (log wait strategy) and PostgreSQL
 //                      through its module (its own wait: health check and ports), a
-//                      real query in each, the user each server runs as, prints
+//                      real query in each, the user each server runs as, a file
+//                      Redis got by withCopyContentToContainer before its start, prints
 //                      KEY=VALUE; PostgreSQL is stopped, then it prints started=ID
 //                      (Redis's) and waits with Redis running (to be killed: Ryuk's job)
 const { GenericContainer, Wait } = require("testcontainers");
@@ -26,6 +27,8 @@ async function suite() {
     new GenericContainer("redis:7")
       .withExposedPorts(6379)
       .withWaitStrategy(Wait.forLogMessage("Ready to accept connections"))
+      // put into the created container (PUT archive before start), there at start
+      .withCopyContentToContainer([{ content: "copied-by-node\n", target: "/tmp/copied.txt", mode: 0o640 }])
       .start(),
     new PostgreSqlContainer("postgres:16").start(),
   ]);
@@ -33,6 +36,9 @@ async function suite() {
   const got = await r.exec(["redis-cli", "-p", "6379", "get", "k"]);
   console.log(`redis=${got.exitCode} ${got.output.trim()} port=${r.getMappedPort(6379) > 0}`);
   console.log(`redis_user=${await serverUser(r, "redis-server")}`);
+  const copied = await r.exec(["ls", "-l", "/tmp/copied.txt"]);
+  const content = await r.exec(["cat", "/tmp/copied.txt"]);
+  console.log(`copied=${copied.output.trim().split(/\s+/)[0]} ${content.output.trim()}`);
   const q = await pg.exec(["psql", "-h", "127.0.0.1", "-U", pg.getUsername(), "-d", pg.getDatabase(), "-tAc",
     "select sum(n) * 3 from (values (6), (8)) as t(n)"]);
   console.log(`postgres=${q.exitCode} ${q.output.trim()} port=${pg.getPort() > 0}`);
