@@ -53,9 +53,10 @@ def perf_stat(cmd: list[str], runs: int) -> tuple[float, float] | None:
     vals = {}
     for line in r.stderr.splitlines():
         f = line.split(",")
-        if len(f) > 2 and f[2] in ("task-clock", "page-faults"):
+        ev = f[2].split(":")[0] if len(f) > 2 else ""  # "task-clock:u" for a user
+        if ev in ("task-clock", "page-faults"):
             try:
-                vals[f[2]] = float(f[0])
+                vals[ev] = float(f[0])
             except ValueError:
                 return None
     if r.returncode != 0 or len(vals) != 2:
