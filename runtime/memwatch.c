@@ -273,17 +273,26 @@ static int open_container(struct memwatch *mw)
 
 	if (host_proc < 0)
 		return -1;
-	n = host_descendants(host_proc, mw->init, &pids);
+	n = proc_pids(host_proc, &pids);
 	if (n < 0)
 		return -1;
-	for (ssize_t i = 1; i < n && mw->root_fd < 0; i++) {
-		char path[64];
-		if (parent_of(host_proc, (snprintf(path, sizeof(path), "%d", (int)pids[i]), path)) != mw->init)
-			continue;
-		snprintf(path, sizeof(path), "%d/root", (int)pids[i]);
-		mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
-			return -1;
+	/* init's children: pids are handed out in increasing order until they wrap
+	 * (kernel/pid.c, alloc_pid), so the payload, forked after init, is among the
+	 * few pids above init's; those are read first, the rest only when none of them
+	 * is init's child.  Reading the parent of every process of the host cost a
+	 * cold run one /proc/PID/stat read for each (about 140 on a CI machine). */
+	for (int above = 1; above >= 0 && mw->root_fd < 0; above--) {
+		for (ssize_t i = 0; i < n && mw->root_fd < 0; i++) {
+			char path[64];
+			if ((pids[i] > mw->init) != above || pids[i] == mw->init)
+				continue;
+			if (parent_of(host_proc, (snprintf(path, sizeof(path), "%d", (int)pids[i]), path)) != mw->init)
+				continue;
+			snprintf(path, sizeof(path), "%d/root", (int)pids[i]);
+			mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
+				return -1;
+		}
 	}
 	if (mw->root_fd < 0)
 		return 1;

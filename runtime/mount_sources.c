@@ -64,19 +64,32 @@ static int make_tree_private(int fd)
 }
 
 /* Root only: a detached, private copy of path's mount tree with the attributes
- * set, made in the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there). */
-static int open_tree_privileged(const char *what, const char *path, unsigned long ms,
+ * set, made in the supervisor's namespace (open_tree needs CAP_SYS_ADMIN there).
+ * With may_decline, no such capability (EPERM), no open_tree (ENOSYS) or a
+ * kernel that cannot make the clone private (ENOSYS, before 5.12) returns 1 and
+ * keeps nothing.  Returns 0, 1, or -1 with err. */
+static int open_tree_privileged(const char *what, const char *path, unsigned long ms, bool may_decline,
 				struct mount_source *s, struct nsrun_error *err)
 {
 	_cleanup_close_ int fd = mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 					       AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 	struct stat st;
 
+	if (fd < 0 && may_decline && (errno == EPERM || errno == ENOSYS))
+		return 1;
 	if (fd < 0)
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
 		return error_set(err, EXDEV, "%s \"%s\" changed while nsrun was starting", what, path);
-	if (make_tree_private(fd) < 0 || mount_set_attrs(fd, true, mount_attrs_of(ms)) < 0)
+	if (make_tree_private(fd) < 0) {
+		/* a kernel that cannot make the clones private (before 5.12): the
+		 * container clones them, from its namespace made private first (the
+		 * clone closed here unmounts: only there is a grace period waited for) */
+		if (may_decline && errno == ENOSYS)
+			return 1;
+		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
+	}
+	if (mount_set_attrs(fd, true, mount_attrs_of(ms)) < 0)
 		return error_set(err, errno, "%s \"%s\": mount_setattr", what, path);
 	s->tree_fd = steal_fd(&fd);
 	return 0;
@@ -172,28 +185,24 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	if (!privileged)
 		return 0;
 	/* root of a user namespace (unshare -r) has no CAP_SYS_ADMIN over the host's
-	 * mounts: then the container clones the trees itself, as for any user */
-	{
-		int probe = mount_sys_open_tree(rootfs_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (probe < 0 && (errno == EPERM || errno == ENOSYS))
-			return 0;
-		/* a kernel that cannot make the clones private (before 5.12) clones
-		 * in the container, from its namespace made private first */
-		if (probe >= 0 && make_tree_private(probe) < 0 && errno == ENOSYS) {
-			close(probe);
-			return 0;
-		}
-		if (probe >= 0)
-			close(probe);
-	}
-	if (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, &out->rootfs, err) < 0)
+	 * mounts: then the container clones the trees itself, as for any user.  The
+	 * rootfs's own open_tree tells (no probe first: closing a probe's detached
+	 * tree unmounts it, which waits for an RCU grace period, namespace_unlock in
+	 * fs/namespace.c) */
+	switch (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, true, &out->rootfs, err)) {
+	case 1:
+		return 0;
+	case 0:
+		break;
+	default:
 		return -1;
+	}
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
 		if (op->kind != MOP_BIND)
 			continue;
 		const struct nsrun_mount *m = &cfg->mounts[op->source_index];
-		if (open_tree_privileged(m->is_file_arg ? "file" : "volume", m->source, op->flags,
+		if (open_tree_privileged(m->is_file_arg ? "file" : "volume", m->source, op->flags, false,
 					 &out->mounts[op->source_index], err) < 0)
 			return -1;
 	}
