@@ -387,7 +387,8 @@ static void gen_config(yajl_gen g, const struct api_ctr *c)
 static void gen_host_config(yajl_gen g, const struct api_ctr *c)
 {
 	yajl_val hc = api_get(api_get(c->config, "config", yajl_t_object), "HostConfig", yajl_t_object);
-	static const char *const ours[] = { "AutoRemove", "NetworkMode", "ReadonlyRootfs", "Privileged" };
+	static const char *const ours[] = { "AutoRemove", "NetworkMode", "ReadonlyRootfs", "Privileged",
+					    "LogConfig" };
 
 	api_gen_str(g, "HostConfig");
 	yajl_gen_map_open(g);
@@ -402,8 +403,19 @@ static void gen_host_config(yajl_gen g, const struct api_ctr *c)
 	}
 	api_gen_kv_bool(g, "AutoRemove", api_get(c->config, "auto_remove", yajl_t_true) != NULL);
 	api_gen_kv_str(g, "NetworkMode", "none");
-	api_gen_kv_bool(g, "ReadonlyRootfs", true); /* nsrun's image root is always read-only */
+	/* the image itself is never written; without ReadonlyRootfs the root is
+	 * writable through a tmpfs layer (api_create.c), as Docker's */
+	api_gen_kv_bool(g, "ReadonlyRootfs", hc && api_get(hc, "ReadonlyRootfs", yajl_t_true) != NULL);
 	api_gen_kv_bool(g, "Privileged", false);
+	/* the log is kept as json-file's is (logs, follow, since): docker-py's
+	 * containers.run reads LogConfig.Type to know it may stream the logs */
+	api_gen_str(g, "LogConfig");
+	yajl_gen_map_open(g);
+	api_gen_kv_str(g, "Type", "json-file");
+	api_gen_str(g, "Config");
+	yajl_gen_map_open(g);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 }
 

@@ -135,7 +135,7 @@ check "docker-py lists the nsrun -d service" grep -qx "listed=\['svc-$$'\]" <<<"
 OUT=$(sed '1,2d' <<<"$LIFE")
 # ---- labels, filters, stop, ports, auto_remove, images, networks
 assert_eq "lifecycle through docker-py" "0" "$LIFE_RC"
-assert_eq "  ... label filters, created, id prefix, exec (output, exit code, the pid namespace; 409 when not running), stop, a free loopback port, auto_remove, images, networks" \
+assert_eq "  ... label filters, created, id prefix, exec (output, exit code, the pid namespace; 409 when not running), stop, a free loopback port, auto_remove, run not detached with remove (LogConfig), images, networks" \
 "running=['lc-a']
 all=['lc-a', 'lc-b']
 n2=['lc-b']
@@ -148,6 +148,7 @@ stopped=exited exit=143
 bound=127.0.0.1
 port=True
 auto_removed=True
+run_attached=attached
 images=['python:latest']
 networks=['bridge', 'host', 'none']" "$OUT"
 [ "$LIFE_RC" = 0 ] || diag "$LIFE_ERR"

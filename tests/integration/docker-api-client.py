@@ -193,6 +193,9 @@ def lifecycle():
             gone = True
             break
     print("auto_removed=%s" % gone)
+    # not detached: docker-py reads HostConfig.LogConfig.Type, then the logs, then removes
+    out = c.containers.run("python", ["echo", "attached"], remove=True)
+    print("run_attached=%s" % out.decode().strip())
     print("images=%s" % sorted(t for i in c.images.list() for t in i.tags if t == "python:latest"))
     print("networks=%s" % sorted(n.name for n in c.networks.list()))
 
