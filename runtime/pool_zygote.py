@@ -6,7 +6,7 @@
 #   S  (zygote's child) unshare(user, mount, pid, net, ipc, uts): fresh /tmp and
 #      /dev/shm, lo up, the channel hidden; forks R and reports its status
 #   R  pid 1 of the slot's pid namespace: a fresh /proc with the cold run's masks;
-#      forks P, reaps, reports P's wait status; its exit ends the namespace
+#      forks P, reaps, reports P's wait status straight to nsrun; its exit ends the namespace
 #   P  the request: fds 0-3 only, rlimits, every capability dropped, seccomp (the
 #      cold run's BPF, compiled by nsrun), and only then reads the request.
 # Python 3.11 has no os.unshare: the calls go through ctypes (unshare(2),
@@ -303,8 +303,9 @@ def main():
     signal.signal(signal.SIGCHLD, lambda *a: None)
     signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
     me = os.getpid()
-    slots = {}                                       # S's pid -> (slot id, R's status pipe)
+    slots = {}                                       # S's pid -> slot id
     idle = set()
+    owed = 0                                         # slots taken and not yet made again
     next_id = 0
 
     def make_slot():
@@ -330,28 +331,19 @@ def main():
             os._exit(125)
         for fd in (ctl_r, in_r, out_w, err_w, stat_w):
             os.close(fd)
-        # read when R wrote or S ended: never waited on, whatever a slot does
-        os.set_blocking(stat_r, False)
-        socket.send_fds(ctl, [json.dumps({"ready": sid}).encode()], [ctl_w, in_w, out_r, err_r])
-        for fd in (ctl_w, in_w, out_r, err_r):
+        # R's report of P's end goes to nsrun straight (stat_r), not through here:
+        # one process fewer to wake between a request's end and its answer
+        socket.send_fds(ctl, [json.dumps({"ready": sid}).encode()], [ctl_w, in_w, out_r, err_r, stat_r])
+        for fd in (ctl_w, in_w, out_r, err_r, stat_r):
             os.close(fd)
-        slots[pid] = (sid, stat_r)
+        slots[pid] = sid
         idle.add(sid)
 
-    def report(pid):
-        """R wrote P's status (P ended; R ends the namespace now), or S ended
-        without one: nsrun hears of it at once, once."""
-        sid, stat_r = slots[pid]
-        if stat_r < 0:
-            return
-        try:
-            rep = json.loads(os.read(stat_r, 4096) or b"null")
-        except (OSError, ValueError):
-            rep = None
-        os.close(stat_r)
-        slots[pid] = (sid, -1)
-        idle.discard(sid)
-        ctl.send(json.dumps({"exit": sid, "report": rep}).encode())
+    def make_owed():
+        nonlocal owed
+        while owed:
+            owed -= 1
+            make_slot()
 
     def reap():
         while True:
@@ -362,8 +354,8 @@ def main():
             if pid == 0:
                 return
             if pid in slots:
-                report(pid)
-                del slots[pid]
+                idle.discard(slots.pop(pid))
+                make_owed()
 
     # what the zygote holds is never collected again: a slot's fork shares its
     # pages instead of copying each one the collector would touch
@@ -375,11 +367,7 @@ def main():
     ctl.send(json.dumps({"hello": me}).encode())
     by_id = {}
     while True:
-        by_stat = {v[1]: k for k, v in slots.items() if v[1] >= 0}
-        r, _, _ = select.select([ctl, wake_r] + list(by_stat), [], [])
-        for fd in r:
-            if fd in by_stat:
-                report(by_stat[fd])
+        r, _, _ = select.select([ctl, wake_r], [], [])
         if wake_r in r:
             try:
                 while os.read(wake_r, 512):
@@ -393,10 +381,17 @@ def main():
                 os._exit(0)                          # nsrun went away
             m = json.loads(msg)
             if "take" in m:
+                # the slot taken is made again once a request ends, not now: a
+                # slot's making (forks, namespaces, mounts) would take the CPU and
+                # the kernel's locks from the request just taken.  Only when no
+                # idle slot is left is it made at once, so that one stays ahead
                 idle.discard(m["take"])
-                make_slot()
+                owed += 1
+                if not idle:
+                    owed -= 1
+                    make_slot()
             elif "kill" in m:
-                by_id = {v[0]: k for k, v in slots.items()}
+                by_id = {v: k for k, v in slots.items()}
                 if m["kill"] in by_id:
                     os.kill(by_id[m["kill"]], signal.SIGKILL)
 
