@@ -650,6 +650,14 @@ static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 	dispatch(p);
 }
 
+/* True once the zygote's end of its socket is closed (it died or is dying). */
+static bool zygote_gone(struct pool *p)
+{
+	struct pollfd z = { .fd = p->zfd, .events = POLLIN };
+
+	return p->zfd < 0 || (poll(&z, 1, 0) > 0 && (z.revents & (POLLHUP | POLLERR)));
+}
+
 /* R's report on the slot's stat pipe (one write, under PIPE_BUF), or its end. */
 static void slot_stat(struct pool *p, struct pool_slot *s)
 {
@@ -661,6 +669,11 @@ static void slot_stat(struct pool *p, struct pool_slot *s)
 		return;
 	close(s->stat);
 	s->stat = -1;
+	/* no report because the zygote died (its slots die with it, after its socket
+	 * closed): the request is failed as such once its container's end is seen
+	 * (pool_zygote_ended), not as a sandbox that ended without a status */
+	if (n <= 0 && s->req && zygote_gone(p))
+		return;
 	if (n > 0) {
 		buf[n] = '\0';
 		if (json_scan_depth(buf, (size_t)n, JSON_MAX_DEPTH) == (size_t)n)

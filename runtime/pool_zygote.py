@@ -323,6 +323,9 @@ def main():
         if pid == 0:
             try:
                 os.close(wake_r)
+                # the zygote's socket is its own: held here too, the zygote's death
+                # would not close it, and nsrun would see its slots end first
+                ctl.close()
                 for fd in (ctl_w, in_w, out_r, err_r, stat_r):
                     os.close(fd)
                 slot_main(cfg, bpf, [in_r, out_w, err_w, ctl_r], stat_w, me)
