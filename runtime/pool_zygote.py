@@ -311,6 +311,7 @@ def main():
     me = os.getpid()
     slots = {}                                       # S's pid -> slot id
     idle = set()
+    busy = set()                                     # slots taken whose S has not ended
     owed = 0                                         # slots taken and not yet made again
     next_id = 0
 
@@ -363,7 +364,9 @@ def main():
             if pid == 0:
                 return
             if pid in slots:
-                idle.discard(slots.pop(pid))
+                sid = slots.pop(pid)
+                idle.discard(sid)
+                busy.discard(sid)
                 make_owed()
 
     # what the zygote holds is never collected again: a slot's fork shares its
@@ -390,15 +393,16 @@ def main():
                 os._exit(0)                          # nsrun went away
             m = json.loads(msg)
             if "take" in m:
-                # the slot taken is made again once a request ends, not now: a
+                # a lone request's slot is made again once it ends, not now: a
                 # slot's making (forks, namespaces, mounts) would take the CPU and
-                # the kernel's locks from the request just taken.  Only when no
-                # idle slot is left is it made at once, so that one stays ahead
+                # the kernel's locks from the request just taken.  When no idle
+                # slot is left, or requests run side by side (a burst, where slots
+                # are the bound), what is owed is made at once
                 idle.discard(m["take"])
+                busy.add(m["take"])
                 owed += 1
-                if not idle:
-                    owed -= 1
-                    make_slot()
+                if not idle or len(busy) > 1:
+                    make_owed()
             elif "kill" in m:
                 by_id = {v: k for k, v in slots.items()}
                 if m["kill"] in by_id:
