@@ -26,6 +26,7 @@ struct pool_req;
 struct pool_slot {
 	int id;
 	int ctl, in, out, err;          /* ours: the request document, stdin, stdout, stderr */
+	int stat;                       /* R's report of P's end, read here (not through the zygote) */
 	struct pool_req *req;           /* NULL: idle */
 };
 

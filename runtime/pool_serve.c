@@ -27,8 +27,8 @@ static void reply(struct pool *p, struct pool_req *q);
 
 static void slot_close(struct pool_slot *s)
 {
-	int *fds[] = { &s->ctl, &s->in, &s->out, &s->err };
-	for (size_t i = 0; i < 4; i++)
+	int *fds[] = { &s->ctl, &s->in, &s->out, &s->err, &s->stat };
+	for (size_t i = 0; i < 5; i++)
 		if (*fds[i] >= 0) {
 			close(*fds[i]);
 			*fds[i] = -1;
@@ -604,20 +604,16 @@ static void req_write(int *fd, const char *buf, size_t len, size_t *off)
 	}
 }
 
-/* The zygote's report of a slot's end: {"exit": id, "report": {"status": W, ...} | null}. */
-static void slot_exited(struct pool *p, yajl_val m, int id)
+/* A slot ended: m is R's report of P's end ({"status": W, "utime": s, "stime": s,
+ * "maxrss": KiB}), or NULL when its pipe closed without one (the slot was killed,
+ * or its set-up failed). */
+static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 {
-	const char *st_path[] = { "report", "status", NULL }, *u_path[] = { "report", "utime", NULL },
-		   *s_path[] = { "report", "stime", NULL }, *rss_path[] = { "report", "maxrss", NULL };
-	yajl_val st = yajl_tree_get(m, st_path, yajl_t_number);
-	struct pool_slot *s = NULL;
+	const char *st_path[] = { "status", NULL }, *u_path[] = { "utime", NULL }, *s_path[] = { "stime", NULL },
+		   *rss_path[] = { "maxrss", NULL };
+	yajl_val st = m ? yajl_tree_get(m, st_path, yajl_t_number) : NULL;
 	struct pool_req *q;
 
-	for (size_t i = 0; i < p->n_slots && !s; i++)
-		if (p->slots[i].id == id)
-			s = &p->slots[i];
-	if (!s)
-		return;
 	if (!(q = s->req)) {
 		/* an idle slot ended: its set-up failed (the zygote's stderr says why) */
 		pool_slot_remove(p, s);
@@ -654,17 +650,49 @@ static void slot_exited(struct pool *p, yajl_val m, int id)
 	dispatch(p);
 }
 
+/* True once the zygote's end of its socket is closed (it died or is dying). */
+static bool zygote_gone(struct pool *p)
+{
+	struct pollfd z = { .fd = p->zfd, .events = POLLIN };
+
+	return p->zfd < 0 || (poll(&z, 1, 0) > 0 && (z.revents & (POLLHUP | POLLERR)));
+}
+
+/* R's report on the slot's stat pipe (one write, under PIPE_BUF), or its end. */
+static void slot_stat(struct pool *p, struct pool_slot *s)
+{
+	char buf[4096];
+	ssize_t n = read(s->stat, buf, sizeof(buf) - 1);
+	__attribute__((cleanup(yajl_tree_freep))) yajl_val m = NULL;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close(s->stat);
+	s->stat = -1;
+	/* no report because the zygote died (its slots die with it, after its socket
+	 * closed): the request is failed as such once its container's end is seen
+	 * (pool_zygote_ended), not as a sandbox that ended without a status */
+	if (n <= 0 && s->req && zygote_gone(p))
+		return;
+	if (n > 0) {
+		buf[n] = '\0';
+		if (json_scan_depth(buf, (size_t)n, JSON_MAX_DEPTH) == (size_t)n)
+			m = yajl_tree_parse(buf, NULL, 0);
+	}
+	slot_exited(p, s, m);
+}
+
 static void zygote_message(struct pool *p)
 {
 	char buf[4096];
-	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	char cbuf[CMSG_SPACE(5 * sizeof(int))];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	int fds[4] = { -1, -1, -1, -1 };
+	int fds[5] = { -1, -1, -1, -1, -1 };
 	size_t nfds = 0;
 	ssize_t n = recvmsg(p->zfd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	__attribute__((cleanup(yajl_tree_freep))) yajl_val m = NULL;
-	const char *ready_path[] = { "ready", NULL }, *exit_path[] = { "exit", NULL }, *hello_path[] = { "hello", NULL };
+	const char *ready_path[] = { "ready", NULL }, *hello_path[] = { "hello", NULL };
 	yajl_val v;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -681,14 +709,14 @@ static void zygote_message(struct pool *p)
 			for (size_t i = 0; i < k; i++) {
 				int fd;
 				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-				if (nfds < 4)
+				if (nfds < 5)
 					fds[nfds++] = fd;
 				else
 					close(fd);
 			}
 		}
 	m = json_scan_depth(buf, strlen(buf), JSON_MAX_DEPTH) < strlen(buf) ? NULL : yajl_tree_parse(buf, NULL, 0);
-	if (m && (v = yajl_tree_get(m, ready_path, yajl_t_number)) && nfds == 4) {
+	if (m && (v = yajl_tree_get(m, ready_path, yajl_t_number)) && nfds == 5) {
 		struct pool_slot *s = realloc(p->slots, (p->n_slots + 1) * sizeof(*s));
 		if (s) {
 			p->slots = s;
@@ -697,8 +725,8 @@ static void zygote_message(struct pool *p)
 					s[i].req->slot = &s[i];
 			s = &p->slots[p->n_slots++];
 			*s = (struct pool_slot){ .id = (int)YAJL_GET_INTEGER(v), .ctl = fds[0], .in = fds[1],
-						 .out = fds[2], .err = fds[3] };
-			for (size_t i = 0; i < 4; i++)
+						 .out = fds[2], .err = fds[3], .stat = fds[4] };
+			for (size_t i = 0; i < 5; i++)
 				fcntl(fds[i], F_SETFL, O_NONBLOCK);
 			dispatch(p);
 			return;
@@ -708,9 +736,7 @@ static void zygote_message(struct pool *p)
 		close(fds[i]);
 	if (!m)
 		return;
-	if ((v = yajl_tree_get(m, exit_path, yajl_t_number)))
-		slot_exited(p, m, (int)YAJL_GET_INTEGER(v));
-	else if (yajl_tree_get(m, hello_path, yajl_t_number)) {
+	if (yajl_tree_get(m, hello_path, yajl_t_number)) {
 		p->zready = true;
 		p->start_fails = 0;
 		if (!p->announced) {
@@ -755,7 +781,7 @@ static void check_deadlines(struct pool *p)
 }
 
 /* What poll(2) watched, to find its entry again. */
-enum pool_what { W_SIG, W_STDIN, W_LISTEN, W_ZLISTEN, W_ZFD, W_CLIENT, W_CTL, W_IN, W_OUT, W_ERR };
+enum pool_what { W_SIG, W_STDIN, W_LISTEN, W_ZLISTEN, W_ZFD, W_CLIENT, W_CTL, W_IN, W_OUT, W_ERR, W_STAT };
 
 struct pool_watch {
 	enum pool_what what;
@@ -791,7 +817,7 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 	_cleanup_free_ struct pool_watch *w = NULL;
 
 	while (!p->stopping) {
-		size_t n = 0, need = 5 + POOL_MAX_CLIENTS + 4 * p->n_slots;
+		size_t n = 0, need = 5 + POOL_MAX_CLIENTS + 5 * p->n_slots;
 		uint64_t d = next_deadline(p), now;
 		int timeout = -1;
 
@@ -823,6 +849,9 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 			}
 		for (size_t i = 0; i < p->n_slots; i++) {
 			struct pool_slot *s = &p->slots[i];
+			/* an idle slot's too: its end without a report is a failed set-up */
+			if (s->stat >= 0)
+				add(fds, w, &n, s->stat, POLLIN, W_STAT, (int)i);
 			if (!s->req)
 				continue;
 			if (s->ctl >= 0)
@@ -906,6 +935,10 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				if ((size_t)w[k].index >= p->n_slots)
 					break;
 				s = &p->slots[w[k].index];
+				if (w[k].what == W_STAT && s->stat == fds[k].fd) {
+					slot_stat(p, s);
+					break;
+				}
 				if (!s->req)
 					break;
 				if (w[k].what == W_CTL && s->ctl == fds[k].fd)

@@ -6,7 +6,7 @@
 #   S  (zygote's child) unshare(user, mount, pid, net, ipc, uts): fresh /tmp and
 #      /dev/shm, lo up, the channel hidden; forks R and reports its status
 #   R  pid 1 of the slot's pid namespace: a fresh /proc with the cold run's masks;
-#      forks P, reaps, reports P's wait status; its exit ends the namespace
+#      forks P, reaps, reports P's wait status straight to nsrun; its exit ends the namespace
 #   P  the request: fds 0-3 only, rlimits, every capability dropped, seccomp (the
 #      cold run's BPF, compiled by nsrun), and only then reads the request.
 # Python 3.11 has no os.unshare: the calls go through ctypes (unshare(2),
@@ -145,6 +145,13 @@ def run_request(cfg, bpf):
     main_mod = type(sys)("__main__")
     main_mod.__builtins__ = builtins
     g = main_mod.__dict__
+    os.environ.clear()
+    sys.stdin, sys.stdout, sys.stderr = stdio
+    sys.modules["__main__"] = main_mod
+    gc.enable()
+    # the compiler's first use (its arenas, the pages it writes that this process
+    # still shares with the zygote) paid here, not by the request
+    compile("print(sum(range(10)))", "<string>", "exec")
     chunks = []
     while True:
         b = os.read(3, 65536)
@@ -160,7 +167,6 @@ def run_request(cfg, bpf):
         resource.setrlimit(resource.RLIMIT_DATA, (req["memory_bytes"], req["memory_bytes"]))
     if req.get("pids"):
         resource.setrlimit(resource.RLIMIT_NPROC, (req["pids"], req["pids"]))
-    os.environ.clear()
     for kv in req.get("env", []):
         k, _, v = kv.partition("=")
         os.environ[k] = v
@@ -169,9 +175,6 @@ def run_request(cfg, bpf):
     except OSError:
         os.chdir("/")
     sys.argv = ["-c"] + list(req.get("args", []))
-    sys.stdin, sys.stdout, sys.stderr = stdio
-    sys.modules["__main__"] = main_mod
-    gc.enable()
     rc = 0
     try:
         exec(compile(req["code"], "<string>", "exec"), g)
@@ -208,6 +211,9 @@ def slot_init(cfg, bpf, fds, stat_w, alive_r):
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     fresh_proc()
+    # the report's encoder used once here, before P: its first use (the pages it
+    # writes that R shares with the zygote) is not paid between P's end and the answer
+    json.dumps({"status": 0, "utime": 0.0, "stime": 0.0, "maxrss": 0})
     pid = os.fork()
     if pid == 0:
         try:
@@ -303,8 +309,10 @@ def main():
     signal.signal(signal.SIGCHLD, lambda *a: None)
     signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
     me = os.getpid()
-    slots = {}                                       # S's pid -> (slot id, R's status pipe)
+    slots = {}                                       # S's pid -> slot id
     idle = set()
+    busy = set()                                     # slots taken whose S has not ended
+    owed = 0                                         # slots taken and not yet made again
     next_id = 0
 
     def make_slot():
@@ -322,6 +330,9 @@ def main():
         if pid == 0:
             try:
                 os.close(wake_r)
+                # the zygote's socket is its own: held here too, the zygote's death
+                # would not close it, and nsrun would see its slots end first
+                ctl.close()
                 for fd in (ctl_w, in_w, out_r, err_r, stat_r):
                     os.close(fd)
                 slot_main(cfg, bpf, [in_r, out_w, err_w, ctl_r], stat_w, me)
@@ -330,28 +341,19 @@ def main():
             os._exit(125)
         for fd in (ctl_r, in_r, out_w, err_w, stat_w):
             os.close(fd)
-        # read when R wrote or S ended: never waited on, whatever a slot does
-        os.set_blocking(stat_r, False)
-        socket.send_fds(ctl, [json.dumps({"ready": sid}).encode()], [ctl_w, in_w, out_r, err_r])
-        for fd in (ctl_w, in_w, out_r, err_r):
+        # R's report of P's end goes to nsrun straight (stat_r), not through here:
+        # one process fewer to wake between a request's end and its answer
+        socket.send_fds(ctl, [json.dumps({"ready": sid}).encode()], [ctl_w, in_w, out_r, err_r, stat_r])
+        for fd in (ctl_w, in_w, out_r, err_r, stat_r):
             os.close(fd)
-        slots[pid] = (sid, stat_r)
+        slots[pid] = sid
         idle.add(sid)
 
-    def report(pid):
-        """R wrote P's status (P ended; R ends the namespace now), or S ended
-        without one: nsrun hears of it at once, once."""
-        sid, stat_r = slots[pid]
-        if stat_r < 0:
-            return
-        try:
-            rep = json.loads(os.read(stat_r, 4096) or b"null")
-        except (OSError, ValueError):
-            rep = None
-        os.close(stat_r)
-        slots[pid] = (sid, -1)
-        idle.discard(sid)
-        ctl.send(json.dumps({"exit": sid, "report": rep}).encode())
+    def make_owed():
+        nonlocal owed
+        while owed:
+            owed -= 1
+            make_slot()
 
     def reap():
         while True:
@@ -362,8 +364,10 @@ def main():
             if pid == 0:
                 return
             if pid in slots:
-                report(pid)
-                del slots[pid]
+                sid = slots.pop(pid)
+                idle.discard(sid)
+                busy.discard(sid)
+                make_owed()
 
     # what the zygote holds is never collected again: a slot's fork shares its
     # pages instead of copying each one the collector would touch
@@ -375,11 +379,7 @@ def main():
     ctl.send(json.dumps({"hello": me}).encode())
     by_id = {}
     while True:
-        by_stat = {v[1]: k for k, v in slots.items() if v[1] >= 0}
-        r, _, _ = select.select([ctl, wake_r] + list(by_stat), [], [])
-        for fd in r:
-            if fd in by_stat:
-                report(by_stat[fd])
+        r, _, _ = select.select([ctl, wake_r], [], [])
         if wake_r in r:
             try:
                 while os.read(wake_r, 512):
@@ -393,10 +393,18 @@ def main():
                 os._exit(0)                          # nsrun went away
             m = json.loads(msg)
             if "take" in m:
+                # a lone request's slot is made again once it ends, not now: a
+                # slot's making (forks, namespaces, mounts) would take the CPU and
+                # the kernel's locks from the request just taken.  When no idle
+                # slot is left, or requests run side by side (a burst, where slots
+                # are the bound), what is owed is made at once
                 idle.discard(m["take"])
-                make_slot()
+                busy.add(m["take"])
+                owed += 1
+                if not idle or len(busy) > 1:
+                    make_owed()
             elif "kill" in m:
-                by_id = {v[0]: k for k, v in slots.items()}
+                by_id = {v: k for k, v in slots.items()}
                 if m["kill"] in by_id:
                     os.kill(by_id[m["kill"]], signal.SIGKILL)
 
