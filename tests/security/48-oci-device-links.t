@@ -13,37 +13,12 @@ require_nsrun
 require_userns
 require_probe
 
-command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
-command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
-
 T=$TESTTMP/oci
-IMG=$TESTTMP/image
-mkdir -p "$T/bundle" "$IMG/etc" "$TESTTMP/callers"
-(cd "$IMG" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
-	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
-	cp "$PROBE_DIR/nsrun-probe" .)
-chmod -R a+rX "$IMG"
-ln -s "$IMG" "$T/bundle/rootfs"
-(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
-ROOT=$T/state
+mkdir -p "$TESTTMP/callers"
+oci_probe_bundle "$T" "$TESTTMP/image"
 # bundle_with ARGS-AS-JSON DEVICES-AS-JSON
-bundle_with() {
-	python3 - "$T/bundle/config.json" "$1" "$2" <<'EOF'
-import json, sys
-path, args, devices = sys.argv[1:]
-c = json.load(open(path))
-c["process"]["args"] = json.loads(args)
-c["process"]["terminal"] = False
-c["linux"].pop("seccomp", None)
-c["linux"]["devices"] = json.loads(devices)
-json.dump(c, open(path, "w"))
-EOF
-}
-cleanup_oci() {
-	local d
-	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
-}
-at_exit cleanup_oci
+bundle_with() { oci_config "$T" "$1" 'c["linux"]["devices"] = json.loads(argv[0])' "" "$2"; }
+at_exit oci_cleanup
 
 # the caller's directory on fd 9: a link to /dev/null in it, and a subdirectory
 ln -s /dev/null "$TESTTMP/callers/x"

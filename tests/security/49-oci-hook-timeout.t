@@ -9,31 +9,11 @@ require_nsrun
 require_userns
 require_probe
 
-command -v runc >/dev/null || PATH=$PATH:/usr/sbin:/sbin
-command -v runc >/dev/null || skip_all "runc is not installed (make deps): its spec is the bundle's template"
-
 T=$TESTTMP/oci
-IMG=$TESTTMP/image
-mkdir -p "$T/bundle" "$IMG/etc"
-(cd "$IMG" && mkdir proc dev sys tmp run && touch etc/hosts etc/hostname etc/resolv.conf &&
-	echo 'root:x:0:0:root:/:/nsrun-probe' >etc/passwd && echo 'root:x:0:' >etc/group &&
-	cp "$PROBE_DIR/nsrun-probe" .)
-chmod -R a+rX "$IMG"
-ln -s "$IMG" "$T/bundle/rootfs"
-(cd "$T/bundle" && runc spec --rootless) || skip_all "runc spec --rootless failed"
-ROOT=$T/state
+oci_probe_bundle "$T" "$TESTTMP/image"
 # bundle_with PRESTART-HOOK-AS-JSON
 bundle_with() {
-	python3 - "$T/bundle/config.json" "$1" <<'PY'
-import json, sys
-path, hook = sys.argv[1:]
-c = json.load(open(path))
-c["process"]["args"] = ["/nsrun-probe", "exit", "0"]
-c["process"]["terminal"] = False
-c["linux"].pop("seccomp", None)
-c["hooks"] = {"prestart": [json.loads(hook)]}
-json.dump(c, open(path, "w"))
-PY
+	oci_config "$T" '["/nsrun-probe", "exit", "0"]' 'c["hooks"] = {"prestart": [json.loads(argv[0])]}' "" "$1"
 }
 # alive PID — 0 if PID is a process that has not ended (a zombie has)
 alive() { [ -n "$1" ] && [ -e "/proc/$1" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
