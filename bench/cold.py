@@ -24,25 +24,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import percentile  # noqa: E402
-
-
-def spawn_wait4(cmd: list[str]) -> tuple[int, float]:
-    """Runs cmd with stdio on /dev/null; returns (status, wall s)."""
-    null = os.open(os.devnull, os.O_RDWR)
-    acts = [(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)]
-    try:
-        t0 = time.perf_counter()
-        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=acts)
-        _, status = os.waitpid(pid, 0)
-        wall = time.perf_counter() - t0
-    finally:
-        os.close(null)
-    return os.waitstatus_to_exitcode(status), wall
+from measure import percentile, spawn_wait  # noqa: E402
 
 
 def perf_stat(cmd: list[str], runs: int) -> tuple[float, float] | None:
@@ -100,14 +85,14 @@ def main() -> int:
     faults: dict[str, list[float]] = {n: [] for n in names}
     for n in names:  # warm-up: page cache, seccomp cache
         for _ in range(3):
-            status, _ = spawn_wait4(cmds[n])
+            status, _, _ = spawn_wait(cmds[n])
             if status != 0:
                 raise SystemExit(f"{n}: failed ({status}): {' '.join(cmds[n])}")
     load0 = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     for i in range(opts.n):
         for k in range(len(names)):
             n = names[(i + k) % len(names)]
-            status, w = spawn_wait4(cmds[n])
+            status, w, _ = spawn_wait(cmds[n])
             if status != 0:
                 raise SystemExit(f"{n}: failed ({status})")
             wall[n].append(w * 1000)
