@@ -261,6 +261,17 @@ static uint64_t tmpfs_bytes(int root_fd, const char *path, struct seen *seen)
 	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
 }
 
+/* Used bytes of the tmpfs under the container's root when that is nsrun's
+ * overlay (--read-only=false): the overlay's statfs(2) is its upper layer's. */
+static uint64_t root_upper_bytes(int root_fd)
+{
+	struct statfs sfs;
+
+	if (root_fd < 0 || fstatfs(root_fd, &sfs) < 0 || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
+}
+
 /* Opens the container's root (that of a child of init: init itself is not dumpable,
  * and its memory map belongs to the host's user namespace, so an unprivileged
  * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
@@ -330,6 +341,8 @@ static int measure(struct memwatch *mw, uint64_t *total)
 		return -1;
 	for (ssize_t i = 0; i < n; i++)
 		shared += memfd_bytes(mw->proc_fd, pids[i], seen);
+	if (mw->root_upper_tmpfs)
+		shared += root_upper_bytes(mw->root_fd);
 	if (!mw->host_scan) {
 		shared += tmpfs_bytes(mw->root_fd, "/dev/shm", seen);
 		for (size_t i = 0; mw->plan && i < mw->plan->n; i++)

@@ -14,7 +14,9 @@
  *   - every memfd it holds open (memfd_create(2)), by its allocated blocks, once
  *     per inode, mapped or not;
  *   - the used blocks of the container's tmpfs mounts (/tmp, /dev/shm, --tmpfs;
- *     statfs(2)), files unlinked but still open included.
+ *     statfs(2)), files unlinked but still open included, and with a writable
+ *     root (root_upper_tmpfs) those of the tmpfs under its overlay (statfs(2) of
+ *     an overlay answers for its upper layer: fs/overlayfs/super.c, ovl_statfs).
  * Shared memory that is both mapped and held as a memfd or a tmpfs file counts
  * twice: an over-estimate, never an under-estimate.  Not counted: kernel memory
  * (page tables, socket and pipe buffers) and System V segments no process maps
@@ -45,6 +47,8 @@ struct memwatch {
 	const struct cgroup_v1 *cg1;    /* the limit is this group's: watch its OOM kills only */
 	const struct mount_plan *plan;  /* the tmpfs mounts to count (may be NULL) */
 	bool host_scan;                 /* no /proc of the container's own: walk the host's */
+	bool root_upper_tmpfs;          /* the root is nsrun's overlay over a tmpfs of its own
+					 * (--read-only=false): count what is written to it */
 	pid_t init;                     /* the container's init, as the host's /proc names it */
 	uint64_t armed_us;              /* when the payload's exec was reported */
 	int root_fd;                    /* a payload process's root (the container's), or -1 */
