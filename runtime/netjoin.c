@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -200,9 +202,23 @@ static bool is_above(int a, int b)
  * Returns 0 or -1 with err. */
 static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsrun_error *err)
 {
+	_cleanup_close_ int at = open(path, O_PATH | O_CLOEXEC);
+	char again[32];
+	struct statfs sfs;
 	int type;
 
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_PATH, then the file system: a plain open(2) of a FIFO the config names
+	 * waited for a writer for ever, and one of a device acted on it */
+	if (at < 0)
+		return error_set(err, errno, "open");
+	if (fstatfs(at, &sfs) < 0)
+		return error_set(err, errno, "its file system (fstatfs)");
+	if (sfs.f_type != NSFS_MAGIC)
+		return error_set(err, 0, "not a namespace file (expected /proc/PID/ns/%s%s)", join_kinds[k].proc,
+				 k == 0 ? " or /run/netns/NAME" : "");
+	/* the same file again, readable: setns(2) and ioctl_ns(2) refuse an O_PATH fd */
+	snprintf(again, sizeof(again), "/proc/self/fd/%d", at);
+	*fd = open(again, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return error_set(err, errno, "open");
 	type = ioctl(*fd, NS_GET_NSTYPE);
