@@ -47,9 +47,13 @@ int cli_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 			return -1;
 		/* the image's User is not switched to (yet): the payload's uid stays nsrun's */
 		if (cfg->image_user && strcmp(cfg->image_user, "65534") != 0 && strcmp(cfg->image_user, "nobody") != 0 &&
-		    strncmp(cfg->image_user, "65534:", 6) != 0)
+		    strncmp(cfg->image_user, "65534:", 6) != 0) {
+			char user[256];
+			/* the image's own string: one line, no escape sequence for the caller's terminal */
+			snprintf(user, sizeof(user), "%s", cfg->image_user);
 			fprintf(stderr, "nsrun: note: image \"%s\" names user \"%s\": not applied, the payload runs as "
-				"uid %u (docs/images.md)\n", cfg->image, cfg->image_user, (unsigned)cfg->process.uid);
+				"uid %u (docs/images.md)\n", cfg->image, error_one_line(user), (unsigned)cfg->process.uid);
+		}
 	} else if (!cfg->rootfs) {
 		return error_set(err, 0, "no image: use --image NAME or --rootfs DIR (installed images: nsrun images)");
 	} else if (cfg->entrypoint) {

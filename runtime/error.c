@@ -27,11 +27,17 @@ const char *error_stage_name(int stage)
 /* A message is one line of text: a control character that came with user input
  * (a newline, an escape sequence) becomes '?', so that input cannot forge a second
  * "nsrun:" line or drive the caller's terminal. */
-static void one_line(char *s)
+char *error_one_line(char *s)
 {
 	for (unsigned char *p = (unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
 			*p = '?';
+	return s;
+}
+
+static void one_line(char *s)
+{
+	error_one_line(s);
 }
 
 static int error_vset(struct nsrun_error *err, int stage, int errnum, const char *fmt, va_list ap)
@@ -126,14 +132,16 @@ static const struct hint hints[] = {
 	{ STAGE_EXEC, ENOENT, "the command or its interpreter (#! line) is not in the image" },
 };
 
-/* the linker's bounds of the loaded binary (ld's default script; static-pie too) */
-extern const char __executable_start[], _end[];
+/* the linker's bounds of the binary's read-only part (ld's default script; static-pie
+ * too): text, .rodata (where a hint's literal is), .eh_frame; .init_array and the
+ * writable data follow */
+extern const char __executable_start[], __init_array_start[];
 
 const char *error_hint_from_peer(const char *hint)
 {
 	uintptr_t p = (uintptr_t)hint;
 
-	if (p >= (uintptr_t)__executable_start && p < (uintptr_t)_end)
+	if (p >= (uintptr_t)__executable_start && p < (uintptr_t)__init_array_start)
 		return hint;
 	return NULL;
 }
@@ -151,11 +159,13 @@ const char *error_hint(const struct nsrun_error *err)
 
 void error_print(const struct nsrun_error *err, FILE *out)
 {
-	char line[512];
+	char line[512], hint_line[512];
 	const char *hint = error_hint(err);
 
 	error_format(err, line, sizeof(line));
-	fprintf(out, "nsrun: %s\n", line);
-	if (hint)
-		fprintf(out, "nsrun: hint: %s\n", hint);
+	fprintf(out, "nsrun: %s\n", error_one_line(line));
+	if (hint) {
+		snprintf(hint_line, sizeof(hint_line), "%s", hint);
+		fprintf(out, "nsrun: hint: %s\n", error_one_line(hint_line));
+	}
 }

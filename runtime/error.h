@@ -53,13 +53,21 @@ void error_format(const struct nsrun_error *err, char *buf, size_t len);
 
 /* A hint pointer that came from another process of this binary (the container's
  * init over sync, the OCI monitor over a pipe): kept when it points into the
- * binary's own image (static text, the same address in every fork of it), else
- * NULL, so a peer's heap pointer is never read here. */
+ * binary's read-only image (its text and constants, from __executable_start to
+ * the linker's __init_array_start: the same address in every fork of it), else
+ * NULL, so neither a peer's heap pointer nor our own writable data is read here. */
 const char *error_hint_from_peer(const char *hint);
 /* A hint for this error, keyed by (stage, errnum), or NULL. */
 const char *error_hint(const struct nsrun_error *err);
 
-/* Prints "nsrun: <error_format>" and, when there is one, "nsrun: hint: <hint>". */
+/* s made one line of printable text in place: a control character (below 0x20,
+ * and 0x7f), a newline or an escape sequence that came with an image's or a
+ * peer's string, becomes '?', so it cannot forge an "nsrun:" line or drive the
+ * caller's terminal.  Returns s. */
+char *error_one_line(char *s);
+
+/* Prints "nsrun: <error_format>" and, when there is one, "nsrun: hint: <hint>",
+ * both through error_one_line whatever set them. */
 void error_print(const struct nsrun_error *err, FILE *out);
 
 #endif

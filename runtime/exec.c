@@ -289,8 +289,7 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 			break;
 		}
 	}
-	err.stage = STAGE_EXEC;
-	err.errnum = saved;
-	snprintf(err.msg, sizeof(err.msg), "exec \"%s\"", proc->args.v[0]);
+	/* error_set: the command is the image's (its Entrypoint) or the caller's, one line */
+	error_set_stage(&err, STAGE_EXEC, saved, "exec \"%s\"", proc->args.v[0]);
 	fail(report_fd, &err, saved == ENOENT ? 127 : 126);
 }

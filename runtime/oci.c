@@ -500,6 +500,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			}
 		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
+			cerr.msg[sizeof(cerr.msg) - 1] = '\0';
+			error_one_line(cerr.msg);
 			*err = cerr;
 			/* the monitor is a fork of ours: a static hint is at the same address */
 			err->hint = error_hint_from_peer(err->hint);

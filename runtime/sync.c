@@ -208,5 +208,6 @@ int sync_msg_error(const struct sync_msg *msg, struct nsrun_error *err)
 	err->stage = msg->stage;
 	err->hint = error_hint_from_peer(msg->hint);
 	snprintf(err->msg, sizeof(err->msg), "%s", msg->text);
+	error_one_line(err->msg);
 	return -1;
 }

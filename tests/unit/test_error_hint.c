@@ -2,7 +2,11 @@
  * fork of this binary (the container's init, the OCI monitor) is kept only when
  * it points into the binary's own image, where a fork's static text sits at the
  * same address; a heap or stack pointer (valid only in the peer) becomes NULL.
- * The control: the static hint the peer would send is kept, and its text reads. */
+ * The control: the static hint the peer would send is kept, and its text reads.
+ * Writable data of the binary (.data, .bss) is dropped too: only its read-only
+ * part holds a hint.  error_print makes what it prints one line of printable
+ * text whatever set the message (an image's Entrypoint, a peer's). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +16,8 @@
 #include "tap.h"
 
 static const char static_hint[] = "a static hint, as the container's set-up writes them";
+static char writable_data[] = "in .data";
+static char writable_bss[32];
 
 int main(void)
 {
@@ -26,6 +32,22 @@ int main(void)
 	tap_ok(&t, on_heap && error_hint_from_peer(on_heap) == NULL, "a heap pointer is dropped");
 	tap_ok(&t, error_hint_from_peer(on_stack) == NULL, "a stack pointer is dropped");
 	tap_ok(&t, error_hint_from_peer(NULL) == NULL, "NULL stays NULL");
+	tap_ok(&t, error_hint_from_peer(writable_data) == NULL, "a pointer into the binary's .data is dropped");
+	tap_ok(&t, error_hint_from_peer(writable_bss) == NULL, "a pointer into the binary's .bss is dropped");
+	{
+		struct nsrun_error e = { 0 };
+		char out[1024] = "";
+		FILE *f = fmemopen(out, sizeof(out) - 1, "w");
+		/* as a peer's message arrives: set without error_set */
+		snprintf(e.msg, sizeof(e.msg), "exec \"/bin/\033]0;T\007x\nnsrun: forged\"");
+		e.hint = "a hint\033[31m";
+		if (f) {
+			error_print(&e, f);
+			fclose(f);
+		}
+		tap_str(&t, "error_print: control characters of the message and hint as '?'",
+			"nsrun: exec \"/bin/?]0;T?x?nsrun: forged\"\nnsrun: hint: a hint?[31m\n", out);
+	}
 	/* as the OCI monitor sends it: a struct nsrun_error written by a fork, read here */
 	if (pipe(pipefd) == 0) {
 		pid_t pid = fork();
