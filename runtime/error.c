@@ -27,11 +27,46 @@ const char *error_stage_name(int stage)
 /* A message is one line of text: a control character that came with user input
  * (a newline, an escape sequence) becomes '?', so that input cannot forge a second
  * "nsrun:" line or drive the caller's terminal. */
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * form, no surrogate, at most U+10FFFF) and its code point in *cp, or 0. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+	size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+	unsigned c = n == 4 ? p[0] & 0x07u : n == 3 ? p[0] & 0x0fu : p[0] & 0x1fu;
+
+	if (!n || p[0] > 0xf4)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0; /* the NUL at the end too */
+		c = (c << 6) | (p[i] & 0x3fu);
+	}
+	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
 char *error_one_line(char *s)
 {
-	for (unsigned char *p = (unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		unsigned cp = 0;
+		size_t n = *p < 0x80 ? 1 : utf8_seq(p, &cp);
+		if (n == 1 && (*p < 0x20 || *p == 0x7f)) {
 			*p = '?';
+		} else if (n == 0) {
+			/* not UTF-8: a lone byte 0x80-0xff (0x9b is CSI to an 8-bit terminal) */
+			*p = '?';
+			n = 1;
+		} else if (n > 1 && cp >= 0x80 && cp <= 0x9f) {
+			/* a C1 control (U+009B: CSI) written in UTF-8 */
+			memset(p, '?', n);
+		}
+		p += n;
+	}
 	return s;
 }
 

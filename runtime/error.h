@@ -61,9 +61,10 @@ const char *error_hint_from_peer(const char *hint);
 const char *error_hint(const struct nsrun_error *err);
 
 /* s made one line of printable text in place: a control character (below 0x20,
- * and 0x7f), a newline or an escape sequence that came with an image's or a
- * peer's string, becomes '?', so it cannot forge an "nsrun:" line or drive the
- * caller's terminal.  Returns s. */
+ * 0x7f, and the C1 controls U+0080-U+009F), a newline or an escape sequence that
+ * came with an image's or a peer's string becomes '?', as does a byte that is
+ * not part of well-formed UTF-8, so it cannot forge an "nsrun:" line or drive
+ * the caller's terminal; other UTF-8 text is kept.  Returns s. */
 char *error_one_line(char *s);
 
 /* Prints "nsrun: <error_format>" and, when there is one, "nsrun: hint: <hint>",

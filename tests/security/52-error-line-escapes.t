@@ -3,15 +3,16 @@
 # exec failure ("exec \"CMD\": ...") was written with snprintf, not error_set, and
 # the note on an image's User printed it as it came: an Entrypoint or a User with
 # an escape sequence (ESC ] 0; ... BEL sets the terminal's title, ESC [ 31m its
-# colour; others rewrite the screen) or a newline (a forged "nsrun:" line) reached
-# the terminal raw.  Now every error line is made one line of printable text
-# where it is printed (error_print), after a peer's (init's, the OCI monitor's)
-# message is taken, and the note does the same.
-# Probe: an image whose Entrypoint and User hold ESC, BEL and a newline: nsrun's
-# stderr holds no control character but the line ends, each line an "nsrun:" one,
-# and exactly three (the note, the exec error, its hint).  Control: the lines do
-# name the image's strings (the bytes in them shown as '?'), and the same run with
-# a plain Entrypoint names it as it is.
+# colour, U+009B is CSI to an 8-bit terminal; others rewrite the screen) or a
+# newline (a forged "nsrun:" line) reached the terminal raw.  Now every error
+# line is made one line of printable text where it is printed (error_print), as
+# a peer's (init's, the OCI monitor's) message is taken, and the note does the
+# same; C1 controls and bytes that are not UTF-8 go too.
+# Probe: an image whose Entrypoint and User hold ESC, BEL, CSI and a newline:
+# nsrun's stderr holds no control character but the line ends, each line an
+# "nsrun:" one, and exactly three (the note, the exec error, its hint).  Control:
+# the lines do name the image's strings (the bytes in them shown as '?'), and the
+# same run with a plain Entrypoint names it as it is.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -29,17 +30,17 @@ mkimg() {
 	chmod -R a+rX,go-w "$S/$1"
 }
 mkimg evil '{"env": ["PATH=/bin"], "workdir": "/work", "user": "\u001b[32mGREEN\nnsrun: forged user",
-  "entrypoint": ["/bin/\u001b]0;PWNED\u0007x\u001b[31mRED\nnsrun: forged"]}'
+  "entrypoint": ["/bin/\u001b]0;PWNED\u0007x\u001b[31mRED\u009b32m\nnsrun: forged"]}'
 mkimg plain '{"env": ["PATH=/bin"], "workdir": "/work", "entrypoint": ["/bin/nothere"]}'
 
 NSRUN_IMAGES=$S run_nsrun --image evil
 assert_eq "an Entrypoint that is not there: 127" 127 "$RC"
 bad=$(printf '%s' "$ERR" | tr -d '\n' | LC_ALL=C tr -d '\040-\176' | od -An -c | tr -s ' ')
-assert_eq "no control character in nsrun's lines but their ends" "" "$bad"
+assert_eq "no control character (nor any byte past ASCII) in nsrun's lines but their ends" "" "$bad"
 assert_eq "three lines, each an nsrun: one (no forged line)" "3 3" \
 	"$(grep -c '' <<<"$ERR") $(grep -c '^nsrun: ' <<<"$ERR")"
 assert_match "the exec error names the Entrypoint, its bytes as '?'" \
-	'^nsrun: exec "/bin/\?\]0;PWNED\?x\?\[31mRED\?nsrun: forged": No such file' "$(sed -n 2p <<<"$ERR")"
+	'^nsrun: exec "/bin/\?\]0;PWNED\?x\?\[31mRED\?\?32m\?nsrun: forged": No such file' "$(sed -n 2p <<<"$ERR")"
 assert_match "the note names the User, its bytes as '?'" \
 	'^nsrun: note: image "evil" names user "\?\[32mGREEN\?nsrun: forged user"' "$(sed -n 1p <<<"$ERR")"
 

@@ -48,6 +48,13 @@ int main(void)
 		tap_str(&t, "error_print: control characters of the message and hint as '?'",
 			"nsrun: exec \"/bin/?]0;T?x?nsrun: forged\"\nnsrun: hint: a hint?[31m\n", out);
 	}
+	{
+		/* C1 CSI in UTF-8 and as a lone byte, a stray continuation byte, an
+		 * overlong '/', a cut sequence at the end; kept: é, €, 😀 */
+		char s[] = "a\xc2\x9b" "31m b\x9b" "31m c\x80 d\xc0\xaf e\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 f\xe2\x82";
+		tap_str(&t, "error_one_line: C1 controls and bytes that are not UTF-8 as '?', UTF-8 text kept",
+			"a??31m b?31m c? d?? e\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 f??", error_one_line(s));
+	}
 	/* as the OCI monitor sends it: a struct nsrun_error written by a fork, read here */
 	if (pipe(pipefd) == 0) {
 		pid_t pid = fork();
