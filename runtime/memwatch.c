@@ -262,12 +262,16 @@ static uint64_t tmpfs_bytes(int root_fd, const char *path, struct seen *seen)
 }
 
 /* Used bytes of the tmpfs under the container's root when that is nsrun's
- * overlay (--read-only=false): the overlay's statfs(2) is its upper layer's. */
-static uint64_t root_upper_bytes(int root_fd)
+ * overlay (--read-only=false): the overlay's statfs(2) is its upper layer's,
+ * which is nsrun's when its size is the tmpfs's (size bytes, rounded up to
+ * pages); a root on another overlay (an image on a host's overlayfs) is not
+ * counted. */
+static uint64_t root_upper_used(int root_fd, uint64_t size)
 {
 	struct statfs sfs;
 
-	if (root_fd < 0 || fstatfs(root_fd, &sfs) < 0 || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+	if (root_fd < 0 || fstatfs(root_fd, &sfs) < 0 || sfs.f_type != OVERLAYFS_SUPER_MAGIC ||
+	    (uint64_t)sfs.f_blocks * (uint64_t)sfs.f_bsize > size + (uint64_t)sfs.f_bsize)
 		return 0;
 	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
 }
@@ -341,8 +345,8 @@ static int measure(struct memwatch *mw, uint64_t *total)
 		return -1;
 	for (ssize_t i = 0; i < n; i++)
 		shared += memfd_bytes(mw->proc_fd, pids[i], seen);
-	if (mw->root_upper_tmpfs)
-		shared += root_upper_bytes(mw->root_fd);
+	if (mw->root_upper_bytes)
+		shared += root_upper_used(mw->root_fd, mw->root_upper_bytes);
 	if (!mw->host_scan) {
 		shared += tmpfs_bytes(mw->root_fd, "/dev/shm", seen);
 		for (size_t i = 0; mw->plan && i < mw->plan->n; i++)

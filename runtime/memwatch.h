@@ -15,8 +15,10 @@
  *     per inode, mapped or not;
  *   - the used blocks of the container's tmpfs mounts (/tmp, /dev/shm, --tmpfs;
  *     statfs(2)), files unlinked but still open included, and with a writable
- *     root (root_upper_tmpfs) those of the tmpfs under its overlay (statfs(2) of
- *     an overlay answers for its upper layer: fs/overlayfs/super.c, ovl_statfs).
+ *     root (root_upper_bytes) those of the tmpfs under its overlay (statfs(2) of
+ *     an overlay answers for its upper layer: fs/overlayfs/super.c, ovl_statfs;
+ *     a root that is not that overlay, on a file system of another size, is not
+ *     counted).
  * Shared memory that is both mapped and held as a memfd or a tmpfs file counts
  * twice: an over-estimate, never an under-estimate.  Not counted: kernel memory
  * (page tables, socket and pipe buffers) and System V segments no process maps
@@ -47,8 +49,9 @@ struct memwatch {
 	const struct cgroup_v1 *cg1;    /* the limit is this group's: watch its OOM kills only */
 	const struct mount_plan *plan;  /* the tmpfs mounts to count (may be NULL) */
 	bool host_scan;                 /* no /proc of the container's own: walk the host's */
-	bool root_upper_tmpfs;          /* the root is nsrun's overlay over a tmpfs of its own
-					 * (--read-only=false): count what is written to it */
+	uint64_t root_upper_bytes;      /* not 0: the root is nsrun's overlay over a tmpfs of its
+					 * own of this size (--read-only=false, --tmpfs-size):
+					 * count what is written to it */
 	pid_t init;                     /* the container's init, as the host's /proc names it */
 	uint64_t armed_us;              /* when the payload's exec was reported */
 	int root_fd;                    /* a payload process's root (the container's), or -1 */
