@@ -405,21 +405,24 @@ _snap_mounts() {
 
 # Processes of our uid that look like containers or nsrun: a pid namespace other than
 # ours, or nsrun/nsrun-probe in comm/cmdline, or pasta (comm passt*: --network pasta). Kernel threads and this shell's own
-# helpers are excluded. Prints "pid comm".
+# helpers are excluded. Prints "pid comm".  Bash builtins only in the loop (read, mapfile,
+# test -ef on the namespace links): a few programs per process took seconds a call on a
+# loaded host, and the leak checks call it more than once.
 _snap_procs() {
-	local me mypidns p uid comm cmd ns
+	local IFS=$' \t\n' me p k v comm cmd a
 	me=$(id -u)
-	mypidns=$(readlink /proc/self/ns/pid)
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
-		uid=$(awk '/^Uid:/ { print $2; exit }' "/proc/$p/status" 2>/dev/null) || continue
-		[ "$uid" = "$me" ] || continue
-		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-		[ -n "$cmd" ] || continue                      # kernel thread or zombie
-		comm=$(cat 2>/dev/null <"/proc/$p/comm") || continue
-		ns=$(readlink "/proc/$p/ns/pid" 2>/dev/null)
-		if [ -n "$ns" ] && [ "$ns" != "$mypidns" ]; then
+		k=
+		{ while read -r k v _; do [ "$k" = Uid: ] && break; done; } 2>/dev/null <"/proc/$p/status" || continue
+		[[ $k == Uid: && $v == "$me" ]] || continue
+		mapfile -d '' -t a 2>/dev/null <"/proc/$p/cmdline" || continue
+		[ ${#a[@]} -gt 0 ] || continue                # kernel thread or zombie
+		cmd="${a[*]} "
+		IFS= read -r comm 2>/dev/null <"/proc/$p/comm" || continue
+		# (-e and -ef follow the link as readlink(1) reads it: both need ptrace read access)
+		if [ -e "/proc/$p/ns/pid" ] && ! [ "/proc/$p/ns/pid" -ef /proc/self/ns/pid ]; then
 			echo "$p $comm [other pidns] $cmd"
 		elif [[ $comm == nsrun* || $comm == passt* || $cmd == *nsrun-probe* || $cmd =~ (^|/)nsrun( |$) ]]; then
 			echo "$p $comm $cmd"

@@ -28,7 +28,7 @@ stalled() { # stalled CMD... — CMD's stdout is a pipe whose reader takes nothi
 	OUT=; ERR=$(cat "$TESTTMP/.err")
 	kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
 }
-stalled timeout 3 yes
+stalled timeout 1 yes
 assert_eq "control: a writer to that pipe is stuck (timeout(1) ends it: 124)" 124 "$RC"
 stalled "$NSRUN" --image python --timeout 2 -- yes
 assert_eq "a stalled reader: --timeout 2 still ends the run (124)" 124 "$RC"
