@@ -22,7 +22,6 @@
 #include "diagnose.h"
 #include "etc_files.h"
 #include "mount.h"
-#include "mount_detach.h"
 #include "mount_internal.h"
 #include "sys.h"
 
@@ -636,8 +635,6 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 {
 	_cleanup_close_ int root_fd = -1;
 	struct source_trees trees = { .legacy = { false } };
-	/* made now, so that its making is off the pivot's path (mount_detach.c) */
-	__attribute__((cleanup(mount_detach_cancelp))) struct old_root_detach *detach = NULL;
 
 	err->stage = STAGE_MOUNT;
 	/* before anything else: nothing we mount may propagate back to the host */
@@ -646,7 +643,6 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
-	detach = mount_detach_prepare();
 	root_fd = build_rootfs(cfg, plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
 	if (root_fd < 0)
 		return -1;
@@ -660,10 +656,8 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	if (fchdir(root_fd) < 0)
 		return error_set(err, errno, "chdir to the new root");
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
-		struct old_root_detach *d = detach;
-		detach = NULL;
-		if (mount_detach_old_root(d, err) < 0)
-			return -1;
+		if (umount2(".", MNT_DETACH) < 0)
+			return error_set(err, errno, "detach the old root");
 	} else if (errno != EINVAL) {
 		return error_set(err, errno, "pivot_root");
 	} else if (move_root(err) < 0) {

@@ -1,11 +1,10 @@
 #!/bin/bash
-# The old root after pivot_root is never the payload's to reach.  pid 1 has a thread
-# detach it (umount2 waits for an RCU grace period after taking it out of the
-# namespace: runtime/mount_detach.c) and goes on only once it is out; the payload,
-# made after, must never see a mount stacked on "/" ("/.." a mount of its own, a
-# second mount at "/" in mountinfo).  The racing payload is the static probe itself,
-# run at once, many times.  The control: the same probe where pivot_root's old root
-# is still stacked (a namespace of the test's own) sees it.
+# The old root after pivot_root is never the payload's to reach: pid 1 detaches it
+# before the payload is made, so the payload sees no mount stacked on "/" ("/.." a
+# mount of its own, a second mount at "/" in mountinfo).  The control: the same
+# probe where pivot_root's old root is still stacked (a namespace of the test's
+# own) sees it.  (A detach in a thread, which pid 1 would not wait for, was tried
+# and not kept: bench/RESULTS.md; this is the probe it was proved with.)
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -22,12 +21,7 @@ run_cmd "${UNSHARE[@]}" sh "$TESTTMP/pivot.sh" "$TESTTMP/nr" "$PROBE"
 assert_match "control: the probe sees an old root stacked on / (no detach)" \
 	'^old-root: ok /\.\. is another mount, 2 mounts at /$' "$OUT"
 
-bad=0 runs=0
-for _ in $(seq 8); do
-	run_probe -- old-root
-	runs=$((runs + 1))
-	[ "$RC" = 0 ] && [ "$OUT" = "old-root: ok /.. is /, 1 mount at /" ] || { bad=$((bad + 1)); last="$RC $OUT $ERR"; }
-done
-assert_eq "the payload never sees the old root ($runs runs racing from their first instruction)" \
-	"0" "$bad${last:+ (last: $last)}"
+run_probe -- old-root
+assert_eq "the payload sees no mount stacked on / (the old root is gone)" "0|old-root: ok /.. is /, 1 mount at /" \
+	"$RC|$OUT"
 done_testing
