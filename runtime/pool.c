@@ -58,8 +58,9 @@ static const char pool_usage[] =
 	"                            logs, stop and rm know it, nsrun run --pool NAME finds its socket\n"
 	"  --name NAME               the service's name (-d; default: made up)\n"
 	"  OPTIONS                   run options (nsrun --help): --timeout and --output-limit are a\n"
-	"                            request's defaults; --memory, --pids-limit, --cpu-time and\n"
-	"                            --tmpfs-size apply to each request; -e, -w, --hostname as a run\n"
+	"                            request's defaults and maxima; --memory, --pids-limit,\n"
+	"                            --cpu-time and --tmpfs-size apply to each request; -e, -w,\n"
+	"                            --hostname as a run\n"
 	"\n"
 	"Memory: --memory is each request's, not the pool's: --size requests at once may take\n"
 	"--size x --memory together (default 512m each), and the pool's container is sized\n"
@@ -68,7 +69,7 @@ static const char pool_usage[] =
 	"\n"
 	"A request: 4-byte big-endian length, then {\"code\": ..., \"stdin\": ..., \"args\": [...],\n"
 	"\"env\": [\"K=V\"], \"timeout\": SECONDS, \"output_limit\": BYTES, \"memory\": BYTES, \"pids_limit\": N}\n"
-	"(memory and pids_limit at most the pool's); the reply: the same frame holding the --json\n"
+	"(each limit at most the pool's); the reply: the same frame holding the --json\n"
 	"document with \"pool\" timings.  From a shell: nsrun run --pool SOCKET|NAME (run --pool --help).\n";
 
 /* ---- small helpers ------------------------------------------------------ */

@@ -208,19 +208,24 @@ static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsru
 	}
 	args = yajl_tree_get(root, args_path, yajl_t_array);
 	env = yajl_tree_get(root, env_path, yajl_t_array);
+	/* a request may shorten the pool's timeout and lower its output limit, never
+	 * raise them (a security review: the pool's --timeout bounds what one request
+	 * can hold a slot for); 0 or absent is the pool's, above it is capped at it */
 	q->timeout_us = p->cfg.limits.timeout_us;
 	q->output_limit = p->cfg.output.limit_bytes;
 	if ((t = yajl_tree_get(root, t_path, yajl_t_number))) {
 		double s = YAJL_GET_DOUBLE(t);
 		if (!(s >= 0 && s <= 86400 * 365))
-			return error_set(err, 0, "pool: \"timeout\": seconds, 0 (none) or more");
-		q->timeout_us = (uint64_t)(s * 1e6);
+			return error_set(err, 0, "pool: \"timeout\": seconds, 0 (the pool's) or more");
+		if (s > 0 && (!q->timeout_us || s * 1e6 < (double)q->timeout_us))
+			q->timeout_us = s * 1e6 < 1 ? 1 : (uint64_t)(s * 1e6);
 	}
 	if ((o = yajl_tree_get(root, o_path, yajl_t_number))) {
 		double b = YAJL_GET_DOUBLE(o);
 		if (!(b >= 0 && b <= (double)NSRUN_MAX_OUTPUT_LIMIT))
 			return error_set(err, 0, "pool: \"output_limit\": bytes, at most 1g");
-		q->output_limit = (uint64_t)b;
+		if (b < (double)q->output_limit)
+			q->output_limit = (uint64_t)b;
 	}
 	/* a request may lower the pool's memory and pids limits, not raise them: P
 	 * lowers its own rlimits, which takes no privilege; raising would */

@@ -70,7 +70,9 @@ zygote_of() {
 req() { A=$(timeout -k 5 120 "${REQ[@]}" "$POOL_SOCK" "$1"); }
 field() { jq -r "$1" <<<"$A"; }
 
-start_pool main --image python --size 2 --queue 2 --timeout 20 --pids-limit 32 --tmpfs-size 8m
+# (--timeout 300: a request can only shorten it, and "other" below must outlive two
+# requests' starts under load)
+start_pool main --image python --size 2 --queue 2 --timeout 300 --pids-limit 32 --tmpfs-size 8m
 MAIN_PID=$POOL_PID
 assert_eq "the pool says its socket once ready" "$TESTTMP/main.sock" "$POOL_SOCK"
 assert_eq "  the socket is the caller's alone (0600)" 600 "$(stat -c %a "$POOL_SOCK" 2>/dev/null)"

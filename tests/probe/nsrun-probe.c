@@ -1236,6 +1236,33 @@ static int c_root_propagation(int argc, char **argv)
 	return ok("%s", found);
 }
 
+/* old-root: whether a mount is stacked on "/" (pivot_root's old root, not yet
+ * detached): the mount ids of "/" and of "/.." (which crosses into a mount stacked
+ * on "/"; statx(2) STATX_MNT_ID), and how many mounts /proc/self/mountinfo has at "/" */
+static int c_old_root(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	struct statx root, up;
+	FILE *f;
+	char line[4096], mnt[4096];
+	int at_root = 0;
+
+	if (statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &root) < 0 ||
+	    statx(AT_FDCWD, "/..", AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &up) < 0)
+		return denied(errno, "statx");
+	if (!(root.stx_mask & STATX_MNT_ID))
+		return denied(ENOSYS, "statx: no STATX_MNT_ID");
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return denied(errno, "/proc/self/mountinfo");
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 && strcmp(mnt, "/") == 0)
+			at_root++;
+	fclose(f);
+	return ok("%s, %d mount%s at /", root.stx_mnt_id == up.stx_mnt_id ? "/.. is /" : "/.. is another mount",
+		  at_root, at_root == 1 ? "" : "s");
+}
+
 static int c_cwd(int argc, char **argv)
 {
 	(void)argc; (void)argv;
@@ -1365,6 +1392,7 @@ static const struct sub subs[] = {
 	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
 	{ "cwd", c_cwd, "print the working directory" },
 	{ "stat", c_stat, "PATH: type, major:minor, mode (lstat)" },
+	{ "old-root", c_old_root, "is a mount stacked on / (/.. vs / by statx mount id; mounts at / in mountinfo)" },
 	{ "root-propagation", c_root_propagation, "optional fields of / in mountinfo (shared:N, master:N, ...)" },
 	{ "landlock-exec", c_landlock_exec, "CMD [ARG...]: exec under a Landlock domain (no mounts)" },
 	{ "deny-sockets-exec", c_deny_sockets_exec, "CMD [ARG...]: exec with only AF_UNIX sockets" },

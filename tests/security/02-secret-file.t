@@ -26,4 +26,20 @@ run_cmd bash -c 'cd "$1" && shift && exec "$@"' _ "$HOMEDIR" "$NSRUN" --image py
 assert_eq "relative path from nsrun's cwd (home) is not the host's" 1 "$RC"
 assert_not_match "  ... and never sees the token" "$TOKEN" "$OUT$ERR"
 
+# nor through pivot_root's old root: pid 1 detaches it before the payload is made, so
+# the payload sees no mount stacked on "/" ("/.." a mount of its own, a second mount
+# at "/" in mountinfo).  Control: the probe where the old root is still stacked
+# (pivot_root(".", ".") with no detach, in a mount namespace of our own) sees it.
+mkdir -p "$TESTTMP/nr"
+cat >"$TESTTMP/pivot.sh" <<'SH'
+mount -t tmpfs nr "$1" && cp "$2" "$1/nsrun-probe" && mkdir "$1/proc" && mount --rbind /proc "$1/proc" && cd "$1" && pivot_root . . && exec ./nsrun-probe old-root
+SH
+if [ "$(id -u)" = 0 ]; then UNSHARE=(unshare -m); else UNSHARE=(unshare -Urm); fi
+run_cmd "${UNSHARE[@]}" sh "$TESTTMP/pivot.sh" "$TESTTMP/nr" "$PROBE"
+assert_match "control: the probe sees an old root stacked on / (no detach)" \
+	'^old-root: ok /\.\. is another mount, 2 mounts at /$' "$OUT"
+
+run_probe -- old-root
+assert_eq "the payload sees no mount stacked on / (the old root is gone)" "0|old-root: ok /.. is /, 1 mount at /" \
+	"$RC|$OUT"
 done_testing

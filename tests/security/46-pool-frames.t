@@ -4,14 +4,18 @@
 # frees a tree by recursion: SIGSEGV), with every request in flight; it is now
 # refused with an error answer.  The controls: a request before and after it runs,
 # and one nested within the limit is answered as any other.
+# Then a request cannot raise the pool's --timeout or --output-limit (a security
+# review: a request's "timeout" of an hour, or 0 for none, held its slot past the
+# pool's bound; its "output_limit" of 1g took the pool's memory): a request asking
+# more is capped at the pool's; the controls: one asking less gets its own.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
 require_image python
 
 mkfifo "$TESTTMP/keep"
-TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/p.sock" --image python --size 1 <"$TESTTMP/keep" \
-	>"$TESTTMP/p.out" 2>"$TESTTMP/p.err" &
+TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/p.sock" --image python --size 3 --timeout 3 \
+	--output-limit 100 <"$TESTTMP/keep" >"$TESTTMP/p.out" 2>"$TESTTMP/p.err" &
 POOL_PID=$!
 exec 8>"$TESTTMP/keep"
 at_exit "exec 8>&-; kill $POOL_PID 2>/dev/null; wait $POOL_PID 2>/dev/null"
@@ -60,4 +64,45 @@ assert_match "  control: one nested 20 deep is answered as usual (args of string
 	'^error .*"args"\[0\]: expected a string' "$(sed -n 3p <<<"$OUT")"
 assert_eq "  ... and the server goes on: the next request runs" "exited 54" "$(sed -n 4p <<<"$OUT")"
 check "  ... its process is alive" kill -0 "$POOL_PID"
+
+# ---- a request's limits: at most the pool's
+# reqs JSON... — sends the requests at once, each on its own connection; prints per
+# answer: status, limits.timeout_ms, run_us >= timeout (yes/no), stdout bytes kept,
+# limits.output_bytes, and the error if any
+reqs() {
+	run_cmd timeout 200 python3 - "$TESTS_DIR" "$TESTTMP/p.sock" "$@" <<'PY'
+import json, os, sys
+from concurrent.futures import ThreadPoolExecutor
+sys.path.insert(0, os.path.join(sys.argv[1], "..", "bindings", "python"))
+from nsrun.pool import request
+def one(doc):
+    a = request(sys.argv[2], json.loads(doc), 180)
+    lim = a.get("limits") or {}
+    t = (lim.get("timeout_ms") or {}).get("value")
+    o = (lim.get("output_bytes") or {}).get("value")
+    e = a.get("error")
+    e = (e.get("message") if isinstance(e, dict) else e) or ""
+    ran = ((a.get("pool") or {}).get("run_us") or 0) >= (t or 0) * 1000
+    return f'{a["status"]} {t} {"yes" if ran else "no"} {len(a.get("stdout") or "")} {o} {e}'.strip()
+with ThreadPoolExecutor(len(sys.argv) - 3) as ex:
+    for line in ex.map(one, sys.argv[3:]):
+        print(line)
+PY
+}
+SLEEP='import time; time.sleep(100)'
+reqs "{\"code\": \"$SLEEP\", \"timeout\": 3600}" "{\"code\": \"$SLEEP\", \"timeout\": 0}" \
+	"{\"code\": \"$SLEEP\", \"timeout\": 1}"
+assert_eq "a request asking a timeout above the pool's is killed at the pool's" "timed_out 3000 yes 0 100 timed out after 3s" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_eq "  ... and one asking 0 (none) too" "timed_out 3000 yes 0 100 timed out after 3s" "$(sed -n 2p <<<"$OUT")"
+assert_eq "  control: one asking below the pool's is killed at its own" "timed_out 1000 yes 0 100 timed out after 1s" \
+	"$(sed -n 3p <<<"$OUT")"
+
+OUTPUT='import sys; sys.stdout.write(\"x\" * 5000)'
+reqs "{\"code\": \"$OUTPUT\", \"output_limit\": 1000000}" "{\"code\": \"$OUTPUT\", \"output_limit\": 10}"
+# (the third field, whether it ran past the timeout, is no matter here)
+assert_match "a request asking an output limit above the pool's keeps the pool's" "^exited 3000 [a-z]+ 100 100$" \
+	"$(sed -n 1p <<<"$OUT")"
+assert_match "  control: one asking below keeps its own" "^exited 3000 [a-z]+ 10 10$" "$(sed -n 2p <<<"$OUT")"
+check "  ... and the pool lives on" kill -0 "$POOL_PID"
 done_testing

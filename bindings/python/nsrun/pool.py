@@ -103,7 +103,8 @@ class Pool:
             pids_limit: int | None = None) -> Result:
         """Runs ``code`` (python source) in a fresh sandbox of the pool.  ``memory``
         (bytes) and ``pids_limit`` lower the pool's limits for this request (a value
-        above the pool's is refused, an :class:`NsrunError`).  A request
+        above the pool's is refused, an :class:`NsrunError`); ``timeout`` and
+        ``output_limit`` above the pool's are capped at the pool's.  A request
         the pool refuses (busy: more waiting than ``queue``) or cannot run is a
         :class:`NsrunError`; whatever the code does is a normal :class:`Result`."""
         doc: dict[str, Any] = {"code": code, "args": list(args)}
