@@ -235,6 +235,10 @@ struct nsrun_config {
 	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
 					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
+	char *cgroups_path;             /* OCI linux.cgroupsPath, cleaned (no "..", "."): the run's
+					 * cgroup itself; absolute: below each hierarchy's root,
+					 * relative: below nsrun's own cgroup (runc's meaning:
+					 * cgroup.h); NULL: nsrun names it */
 	enum nsrun_network network;
 	char *network_name;             /* container: the service's name; named: the network's; else NULL */
 	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc and uts: joined
