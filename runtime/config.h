@@ -106,6 +106,9 @@ struct nsrun_mount {
 	bool pinned;                    /* -v: source is the object of dev and ino, resolved once */
 	dev_t dev;
 	ino_t ino;
+	unsigned long propagation;      /* OCI mounts[].options' shared, slave, unbindable, ...:
+					 * MS_* (| MS_REC), set in the container's own mount
+					 * namespace after the bind (mount.h); 0: private */
 };
 
 /* -p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]: a host port that reaches a container port. */

@@ -1204,11 +1204,11 @@ static int c_stat(int argc, char **argv)
 		  (unsigned)(st.st_mode & 07777));
 }
 
-/* root-propagation: the optional fields (shared:N, master:N, unbindable) of the
- * mount at "/" in /proc/self/mountinfo, "private" when it has none */
+/* root-propagation [PATH]: the optional fields (shared:N, master:N, unbindable) of
+ * the mount at PATH (default "/") in /proc/self/mountinfo, "private" when it has none */
 static int c_root_propagation(int argc, char **argv)
 {
-	(void)argc; (void)argv;
+	const char *at = argc > 1 ? argv[1] : "/";
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096], found[256] = "";
 	if (!f)
@@ -1221,7 +1221,7 @@ static int c_root_propagation(int argc, char **argv)
 		bool root = false;
 		for (; tok; tok = strtok_r(NULL, " ", &save), field++) {
 			if (field == 4)
-				root = strcmp(tok, "/") == 0;
+				root = strcmp(tok, at) == 0;
 			else if (field >= 6 && strcmp(tok, "-") == 0)
 				break;
 			else if (field >= 6)
@@ -1232,7 +1232,7 @@ static int c_root_propagation(int argc, char **argv)
 	}
 	fclose(f);
 	if (!found[0])
-		return denied(ENOENT, "no mount at /");
+		return denied(ENOENT, "no mount at %s", at);
 	return ok("%s", found);
 }
 
@@ -1365,7 +1365,7 @@ static const struct sub subs[] = {
 	{ "routes", c_routes, "entries of /proc/net/route and /proc/net/ipv6_route" },
 	{ "cwd", c_cwd, "print the working directory" },
 	{ "stat", c_stat, "PATH: type, major:minor, mode (lstat)" },
-	{ "root-propagation", c_root_propagation, "optional fields of / in mountinfo (shared:N, master:N, ...)" },
+	{ "root-propagation", c_root_propagation, "[PATH]: optional fields of / (PATH) in mountinfo (shared:N, master:N, ...)" },
 	{ "landlock-exec", c_landlock_exec, "CMD [ARG...]: exec under a Landlock domain (no mounts)" },
 	{ "deny-sockets-exec", c_deny_sockets_exec, "CMD [ARG...]: exec with only AF_UNIX sockets" },
 	{ NULL, NULL, NULL },
