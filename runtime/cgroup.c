@@ -132,7 +132,7 @@ int cgroup_make_dirs(const char *path, size_t base_len, size_t *kept_len)
 			*strrchr(dir, '/') = '\0'; /* (not made: its parent is the last made) */
 			if (*kept_len < len)
 				cgroup_remove_dirs(dir, *kept_len);
-			*kept_len = len;
+			*kept_len = i; /* the one that could not be made */
 			errno = saved;
 			return -1;
 		}
@@ -429,7 +429,7 @@ static int prepare_at_path(const struct nsrun_config *cfg, const char *mnt, stru
 	if (!(path = cgroup_oci_dir(mnt, own, cfg->cgroups_path)))
 		return error_set(err, errno, "linux.cgroupsPath \"%s\"", cfg->cgroups_path);
 	if (cgroup_make_dirs(path, strlen(mnt), &kept) < 0) {
-		snprintf(cg->path_why, sizeof(cg->path_why), "mkdir %s: %s%s", path, strerror(errno),
+		snprintf(cg->path_why, sizeof(cg->path_why), "mkdir %.*s: %s%s", (int)kept, path, strerror(errno),
 			 errno == EACCES || errno == EPERM || errno == EROFS ? " (not delegated to this user)" : "");
 		return 0;
 	}

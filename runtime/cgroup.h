@@ -59,8 +59,8 @@ char *cgroup_oci_dir(const char *mnt, const char *base, const char *cgroups_path
 
 /* Makes path and each missing directory above it below its first base_len
  * characters (mkdir(2), 0755); *kept_len is the length of the prefix that existed
- * (strlen(path): all of it).  Returns 0, or -1 with errno, having removed what it
- * made. */
+ * (strlen(path): all of it).  Returns 0, or -1 with errno and *kept_len the length
+ * of the directory that could not be made, having removed what it made. */
 int cgroup_make_dirs(const char *path, size_t base_len, size_t *kept_len);
 
 /* Removes path's directories (rmdir(2)) from the last up to its first kept_len

@@ -118,7 +118,8 @@ static int prepare_at_path(const struct nsrun_config *cfg, const char *mnt, stru
 	if (!path)
 		return error_set(err, errno, "linux.cgroupsPath \"%s\"", cfg->cgroups_path);
 	if (cgroup_make_dirs(path, strlen(mnt), &kept) < 0) {
-		snprintf(cg->why_not, sizeof(cg->why_not), "linux.cgroupsPath: mkdir %s: %s", path, strerror(errno));
+		snprintf(cg->why_not, sizeof(cg->why_not), "linux.cgroupsPath: mkdir %.*s: %s", (int)kept, path,
+			 strerror(errno));
 		free(path);
 		return 0;
 	}

@@ -71,6 +71,7 @@ int main(void)
 		snprintf(path, sizeof(path), "%s/n1/n2/%s", tmp, name);
 		tap_int(&t, "make_dirs that fails below new dirs: -1", -1, cgroup_make_dirs(path, strlen(tmp), &kept));
 		tap_ok(&t, !exists(tmp, "/n1"), "... the dirs it made are gone");
+		tap_int(&t, "... kept: the length of the one it could not make", (long long)strlen(path), (long long)kept);
 	}
 	snprintf(path, sizeof(path), "%s/x", tmp);
 	tap_int(&t, "clean up: only x was left", 0, rmdir(path) + rmdir(tmp));
