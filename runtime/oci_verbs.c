@@ -366,7 +366,9 @@ int oci_cmd_features(void)
 {
 	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
 	static const char *const hooks[] = { "prestart", "createRuntime", "poststart", "poststop", NULL };
-	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec", NULL };
+	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
+						     "shared", "rshared", "slave", "rslave", "private", "rprivate",
+						     "unbindable", "runbindable", NULL };
 	yajl_gen y = yajl_gen_alloc(NULL);
 
 	if (!y)
