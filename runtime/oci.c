@@ -625,7 +625,8 @@ static const char create_usage[] =
 	"                            shares a keyring (the container has its own user namespace)\n"
 	"  --preserve-fds N          fds 3 to 3+N-1 reach the payload (after LISTEN_FDS's, as runc)\n"
 	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
-	"  --log-format text|json, --systemd-cgroup, --rootless V, --debug (accepted; docs/oci-runtime.md)\n";
+	"  --log-format text|json, --systemd-cgroup (linux.cgroupsPath is slice:prefix:name, as runc),\n"
+	"  --rootless V, --debug (accepted); docs/oci-runtime.md\n";
 
 static void poststart(const struct oci_globals *g, int dir_fd);
 
