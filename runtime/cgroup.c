@@ -73,6 +73,83 @@ char *cgroup_own_path(const char *controller)
 	return NULL;
 }
 
+char *cgroup_oci_dir(const char *mnt, const char *base, const char *cgroups_path)
+{
+	char rel[PATH_MAX] = "";
+	size_t n = 0;
+	char *out = NULL;
+	const char *p = cgroups_path;
+
+	/* each name, as a stack: ".." pops the last one, and nothing above the start */
+	while (*p) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.')) {
+			/* (nothing) */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && rel[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+		} else {
+			if (n + 1 + len + 1 > sizeof(rel)) {
+				errno = ENAMETOOLONG;
+				return NULL;
+			}
+			rel[n++] = '/';
+			memcpy(rel + n, p, len);
+			n += len;
+		}
+		rel[n] = '\0';
+		p += len + (p[len] == '/');
+	}
+	if (cgroups_path[0] != '/' && base && strcmp(base, "/") != 0) {
+		if (asprintf(&out, "%s%s%s", mnt, base, rel) < 0)
+			return NULL;
+	} else if (asprintf(&out, "%s%s", mnt, rel) < 0) {
+		return NULL;
+	}
+	return out;
+}
+
+int cgroup_make_dirs(const char *path, size_t base_len, size_t *kept_len)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	size_t len = strlen(path);
+
+	if (!dir)
+		return -1;
+	*kept_len = len;
+	/* from the deepest that exists down: each name after it made in turn */
+	for (size_t i = base_len + 1; i <= len; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		dir[i] = '\0';
+		if (mkdir(dir, 0755) == 0) {
+			if (*kept_len == len)
+				*kept_len = (size_t)(strrchr(dir, '/') - dir);
+		} else if (errno != EEXIST) {
+			int saved = errno;
+			*strrchr(dir, '/') = '\0'; /* (not made: its parent is the last made) */
+			if (*kept_len < len)
+				cgroup_remove_dirs(dir, *kept_len);
+			*kept_len = i; /* the one that could not be made */
+			errno = saved;
+			return -1;
+		}
+		dir[i] = i < len ? '/' : '\0';
+	}
+	return 0;
+}
+
+void cgroup_remove_dirs(const char *path, size_t kept_len)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+
+	while (dir && strlen(dir) > kept_len && rmdir(dir) == 0 && (slash = strrchr(dir, '/')))
+		*slash = '\0';
+}
+
 /* The cgroup2 mount point: /sys/fs/cgroup (unified hosts) or /sys/fs/cgroup/unified
  * (hybrid hosts) when statfs(2) says it is cgroup2 there, else the first cgroup2
  * entry of /proc/self/mounts: reading the mount table costs more than the rest of
@@ -315,6 +392,74 @@ static int write_limits(const struct nsrun_config *cfg, struct cgroup_run *cg, c
 	return 0;
 }
 
+/* Enables in dir's subtree_control those of wanted (space separated) it lacks: a
+ * delegated subtree's ancestors have them and are not the caller's to write. */
+static int enable_missing(const char *dir, const char *wanted, char *why, size_t why_len)
+{
+	_cleanup_free_ char *on = read_file_in(dir, "cgroup.subtree_control");
+	char missing[64] = "", tok[32];
+	const char *p = wanted;
+	int n;
+
+	while (sscanf(p, "%31s%n", tok, &n) == 1) {
+		size_t o = strlen(missing);
+		if (!on || !has_word(on, tok))
+			snprintf(missing + o, sizeof(missing) - o, "%s%s", o ? " " : "", tok);
+		p += n;
+	}
+	return missing[0] ? enable_controllers(dir, missing, why, why_len) : 0;
+}
+
+/* cfg->cgroups_path as the run's cgroup (cgroup.h): made with its parents, the
+ * controllers the limits want enabled on the way down from the hierarchy's root
+ * (runc's fs2 manager does the same), the limits written.  Returns 0 with cg->path
+ * set, 0 with path_why set when it cannot be made, or -1 with err. */
+static int prepare_at_path(const struct nsrun_config *cfg, const char *mnt, struct cgroup_run *cg,
+			   struct nsrun_error *err)
+{
+	_cleanup_free_ char *own = own_cgroup();
+	_cleanup_free_ char *path = NULL, *root_offered = NULL, *offered = NULL;
+	char wanted[64], why[256] = "";
+	size_t kept;
+
+	/* relative: below the parent of nsrun's own cgroup, as runc's fs2 (its own has
+	 * processes, so no controller could be enabled below it) */
+	if (own && strrchr(own, '/'))
+		*(strrchr(own, '/') == own ? own + 1 : strrchr(own, '/')) = '\0';
+	if (!(path = cgroup_oci_dir(mnt, own, cfg->cgroups_path)))
+		return error_set(err, errno, "linux.cgroupsPath \"%s\"", cfg->cgroups_path);
+	if (cgroup_make_dirs(path, strlen(mnt), &kept) < 0) {
+		snprintf(cg->path_why, sizeof(cg->path_why), "mkdir %.*s: %s%s", (int)kept, path, strerror(errno),
+			 errno == EACCES || errno == EPERM || errno == EROFS ? " (not delegated to this user)" : "");
+		return 0;
+	}
+	if (kept == strlen(path) && is_populated(path))
+		return error_set(err, 0, "linux.cgroupsPath \"%s\": the cgroup %s holds processes already (a "
+				 "container's cgroup is its own: runc refuses it too)", cfg->cgroups_path, path);
+	root_offered = read_file_in(mnt, "cgroup.controllers");
+	wanted_controllers(cfg, root_offered, wanted, sizeof(wanted), why, sizeof(why));
+	/* each level from the root down to the cgroup's parent */
+	for (size_t i = strlen(mnt); wanted[0] && path[i]; i++) {
+		char dir[PATH_MAX];
+		if (path[i] != '/')
+			continue;
+		snprintf(dir, sizeof(dir), "%.*s", (int)i, path);
+		if (enable_missing(dir, wanted, why, sizeof(why)) < 0)
+			break;
+	}
+	offered = read_file_in(path, "cgroup.controllers");
+	wanted_controllers(cfg, offered, wanted, sizeof(wanted), why, sizeof(why));
+	snprintf(cg->why_not, sizeof(cg->why_not), "%s", why);
+	cg->path = steal_ptr(&path);
+	cg->kept_len = kept;
+	if (write_limits(cfg, cg, wanted, err) < 0)
+		return -1;
+	cg->dir_fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dir_fd < 0)
+		return error_set(err, errno, "open %s", cg->path);
+	return 0;
+}
+
 int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct nsrun_error *err)
 {
 	_cleanup_free_ char *mnt = cgroup2_mount();
@@ -327,7 +472,17 @@ int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct
 	cg->dir_fd = -1;
 	if (!mnt) {
 		snprintf(cg->why_not, sizeof(cg->why_not), "no cgroup2 file system is mounted");
+		if (cfg->cgroups_path)
+			snprintf(cg->path_why, sizeof(cg->path_why), "%s", cg->why_not);
 		return 0;
+	}
+	if (cfg->cgroups_path) {
+		if (prepare_at_path(cfg, mnt, cg, err) < 0) {
+			cgroup_destroy(cg);
+			return -1;
+		}
+		if (cg->path)
+			return 0;
 	}
 	parent = choose_parent(cfg, mnt, cg->why_not, sizeof(cg->why_not));
 	/* (a limit wants a cgroup: without one, no manager is asked for a scope) */
@@ -442,6 +597,14 @@ void cgroup_destroy(struct cgroup_run *cg)
 		if (i % 20 == 0)
 			cgroup_kill(cg);
 		usleep(10000);
+	}
+	/* a linux.cgroupsPath's parents nsrun made (the one that was there before stays) */
+	if (cg->kept_len) {
+		char *slash = strrchr(cg->path, '/');
+		if (slash) {
+			*slash = '\0';
+			cgroup_remove_dirs(cg->path, cg->kept_len);
+		}
 	}
 	free(cg->path);
 	cg->path = NULL;

@@ -32,6 +32,10 @@ struct cgroup_run {
 	char why_not[256];      /* why there is no cgroup, or why a controller is missing */
 	char scope_note[256];   /* for --debug: the address the scope came through, or why no
 				 * systemd manager gave one; "" when none was asked */
+	size_t kept_len;        /* path is cfg->cgroups_path's: the length of its prefix that
+				 * existed before (the rest is removed at the end); 0: nsrun's own */
+	char path_why[256];     /* why cfg->cgroups_path is not the run's cgroup; "" when it is
+				 * (or none was asked) */
 };
 
 struct cgroup_stats {
@@ -44,10 +48,32 @@ struct cgroup_stats {
 	uint64_t cpu_system_us;
 };
 
+/* Where an OCI linux.cgroupsPath puts the run's cgroup in the hierarchy mounted at
+ * mnt (config-linux.md "Cgroups Path"): an absolute path below the hierarchy's
+ * root, a relative one below base (runc's meaning: on cgroup v2 the parent of the
+ * runtime's own cgroup, on v1 the runtime's own cgroup of that hierarchy).  The
+ * path is cleaned as runc's utils.CleanPath: empty and "." names dropped, ".."
+ * never above the root (so never outside mnt, nor above base).  Returns the
+ * absolute host path, malloc'd, or NULL (ENOMEM, or ENAMETOOLONG). */
+char *cgroup_oci_dir(const char *mnt, const char *base, const char *cgroups_path);
+
+/* Makes path and each missing directory above it below its first base_len
+ * characters (mkdir(2), 0755); *kept_len is the length of the prefix that existed
+ * (strlen(path): all of it).  Returns 0, or -1 with errno and *kept_len the length
+ * of the directory that could not be made, having removed what it made. */
+int cgroup_make_dirs(const char *path, size_t base_len, size_t *kept_len);
+
+/* Removes path's directories (rmdir(2)) from the last up to its first kept_len
+ * characters: those cgroup_make_dirs made. */
+void cgroup_remove_dirs(const char *path, size_t kept_len);
+
 /* Finds the cgroup2 mount (statfs of the usual places, else /proc/self/mounts), chooses a
  * parent, removes stale runs there, creates the run's cgroup and writes the limits
- * of cfg.  No usable cgroup is not an error: cg->path stays NULL and why_not says
- * why.  Returns 0, or -1 with err when a cgroup was usable but writing it failed. */
+ * of cfg.  With cfg->cgroups_path the run's cgroup is that one (cgroup_oci_dir),
+ * made with its parents and the controllers enabled down to it, unless it cannot be
+ * made (path_why says why; then as without it); one that exists already with
+ * processes in it is an error (as runc's).  No usable cgroup is not an error:
+ * cg->path stays NULL and why_not says why.  Returns 0, or -1 with err when a cgroup was usable but writing it failed. */
 int cgroup_prepare(const struct nsrun_config *cfg, struct cgroup_run *cg, struct nsrun_error *err);
 
 /* Moves pid (and its later children) into the cgroup directory dir, v2's or a v1

@@ -417,3 +417,62 @@ int cgroup_systemd_scope(const char *mnt, const char *own, char *unit, size_t un
 		unit[0] = '\0';
 	return rc;
 }
+
+/* NAME.slice, NAME's parts joined by single dashes (systemd.slice(5)), or "-.slice" */
+static bool slice_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (strcmp(s, "-.slice") == 0)
+		return true;
+	return n > 6 && strcmp(s + n - 6, ".slice") == 0 && !strchr(s, '/') && s[0] != '-' && s[n - 7] != '-' &&
+	       !strstr(s, "--");
+}
+
+int cgroup_systemd_path(const char *spec, bool root, char *out, size_t len, char *why, size_t why_len)
+{
+	const char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	char slice[256], prefix[256], name[256], unit[600];
+	size_t o = 0;
+	int n;
+
+	if (!c2 || strchr(c2 + 1, ':') || (size_t)(c1 - spec) >= sizeof(slice) || (size_t)(c2 - c1 - 1) >= sizeof(prefix) ||
+	    strlen(c2 + 1) >= sizeof(name) || !c2[1]) {
+		snprintf(why, why_len, "expected cgroupsPath of the form \"slice:prefix:name\" for systemd cgroups, "
+			 "got \"%s\"", spec);
+		return -1;
+	}
+	snprintf(slice, sizeof(slice), "%.*s", (int)(c1 - spec), spec);
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+	snprintf(name, sizeof(name), "%s", c2 + 1);
+	if (!slice[0])
+		snprintf(slice, sizeof(slice), "%s", root ? "system.slice" : "user.slice");
+	if (strchr(prefix, '/') || strchr(name, '/') || !slice_name_ok(slice)) {
+		snprintf(why, why_len, "\"%s\": not a slice name (NAME.slice, its parents joined by \"-\": "
+			 "systemd.slice(5))", slice);
+		return -1;
+	}
+	out[0] = '\0';
+	/* "a-b-c.slice": /a.slice/a-b.slice/a-b-c.slice */
+	if (strcmp(slice, "-.slice") != 0) {
+		size_t base = strlen(slice) - 6;
+		for (size_t i = 0; i <= base; i++) {
+			if (i < base && slice[i] != '-')
+				continue;
+			n = snprintf(out + o, len - o, "/%.*s.slice", (int)i, slice);
+			if (n < 0 || (size_t)n >= len - o)
+				goto long_;
+			o += (size_t)n;
+		}
+	}
+	if (strlen(name) > 6 && strcmp(name + strlen(name) - 6, ".slice") == 0)
+		snprintf(unit, sizeof(unit), "%s", name);
+	else
+		snprintf(unit, sizeof(unit), "%s%s%s.scope", prefix, prefix[0] ? "-" : "", name);
+	n = snprintf(out + o, len - o, "/%s", unit);
+	if (n >= 0 && (size_t)n < len - o)
+		return 0;
+long_:
+	snprintf(why, why_len, "\"%s\": too long", spec);
+	return -1;
+}

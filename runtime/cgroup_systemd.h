@@ -36,6 +36,15 @@
 size_t cgroup_systemd_addresses(bool root, const char *session_bus, const char *system_bus,
 				const char *runtime_dir, char **out, bool *is_bus, size_t max);
 
+/* The cgroup path a systemd manager gives an OCI linux.cgroupsPath of runc's
+ * --systemd-cgroup form "SLICE:PREFIX:NAME" (runc's libcontainer/specconv and
+ * systemd driver; systemd.slice(5) for the slice's path): the slice expanded
+ * ("a-b.slice": /a.slice/a-b.slice; "" is system.slice for root, user.slice
+ * else; "-.slice" the root), then the unit, "PREFIX-NAME.scope" (NAME itself when it
+ * is a slice), into out.  Pure.  Returns 0, or -1 with why set (another form, a
+ * bad slice name, too long). */
+int cgroup_systemd_path(const char *spec, bool root, char *out, size_t len, char *why, size_t why_len);
+
 /* The scope's unit name for supervisor pid and a random 32-bit value, into buf:
  * "nsrun-<pid>-<8 hex digits>.scope".  Returns buf. */
 const char *cgroup_systemd_unit_name(char *buf, size_t len, int pid, unsigned random);

@@ -103,18 +103,53 @@ static char *choose_parent(const struct nsrun_config *cfg, const char *mnt, char
 	return NULL;
 }
 
+static int write_limits(const struct nsrun_config *cfg, struct cgroup_v1 *cg, struct nsrun_error *err);
+
+/* cfg->cgroups_path as the run's group, below the hierarchy's root or nsrun's own
+ * memory group (runc's fs manager).  One that cannot be made: none, why_not says
+ * why; one with processes in it already: an error. */
+static int prepare_at_path(const struct nsrun_config *cfg, const char *mnt, struct cgroup_v1 *cg,
+			   struct nsrun_error *err)
+{
+	_cleanup_free_ char *own = own_memory_cgroup();
+	char *path = cgroup_oci_dir(mnt, own, cfg->cgroups_path);
+	size_t kept;
+
+	if (!path)
+		return error_set(err, errno, "linux.cgroupsPath \"%s\"", cfg->cgroups_path);
+	if (cgroup_make_dirs(path, strlen(mnt), &kept) < 0) {
+		snprintf(cg->why_not, sizeof(cg->why_not), "linux.cgroupsPath: mkdir %.*s: %s", (int)kept, path,
+			 strerror(errno));
+		free(path);
+		return 0;
+	}
+	if (kept == strlen(path)) {
+		_cleanup_free_ char *procs = read_file_in(path, "cgroup.procs");
+		if (!procs || procs[0]) {
+			error_set(err, 0, "linux.cgroupsPath \"%s\": the cgroup v1 memory group %s holds processes "
+				  "already (a container's cgroup is its own: runc refuses it too)", cfg->cgroups_path, path);
+			free(path);
+			return -1;
+		}
+	}
+	cg->path = path;
+	cg->kept_len = kept;
+	return write_limits(cfg, cg, err);
+}
+
 int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, struct nsrun_error *err)
 {
 	_cleanup_free_ char *mnt = memory_mount();
 	_cleanup_free_ char *parent = NULL;
 	struct timespec ts;
-	char v[64];
 
 	memset(cg, 0, sizeof(*cg));
 	if (!mnt) {
 		snprintf(cg->why_not, sizeof(cg->why_not), "no cgroup v1 memory hierarchy is mounted");
 		return 0;
 	}
+	if (cfg->cgroups_path)
+		return prepare_at_path(cfg, mnt, cg, err);
 	parent = choose_parent(cfg, mnt, cg->why_not, sizeof(cg->why_not));
 	if (!parent)
 		return 0;
@@ -131,11 +166,19 @@ int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, stru
 		cg->path = NULL;
 		return 0;
 	}
+	return write_limits(cfg, cg, err);
+}
+
+/* memory.limit_in_bytes and memsw of cfg into the group; on failure it is removed. */
+static int write_limits(const struct nsrun_config *cfg, struct cgroup_v1 *cg, struct nsrun_error *err)
+{
+	char v[64];
+
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->limits.memory_bytes);
 	if (write_file_in(cg->path, "memory.limit_in_bytes", v) < 0) {
 		int saved = errno;
-		rmdir(cg->path);
-		return error_set(err, saved, "write %s/memory.limit_in_bytes", cg->path);
+		cgroup_v1_destroy(cg);
+		return error_set(err, saved, "write memory.limit_in_bytes of the cgroup v1 memory group");
 	}
 	/* memory plus swap; the file exists only where swap is accounted (memory.rst 2.4) */
 	if (cfg->limits.memory_swap_bytes == UINT64_MAX)
@@ -145,8 +188,8 @@ int cgroup_v1_prepare(const struct nsrun_config *cfg, struct cgroup_v1 *cg, stru
 								   cfg->limits.memory_swap_bytes : cfg->limits.memory_bytes));
 	if (write_file_in(cg->path, "memory.memsw.limit_in_bytes", v) < 0 && errno != ENOENT) {
 		int saved = errno;
-		rmdir(cg->path);
-		return error_set(err, saved, "write %s/memory.memsw.limit_in_bytes", cg->path);
+		cgroup_v1_destroy(cg);
+		return error_set(err, saved, "write memory.memsw.limit_in_bytes of the cgroup v1 memory group");
 	}
 	return 0;
 }
@@ -177,6 +220,13 @@ void cgroup_v1_destroy(struct cgroup_v1 *cg)
 		return;
 	empty_group(cg->path);
 	rmdir(cg->path);
+	if (cg->kept_len) {
+		char *slash = strrchr(cg->path, '/');
+		if (slash) {
+			*slash = '\0';
+			cgroup_remove_dirs(cg->path, cg->kept_len);
+		}
+	}
 	free(cg->path);
 	cg->path = NULL;
 }

@@ -3,7 +3,8 @@
  * v2 tree has no memory controller): Documentation/admin-guide/cgroup-v1/memory.rst.
  *
  * The run's group is made below nsrun's own memory cgroup (/proc/self/cgroup's
- * "memory" line; --cgroup-parent instead, if given), so it stays inside whatever
+ * "memory" line; --cgroup-parent instead, if given; an OCI linux.cgroupsPath's
+ * is that group itself, cgroup.h's cgroup_oci_dir), so it stays inside whatever
  * limits the caller is under; memory.limit_in_bytes and, where swap is accounted,
  * memory.memsw.limit_in_bytes are written; the container's init is moved in before
  * it runs anything.  v1 has no memory.oom.group: the kernel's OOM killer ends one
@@ -24,6 +25,9 @@
 struct cgroup_v1 {
 	char *path;             /* the run's memory cgroup, absolute host path; NULL: none */
 	char why_not[256];      /* why there is none */
+	size_t kept_len;        /* path is cfg->cgroups_path's (cgroup_oci_dir: relative to nsrun's
+				 * own memory group): the length of its prefix that was there
+				 * before; 0: nsrun's own name */
 };
 
 /* Makes the run's group in the v1 memory hierarchy and writes the limits of cfg

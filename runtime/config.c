@@ -460,6 +460,7 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->service.health.cmd);
 	free(cfg->security.seccomp);
 	free(cfg->cgroup_parent);
+	free(cfg->cgroups_path);
 	free(cfg->output.json_path);
 	free(cfg->output.stdin_path);
 	free(cfg->hostname);

@@ -106,6 +106,9 @@ struct nsrun_mount {
 	bool pinned;                    /* -v: source is the object of dev and ino, resolved once */
 	dev_t dev;
 	ino_t ino;
+	unsigned long propagation;      /* OCI mounts[].options' shared, slave, unbindable, ...:
+					 * MS_* (| MS_REC), set in the container's own mount
+					 * namespace after the bind (mount.h); 0: private */
 };
 
 /* -p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]: a host port that reaches a container port. */
@@ -235,6 +238,10 @@ struct nsrun_config {
 	bool tty;                       /* -t: the payload's stdio is a new pty of the container's own
 					 * devpts; nsrun relays it to its own stdin/stdout */
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
+	char *cgroups_path;             /* OCI linux.cgroupsPath, cleaned (no "..", "."): the run's
+					 * cgroup itself; absolute: below each hierarchy's root,
+					 * relative: below nsrun's own cgroup (runc's meaning:
+					 * cgroup.h); NULL: nsrun names it */
 	enum nsrun_network network;
 	char *network_name;             /* container: the service's name; named: the network's; else NULL */
 	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc and uts: joined

@@ -665,7 +665,7 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	}
 	if (chdir("/") < 0)
 		return error_set(err, errno, "chdir /");
-	if (mount_root_propagation(cfg->rootfs_propagation, err) < 0)
+	if (mount_root_propagation(cfg->rootfs_propagation, err) < 0 || mount_binds_propagation(cfg, err) < 0)
 		return -1;
 	timing_mark(timing, TP_PIVOT);
 	return 0;

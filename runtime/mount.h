@@ -72,4 +72,13 @@ int mount_devices(int dev, const struct nsrun_config *cfg, struct nsrun_error *e
  * Returns 0 or -1 with err (errno of mount(2)). */
 int mount_root_propagation(unsigned long flags, struct nsrun_error *err);
 
+/* Container side, after mount_root_propagation: each bind mount's propagation of
+ * cfg->mounts (OCI mounts[].options: shared, slave, private, unbindable, r-forms),
+ * set on its destination as runc does after the bind.  Every mount of the
+ * container's namespace was made private first (mount_build_root), so "shared"
+ * starts a peer group of the container's own mounts, never joins the host's, and
+ * "slave" of a private mount leaves it private (mount_namespaces(7)).  Returns 0
+ * or -1 with err (errno of mount(2)). */
+int mount_binds_propagation(const struct nsrun_config *cfg, struct nsrun_error *err);
+
 #endif

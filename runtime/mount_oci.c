@@ -1,6 +1,6 @@
 /* mount_oci.c - see mount.h: what only an OCI bundle's config.json asks of the
- * container's mounts (oci_config.h): linux.devices' nodes in /dev and
- * linux.rootfsPropagation on its root. */
+ * container's mounts (oci_config.h): linux.devices' nodes in /dev,
+ * linux.rootfsPropagation on its root and its bind mounts' propagation. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -91,5 +91,16 @@ int mount_root_propagation(unsigned long flags, struct nsrun_error *err)
 {
 	if (flags && mount("none", "/", NULL, flags, NULL) < 0)
 		return error_set(err, errno, "linux.rootfsPropagation: set the propagation of the container's root");
+	return 0;
+}
+
+int mount_binds_propagation(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	for (size_t i = 0; i < cfg->n_mounts; i++) {
+		const struct nsrun_mount *m = &cfg->mounts[i];
+		if (m->propagation && mount("none", m->destination, NULL, m->propagation, NULL) < 0)
+			return error_set(err, errno, "mounts[]: set the propagation of the bind mount at %s",
+					 m->destination);
+	}
 	return 0;
 }

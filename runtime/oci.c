@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "cgroup_systemd.h"
 #include "cleanup.h"
 #include "exec_spec.h"
 #include "netjoin.h"
@@ -354,6 +355,39 @@ static int pass_fds(const struct create_opts *o, struct nsrun_config *cfg, struc
 	return 0;
 }
 
+/* --systemd-cgroup: linux.cgroupsPath "slice:prefix:name" as runc takes it: refused
+ * where no systemd runs (runc's "systemd not running on this host"), else the
+ * cgroup the manager would give the scope, which nsrun makes itself (a warning: no
+ * unit is started).  Returns 0 or -1 with err. */
+static int systemd_cgroups_path(struct nsrun_config *cfg, struct strv *warnings, struct nsrun_error *err)
+{
+	char path[1024], why[256], line[1200];
+	struct stat st;
+
+	if (!cfg->cgroups_path)
+		return 0;
+	if (cgroup_systemd_path(cfg->cgroups_path, geteuid() == 0, path, sizeof(path), why, sizeof(why)) < 0) {
+		error_set(err, 0, "config.json: linux.cgroupsPath with --systemd-cgroup: %s", why);
+		err->hint = "give \"slice:prefix:name\" (runc's form), or leave --systemd-cgroup out for a cgroup path";
+		return -1;
+	}
+	/* sd_booted(3): the manager's own directory */
+	if (lstat("/run/systemd/system", &st) < 0 || !S_ISDIR(st.st_mode)) {
+		error_set(err, 0, "--systemd-cgroup: systemd is not running on this host (no /run/systemd/system), "
+			  "so no systemd cgroup manager can place linux.cgroupsPath \"%s\"", cfg->cgroups_path);
+		err->hint = "leave --systemd-cgroup out (and give linux.cgroupsPath as a path): nsrun makes the cgroup itself";
+		return -1;
+	}
+	snprintf(line, sizeof(line), "linux.cgroupsPath \"%s\" (--systemd-cgroup): no systemd unit is started: "
+		 "nsrun makes the cgroup %s itself", cfg->cgroups_path, path);
+	if (strv_push(warnings, line) < 0)
+		return error_set(err, ENOMEM, "--systemd-cgroup");
+	free(cfg->cgroups_path);
+	if (!(cfg->cgroups_path = strdup(path)))
+		return error_set(err, ENOMEM, "--systemd-cgroup");
+	return 0;
+}
+
 /* Makes the container and its monitor; returns 0 with *monitor (our child), the
  * container waiting on its fifo, or -1 with err (nothing left).  *in_monitor is
  * set in the monitor, which returns its exit status in *code. */
@@ -383,6 +417,8 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		goto out;
 	}
 	if (oci_hooks_load(bundle, &hooks, err) < 0 || oci_annotations_load(bundle, &annotations, err) < 0)
+		goto out;
+	if (g->systemd_cgroup && systemd_cgroups_path(&cfg, &warnings, err) < 0)
 		goto out;
 	if (cfg.tty && !o->console_socket) {
 		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
@@ -591,7 +627,8 @@ static const char create_usage[] =
 	"                            shares a keyring (the container has its own user namespace)\n"
 	"  --preserve-fds N          fds 3 to 3+N-1 reach the payload (after LISTEN_FDS's, as runc)\n"
 	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
-	"  --log-format text|json, --systemd-cgroup, --rootless V, --debug (accepted; docs/oci-runtime.md)\n";
+	"  --log-format text|json, --systemd-cgroup (linux.cgroupsPath is slice:prefix:name, as runc),\n"
+	"  --rootless V, --debug (accepted); docs/oci-runtime.md\n";
 
 static void poststart(const struct oci_globals *g, int dir_fd);
 
@@ -733,8 +770,9 @@ int oci_main(int argc, char **argv)
 			if (strcmp(val, "json") != 0 && strcmp(val, "text") != 0)
 				return oci_failf(&g, "--log-format: \"%s\": use text or json", val);
 			g.log_json = strcmp(val, "json") == 0;
-		} else if (!takes && !(n == 14 && strncmp(a, "systemd-cgroup", 14) == 0) &&
-			   !(n == 5 && strncmp(a, "debug", 5) == 0)) {
+		} else if (n == 14 && strncmp(a, "systemd-cgroup", 14) == 0) {
+			g.systemd_cgroup = true;
+		} else if (!takes && !(n == 5 && strncmp(a, "debug", 5) == 0)) {
 			return oci_failf(&g, "unknown global option %s (docs/oci-runtime.md)", argv[i]);
 		}
 	}

@@ -348,7 +348,8 @@ static bool has_option(struct strv *opts, const char *o)
 
 /* Reads the options of mounts[i] of kind "bind" or "tmpfs": *ro is whether it is
  * read-only ("ro", "rro": runc's recursive read-only).  What nsrun applies anyway
- * (nosuid, nodev, private propagation) or what does not weaken it passes; an option
+ * (nosuid, nodev), a bind's propagation (set in the container's own mount namespace:
+ * mount.h) or what does not weaken it passes; an option
  * that asks for more than nsrun does is a warning for a bind (noexec: the mount stays
  * executable, as the payload's other writable places are) and an error for a tmpfs's
  * ro, which nsrun cannot give (mount(8), the OCI runtime spec's "mounts").  Unknown
@@ -409,6 +410,10 @@ static int add_bind(struct walk *w, size_t i, const char *source, char *dest, st
 	}
 	w->cfg->mounts = m;
 	m[w->cfg->n_mounts++] = (struct nsrun_mount){ .source = host, .destination = dest, .rw = !ro };
+	/* the last propagation option, as the kernel leaves it after runc applies each */
+	for (size_t j = 0; j < opts->n; j++)
+		if (oci_propagation_flags(opts->v[j]))
+			m[w->cfg->n_mounts - 1].propagation = oci_propagation_flags(opts->v[j]);
 	return 0;
 }
 

@@ -251,7 +251,7 @@ int oci_parse_sysctl(struct walk *w, yajl_val v, yajl_val lx)
 	return 0;
 }
 
-int oci_parse_propagation(struct walk *w, yajl_val v)
+unsigned long oci_propagation_flags(const char *name)
 {
 	static const struct { const char *name; unsigned long flags; } modes[] = {
 		{ "shared", MS_SHARED }, { "rshared", MS_SHARED | MS_REC },
@@ -259,17 +259,25 @@ int oci_parse_propagation(struct walk *w, yajl_val v)
 		{ "private", MS_PRIVATE }, { "rprivate", MS_PRIVATE | MS_REC },
 		{ "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
 	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(modes[i].name, name) == 0)
+			return modes[i].flags;
+	return 0;
+}
+
+int oci_parse_propagation(struct walk *w, yajl_val v)
+{
 	const char *s = str(v);
 
 	if (!s)
 		return bad(w, "linux.rootfsPropagation: expected a string");
 	if (!s[0])
 		return 0;
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (strcmp(modes[i].name, s) == 0) {
-			w->cfg->rootfs_propagation = modes[i].flags;
-			return 0;
-		}
+	if (oci_propagation_flags(s)) {
+		w->cfg->rootfs_propagation = oci_propagation_flags(s);
+		return 0;
+	}
 	return bad(w, "linux.rootfsPropagation: \"%s\": expected shared, slave, private or unbindable, or "
 		   "their r-forms (rshared, ...)", s);
 }

@@ -98,5 +98,8 @@ int oci_parse_linux(struct walk *w, yajl_val x);
 int oci_parse_devices(struct walk *w, yajl_val v, yajl_val lx);
 int oci_parse_sysctl(struct walk *w, yajl_val v, yajl_val lx);
 int oci_parse_propagation(struct walk *w, yajl_val v);
+/* The MS_* flags of a propagation name: shared, slave, private, unbindable and
+ * their r-forms (| MS_REC), mount_namespaces(7); 0 for any other name. */
+unsigned long oci_propagation_flags(const char *name);
 
 #endif

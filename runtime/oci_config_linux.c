@@ -250,6 +250,24 @@ static int parse_paths(struct walk *w, yajl_val v, const char *what)
 	return 0;
 }
 
+/* linux.cgroupsPath: the container's cgroup (cgroup.h's cgroup_oci_dir says where);
+ * "" as absent (nsrun names it). */
+static int parse_cgroups_path(struct walk *w, yajl_val v)
+{
+	const char *s = str(v);
+
+	if (v && !YAJL_IS_NULL(v) && !s)
+		return bad(w, "linux.cgroupsPath: expected a string");
+	if (!s || !s[0])
+		return 0;
+	if (strlen(s) >= 1024)
+		return bad(w, "linux.cgroupsPath: longer than 1023 bytes");
+	free(w->cfg->cgroups_path);
+	if (!(w->cfg->cgroups_path = strdup(s)))
+		return error_set(w->err, ENOMEM, "config.json: linux.cgroupsPath");
+	return 0;
+}
+
 int oci_parse_linux(struct walk *w, yajl_val x)
 {
 	if (expect_object(w, x, "linux") < 0)
@@ -283,7 +301,7 @@ int oci_parse_linux(struct walk *w, yajl_val x)
 		else if (strcmp(k, "rootfsPropagation") == 0)
 			rc = oci_parse_propagation(w, v);
 		else if (strcmp(k, "cgroupsPath") == 0)
-			; /* nsrun makes the container's cgroup where it may (docs/limits.md) */
+			rc = parse_cgroups_path(w, v);
 		else if (strcmp(k, "mountLabel") == 0 || strcmp(k, "intelRdt") == 0 ||
 			 strcmp(k, "personality") == 0 || strcmp(k, "timeOffsets") == 0 ||
 			 strcmp(k, "memoryPolicy") == 0 || strcmp(k, "netDevices") == 0) {

@@ -16,6 +16,7 @@ struct oci_globals {
 	const char *root;       /* --root, or NULL: the default */
 	const char *log;        /* --log FILE, or NULL: stderr only */
 	bool log_json;          /* --log-format json */
+	bool systemd_cgroup;    /* --systemd-cgroup: linux.cgroupsPath is "slice:prefix:name" */
 };
 
 /* The one error of a command: stderr (with its hint) and --log.  Return 1. */

@@ -274,7 +274,19 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		if (!force && !oci_is_created(dir_fd))
 			return oci_failf(g, "container \"%s\" is running: stop it first (nsrun kill), or delete --force",
 				     argv[optind]);
-		if (state_read(dir_fd, &st) < 0 || signal_monitor(dir_fd, &st, SIGKILL, &err) < 0) {
+		/* the container's init first: its monitor then ends the run as it does when a
+		 * payload ends (its cgroup, linux.cgroupsPath's parents too, removed); a
+		 * monitor SIGKILLed could remove nothing.  Then the monitor, if still there. */
+		if (state_read(dir_fd, &st) == 0) {
+			long long init = oci_container_pid(dir_fd, &st);
+			_cleanup_close_ int pidfd = init > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)init, 0) : -1;
+			if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
+				for (int i = 0; i < 500 && state_is_alive(dir_fd); i++)
+					usleep(10000);
+		}
+		if (!state_is_alive(dir_fd))
+			; /* (gone) */
+		else if (state_read(dir_fd, &st) < 0 || signal_monitor(dir_fd, &st, SIGKILL, &err) < 0) {
 			if (state_is_alive(dir_fd))
 				return oci_fail(g, err.msg[0] ? &err : &(struct nsrun_error){ .msg = "read the state" });
 		}
@@ -354,7 +366,9 @@ int oci_cmd_features(void)
 {
 	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
 	static const char *const hooks[] = { "prestart", "createRuntime", "poststart", "poststop", NULL };
-	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec", NULL };
+	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
+						     "shared", "rshared", "slave", "rslave", "private", "rprivate",
+						     "unbindable", "runbindable", NULL };
 	yajl_gen y = yajl_gen_alloc(NULL);
 
 	if (!y)

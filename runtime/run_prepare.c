@@ -96,6 +96,15 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		else if (run->cg.scope_note[0])
 			fprintf(stderr, "nsrun: debug: no systemd scope: %s\n", run->cg.scope_note);
 	}
+	if (cfg->cgroups_path && run->cg.path_why[0]) {
+		/* config-linux.md "Cgroups Path": never silently elsewhere */
+		if (cfg->security.strict)
+			return error_set(err, 0, "linux.cgroupsPath \"%s\" cannot be the container's cgroup "
+					 "(--strict): %s", cfg->cgroups_path, run->cg.path_why);
+		fprintf(stderr, "nsrun: warning: linux.cgroupsPath \"%s\" is not the container's cgroup: %s; it is "
+			"%s\n", cfg->cgroups_path, run->cg.path_why, run->cg.path ? run->cg.path :
+			"none (its limits are rlimits)");
+	}
 	run->rlimits = *l;
 	if (run_prepare_memory(cfg, run, err) < 0)
 		return -1;

@@ -1,7 +1,8 @@
 #!/bin/bash
-# The OCI runtime's linux.devices, linux.sysctl, linux.rootfsPropagation and exec
-# --preserve-fds (issue 19, docs/oci-runtime.md), over a bundle made as
-# 30-oci-runtime.t makes it (runc spec --rootless, an image of the static probe),
+# The OCI runtime's linux.devices, linux.sysctl, linux.rootfsPropagation,
+# linux.cgroupsPath, bind mounts' propagation options and exec --preserve-fds
+# (issue 19, docs/oci-runtime.md), over a bundle made as 30-oci-runtime.t makes it
+# (runc spec --rootless, an image of the static probe),
 # as whoever runs the suite: root, or the unprivileged user of the rootless suite.
 # Each probe has its control: the same container without the field.
 . "$(dirname "$0")/../lib.sh"
@@ -9,13 +10,13 @@ require_all
 
 T=$TESTTMP/oci
 oci_probe_bundle "$T" "$TESTTMP/image"
-# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c]: config.json made anew, with every
+# bundle_with ARGS-AS-JSON [PYTHON EDIT OF c [WORD...]]: config.json made anew, with every
 # namespace nsrun makes said (as the namespaced sysctls need)
 bundle_with() {
 	oci_config "$T" "$1" '
 for t in ("network", "cgroup"):
     if not any(n["type"] == t for n in c["linux"]["namespaces"]):
-        c["linux"]["namespaces"].append({"type": t})' "${2:-}"
+        c["linux"]["namespaces"].append({"type": t})' "${2:-}" "${@:3}"
 }
 at_exit oci_cleanup
 
@@ -105,6 +106,133 @@ assert_eq "rootfsPropagation unbindable: the root is unbindable" "root-propagati
 bundle_with '["/nsrun-probe", "root-propagation"]' "c['linux']['rootfsPropagation'] = 'sideways'"
 oci run --bundle "$T/bundle" p1
 assert_match "  ... an unknown value: refused by name" '^nsrun: config.json: linux.rootfsPropagation: "sideways"' "$ERR"
+
+# ---- linux.cgroupsPath: the container's cgroup is that one (config-linux.md "Cgroups
+# Path"): absolute below the hierarchy's root, relative below the parent of the
+# caller's cgroup (runc's), limits there, gone after delete with the parents nsrun
+# made; where it cannot be made (nothing delegated, rootless here) a warning says why
+cg2=$(findmnt -rn -t cgroup2 -o TARGET | head -n1)
+mem1=$(findmnt -rn -t cgroup -O memory -o TARGET | head -n1)
+cgtop=nsrun-cgpath-test-$$
+own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+base=$(dirname "$own")
+cg_remove_test() {
+	local d
+	for d in "$cg2" "$mem1"; do
+		[ -n "$d" ] && [ -d "$d/$cgtop-busy" ] && { cat "$d/$cgtop-busy/cgroup.procs" | xargs -r kill -9; sleep 0.2; rmdir "$d/$cgtop-busy"; }
+		[ -n "$d" ] && [ -d "$d/$cgtop" ] && find "$d/$cgtop" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -n "$d" ] && [ -d "$d${base%/}/$cgtop-rel" ] && rmdir "$d${base%/}/$cgtop-rel"
+	done
+	return 0
+}
+at_exit cg_remove_test
+# init_cgroup ID HIERARCHY: the cgroup of the container's init ("" for v2, or a v1 controller)
+init_cgroup() {
+	local pid
+	pid=$("$NSRUN" --root "$ROOT" state "$1" | jq -r .pid)
+	if [ -z "$2" ]; then sed -n 's/^0:://p' "/proc/$pid/cgroup"
+	else awk -F: -v c="$2" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$pid/cgroup"; fi
+}
+res="c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+if [ -z "$cg2" ]; then
+	not_ok "linux.cgroupsPath: the host has no cgroup2 mount (nsrun's cgroups are v2)"
+elif [ -w "$cg2" ]; then
+	bundle_with '["/nsrun-probe", "sleep", "300"]' "c['linux']['cgroupsPath'] = '/$cgtop/a/c1'; $res"
+	oci run --bundle "$T/bundle" --detach g1
+	assert_eq "cgroupsPath /$cgtop/a/c1: the container's init is in that cgroup" "0 /$cgtop/a/c1" "$RC $(init_cgroup g1 '')"
+	if [ -f "$cg2/$cgtop/a/c1/memory.max" ]; then
+		assert_eq "  ... its memory limit is set there (memory.max)" 67108864 "$(cat "$cg2/$cgtop/a/c1/memory.max")"
+	else
+		assert_eq "  ... its memory limit is set there (v1 memory group at the same path)" "/$cgtop/a/c1 67108864" \
+			"$(init_cgroup g1 memory) $(cat "$mem1/$cgtop/a/c1/memory.limit_in_bytes" 2>&1)"
+	fi
+	oci delete --force g1
+	assert_eq "  ... delete: the cgroup and the parents nsrun made are gone" "0 no no" \
+		"$RC $([ -e "$cg2/$cgtop" ] && echo yes || echo no) $([ -n "$mem1" ] && [ -e "$mem1/$cgtop" ] && echo yes || echo no)"
+	bundle_with '["/nsrun-probe", "sleep", "300"]' "c['linux']['cgroupsPath'] = '$cgtop/../../$cgtop-rel'"
+	oci run --bundle "$T/bundle" --detach g1
+	assert_eq "  ... relative ($cgtop/../../$cgtop-rel): below the parent of the caller's, never above it" \
+		"${base%/}/$cgtop-rel" "$(init_cgroup g1 '')"
+	oci delete --force g1
+	bundle_with '["/nsrun-probe", "sleep", "300"]' "$res"
+	oci run --bundle "$T/bundle" --detach g1
+	assert_match "  ... control: without it, nsrun names the cgroup" '/nsrun-[0-9]+-[0-9]+$' "$(init_cgroup g1 '')"
+	oci delete --force g1
+	mkdir "$cg2/$cgtop-busy"
+	sleep 300 &
+	echo $! >"$cg2/$cgtop-busy/cgroup.procs"
+	bundle_with '["/nsrun-probe", "exit", "0"]' "c['linux']['cgroupsPath'] = '/$cgtop-busy'"
+	oci run --bundle "$T/bundle" g1
+	assert_match "  ... a cgroup that holds processes already: refused by name (as runc)" \
+		"nsrun: linux.cgroupsPath \"/$cgtop-busy\": the cgroup $cg2/$cgtop-busy holds processes already" "$ERR"
+	assert_eq "  ... exit 1, its process untouched" "1 1" "$RC $(wc -l <"$cg2/$cgtop-busy/cgroup.procs")"
+else
+	bundle_with '["/nsrun-probe", "sleep", "300"]' "c['linux']['cgroupsPath'] = '/$cgtop/a/c1'; $res"
+	oci run --bundle "$T/bundle" --detach g1
+	assert_match "cgroupsPath where the cgroup root is not delegated ($cg2): a warning naming why" \
+		"nsrun: warning: linux.cgroupsPath \"/$cgtop/a/c1\" is not the container.s cgroup: mkdir [^ ]*: Permission denied" "$ERR"
+	assert_eq "  ... the container runs, its cgroup not that one, nothing made there" "0 no" \
+		"$RC $([ -e "$cg2/$cgtop" ] && echo yes || echo no)"
+	c=$(init_cgroup g1 '')
+	assert_eq "  ... its init is elsewhere ($c)" yes "$([ -n "$c" ] && [ "$c" != "/$cgtop/a/c1" ] && echo yes)"
+	oci delete --force g1
+	bundle_with '["/nsrun-probe", "exit", "0"]' "$res"
+	oci run --bundle "$T/bundle" g1
+	assert_not_match "  ... control: without it, no such warning" 'cgroupsPath' "$ERR"
+fi
+# --systemd-cgroup: runc's "slice:prefix:name" form; without systemd, refused as runc
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['linux']['cgroupsPath'] = '/$cgtop/x'"
+run_cmd "$NSRUN" --root "$ROOT" --systemd-cgroup run --bundle "$T/bundle" g1
+assert_match "--systemd-cgroup with a path: refused, naming runc's form" \
+	'^nsrun: config.json: linux.cgroupsPath with --systemd-cgroup: expected cgroupsPath of the form "slice:prefix:name"' "$ERR"
+assert_nsrun_error "  ... one line (and a hint)"
+bundle_with '["/nsrun-probe", "exit", "0"]' "c['linux']['cgroupsPath'] = 'system.slice:nsrun:$cgtop'"
+run_cmd "$NSRUN" --root "$ROOT" --systemd-cgroup run --bundle "$T/bundle" g1
+if [ -d /run/systemd/system ]; then
+	assert_match "--systemd-cgroup slice:prefix:name: the scope's cgroup, a warning that no unit is made" \
+		"no systemd unit is started: nsrun makes the cgroup /system.slice/nsrun-$cgtop.scope" "$ERR"
+else
+	assert_match "--systemd-cgroup slice:prefix:name where systemd is not running: refused, as runc" \
+		'^nsrun: --systemd-cgroup: systemd is not running on this host' "$ERR"
+	assert_eq "  ... exit 1, nothing under --root" "1 0" "$RC $(find "$ROOT" -mindepth 1 | wc -l)"
+fi
+
+# ---- bind mounts' propagation options: set in the container's own namespace; one
+# container, a bind of the same source for each option (/mnt/none: the control)
+src=$TESTTMP/propagation-src
+mkdir -p "$src/sub" "$TESTTMP/propagation-sub"
+chmod -R a+rX "$src" "$TESTTMP/propagation-sub"
+# the source a shared mount of the host's (as root): the container's rshared bind of
+# it, and a bind nested in that one, must never appear on the host
+shared_src=""
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m,mode=755 nsrun-cgpath "$src" && mount --make-shared "$src"; then
+	shared_src=1
+	at_exit "umount -l '$src'"
+	mkdir -p "$src/sub"
+fi
+bundle_with '["/nsrun-probe", "sleep", "300"]' "c['mounts'] += [{'destination': '/mnt/' + o, 'type': 'bind',
+    'source': '$src', 'options': ['rbind'] + ([o] if o != 'none' else [])} for o in argv] + [
+    {'destination': '/mnt/rshared/sub', 'type': 'bind', 'source': '$TESTTMP/propagation-sub', 'options': ['rbind']}]" \
+	rshared unbindable rslave none
+oci run --bundle "$T/bundle" --detach b1
+oci exec b1 /nsrun-probe root-propagation /mnt/rshared /mnt/unbindable /mnt/rslave /mnt/none /mnt/rshared/sub
+# the optional fields of the mount at $1 in $OUT, "private" when none
+prop_of() { tr ' ' '\n' <<<"$OUT" | sed -n "s|^$1=||p"; }
+assert_match "mounts[].options rshared: the bind is shared (a peer group of the container's own)" \
+	'^shared:[0-9]+$' "$(prop_of /mnt/rshared)"
+assert_eq "  ... unbindable: unbindable" unbindable "$(prop_of /mnt/unbindable)"
+assert_eq "  ... rslave: private (a slave of no host mount: every mount was made private first)" \
+	private "$(prop_of /mnt/rslave)"
+assert_eq "  ... control: without an option, private" private "$(prop_of /mnt/none)"
+assert_match "  ... the bind nested in the rshared one is a mount inside, shared with it" '^shared:[0-9]+$' \
+	"$(prop_of /mnt/rshared/sub)"
+if [ -n "$shared_src" ]; then
+	assert_ne "  ... its peer group is not the host's shared source's" \
+		"$(awk -v s="$src" '$5 == s' /proc/self/mountinfo | grep -o 'shared:[0-9]*' | tail -n1)" "$(prop_of /mnt/rshared)"
+fi
+assert_eq "  ... on the host nothing is mounted below the${shared_src:+ shared} source" "" \
+	"$(awk -v s="$src/" 'index($5, s) == 1' /proc/self/mountinfo)"
+oci delete --force b1
 
 # ---- process.rlimits: set as given (runtime-tools' process_rlimits), but CORE and NOFILE
 rl="c['process']['rlimits'] = [{'type': 'RLIMIT_FSIZE', 'soft': 1000, 'hard': 2000},

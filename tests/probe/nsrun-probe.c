@@ -1204,36 +1204,46 @@ static int c_stat(int argc, char **argv)
 		  (unsigned)(st.st_mode & 07777));
 }
 
-/* root-propagation: the optional fields (shared:N, master:N, unbindable) of the
- * mount at "/" in /proc/self/mountinfo, "private" when it has none */
+/* root-propagation [PATH...]: the optional fields (shared:N, master:N, unbindable) of
+ * the mount at "/" in /proc/self/mountinfo, "private" when it has none; with PATHs,
+ * PATH=FIELDS for each, space separated */
 static int c_root_propagation(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], found[256] = "";
-	if (!f)
-		return denied(errno, "/proc/self/mountinfo");
-	while (fgets(line, sizeof line, f)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
-		char *save = NULL, *tok = strtok_r(line, " ", &save);
-		int field = 0;
-		char opt[256] = "";
-		bool root = false;
-		for (; tok; tok = strtok_r(NULL, " ", &save), field++) {
-			if (field == 4)
-				root = strcmp(tok, "/") == 0;
-			else if (field >= 6 && strcmp(tok, "-") == 0)
-				break;
-			else if (field >= 6)
-				snprintf(opt + strlen(opt), sizeof opt - strlen(opt), "%s%s", opt[0] ? "," : "", tok);
+	static const char *const root[] = { "/" };
+	const char *const *at = argc > 1 ? (const char *const *)argv + 1 : root;
+	int n = argc > 1 ? argc - 1 : 1;
+	char out[2048] = "";
+	for (int k = 0; k < n; k++) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		char line[4096], found[256] = "";
+		if (!f)
+			return denied(errno, "/proc/self/mountinfo");
+		while (fgets(line, sizeof line, f)) {
+			/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
+			char *save = NULL, *tok = strtok_r(line, " ", &save);
+			int field = 0;
+			char opt[256] = "";
+			bool here = false;
+			for (; tok; tok = strtok_r(NULL, " ", &save), field++) {
+				if (field == 4)
+					here = strcmp(tok, at[k]) == 0;
+				else if (field >= 6 && strcmp(tok, "-") == 0)
+					break;
+				else if (field >= 6)
+					snprintf(opt + strlen(opt), sizeof opt - strlen(opt), "%s%s", opt[0] ? "," : "", tok);
+			}
+			if (here) /* the last mount there is the one seen */
+				snprintf(found, sizeof found, "%s", opt[0] ? opt : "private");
 		}
-		if (root) /* the last mount at / is the one seen */
-			snprintf(found, sizeof found, "%s", opt[0] ? opt : "private");
+		fclose(f);
+		if (!found[0])
+			return denied(ENOENT, "no mount at %s", at[k]);
+		if (argc > 1)
+			snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s=%s", k ? " " : "", at[k], found);
+		else
+			snprintf(out, sizeof out, "%s", found);
 	}
-	fclose(f);
-	if (!found[0])
-		return denied(ENOENT, "no mount at /");
-	return ok("%s", found);
+	return ok("%s", out);
 }
 
 /* old-root: whether a mount is stacked on "/" (pivot_root's old root, not yet
@@ -1393,7 +1403,7 @@ static const struct sub subs[] = {
 	{ "cwd", c_cwd, "print the working directory" },
 	{ "stat", c_stat, "PATH: type, major:minor, mode (lstat)" },
 	{ "old-root", c_old_root, "is a mount stacked on / (/.. vs / by statx mount id; mounts at / in mountinfo)" },
-	{ "root-propagation", c_root_propagation, "optional fields of / in mountinfo (shared:N, master:N, ...)" },
+	{ "root-propagation", c_root_propagation, "[PATH...]: optional fields of / (each PATH) in mountinfo (shared:N, master:N, ...)" },
 	{ "landlock-exec", c_landlock_exec, "CMD [ARG...]: exec under a Landlock domain (no mounts)" },
 	{ "deny-sockets-exec", c_deny_sockets_exec, "CMD [ARG...]: exec with only AF_UNIX sockets" },
 	{ NULL, NULL, NULL },

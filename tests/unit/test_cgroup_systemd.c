@@ -103,5 +103,34 @@ int main(void)
 		cgroup_systemd_unit_name(unit, sizeof(unit), 4242, 0xc0ffee));
 	tap_str(&t, "unit name of the largest values", "nsrun-2147483647-ffffffff.scope",
 		cgroup_systemd_unit_name(unit, sizeof(unit), 2147483647, 0xffffffffu));
+
+	/* --systemd-cgroup's linux.cgroupsPath (runc's slice:prefix:name) as the manager places it */
+	char path[256], why[256];
+	tap_int(&t, "systemd cgroupsPath system.slice:docker:abc", 0,
+		cgroup_systemd_path("system.slice:docker:abc", true, path, sizeof(path), why, sizeof(why)));
+	tap_str(&t, "... the slice, then prefix-name.scope", "/system.slice/docker-abc.scope", path);
+	cgroup_systemd_path("a-b-c.slice:p:n", true, path, sizeof(path), why, sizeof(why));
+	tap_str(&t, "... a nested slice expanded (systemd.slice(5))", "/a.slice/a-b.slice/a-b-c.slice/p-n.scope", path);
+	cgroup_systemd_path(":libpod:x", false, path, sizeof(path), why, sizeof(why));
+	tap_str(&t, "... no slice: user.slice when not root", "/user.slice/libpod-x.scope", path);
+	cgroup_systemd_path(":libpod:x", true, path, sizeof(path), why, sizeof(why));
+	tap_str(&t, "... system.slice as root", "/system.slice/libpod-x.scope", path);
+	cgroup_systemd_path("-.slice:p:k8s.slice", true, path, sizeof(path), why, sizeof(why));
+	tap_str(&t, "... the root slice, and a name that is a slice itself", "/k8s.slice", path);
+	cgroup_systemd_path("system.slice::n", true, path, sizeof(path), why, sizeof(why));
+	tap_str(&t, "... no prefix: NAME.scope", "/system.slice/n.scope", path);
+	tap_int(&t, "a path (not slice:prefix:name): refused", -1,
+		cgroup_systemd_path("/a/b", true, path, sizeof(path), why, sizeof(why)));
+	tap_ok(&t, strstr(why, "slice:prefix:name") != NULL, "... naming the form");
+	tap_int(&t, "four parts: refused", -1, cgroup_systemd_path("a.slice:b:c:d", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "no name: refused", -1, cgroup_systemd_path("a.slice:b:", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "a slice without .slice: refused", -1, cgroup_systemd_path("system:b:c", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "a slice with a slash (../x.slice): refused", -1,
+		cgroup_systemd_path("../x.slice:b:c", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "a name with a slash: refused", -1, cgroup_systemd_path("x.slice:b:../../c", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "a-.slice, a--b.slice: refused", -2,
+		cgroup_systemd_path("a-.slice:b:c", true, path, sizeof(path), why, sizeof(why)) +
+		cgroup_systemd_path("a--b.slice:b:c", true, path, sizeof(path), why, sizeof(why)));
+	tap_int(&t, "too long for out: refused", -1, cgroup_systemd_path("system.slice:docker:abc", true, path, 10, why, sizeof(why)));
 	return tap_done(&t);
 }
