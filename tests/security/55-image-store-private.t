@@ -27,12 +27,15 @@ nothing_left() {  # NAME — no temporary directory, no sandbox process
 }
 # the mounts of this (the host's) mount namespace that name PRIV or are on /dev/shm or /mnt
 host_mounts() { awk -v p="$PRIV" 'index($4 $5, p) || $5 == "/dev/shm" || $5 == "/mnt"' /proc/self/mountinfo; }
-# registry PORT LAYOUT STALL — registry.py serving LAYOUT as test/img:1 (STALL: none, manifest)
+# registry PORT LAYOUT STALL — registry.py serving LAYOUT as test/img:1 (STALL:
+# none, manifest) in the background; listens PORT waits until it answers
 registry() {
-	python3 "$TESTS_DIR/security/image/registry.py" "$1" "$2" "$3" "$T/stalled" >"$T/registry.log" 2>&1 &
+	python3 "$TESTS_DIR/security/image/registry.py" "$1" "$2" "$3" "$T/stalled" >"$T/registry-$1.log" 2>&1 &
 	at_exit "kill $! 2>/dev/null"
-	for _ in $(seq 100); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1))" 2>/dev/null && return 0
+}
+listens() {
+	for _ in $(seq 300); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -51,8 +54,10 @@ else
 fi
 
 mk oci "$T/img" plain
-PORT=$(free_port)
-check "the test registry answers" registry "$PORT" "$T/img" none
+PORT=$(free_port) PORT2=$(free_port)
+registry "$PORT" "$T/img" none
+registry "$PORT2" "$T/img" manifest
+check "the test registry answers" listens "$PORT"
 PULL=("$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false)
 
 run_cmd "${PULL[@]}" "docker://127.0.0.1:$PORT/test/img:1" p --store "$STORE"
@@ -70,16 +75,13 @@ assert_eq "... and no mount on the host (nothing on /dev/shm or /mnt, nothing of
 # killed mid-way (the registry never answers the manifest: the tool is running
 # in its sandbox): no mount, no process; the temporary directory a SIGKILL
 # leaves goes with the next pull of the name
-PORT2=$(free_port)
-check "a stalling registry answers" registry "$PORT2" "$T/img" manifest
-rm -f "$T/stalled"
+check "a stalling registry answers" listens "$PORT2"
 "${PULL[@]}" "docker://127.0.0.1:$PORT2/test/img:1" k --store "$STORE" 2>"$T/k.err" &
 KPID=$!
 at_exit "kill -KILL $KPID 2>/dev/null"
 for _ in $(seq 600); do [ -e "$T/stalled" ] && break; sleep 0.1; done
 check "a pull waits in its sandbox on the stalled registry" test -e "$T/stalled"
-kill -KILL "$KPID"
-wait "$KPID" 2>/dev/null
+{ kill -KILL "$KPID" && wait "$KPID"; } 2>/dev/null
 for _ in $(seq 100); do pgrep -f "127\.0\.0\.1:$PORT2/" >/dev/null || break; sleep 0.1; done
 assert_eq "killed with SIGKILL: no process of its sandbox is left" "" "$(pgrep -af "127\.0\.0\.1:$PORT2/")"
 assert_eq "... and no mount on the host" "$MOUNTS_BEFORE" "$(host_mounts)"
