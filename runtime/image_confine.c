@@ -313,7 +313,8 @@ static int fetch_pipe(int *r, int *w)
 static bool sandbox_failed(struct fetch *f, int started_r, int log_fd)
 {
 	_cleanup_free_ char *s = NULL;
-	char path[32], c, *line = "no message";
+	char path[32], c, msg[201] = "no message";
+	const char *line;
 	size_t len;
 
 	if (read(started_r, &c, 1) == 1)
@@ -322,15 +323,13 @@ static bool sandbox_failed(struct fetch *f, int started_r, int log_fd)
 	if (read_file(path, 64 << 10, &s, NULL) == 0) {
 		for (line = s; *line == '\n'; line++)
 			;
-		if ((len = strcspn(line, "\n")) == 0)
-			line = "no message";
-		else
-			line[len] = '\0';
-		for (char *p = line; *p; p++)
+		if ((len = strcspn(line, "\n")) > 0)
+			snprintf(msg, sizeof(msg), "%.*s", (int)(len < sizeof(msg) ? len : sizeof(msg) - 1), line);
+		for (char *p = msg; *p; p++)
 			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 				*p = '?';
 	}
-	snprintf(f->reason, sizeof(f->reason), "the image tool's sandbox could not be set up: %.200s", line);
+	snprintf(f->reason, sizeof(f->reason), "the image tool's sandbox could not be set up: %s", msg);
 	snprintf(f->hint, sizeof(f->hint), "the pull runs skopeo and umoci under setpriv, prlimit and bwrap "
 		 "(as root: as uid %d); `nsrun check` shows whether user namespaces work here, and docs/images.md "
 		 "what the sandbox needs", FETCH_UNPACK_UID);

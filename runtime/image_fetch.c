@@ -4,10 +4,10 @@
  *
  * Layout while pulling: STORE/.NAME.tmp.XXXXXX (0700, the puller's; as root
  * bwrap reaches work/ through fetch_reach_work's bind, else the directory is
- * 0710 with the group 65534 while the tools run) holds work/ (the sandbox's /build: oci/ the verified layout,
- * rootfs/ the unpacked tree, tmp/ the tools' scratch) and the tools' log; at
- * the end rootfs/ and image.json.  Only the finished tree is opened (0755)
- * and renamed into place.
+ * 0710 with the group 65534 while the tools run) holds work/ (the sandbox's
+ * /build: oci/ the verified layout, rootfs/ the unpacked tree, tmp/ the
+ * tools' scratch) and the tools' log; at the end rootfs/ and image.json.  Only
+ * the finished tree is opened (0755) and renamed into place.
  */
 #include <dirent.h>
 #include <errno.h>

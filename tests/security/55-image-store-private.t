@@ -65,11 +65,17 @@ assert_eq "nsrun pull into a store under a 0700 directory succeeds" "0 " "$RC $E
 check "... the image runs" runs p
 check "... leaving no temporary directory or process" nothing_left p
 
-mk oci-archive "$T/img.tar" plain
-run_cmd "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" i --store "$STORE"
-assert_eq "nsrun-image import of an oci-archive into it succeeds" "0 " "$RC $ERR"
-check "... the image runs" runs i
-check "... leaving no temporary directory or process" nothing_left i
+# the import is nsrun-image's (shell): nothing of it for the sanitizers to see,
+# so under them (CI's ASan run) only the C pull's checks run
+IMPORTS=1
+[ -n "${NSRUN_TEST_SANITIZER:-}" ] && IMPORTS=
+if [ -n "$IMPORTS" ]; then
+	mk oci-archive "$T/img.tar" plain
+	run_cmd "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" i --store "$STORE"
+	assert_eq "nsrun-image import of an oci-archive into it succeeds" "0 " "$RC $ERR"
+	check "... the image runs" runs i
+	check "... leaving no temporary directory or process" nothing_left i
+fi
 assert_eq "... and no mount on the host (nothing on /dev/shm or /mnt, nothing of the store)" "$MOUNTS_BEFORE" "$(host_mounts)"
 
 # killed mid-way (the registry never answers the manifest: the tool is running
@@ -99,11 +105,13 @@ assert_eq "the sandbox cannot be set up (prlimit fails): the pull fails" 1 "$RC"
 assert_match "... saying so with prlimit's message" \
 	'^nsrun: pull "u": the image tool.s sandbox could not be set up: prlimit: .*FSIZE.*$' "$(head -n1 <<<"$ERR")"
 assert_match "... and a hint" "^nsrun: $HINT" "$(sed -n 2p <<<"$ERR")"
-run_cmd "${LOWFSIZE[@]}" "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" u --store "$STORE"
-assert_eq "... an import too fails" 1 "$RC"
-assert_match "... saying so with prlimit's message" \
-	'^nsrun-image: import "u": the image tool.s sandbox could not be set up: prlimit: .*FSIZE.*$' "$(head -n1 <<<"$ERR")"
-assert_match "... and a hint" "^nsrun-image: $HINT" "$(sed -n 2p <<<"$ERR")"
+if [ -n "$IMPORTS" ]; then
+	run_cmd "${LOWFSIZE[@]}" "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" u --store "$STORE"
+	assert_eq "... an import too fails" 1 "$RC"
+	assert_match "... saying so with prlimit's message" \
+		'^nsrun-image: import "u": the image tool.s sandbox could not be set up: prlimit: .*FSIZE.*$' "$(head -n1 <<<"$ERR")"
+	assert_match "... and a hint" "^nsrun-image: $HINT" "$(sed -n 2p <<<"$ERR")"
+fi
 check "... leaving nothing" nothing_left u
 
 if [ "$(id -u)" = 0 ]; then
@@ -115,11 +123,13 @@ if [ "$(id -u)" = 0 ]; then
 	assert_match "... in bwrap's words" \
 		'^nsrun: pull "c": the image tool.s sandbox could not be set up: bwrap: Can.t find source path /proc/self/fd/[0-9]+: Permission denied$' \
 		"$(head -n1 <<<"$ERR")"
-	run_cmd "${NOADMIN[@]}" "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" c --store "$STORE"
-	assert_eq "control: ... and so does the import" 1 "$RC"
-	assert_match "... in bwrap's words" \
-		'^nsrun-image: import "c": the image tool.s sandbox could not be set up: bwrap: Can.t find source path /proc/self/fd/[0-9]+: Permission denied$' \
-		"$(head -n1 <<<"$ERR")"
+	if [ -n "$IMPORTS" ]; then
+		run_cmd "${NOADMIN[@]}" "$TOOL" import --quiet --interpreter /bin/hello "oci-archive:$T/img.tar" c --store "$STORE"
+		assert_eq "control: ... and so does the import" 1 "$RC"
+		assert_match "... in bwrap's words" \
+			'^nsrun-image: import "c": the image tool.s sandbox could not be set up: bwrap: Can.t find source path /proc/self/fd/[0-9]+: Permission denied$' \
+			"$(head -n1 <<<"$ERR")"
+	fi
 	check "... leaving nothing" nothing_left c
 fi
 
