@@ -17,10 +17,12 @@
 #include <fcntl.h>
 #include <fts.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,11 +32,77 @@
 #include "image_fetch.h"
 #include "sys.h"
 
-/* Run in the sandbox before the tool: closes every fd but 0-2.  bwrap passes on
- * what it inherits (the work directory's fd it binds), and a directory fd from
- * outside the sandbox's root is a way out of it (openat(fd, "..")). */
-static const char close_fds[] = "for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ -e $f ]]; then eval "
-				"\"exec $n>&-\"; fi; done; exec \"$@\"";
+/* Run in the sandbox before the tool: first writes a byte to the fd %d (the
+ * sandbox is set up: what fails from here on is the tool's), then closes every
+ * fd but 0-2.  bwrap passes on what it inherits (the work directory's fd it
+ * binds), and a directory fd from outside the sandbox's root is a way out of it
+ * (openat(fd, "..")). */
+static const char close_fds[] = "printf . >&%d; for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ -e $f ]]; "
+				"then eval \"exec $n>&-\"; fi; done; exec \"$@\"";
+
+/* Where fetch_reach_work binds the work directory: existing directories every
+ * user may traverse, whose contents nothing of the pull needs (the sandbox has
+ * a /dev of its own). */
+static const char *const reach_points[] = { "/dev/shm", "/mnt", NULL };
+
+/* May every user look up path (/ and each directory on it searchable by
+ * others)? */
+static bool world_reachable(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s", path);
+	if (stat("/", &st) < 0 || !(st.st_mode & S_IXOTH))
+		return false;
+	for (char *s = p;;) {
+		s = strchr(s + 1, '/');
+		if (s)
+			*s = '\0';
+		if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH))
+			return false;
+		if (!s)
+			return true;
+		*s = '/';
+	}
+}
+
+int fetch_reach_work(struct fetch *f, struct nsrun_error *err)
+{
+	const char *mp = NULL;
+	int fd;
+
+	for (const char *const *r = reach_points; *r && !mp; r++)
+		if (world_reachable(*r))
+			mp = *r;
+	/* not root enough for a mount namespace (an outer sandbox): the store's
+	 * own path, as before */
+	if (!mp || unshare(CLONE_NEWNS) < 0)
+		return 0;
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return error_set(err, errno, "pull \"%s\": make our mount namespace a slave of the host's", f->o->name);
+	/* by path: the fd is on a mount of the host's namespace, which mount(2)
+	 * refuses to bind from here (EINVAL); f->tmp is 0700 and no sandbox has
+	 * run yet, so nothing can have swapped a path component */
+	if (mount(f->work, mp, NULL, MS_BIND, NULL) < 0)
+		return error_set(err, errno, "pull \"%s\": bind %s onto %s", f->o->name, f->work, mp);
+	f->reach = mp;
+	if ((fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || dup3(fd, f->work_fd, O_CLOEXEC) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return error_set(err, e, "pull \"%s\": open %s", f->o->name, mp);
+	}
+	close(fd);
+	return 0;
+}
+
+void fetch_unreach_work(struct fetch *f)
+{
+	if (f->reach)
+		umount2(f->reach, MNT_DETACH);
+	f->reach = NULL;
+}
 
 void fetch_iec(uint64_t bytes, char *buf, size_t len)
 {
@@ -137,10 +205,12 @@ static int push_all(struct strv *v, const char *const *a)
 }
 
 /* The whole command line: setpriv, prlimit, env -i, bwrap's arguments, the fd
- * closer, argv.  fds[] gets the fds bwrap reads (-1 for none). */
-static int confined_argv(struct fetch *f, bool net, const char *const *argv, struct strv *v, int fds[3])
+ * closer (told to write to started_fd), argv.  fds[] gets the fds bwrap reads
+ * (-1 for none). */
+static int confined_argv(struct fetch *f, bool net, const char *const *argv, int started_fd, struct strv *v,
+			 int fds[3])
 {
-	char fsize[48], wfd[16], afd[16], rfd[16], target[PATH_MAX], path[16];
+	char fsize[48], wfd[16], afd[16], rfd[16], target[PATH_MAX], path[16], script[sizeof(close_fds) + 16];
 	static const char *const top[] = { "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr",
 					   "/usr", "--proc", "/proc", "--dev", "/dev", "--dir", "/var", "--dir",
 					   "/etc", NULL };
@@ -200,7 +270,8 @@ static int confined_argv(struct fetch *f, bool net, const char *const *argv, str
 						       "/etc/nsswitch.conf", "/etc/nsswitch.conf", NULL }) < 0)
 			return -1;
 	}
-	if (push_all(v, (const char *const[]){ "--", "/usr/bin/bash", "-c", close_fds, "close-fds", NULL }) < 0 ||
+	snprintf(script, sizeof(script), close_fds, started_fd);
+	if (push_all(v, (const char *const[]){ "--", "/usr/bin/bash", "-c", script, "close-fds", NULL }) < 0 ||
 	    push_all(v, argv) < 0)
 		return -1;
 	fds[0] = f->work_fd;
@@ -215,6 +286,54 @@ static bool log_has(int log_fd, const char *text)
 
 	fd_path(path, sizeof(path), log_fd);
 	return read_file(path, 1 << 20, &s, NULL) == 0 && strstr(s, text) != NULL;
+}
+
+/* A pipe, both ends close-on-exec and the read end non-blocking.  Returns 0
+ * or -1 with errno. */
+static int fetch_pipe(int *r, int *w)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0) {
+		int e = errno;
+		close(p[0]), close(p[1]);
+		errno = e;
+		return -1;
+	}
+	*r = p[0], *w = p[1];
+	return 0;
+}
+
+/* After a failed step: did the sandbox fail before the tool ran (nothing came
+ * through started_r, which the sandbox's first command writes to)?  Then
+ * f->reason gets the first line of the log (setpriv's, prlimit's or bwrap's
+ * own message, control characters cleaned) and f->hint what to check. */
+static bool sandbox_failed(struct fetch *f, int started_r, int log_fd)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[32], c, msg[201] = "no message";
+	const char *line;
+	size_t len;
+
+	if (read(started_r, &c, 1) == 1)
+		return false;
+	fd_path(path, sizeof(path), log_fd);
+	if (read_file(path, 64 << 10, &s, NULL) == 0) {
+		for (line = s; *line == '\n'; line++)
+			;
+		if ((len = strcspn(line, "\n")) > 0)
+			snprintf(msg, sizeof(msg), "%.*s", (int)(len < sizeof(msg) ? len : sizeof(msg) - 1), line);
+		for (char *p = msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+				*p = '?';
+	}
+	snprintf(f->reason, sizeof(f->reason), "the image tool's sandbox could not be set up: %s", msg);
+	snprintf(f->hint, sizeof(f->hint), "the pull runs skopeo and umoci under setpriv, prlimit and bwrap "
+		 "(as root: as uid %d); `nsrun check` shows whether user namespaces work here, and docs/images.md "
+		 "what the sandbox needs", FETCH_UNPACK_UID);
+	return true;
 }
 
 /* Checks the bounds on the work tree; sets f->reason when one is exceeded. */
@@ -250,13 +369,17 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 {
 	static char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
 	struct strv v = { 0 };
-	int fds[3] = { -1, -1, -1 }, keep[3], n_keep = 0, ws = 0, rc;
+	int fds[3] = { -1, -1, -1 }, keep[4], n_keep = 0, ws = 0, rc;
+	_cleanup_close_ int started_r = -1, started_w = -1;
 	uint64_t last = UINT64_MAX, since = monotonic_us();
 	char size[32];
 	unsigned tick = 0;
 
 	f->reason[0] = '\0';
-	if (confined_argv(f, net, argv, &v, fds) < 0) {
+	f->hint[0] = '\0';
+	if (fetch_pipe(&started_r, &started_w) < 0)
+		return error_set(err, errno, "pull \"%s\": pipe", f->o->name);
+	if (confined_argv(f, net, argv, started_w, &v, fds) < 0) {
 		rc = errno ? errno : ENOMEM;
 		strv_free(&v);
 		for (int i = 1; i < 3; i++)
@@ -267,6 +390,7 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			keep[n_keep++] = fds[i];
+	keep[n_keep++] = started_w;
 	rc = spawn_child_keep(&f->child, "setpriv", true, v.v, env, (int[3]){ in_fd, out_fd, log_fd }, keep,
 			      (size_t)n_keep);
 	rc = rc < 0 ? errno : 0;
@@ -274,6 +398,8 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 	for (int i = 1; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	close(started_w);
+	started_w = -1;
 	if (rc) {
 		f->child = 0;
 		error_set(err, rc, "pull \"%s\": run setpriv, prlimit and bwrap", f->o->name);
@@ -314,6 +440,8 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 	}
 	f->child = 0;
 	rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	if (rc != 0 && sandbox_failed(f, started_r, log_fd))
+		return rc;
 	/* a file over the size bound: SIGXFSZ or EFBIG from the tool */
 	fetch_iec(f->o->max_bytes, size, sizeof(size));
 	if (rc != 0 && (rc == 128 + SIGXFSZ || log_has(log_fd, "file too large")))

@@ -3,11 +3,11 @@
  * image_fetch.h).
  *
  * Layout while pulling: STORE/.NAME.tmp.XXXXXX (0700, the puller's; as root
- * 0710 with the group 65534 while the tools run, so that bwrap can reach
- * work/ by path) holds work/ (the sandbox's /build: oci/ the verified layout,
- * rootfs/ the unpacked tree, tmp/ the tools' scratch) and the tools' log; at
- * the end rootfs/ and image.json.  Only the finished tree is opened (0755)
- * and renamed into place.
+ * bwrap reaches work/ through fetch_reach_work's bind, else the directory is
+ * 0710 with the group 65534 while the tools run) holds work/ (the sandbox's
+ * /build: oci/ the verified layout, rootfs/ the unpacked tree, tmp/ the
+ * tools' scratch) and the tools' log; at the end rootfs/ and image.json.  Only
+ * the finished tree is opened (0755) and renamed into place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -135,9 +135,10 @@ void fetch_progress_blobs(struct fetch *f)
 /* ---- the steps ---- */
 
 /* Makes f->work, the sandbox's /build, owned by whoever unpacks.  As root,
- * f->tmp becomes 0710 with the group 65534, so that the sandbox can reach
- * work/ by path (bwrap's --bind-fd re-resolves the fd's path) and no other
- * user can; work_close ends that before finishing. */
+ * the sandbox (uid 65534) must reach work/ by path (bwrap's --bind-fd
+ * re-resolves the fd's path): fetch_reach_work binds it where every user may
+ * look it up, in a mount namespace of the pull's own, whatever the store's
+ * parents' modes.  work_close ends that before finishing. */
 static int work_init(struct fetch *f, struct nsrun_error *err)
 {
 	static const char *const subs[] = { "", "/tmp", "/home", "/run", NULL };
@@ -151,11 +152,19 @@ static int work_init(struct fetch *f, struct nsrun_error *err)
 	snprintf(path, sizeof(path), "%s/run", f->work);
 	if (chmod(path, 0700) < 0 || chmod(f->work, 0700) < 0)
 		return error_set(err, errno, "pull \"%s\": chmod %s", f->o->name, path);
-	if (geteuid() == 0 && (fetch_chown_tree(f->work, FETCH_UNPACK_UID, FETCH_UNPACK_UID) < 0 ||
-			       chown(f->tmp, (uid_t)-1, FETCH_UNPACK_UID) < 0 || chmod(f->tmp, 0710) < 0))
+	if (geteuid() == 0 && fetch_chown_tree(f->work, FETCH_UNPACK_UID, FETCH_UNPACK_UID) < 0)
 		return error_set(err, errno, "pull \"%s\": give %s to uid %d", f->o->name, f->work, FETCH_UNPACK_UID);
 	if ((f->work_fd = open(f->work, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return error_set(err, errno, "pull \"%s\": open %s", f->o->name, f->work);
+	if (geteuid() != 0)
+		return 0;
+	if (fetch_reach_work(f, err) < 0)
+		return -1;
+	/* no mount namespace of our own: the sandbox reaches work/ through f->tmp
+	 * (0710, group 65534; no other user can), which works when 65534 can
+	 * look up the store */
+	if (!f->reach && (chown(f->tmp, (uid_t)-1, FETCH_UNPACK_UID) < 0 || chmod(f->tmp, 0710) < 0))
+		return error_set(err, errno, "pull \"%s\": give %s to uid %d", f->o->name, f->tmp, FETCH_UNPACK_UID);
 	return 0;
 }
 
@@ -166,6 +175,7 @@ static int work_close(struct fetch *f, struct nsrun_error *err)
 	if (f->work_fd >= 0)
 		close(f->work_fd);
 	f->work_fd = -1;
+	fetch_unreach_work(f);
 	if (geteuid() == 0 && (chmod(f->tmp, 0700) < 0 || chown(f->tmp, (uid_t)-1, 0) < 0 ||
 			       fetch_chown_tree(f->work, 0, 0) < 0))
 		return error_set(err, errno, "pull \"%s\": take %s back", f->o->name, f->work);
@@ -187,8 +197,12 @@ static int step_failed(struct fetch *f, const char *message, struct nsrun_error 
 {
 	char log[PATH_MAX];
 
-	if (f->reason[0])
-		return error_set(err, 0, "pull \"%s\": %s", f->o->name, f->reason);
+	if (f->reason[0]) {
+		error_set(err, 0, "pull \"%s\": %s", f->o->name, f->reason);
+		if (f->hint[0])
+			err->hint = f->hint;
+		return -1;
+	}
 	if (!stop_signal) {
 		snprintf(log, sizeof(log), "%s/tool.log", f->tmp);
 		show_log(log);
@@ -627,6 +641,7 @@ static void cleanup(struct fetch *f)
 	if (f->work_fd >= 0)
 		close(f->work_fd);
 	f->work_fd = -1;
+	fetch_unreach_work(f);
 	if (f->tmp && fetch_remove_tree(f->tmp) < 0)
 		fprintf(stderr, "nsrun: cannot remove %s (permission denied?)\n", f->tmp);
 }

@@ -46,6 +46,7 @@ struct fetch {
 	char *tmp;            /* STORE/.NAME.tmp.XXXXXX */
 	char *work;           /* tmp/work: the sandbox's /build */
 	int work_fd;          /* open on work while tools run, else -1 */
+	const char *reach;    /* as root: where work is bound for the sandbox, or NULL */
 	pid_t child;          /* the confined tool, 0 for none */
 	uint64_t deadline_us; /* monotonic_us() at which --timeout is past */
 	char reason[256];     /* the bound that stopped a step, "" for none */
@@ -69,10 +70,25 @@ int image_fetch_main(int argc, char **argv);
 /* Runs argv confined (image_confine.c): net: the host's network (a registry,
  * also on loopback) and the caller's credentials and registries.conf, else an
  * empty network; in_fd, out_fd, log_fd its stdio.  Polls the bounds every
- * second; a bound exceeded kills it and sets f->reason.  Returns its status
+ * second; a bound exceeded kills it and sets f->reason.  When the sandbox
+ * itself fails (setpriv, prlimit or bwrap, before the tool runs), f->reason
+ * says so with their first message and f->hint what to check.  Returns its status
  * (128+N when killed by signal N), or -1 with err when it could not start. */
 int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log_fd, const char *const *argv,
 		       struct nsrun_error *err);
+
+/* As root: makes f->work reachable by path for uid 65534 whatever the store's
+ * parents' modes (bwrap re-resolves its --bind-fd source by path, as the
+ * sandbox's uid).  Enters a mount namespace of our own (unshare(2)
+ * CLONE_NEWNS, slave to the host's: nothing mounted here is seen outside, and
+ * it ends with the process), binds f->work onto an existing directory every
+ * user may traverse (/dev/shm, else /mnt) and moves f->work_fd onto that
+ * mount.  Without CAP_SYS_ADMIN (or no such directory) changes nothing: the
+ * store's own path is used.  Returns 0 or -1 with err (mount(2)'s errno). */
+int fetch_reach_work(struct fetch *f, struct nsrun_error *err);
+
+/* Undoes fetch_reach_work's bind (umount2(2) MNT_DETACH); no-op without one. */
+void fetch_unreach_work(struct fetch *f);
 
 /* The caller's containers-registries.conf(5): $CONTAINERS_REGISTRIES_CONF,
  * else $XDG_CONFIG_HOME (or ~/.config)/containers/registries.conf, if it is a

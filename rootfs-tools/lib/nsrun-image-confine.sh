@@ -31,8 +31,9 @@ readonly UNPACK_UID=65534        # who a root import unpacks as (nsrun's mapped 
 
 # Bounds of the running import (set by bounds_init).
 B_MAX_BYTES=0 B_MAX_FILES=0 B_TIMEOUT=0 B_DEADLINE=0 B_NET_TIMEOUT=0
-B_REASON=''
+B_REASON='' B_HINT=''
 WORK_FD=''
+REACH=''   # as root: where each sandbox's own mount namespace binds the work dir
 
 # ----------------------------------------------------------------- bounds --
 
@@ -96,15 +97,28 @@ sandbox_argv() {  # [EXTRA-BWRAP-ARGS...]
 # way out of it (openat(fd, "..")).
 # shellcheck disable=SC2016 # expanded by the sandbox's bash
 # (No 2>/dev/null on the loop: bash would save stderr in an fd the loop closes.)
-readonly CLOSE_FDS='for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ -e $f ]]; then eval "exec $n>&-"; fi; done; exec "$@"'
+# First it writes a byte to the fd $0 (the sandbox is set up: what fails from
+# here on is the tool's).
+readonly CLOSE_FDS='printf . >&"$0"; for f in /proc/self/fd/*; do n=${f##*/}; if ((n > 2)) && [[ -e $f ]]; then eval "exec $n>&-"; fi; done; exec "$@"'
+
+# As root (REACH set): before setpriv, in a mount namespace of the sandbox's
+# own (unshare(1), a slave of the host's: nothing mounted in it is seen outside
+# and it ends with the sandbox, also when the import is killed), binds the work
+# directory $1 onto $2, a directory every user may traverse, and reopens the
+# fd $3 (bwrap's --bind-fd) there: bwrap re-resolves that fd's path as uid
+# UNPACK_UID, which a store under a 0700 directory (root's default, under
+# /root) would forbid.
+# shellcheck disable=SC2016 # expanded by that bash
+readonly REACH_SH='mount --bind -- "$1" "$2" || exit 125; eval "exec $3<\"\$2\"" || exit 125; shift 3; exec "$@"'
 
 # Runs CMD... in the sandbox, as the caller (root: as UNPACK_UID), stdin from
 # IN, stdout to OUT, stderr to LOG (shown cleaned on failure), no file larger
 # than the size bound; polls the bounds every second and kills it when one is
-# exceeded (B_REASON says which). Returns CMD's status (137 when killed for a
-# bound).
+# exceeded (B_REASON says which). When the sandbox itself fails (before CMD
+# runs), B_REASON says so with its first message and B_HINT what to check.
+# Returns CMD's status (137 when killed for a bound).
 run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
-	local in=$1 out=$2 log=$3 extra=()
+	local in=$1 out=$2 log=$3 extra=() started=$BUILD_TMP/started mark
 	shift 3
 	if [[ ${1:-} == --bwrap ]]; then
 		shift
@@ -113,10 +127,15 @@ run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
 	fi
 	local pre=(setpriv --pdeathsig=KILL)
 	((EUID != 0)) || pre+=(--reuid="$UNPACK_UID" --regid="$UNPACK_UID" --clear-groups)
+	[[ -z $REACH ]] ||
+		pre=(unshare --mount --propagation slave -- bash -c "$REACH_SH" reach "$BUILD_TMP/work" "$REACH" "$WORK_FD" "${pre[@]}")
 	sandbox_argv "${extra[@]}"
+	: >"$started"
+	exec {mark}>>"$started"
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
-		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" close-fds "$@" <"$in" >"$out" 2>"$log" &
+		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" "$mark" "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
+	exec {mark}>&-
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
 	# wait -n: that loses track of reaped children in bash 5.2.
 	local rc=0 state usage n=0
@@ -136,6 +155,14 @@ run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
 	wait "$CHILD_PID" 2>/dev/null || rc=$?   # (and no "Killed" notice from bash)
 	[[ -z $B_REASON ]] || rc=137
 	CHILD_PID=
+	# the sandbox failed before the tool ran: its own first message
+	if ((rc != 0)) && [[ -z $B_REASON && ! -s $started ]]; then
+		local first
+		first=$(grep -m1 -v '^$' -- "$log" | cut -c1-200 | LC_ALL=C sed 's/[^[:print:]]/?/g')
+		B_REASON="the image tool's sandbox could not be set up: ${first:-no message}"
+		B_HINT="the import runs bsdtar, skopeo and umoci under setpriv, prlimit and bwrap (as root: as uid $UNPACK_UID); \`nsrun check\` shows whether user namespaces work here, and docs/images.md what the sandbox needs"
+	fi
+	rm -f -- "$started"
 	# a file over the size bound: SIGXFSZ or EFBIG from the tool
 	if [[ -z $B_REASON ]] && { ((rc == 128 + 25)) || grep -qs 'file too large' -- "$log"; }; then
 		B_REASON="a file of the image is larger than $(numfmt --to=iec "$B_MAX_BYTES") (--max-size SIZE raises the bound)"
@@ -146,23 +173,50 @@ run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
 # Dies with the bound that stopped a step, else with MESSAGE after the tool's
 # cleaned messages.
 step_failed() {  # CMD NAME LOG MESSAGE
+	[[ -z $B_HINT ]] || { printf '%s: %s\n%s: hint: %s\n' "$PROG" "$1 \"$2\": $B_REASON" "$PROG" "$B_HINT" >&2; exit 1; }
 	[[ -z $B_REASON ]] || die "$1 \"$2\": $B_REASON"
 	show_log "$3"
 	die "$1 \"$2\": $4"
 }
 
+# Is DIR (absolute) a directory that every user may look up (it and each
+# directory above it searchable by others)?
+world_reachable() {  # DIR
+	local p=$1 m
+	while :; do
+		m=$(stat -L -c %A -- "${p:-/}" 2>/dev/null) || return 1
+		[[ ${m:0:1} == d && ${m:9:1} == [xt] ]] || return 1
+		[[ -n $p ]] || return 0
+		p=${p%/*}
+	done
+}
+
 # Makes $BUILD_TMP/work, the sandbox's /build, owned by whoever unpacks. As
-# root, $BUILD_TMP becomes 0710 with the group UNPACK_UID, so that the
-# sandbox can reach work/ by path (bwrap's --bind-fd re-resolves the fd's
-# path) and no other user can; work_close ends that before finishing.
+# root, the sandbox (uid UNPACK_UID) must reach work/ by path (bwrap's
+# --bind-fd re-resolves the fd's path): each sandbox binds it onto REACH in a
+# mount namespace of its own (REACH_SH), whatever the store's parents' modes.
+# Where no mount namespace can be made (an outer sandbox) $BUILD_TMP becomes
+# 0710 with the group UNPACK_UID instead, which works when UNPACK_UID can look
+# the store up. work_close ends that before finishing.
 work_init() {
-	local w=$BUILD_TMP/work
+	local w=$BUILD_TMP/work r
 	mkdir -- "$w" "$w/tmp" "$w/home" "$w/run" "$w/in"
 	chmod 0700 -- "$w" "$w/run"
+	REACH=''
 	if ((EUID == 0)); then
 		chown -R -- "$UNPACK_UID:$UNPACK_UID" "$w"
-		chgrp -- "$UNPACK_UID" "$BUILD_TMP"
-		chmod 0710 -- "$BUILD_TMP"
+		# an existing directory every user may traverse, whose contents nothing
+		# here needs (the sandbox has a /dev of its own)
+		for r in /dev/shm /mnt; do
+			if world_reachable "$r"; then
+				unshare --mount --propagation slave -- true 2>/dev/null && REACH=$r
+				break
+			fi
+		done
+		if [[ -z $REACH ]]; then
+			chgrp -- "$UNPACK_UID" "$BUILD_TMP"
+			chmod 0710 -- "$BUILD_TMP"
+		fi
 	fi
 	exec {WORK_FD}<"$w"
 }
@@ -171,6 +225,7 @@ work_init() {
 # everything in work/ (as root: chowned without following links).
 work_close() {
 	exec {WORK_FD}<&-
+	REACH=''
 	if ((EUID == 0)); then
 		chmod 0700 -- "$BUILD_TMP"
 		chgrp -- 0 "$BUILD_TMP"
