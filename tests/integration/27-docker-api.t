@@ -188,6 +188,10 @@ for _ in range(300):
 	assert_match "docker ps: it runs, with its port" "python +\"python3 -m http.ser.*Up +127.0.0.1:$WEB_PORT->8000/tcp +web-$$" "$OUT"
 	dk logs "web-$$"
 	assert_match "docker logs: the request it served" '"GET / HTTP/1.0" 200' "$OUT$ERR"
+	dk run -d --name "logf-$$" python sh -c 'echo one; sleep 1; echo two'
+	dk logs -f "logf-$$"
+	assert_eq "docker logs -f: the lines as they come, until the container ends" $'0 one\ntwo' "$RC $OUT"
+	dk rm "logf-$$"
 	dk stop -t 1 "web-$$"
 	dk ps -a
 	assert_match "docker stop, ps -a: exited" "Exited \(143\) .*web-$$" "$OUT"
