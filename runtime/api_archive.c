@@ -201,7 +201,9 @@ static void job_stderr(struct archive_job *j, char *out, size_t len)
 	size_t n = 0;
 	ssize_t r;
 
-	while (n < sizeof(buf) - 1 && (r = read(j->err, buf + n, sizeof(buf) - 1 - n)) != 0) {
+	/* bounded as the rest: a job stopped before its line never closes its stderr */
+	while (n < sizeof(buf) - 1 && readable_within(j->err, j->idle_ms) &&
+	       (r = read(j->err, buf + n, sizeof(buf) - 1 - n)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
