@@ -252,8 +252,9 @@ assert_match "  ... saying why" "hard link out" "$(cat "$TESTTMP/put.out")"
 # GET before start: the image's files and what was put, read by a run of the
 # container's own (its kept archives extracted first), confined as its payload
 peek() { timeout -s KILL 60 "$DOCKER" cp "$@" | tar -xOf - 2>/dev/null; }
+OSREL=$(peek -L "$CTR-c:/etc/os-release" -)
 assert_eq "GET before start: docker cp CTR:/etc/os-release - (the image's file, through its link)" \
-	"$(cat "$NSRUN_IMAGES/python/rootfs/usr/lib/os-release" 2>/dev/null || echo none)" "$(peek -L "$CTR-c:/etc/os-release" -)"
+	"$(cat "$NSRUN_IMAGES/python/rootfs/usr/lib/os-release" 2>/dev/null || echo none)" "$OSREL"
 assert_eq "  ... docker cp CTR:FILE - of the file docker cp just put (kept for the start)" created \
 	"$(peek "$CTR-c:/tmp/created.txt" -)"
 assert_eq "  ... a member of an archive just PUT, its content" OWNED "$(peek "$CTR-c:/tmp/kept/owned" -)"
@@ -267,7 +268,7 @@ assert_match "  ... a path through a kept link to a host directory: not found (t
 	"No such container:path" "$ERR"
 check "  ... and the host file's content never comes out" no_marker
 assert_eq "  control: -L through a kept link to the image's own file is followed" \
-	"$(peek -L "$CTR-c:/etc/os-release" -)" "$(peek -L "$CTR-c:/tmp/peek/ownlink" -)"
+	"$OSREL" "$(peek -L "$CTR-c:/tmp/peek/ownlink" -)"
 run_cmd timeout -s KILL 60 "$DOCKER" cp "$CTR-c:/nope" -
 assert_match "  ... a missing path: Docker's not-found" "No such container:path" "$ERR"
 check "  ... the runs that copied are gone" no_archive_procs
