@@ -3,7 +3,10 @@
  * "Containers": "Get an archive of a filesystem resource in a container" and
  * "Extract an archive of files or folders to a directory in a container").
  *
- * A created container's PUT is kept for its start (api_archive_kept.c).  Else
+ * A created container's PUT is kept for its start (api_archive_kept.c); its GET
+ * and HEAD (once something was kept) run the copy in a run of the container of
+ * its own, its kept archives extracted first (api_peek_spawn: `nsrun
+ * --archive-get P ARGS`, confined as the payload).  Else
  * nothing here touches the container's files: each request runs `nsrun exec
  * --archive-get|put|stat P NAME` (copy_archive.h), which joins the container and
  * does the walk there, as its payload's user, under its Landlock rules, seccomp
@@ -87,8 +90,11 @@ static int job_end(struct archive_job *j, bool terminate)
 	return w > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int job_start(struct api_server *srv, struct archive_job *j, const char *op, const char *path,
-		     const char *name)
+/* Starts the job: `nsrun exec ... NAME` in c, running, or with created true the
+ * copy in a run of c's own (api_peek_spawn) before its start.  Returns 0, or
+ * Docker's status with msg. */
+static unsigned job_start(struct api_server *srv, struct archive_job *j, const char *op, const char *path,
+			  const struct api_ctr *c, bool created, char *msg, size_t msg_len)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	bool put = strcmp(op, "--archive-put") == 0;
@@ -101,12 +107,16 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 		*a++ = "-i";
 	*a++ = (char *)op;
 	*a++ = (char *)path;
-	*a++ = (char *)name;
+	*a++ = (char *)c->name;
 	*a = NULL;
 	if ((put && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		rc = -1;
-	} else {
-		rc = spawn_child(&j->pid, srv->self_exe, false, argv, NULL, (int[3]){ in[0], out[1], err[1] });
+		rc = 500;
+		snprintf(msg, msg_len, "archive: pipe: %s", strerror(errno));
+	} else if (created) {
+		rc = (int)api_peek_spawn(srv, c, op, path, (int[3]){ -1, out[1], err[1] }, &j->pid, msg, msg_len);
+	} else if ((rc = spawn_child(&j->pid, srv->self_exe, false, argv, NULL, (int[3]){ in[0], out[1], err[1] })) < 0) {
+		rc = 500;
+		snprintf(msg, msg_len, "archive: run nsrun exec: %s", strerror(errno));
 	}
 	cleanup_closep(&in[0]);
 	cleanup_closep(&out[1]);
@@ -117,12 +127,9 @@ static int job_start(struct api_server *srv, struct archive_job *j, const char *
 		fcntl(j->in, F_SETFL, O_NONBLOCK);
 	j->out = out[0];
 	j->err = err[0];
-	if (rc < 0) {
-		int e = errno;
+	if (rc != 0)
 		job_close(j);
-		errno = e;
-	}
-	return rc;
+	return (unsigned)rc;
 }
 
 /* True once fd has something to read (or its end) within ms milliseconds. */
@@ -194,7 +201,9 @@ static void job_stderr(struct archive_job *j, char *out, size_t len)
 	size_t n = 0;
 	ssize_t r;
 
-	while (n < sizeof(buf) - 1 && (r = read(j->err, buf + n, sizeof(buf) - 1 - n)) != 0) {
+	/* bounded as the rest: a job stopped before its line never closes its stderr */
+	while (n < sizeof(buf) - 1 && readable_within(j->err, j->idle_ms) &&
+	       (r = read(j->err, buf + n, sizeof(buf) - 1 - n)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -269,9 +278,18 @@ static void not_running(const struct api_ctr *c, bool put, char *msg, size_t len
 			 "or bind a host directory (-v) for files that must outlive it", c->id, put ? "into" : "from");
 }
 
-/* The container, running, and the path, absolute: else Docker's error queued. */
-static bool find_running(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
-			 const char **path, enum MHD_Result *ret)
+/* A container of the API, created, not started (not the reaper): its files are
+ * those its start will give it (api_peek_spawn). */
+static bool is_created(const struct api_ctr *c)
+{
+	return !c->alive && strcmp(c->st.status, "created") == 0 && api_get(c->config, "args", yajl_t_array) &&
+	       !YAJL_IS_TRUE(api_get(c->config, "ryuk", yajl_t_true));
+}
+
+/* The container, running (or created: *created), and the path, absolute: else
+ * Docker's error queued. */
+static bool find_container(struct api_server *srv, struct MHD_Connection *conn, const char *ref, struct api_ctr *c,
+			   const char **path, bool *created, enum MHD_Result *ret)
 {
 	*path = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "path");
 	if (!*path || (*path)[0] != '/') {
@@ -280,7 +298,8 @@ static bool find_running(struct api_server *srv, struct MHD_Connection *conn, co
 	}
 	if (!api_find(srv, conn, ref, c, ret))
 		return false;
-	if (!c->alive) {
+	*created = is_created(c);
+	if (!c->alive && !*created) {
 		char msg[512];
 		not_running(c, false, msg, sizeof(msg));
 		*ret = api_error(conn, 409, "%s", msg);
@@ -334,7 +353,9 @@ static bool head_created(struct api_server *srv, struct MHD_Connection *conn, co
 		return false;
 	if (!api_find(srv, conn, ref, &c, ret))
 		return true;
-	if (c.alive || strcmp(c.st.status, "created") != 0 || !api_get(c.config, "args", yajl_t_array)) {
+	/* what docker cp put there is seen by a run of its own (find_container's way) */
+	if (c.alive || strcmp(c.st.status, "created") != 0 || !api_get(c.config, "args", yajl_t_array) ||
+	    api_kept_any(&c)) {
 		api_ctr_free(&c);
 		return false;
 	}
@@ -363,6 +384,9 @@ static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection
 	enum MHD_Result ret;
 	const char *path;
 	struct api_ctr c;
+	bool created;
+	char msg[1024];
+	unsigned status;
 
 	if (!j)
 		return api_error(conn, 500, "out of memory");
@@ -370,12 +394,13 @@ static enum MHD_Result get_or_head(struct api_server *srv, struct MHD_Connection
 		free(j);
 		return ret;
 	}
-	if (!find_running(srv, conn, ref, &c, &path, &ret)) {
+	if (!find_container(srv, conn, ref, &c, &path, &created, &ret)) {
 		free(j);
 		return ret;
 	}
-	if (job_start(srv, j, head ? "--archive-stat" : "--archive-get", path, c.name) < 0) {
-		ret = api_error(conn, 500, "archive: run nsrun exec: %s", strerror(errno));
+	if ((status = job_start(srv, j, head ? "--archive-stat" : "--archive-get", path, &c, created, msg,
+				sizeof(msg)))) {
+		ret = api_error(conn, status, "%s", msg);
 		goto out;
 	}
 	job_line(j);
@@ -448,17 +473,15 @@ static void put_start(struct api_server *srv, struct MHD_Connection *conn, const
 		p->status = status;
 		return;
 	}
-	if (!c.alive && strcmp(c.st.status, "created") == 0 && api_get(c.config, "args", yajl_t_array) &&
-	    !YAJL_IS_TRUE(api_get(c.config, "ryuk", yajl_t_true))) {
+	if (is_created(&c)) {
 		/* docker create, cp, start: kept, and applied at start (api_archive_kept.c) */
 		if (!(p->kept = api_kept_start(&c, path, &status, p->msg, sizeof(p->msg))))
 			p->status = status;
 	} else if (!c.alive) {
 		p->status = 409;
 		not_running(&c, true, p->msg, sizeof(p->msg));
-	} else if (job_start(srv, &p->job, "--archive-put", path, c.name) < 0) {
-		p->status = 500;
-		snprintf(p->msg, sizeof(p->msg), "archive: run nsrun exec: %s", strerror(errno));
+	} else {
+		p->status = job_start(srv, &p->job, "--archive-put", path, &c, false, p->msg, sizeof(p->msg));
 	}
 	api_ctr_free(&c);
 }

@@ -466,6 +466,16 @@ void api_kept_restore(int dir_fd, const int *fds, char *const *paths, size_t n)
 	}
 }
 
+bool api_kept_any(const struct api_ctr *c)
+{
+	_cleanup_close_ int root_fd = -1, dir_fd = api_open_dir(c->name, &root_fd);
+	char tar[64];
+	struct stat st;
+
+	snprintf(tar, sizeof(tar), KEPT_TAR, (size_t)1);
+	return dir_fd >= 0 && fstatat(dir_fd, tar, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 unsigned api_kept_stat(const struct api_ctr *c, const char *path, char **json, char *msg, size_t len)
 {
 	yajl_val args = api_get(c->config, "args", yajl_t_array);

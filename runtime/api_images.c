@@ -121,7 +121,8 @@ static enum MHD_Result delete(struct MHD_Connection *c, const char *name)
 
 /* Appends one JSON object of Docker's pull stream ({"status", "id"} or
  * {"errorDetail", "error"}) and a newline to buf (size len, used *o). */
-static void stream_line(char *buf, size_t len, size_t *o, const char *status, const char *id, const char *error)
+static void stream_line(char *buf, size_t len, size_t *o, const char *status, const char *id, const char *error,
+			const struct image_pull_step *detail)
 {
 	yajl_gen g = api_gen();
 	const unsigned char *b;
@@ -138,6 +139,18 @@ static void stream_line(char *buf, size_t len, size_t *o, const char *status, co
 		api_gen_kv_str(g, "error", error);
 	} else {
 		api_gen_kv_str(g, "status", status);
+		if (detail && detail->detail) {
+			/* Docker's: {"current": N, "total": M} (no total when unknown) */
+			api_gen_str(g, "progressDetail");
+			yajl_gen_map_open(g);
+			api_gen_str(g, "current");
+			yajl_gen_integer(g, (long long)detail->current);
+			if (detail->total) {
+				api_gen_str(g, "total");
+				yajl_gen_integer(g, (long long)detail->total);
+			}
+			yajl_gen_map_close(g);
+		}
 		if (id)
 			api_gen_kv_str(g, "id", id);
 	}
@@ -177,13 +190,13 @@ static ssize_t pull_read(void *cls, uint64_t pos, char *buf, size_t max)
 		s->off = s->len = 0;
 		rc = image_pull_next(&s->pull, &step, &err);
 		if (rc > 0) {
-			stream_line(s->buf, sizeof(s->buf), &s->len, step.status, step.id[0] ? step.id : NULL, NULL);
+			stream_line(s->buf, sizeof(s->buf), &s->len, step.status, step.id[0] ? step.id : NULL, NULL, &step);
 		} else if (rc < 0 && err.errnum == ECONNRESET) {
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		} else if (rc < 0) {
 			char msg[1400];
 			snprintf(msg, sizeof(msg), "%s%s%.1000s", err.msg, s->pull.why[0] ? ": " : "", s->pull.why);
-			stream_line(s->buf, sizeof(s->buf), &s->len, NULL, NULL, msg);
+			stream_line(s->buf, sizeof(s->buf), &s->len, NULL, NULL, msg, NULL);
 			s->ended = true;
 		} else {
 			return MHD_CONTENT_READER_END_OF_STREAM;

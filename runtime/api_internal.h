@@ -124,6 +124,8 @@ void api_kept_free(struct api_kept_upload *k);
 size_t api_kept_open(int dir_fd, int *fds, char **paths, size_t max);
 /* Writes them into dir_fd again (a start that failed made it anew). */
 void api_kept_restore(int dir_fd, const int *fds, char *const *paths, size_t n);
+/* True when c has an archive kept for its start. */
+bool api_kept_any(const struct api_ctr *c);
 /* HEAD on c, created: the stat of path (absolute) in its image, resolved as in
  * the container (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, a last symlink
  * not followed), as the running case's JSON (copy_archive.h): docker cp asks it
@@ -210,6 +212,14 @@ int api_peer_uid_proc(int fd, uid_t *uid);
  * Returns 1 (a match) or 0. */
 int api_peer_tcp_line(const char *line, const char *local, const char *rem, uid_t *uid);
 
+/* docker cp from c, created, not started (api_archive.c): spawns `nsrun
+ * --archive-get|--archive-stat PATH` (op) with c's args less what only its running
+ * service uses (ports, network, health), its binds pinned and its kept archives
+ * extracted first, as its start would (api_lifecycle.c), stdio as spawn_child's:
+ * the copy is made in the container's root, confined as its payload.  Returns 0
+ * with *pid, or Docker's status with msg. */
+int api_peek_spawn(struct api_server *srv, const struct api_ctr *c, const char *op, const char *path,
+		   const int stdio[3], pid_t *pid, char *msg, size_t msg_len);
 /* GET, HEAD and PUT /containers/{ref}/archive (api_archive.c): docker cp. */
 enum MHD_Result api_archive(struct api_server *srv, struct MHD_Connection *conn, const char *method, const char *ref,
 			    struct api_request *req);

@@ -284,6 +284,102 @@ static int pin_sources(const struct api_server *srv, char **argv, size_t n, stru
 	return 0;
 }
 
+/* docker cp while c was created (api_archive_kept.c): its kept archives as
+ * --copy-archive arguments at argv[*n], each through an fd in p, as the binds are;
+ * *n_kept of them, opened as kept_fd and kept_path (API_MAX_KEPT; the paths to
+ * free).  Returns 0, or 500 with msg. */
+static int add_kept(int dir_fd, char **argv, size_t *n, struct pinned *p, int *kept_fd, char **kept_path,
+		    size_t *n_kept, char *msg, size_t msg_len)
+{
+	*n_kept = api_kept_open(dir_fd, kept_fd, kept_path, API_MAX_KEPT);
+	for (size_t i = 0; i < *n_kept; i++) {
+		p->fd[p->n] = kept_fd[i];
+		if (asprintf(&p->arg[p->n], "/proc/self/fd/%d:%s", kept_fd[i], kept_path[i]) < 0) {
+			p->arg[p->n] = NULL;
+			p->n++;
+			for (size_t j = i + 1; j < *n_kept; j++)
+				close(kept_fd[j]);
+			*n_kept = 0;
+			snprintf(msg, msg_len, "out of memory");
+			return 500;
+		}
+		argv[(*n)++] = (char *)"--copy-archive";
+		argv[(*n)++] = p->arg[p->n++];
+	}
+	return 0;
+}
+
+/* True for an option of a created container's args (api_create.c) that takes no
+ * value; for one that only its running service uses: not for a look at its files. */
+static bool arg_is_flag(const char *a)
+{
+	return strcmp(a, "-i") == 0 || strcmp(a, "-t") == 0 || strcmp(a, "--stdin-once") == 0 ||
+	       strncmp(a, "--read-only=", 12) == 0;
+}
+
+static bool arg_service_only(const char *a)
+{
+	return strcmp(a, "-i") == 0 || strcmp(a, "-t") == 0 || strcmp(a, "--stdin-once") == 0 ||
+	       strcmp(a, "-p") == 0 || strcmp(a, "--network") == 0 || strncmp(a, "--health-", 9) == 0 ||
+	       strcmp(a, "--stop-timeout") == 0;
+}
+
+int api_peek_spawn(struct api_server *srv, const struct api_ctr *c, const char *op, const char *path,
+		   const int stdio[3], pid_t *pid, char *msg, size_t msg_len)
+{
+	yajl_val args = api_get(c->config, "args", yajl_t_array);
+	_cleanup_close_ int root_fd = -1, dir_fd = -1;
+	_cleanup_free_ char **argv = NULL;
+	struct pinned src __attribute__((cleanup(pinned_free))) = { 0 };
+	char *kept_path[API_MAX_KEPT] = { NULL };
+	int kept_fd[API_MAX_KEPT];
+	size_t n = 0, n_kept = 0, i = 0;
+	int rc;
+
+	if (!args) {
+		snprintf(msg, msg_len, "container %s was not made by nsrun api", c->name);
+		return 409;
+	}
+	if ((dir_fd = api_open_dir(c->name, &root_fd)) < 0 ||
+	    !(argv = calloc(args->u.array.len + 8 + 2 * API_MAX_KEPT, sizeof(*argv)))) {
+		snprintf(msg, msg_len, "read the state of %s: %s", c->name, strerror(errno));
+		return 500;
+	}
+	argv[n++] = srv->self_exe;
+	argv[n++] = (char *)op;
+	argv[n++] = (char *)path;
+	/* as long as the copy makes progress: the API's --archive-timeout ends it else */
+	argv[n++] = (char *)"--timeout";
+	argv[n++] = (char *)"0";
+	if ((rc = add_kept(dir_fd, argv, &n, &src, kept_fd, kept_path, &n_kept, msg, msg_len)) != 0)
+		goto out;
+	for (; i < args->u.array.len && strcmp(api_str(args->u.array.values[i]), "--") != 0; i++) {
+		const char *a = api_str(args->u.array.values[i]);
+		bool flag = arg_is_flag(a);
+		if (!arg_service_only(a)) {
+			argv[n++] = (char *)a;
+			if (!flag && i + 1 < args->u.array.len)
+				argv[n++] = (char *)api_str(args->u.array.values[i + 1]);
+		}
+		if (!flag)
+			i++;
+	}
+	/* the command: never run (the copy is done instead), kept for the parse */
+	for (; i < args->u.array.len; i++)
+		argv[n++] = (char *)api_str(args->u.array.values[i]);
+	pthread_mutex_lock(&srv->lock);
+	rc = pin_sources(srv, argv, n, &src, msg, msg_len);
+	pthread_mutex_unlock(&srv->lock);
+	if (rc == 0 && spawn_child_keep(pid, srv->self_exe, false, argv, NULL, stdio, src.fd, src.n) < 0) {
+		snprintf(msg, msg_len, "archive: run nsrun: %s", strerror(errno));
+		rc = 500;
+	}
+out:
+	for (size_t k = 0; k < n_kept; k++)
+		free(kept_path[k]);
+	return rc;
+}
+
 static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t msg_len)
 {
 	yajl_val args = api_get(c->config, "args", yajl_t_array);
@@ -339,24 +435,8 @@ static int do_start(struct api_server *srv, struct api_ctr *c, char *msg, size_t
 		argv[n++] = (char *)"-d";
 		argv[n++] = (char *)"--name";
 		argv[n++] = c->name;
-		/* docker cp while it was created: extracted by its payload before the
-		 * command (api_archive_kept.c), each through an fd, as the binds are */
-		n_kept = api_kept_open(dir_fd, kept_fd, kept_path, API_MAX_KEPT);
-		for (size_t i = 0; i < n_kept; i++) {
-			src.fd[src.n] = kept_fd[i];
-			if (asprintf(&src.arg[src.n], "/proc/self/fd/%d:%s", kept_fd[i], kept_path[i]) < 0) {
-				src.arg[src.n] = NULL;
-				src.n++;
-				for (size_t j = i + 1; j < n_kept; j++)
-					close(kept_fd[j]);
-				n_kept = 0;
-				snprintf(msg, msg_len, "out of memory");
-				rc = 500;
-				goto out;
-			}
-			argv[n++] = (char *)"--copy-archive";
-			argv[n++] = src.arg[src.n++];
-		}
+		if ((rc = add_kept(dir_fd, argv, &n, &src, kept_fd, kept_path, &n_kept, msg, msg_len)) != 0)
+			goto out;
 	}
 	for (size_t i = 0; !ryuk && i < args->u.array.len; i++)
 		if (YAJL_IS_STRING(args->u.array.values[i]))

@@ -428,6 +428,7 @@ void config_free(struct nsrun_config *cfg)
 	strv_free(&cfg->masked_paths);
 	strv_free(&cfg->copy_archive_tars);
 	strv_free(&cfg->copy_archive_dirs);
+	free(cfg->archive_path);
 	strv_free(&cfg->readonly_paths);
 	strv_free(&cfg->sysctl);
 	for (size_t i = 0; i < cfg->n_devices; i++)

@@ -283,6 +283,12 @@ struct nsrun_config {
 					 * into copy_archive_dirs[i] (normalised, absolute) before its
 					 * command, as docker cp into a created container (exec.h) */
 	struct strv copy_archive_dirs;
+	int archive_op;                 /* --archive-get|--archive-stat PATH (nsrun api's docker cp
+					 * from a created container): the copy_archive_op
+					 * (copy_archive.h) the payload's process does on archive_path,
+					 * confined as its command would be, after --copy-archive,
+					 * instead of the command; 0: none */
+	char *archive_path;
 	bool debug;
 	bool debug_timing;              /* --debug-timing or NSRUN_DEBUG=timing: per-phase times */
 };

@@ -263,6 +263,8 @@ int config_validate_service(const struct nsrun_config *cfg, struct nsrun_error *
 		return error_set(err, 0, "--capture: not with -d (the output goes to the service's log: nsrun logs NAME)");
 	if (s->detach && cfg->mode == NSRUN_MODE_STDIN)
 		return error_set(err, 0, "-d: a program on standard input cannot be detached");
+	if (s->detach && cfg->archive_op)
+		return error_set(err, 0, "--archive-get, --archive-stat: not with -d (a run that copies, then ends)");
 	return config_validate_network(cfg, err);
 }
 

@@ -152,6 +152,29 @@ static int copy_archives(const struct nsrun_config *cfg, const struct nsrun_secc
 	return 0;
 }
 
+/* --archive-get|--archive-stat: the copy (copy_archive.h) on fd 1 instead of the
+ * command, confined as the command would be and as `nsrun exec --archive-*` is in
+ * a running container, with the --copy-archive ones already extracted (docker cp
+ * from a created container: api_archive.c).  Does not return: exits with
+ * copy_archive_run's status, or fails as exec_command does. */
+static void archive_instead(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
+			    struct timing *timing, int report_fd)
+{
+	struct nsrun_error err = { .stage = STAGE_CONTAINER };
+	int keep = report_fd;
+
+	if (cfg->isolation != NSRUN_ISOLATION_FULL) {
+		error_set(&err, 0, "--archive-get: needs --isolation full (the container's own root to read from)");
+		fail(report_fd, &err, 125);
+	}
+	/* no execve follows: really closed, not only close-on-exec */
+	close_fds_except(&keep, 1);
+	exec_confine(cfg, seccomp, landlock_abi, timing, report_fd);
+	/* its end tells the parent the "command" started, as execve's would */
+	close(report_fd);
+	_exit(copy_archive_run((enum copy_archive_op)cfg->archive_op, cfg->archive_path));
+}
+
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
 		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
 		  const int *copy_fds, struct timing *timing, int report_fd)
@@ -227,6 +250,8 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 	timing_mark(timing, TP_PAYLOAD_IDS);
 	if (copy_fds && copy_archives(cfg, seccomp, landlock_abi, copy_fds, &err) < 0)
 		fail(report_fd, &err, 125);
+	if (cfg->archive_op)
+		archive_instead(cfg, seccomp, landlock_abi, timing, report_fd);
 	exec_command(cfg, seccomp, landlock_abi, timing, report_fd);
 }
 

@@ -93,10 +93,43 @@ void fetch_event(struct fetch *f, const char *what, const char *arg)
 	}
 }
 
+/* Says blob i's count of bytes (the "bytes" event). */
+static void progress_bytes(struct fetch *f, size_t i, uint64_t current, uint64_t total)
+{
+	char arg[128];
+
+	f->p_current[i] = current;
+	snprintf(arg, sizeof(arg), "%s %llu %llu", f->p_blobs[i], (unsigned long long)current,
+		 (unsigned long long)total);
+	fetch_event(f, "bytes", arg);
+}
+
+/* The size of skopeo's one blob being written, or -1: skopeo (containers/image's
+ * oci layout) writes a blob to a temporary file "oci-put-blob*" in the layout's
+ * top directory and renames it into blobs/ once whole; none, or more than one
+ * (blobs copied at once: whose is whose is not known), gives -1. */
+static off_t writing_size(const char *layout)
+{
+	_cleanup_closedir_ DIR *d = opendir(layout);
+	struct dirent *e;
+	struct stat st;
+	off_t size = -1;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strncmp(e->d_name, "oci-put-blob", 12) == 0 && n++ == 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			size = st.st_size;
+	return n == 1 ? size : -1;
+}
+
 void fetch_progress_blobs(struct fetch *f)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[PATH_MAX];
+	size_t in_flight = 0, last = 0;
+	struct stat st;
+	off_t size;
 
 	if (read_file(f->p_out, 1 << 20, &text, NULL) == 0) {
 		for (char *l = text, *nl; l && *l; l = nl) {
@@ -113,22 +146,45 @@ void fetch_progress_blobs(struct fetch *f)
 				continue;
 			char(*b)[72] = realloc(f->p_blobs, (f->p_n + 1) * sizeof(*b));
 			unsigned char *s = b ? realloc(f->p_state, f->p_n + 1) : NULL;
+			uint64_t *t = s ? realloc(f->p_total, (f->p_n + 1) * sizeof(*t)) : NULL;
+			uint64_t *c = t ? realloc(f->p_current, (f->p_n + 1) * sizeof(*c)) : NULL;
 			if (b)
 				f->p_blobs = b;
-			if (!s)
+			if (s)
+				f->p_state = s;
+			if (t)
+				f->p_total = t;
+			if (!c)
 				break;
-			f->p_state = s;
+			f->p_current = c;
 			snprintf(f->p_blobs[f->p_n], sizeof(f->p_blobs[0]), "%s", l + 13);
-			f->p_state[f->p_n++] = 1;
+			f->p_state[f->p_n] = 1;
+			f->p_total[f->p_n] = fetch_manifest_layer_size(f->p_manifest, l + 13);
+			f->p_current[f->p_n++] = 0;
 			fetch_event(f, "blob", l + 13);
 		}
 	}
 	for (size_t i = 0; i < f->p_n; i++) {
+		if (f->p_state[i] != 1)
+			continue;
 		snprintf(path, sizeof(path), "%s/blobs/sha256/%s", f->p_layout, f->p_blobs[i] + 7);
-		if (f->p_state[i] == 1 && access(path, F_OK) == 0) {
+		if (stat(path, &st) == 0) {
+			/* whole: its file's size (skopeo checked its digest) */
+			progress_bytes(f, i, (uint64_t)st.st_size, f->p_total[i] ? f->p_total[i] : (uint64_t)st.st_size);
 			f->p_state[i] = 2;
 			fetch_event(f, "fetched", f->p_blobs[i]);
+		} else {
+			in_flight++;
+			last = i;
 		}
+	}
+	/* one blob under way and one file being written: that file is its (a blob
+	 * that ended meanwhile, another begun, is found whole again: not counted) */
+	if (in_flight == 1 && (size = writing_size(f->p_layout)) >= 0) {
+		snprintf(path, sizeof(path), "%s/blobs/sha256/%s", f->p_layout, f->p_blobs[last] + 7);
+		if (stat(path, &st) < 0 && (uint64_t)size > f->p_current[last] &&
+		    (!f->p_total[last] || (uint64_t)size <= f->p_total[last]))
+			progress_bytes(f, last, (uint64_t)size, f->p_total[last]);
 	}
 }
 
@@ -333,7 +389,8 @@ static void docker_repo(const char *ref, char *out, size_t len)
 static int pull(struct fetch *f, const char *store, const char *self, struct nsrun_error *err)
 {
 	_cleanup_free_ char *regconf = fetch_registries_conf();
-	char timeout[32], tls[32], digest[80], mdigest[80], src[IMAGE_REF_MAX + 128], path[PATH_MAX], layout[PATH_MAX];
+	char timeout[32], tls[32], digest[80], mdigest[80], src[IMAGE_REF_MAX + 128], path[PATH_MAX], layout[PATH_MAX],
+	     manifest[PATH_MAX];
 	char rootfs[PATH_MAX], dest[PATH_MAX];
 	const char *rc_opt = regconf ? "--registries-conf" : NULL, *rc_val = regconf ? "/run/registries.conf" : NULL;
 	yajl_val cfg;
@@ -382,6 +439,8 @@ static int pull(struct fetch *f, const char *store, const char *self, struct nsr
 		/* with progress, skopeo's own lines (not --quiet) say which layer it fetches */
 		f->p_out = path;
 		f->p_layout = layout;
+		snprintf(manifest, sizeof(manifest), "%s/manifest", f->tmp);
+		f->p_manifest = manifest;
 	}
 	{
 		const char *argv[12], **a = argv;
@@ -399,6 +458,7 @@ static int pull(struct fetch *f, const char *store, const char *self, struct nsr
 	if (rc >= 0 && f->p_out)
 		fetch_progress_blobs(f);
 	f->p_out = NULL;
+	f->p_manifest = NULL;
 	unlink(path);
 	if (rc < 0)
 		return -1;
@@ -752,6 +812,8 @@ out:
 	free(f.work);
 	free(f.p_blobs);
 	free(f.p_state);
+	free(f.p_total);
+	free(f.p_current);
 	strv_free(&o.interp);
 	strv_free(&o.env_add);
 	return rc;

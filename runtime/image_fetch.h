@@ -8,8 +8,9 @@
  * `nsrun pull [OPTIONS] docker://REF NAME` runs it (image_pull.c starts it for
  * `nsrun pull REF` and the API; rootfs-tools/nsrun-image pull calls it).  Its
  * progress events, one a line on stdout when NSRUN_IMAGE_PROGRESS=1, are the
- * ones image_pull.c parses: "digest sha256:HEX", "blob sha256:HEX", "fetched
- * sha256:HEX", "unpack", "unpacked".  Messages: `nsrun: pull "NAME": ...`.
+ * ones image_pull.c parses: "digest sha256:HEX", "blob sha256:HEX", "bytes
+ * sha256:HEX CURRENT TOTAL" (bytes of the layer written so far, of its size by
+ * the manifest, 0: unknown), "fetched sha256:HEX", "unpack", "unpacked".  Messages: `nsrun: pull "NAME": ...`.
  * Exit status (nsrun-image's): 0, 1 the pull failed, 2 a usage error, 128+N
  * stopped by signal N (nothing of the pull is left but a temporary directory
  * a SIGKILL leaves, which the next pull of NAME removes).
@@ -54,8 +55,11 @@ struct fetch {
 	int progress_fd;      /* NSRUN_IMAGE_PROGRESS's events, -1 for none */
 	/* skopeo copy's progress: its output file, the layout, the blobs seen */
 	const char *p_out, *p_layout;
+	const char *p_manifest;  /* the raw manifest: the layers' sizes */
 	char (*p_blobs)[72];
 	unsigned char *p_state; /* 1 announced, 2 fetched */
+	uint64_t *p_total;      /* each blob's size by the manifest, 0: unknown */
+	uint64_t *p_current;    /* its bytes written so far, as last said */
 	size_t p_n;
 };
 
@@ -158,6 +162,12 @@ yajl_val fetch_read_config(struct fetch *f, char *mdigest, size_t len, struct ns
 /* The sha256 of the file at path as "sha256:HEX" into out (72 bytes).
  * Returns 0 or -1 with errno. */
 int fetch_file_digest(const char *path, char *out);
+
+/* The size in bytes of the layer digest ("sha256:HEX") as the image manifest
+ * at the path manifest (raw, as skopeo inspect --raw wrote it) declares it
+ * (layers[].size, OCI image-spec manifest.md); 0 when it is not there (an index,
+ * not JSON, not listed). */
+uint64_t fetch_manifest_layer_size(const char *manifest, const char *digest);
 
 /* Writes dir/image.json from the image's configuration cfg_text (the OCI
  * config) for the interpreter interp (may be empty): the image's env (PATH

@@ -309,3 +309,25 @@ int fetch_file_digest(const char *path, char *out)
 	return 0;
 }
 
+
+uint64_t fetch_manifest_layer_size(const char *manifest, const char *digest)
+{
+	_cleanup_free_ char *text = NULL;
+	yajl_val m, layers;
+	uint64_t size = 0;
+
+	if (!manifest || read_file(manifest, 4 << 20, &text, NULL) < 0 || !(m = yajl_tree_parse(text, NULL, 0)))
+		return 0;
+	layers = field(m, "layers");
+	for (size_t i = 0; layers && YAJL_IS_ARRAY(layers) && i < layers->u.array.len; i++) {
+		yajl_val l = layers->u.array.values[i], d = field(l, "digest"), n = field(l, "size");
+		const char *ds = YAJL_IS_STRING(d) ? YAJL_GET_STRING(d) : NULL;
+		if (ds && strcmp(ds, digest) == 0 && n && YAJL_IS_INTEGER(n) &&
+		    YAJL_GET_INTEGER(n) > 0) {
+			size = (uint64_t)YAJL_GET_INTEGER(n);
+			break;
+		}
+	}
+	yajl_tree_free(m);
+	return size;
+}

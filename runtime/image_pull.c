@@ -70,7 +70,19 @@ static int push_step(struct image_pull *p, const char *status, const char *id)
 	}
 	snprintf(p->q[p->q_len].status, sizeof(p->q[0].status), "%s", status);
 	snprintf(p->q[p->q_len].id, sizeof(p->q[0].id), "%s", id ? id : "");
+	p->q[p->q_len].detail = false;
 	p->q_len++;
+	return 0;
+}
+
+/* "Downloading" with the layer's bytes so far: current, of total. */
+static int push_bytes(struct image_pull *p, const char *id, unsigned long long current, unsigned long long total)
+{
+	if (push_step(p, "Downloading", id) < 0)
+		return -1;
+	p->q[p->q_len - 1].detail = true;
+	p->q[p->q_len - 1].current = current;
+	p->q[p->q_len - 1].total = total;
 	return 0;
 }
 
@@ -89,10 +101,13 @@ static bool is_digest(const char *s)
  * this nsrun does not know are skipped: a newer tool may say more. */
 static int on_event(struct image_pull *p, char *line)
 {
-	char *arg = strchr(line, ' '), id[13];
+	char *arg = strchr(line, ' '), *more = NULL, id[13];
 
 	if (arg)
 		*arg++ = '\0';
+	/* "bytes DIGEST CURRENT TOTAL" */
+	if (arg && strcmp(line, "bytes") == 0 && (more = strchr(arg, ' ')))
+		*more++ = '\0';
 	if (arg && is_digest(arg))
 		snprintf(id, sizeof(id), "%.12s", arg + 7);
 	else if (arg)
@@ -105,6 +120,16 @@ static int on_event(struct image_pull *p, char *line)
 		if (p->n_layers < PULL_LAYERS_MAX)
 			memcpy(p->layers[p->n_layers++], id, sizeof(id));
 		if (push_step(p, "Pulling fs layer", id) < 0 || push_step(p, "Downloading", id) < 0)
+			return -1;
+	} else if (strcmp(line, "bytes") == 0 && arg && more) {
+		char *end;
+		unsigned long long current = strtoull(more, &end, 10), total;
+		if (*end != ' ')
+			return 0;
+		total = strtoull(end + 1, &end, 10);
+		if (*end || (total && current > total))
+			return 0;
+		if (push_bytes(p, id, current, total) < 0)
 			return -1;
 	} else if (strcmp(line, "fetched") == 0 && arg) {
 		if (push_step(p, "Download complete", id) < 0)
@@ -393,10 +418,17 @@ int image_pull_main(int argc, char **argv)
 		error_print(&err, stderr);
 		return 125;
 	}
-	/* a line per step on stderr, as docker pull's (ID: STATUS) */
-	while ((rc = image_pull_next(&pull, &step, &err)) > 0)
-		if (!quiet)
+	/* a line per step on stderr, as docker pull's (ID: STATUS); a layer's bytes
+	 * so far only on a terminal, where they are watched */
+	bool tty = isatty(STDERR_FILENO);
+	while ((rc = image_pull_next(&pull, &step, &err)) > 0) {
+		if (quiet || (step.detail && !tty))
+			continue;
+		if (step.detail)
+			fprintf(stderr, "%s: %s %llu/%llu bytes\n", step.id, step.status, step.current, step.total);
+		else
 			fprintf(stderr, "%s%s%s\n", step.id, step.id[0] ? ": " : "", step.status);
+	}
 	image_pull_close(&pull);
 	if (rc < 0) {
 		error_print(&err, stderr);

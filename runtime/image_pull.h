@@ -6,7 +6,8 @@
  * NAME` (image_fetch.h), run with a clean environment.  The child writes
  * progress events on its stdout (NSRUN_IMAGE_PROGRESS=1, see image_fetch.h);
  * they become Docker's steps:
- * "Pulling from REPO", per layer "Pulling fs layer", "Downloading",
+ * "Pulling from REPO", per layer "Pulling fs layer", "Downloading" (then again
+ * with its bytes so far, as skopeo writes them: image_fetch.h's "bytes"),
  * "Download complete", "Extracting", "Pull complete", then "Digest: sha256:..."
  * and "Status: Downloaded newer image for REF" (docs/images.md says which are
  * live).
@@ -20,10 +21,14 @@
 #include "error.h"
 #include "image_ref.h"
 
-/* One line of Docker's pull stream: {"status": status, "id": id} (id "" for none). */
+/* One line of Docker's pull stream: {"status": status, "id": id} (id "" for none),
+ * with "progressDetail": {"current", "total"} when detail (a layer's bytes
+ * written so far, of its size by the manifest, 0: unknown). */
 struct image_pull_step {
 	char status[IMAGE_REF_MAX + 48];
 	char id[160];
+	bool detail;
+	unsigned long long current, total;
 };
 
 /* A pull under way.  All fields are the module's. */

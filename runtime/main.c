@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cmd_exec.h"
 #include "config.h"
+#include "copy_archive.h"
 #include "foreground.h"
 #include "hostfile.h"
 #include "image.h"
@@ -46,7 +47,7 @@ enum {
 	OPT_USERNS, OPT_CAP_ADD, OPT_READ_ONLY,
 	OPT_LABEL, OPT_WAIT_LOG, OPT_WAIT_HTTP, OPT_WAIT_HEALTHY, OPT_HEALTH_CMD, OPT_HEALTH_INTERVAL,
 	OPT_HEALTH_TIMEOUT, OPT_HEALTH_RETRIES, OPT_HEALTH_START_PERIOD, OPT_PUBLISH_MAX_CONNECTIONS,
-	OPT_STDIN_ONCE, OPT_ENTRYPOINT, OPT_COPY_ARCHIVE,
+	OPT_STDIN_ONCE, OPT_ENTRYPOINT, OPT_COPY_ARCHIVE, OPT_ARCHIVE_GET, OPT_ARCHIVE_STAT,
 };
 
 static const struct option options[] = {
@@ -104,6 +105,8 @@ static const struct option options[] = {
 	{ "stdin-once", no_argument, NULL, OPT_STDIN_ONCE },
 	{ "entrypoint", required_argument, NULL, OPT_ENTRYPOINT },
 	{ "copy-archive", required_argument, NULL, OPT_COPY_ARCHIVE },
+	{ "archive-get", required_argument, NULL, OPT_ARCHIVE_GET },
+	{ "archive-stat", required_argument, NULL, OPT_ARCHIVE_STAT },
 	{ "tty", no_argument, NULL, 't' },
 	{ "interactive", no_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
@@ -169,6 +172,9 @@ static const char usage_text[] =
 	"  --tmpfs PATH[:size=BYTES,mode=OCTAL]  a writable tmpfs at PATH (default size as /tmp, mode 1777)\n"
 	"  --copy-archive TAR:DIR    extract the tar archive TAR into DIR inside before the command\n"
 	"                            runs, as the payload, as docker cp does (repeatable, in order)\n"
+	"  --archive-get PATH        the command not run: a tar of PATH on stdout instead, after\n"
+	"                            --copy-archive, as nsrun exec's (nsrun api: docker cp from a\n"
+	"                            created container); --archive-stat PATH: its stat line alone\n"
 	"  -p, --publish [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]  host port (on 127.0.0.1 unless\n"
 	"                            HOST_IP; 0: any free one) to a container port; no way out is opened\n"
 	"  -d, --detach              run as a service: return once it started, leave its monitor running\n"
@@ -440,6 +446,13 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_COPY_ARCHIVE:
 		return config_add_copy_archive(cfg, arg, err);
+	case OPT_ARCHIVE_GET:
+	case OPT_ARCHIVE_STAT:
+		if (arg[0] != '/')
+			return error_set(err, 0, "--archive-%s: \"%s\": expected an absolute path inside",
+					 c == OPT_ARCHIVE_GET ? "get" : "stat", arg);
+		cfg->archive_op = c == OPT_ARCHIVE_GET ? COPY_ARCHIVE_GET : COPY_ARCHIVE_STAT;
+		return set_str(&cfg->archive_path, arg, "--archive-get", err);
 	case OPT_DEBUG:
 		cfg->debug = true;
 		return 0;

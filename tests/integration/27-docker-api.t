@@ -38,7 +38,8 @@ no_state_soon() {
 	return 1
 }
 
-api_start --volume-root "$TESTTMP/vol"
+# a secret in the server's environment, which no container may see
+API_ENV_SECRET="envsecret-$$" api_start --volume-root "$TESTTMP/vol"
 assert_eq "  ... the socket is 0600 and ours" "600 $(id -u) socket" "$(stat -c '%a %u %F' "$SOCK")"
 
 # ---- the issue's harness, verbatim: exit code, output, uid, removed
@@ -63,6 +64,17 @@ for addr in sys.argv[1:]:
     except OSError as e: print(addr, type(e).__name__)'
 WRITEPROBE=$'import os\nfor p in ("/etc/x", "/x", "/tmp/x"):\n    try:\n        open(p, "w").write("x"); print(p, "written")\n    except OSError as e: print(p, e.strerror)'
 echo secret >"$TESTTMP/vol/f"
+# examples/test_isolation.py's other probes: host files, processes, the server's
+# environment, memory past mem_limit (256m; its control: 32m)
+HOSTPROBE="import os
+print('hostfile', os.path.exists('$TESTTMP/vol/f'), flush=True)
+print('procs', sum(p.isdigit() for p in os.listdir('/proc')), flush=True)
+print('envsecret', any('envsecret-' in v for v in os.environ.values()), flush=True)
+b = b'x' * (32 << 20); print('mem32', len(b) >> 20, flush=True); del b
+try:
+    b = b'x' * (512 << 20); print('mem512', 'allocated', flush=True)
+except MemoryError:
+    print('mem512', 'MemoryError', flush=True)"
 THEIRS=/tmp
 if [ "$(id -u)" = 0 ]; then
 	THEIRS="$TESTTMP/vol/theirs"
@@ -70,7 +82,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 for _ in $(seq 50); do ss -Hltn "sport = :$LISTEN_PORT" | grep -q . && break; sleep 0.1; done
 batch=(harness "import sys; sys.argv[1:]=['127.0.0.1:$LISTEN_PORT','192.0.2.1:80']"$'\n'"$NETPROBE"
-	::: harness "$WRITEPROBE" ::: run_as 1234:1234 'import os; print("ids", os.getuid(), os.getgid())'
+	::: harness "$WRITEPROBE" ::: harness "$HOSTPROBE" ::: run_as 1234:1234 'import os; print("ids", os.getuid(), os.getgid())'
 	::: bind_read "$TESTTMP/vol" ::: refuse bind /etc ::: refuse bind "$THEIRS" ::: refuse seccomp-path /etc/passwd)
 for kind in privileged devices pid-host ipc-host net-host cap-add seccomp-unconfined; do
 	batch+=(::: refuse "$kind")
@@ -88,6 +100,16 @@ assert_eq "  control: the same probe on the host reaches the listener" "127.0.0.
 has_line "writes to the image's / are refused (read_only)" '/etc/x (Read-only file system|Permission denied)'
 has_line "  ... at its top too" '/x (Read-only file system|Permission denied)'
 has_line "  control: /tmp is writable in the same container" '/tmp/x written'
+has_line "a host file (not bound) is not there" 'hostfile False'
+check "  control: the host has it" test -f "$TESTTMP/vol/f"
+has_line "host processes are not visible (its own few only)" 'procs [1-4]'
+check "  control: the host's /proc shows many" test "$(find /proc -maxdepth 1 -name '[0-9]*' | wc -l)" -gt 4
+has_line "the server's environment does not reach the container" 'envsecret False'
+check "  control: the server has it" grep -qz "^API_ENV_SECRET=envsecret-$$" "/proc/$API_PID/environ"
+has_line "memory under mem_limit: allocated (control)" 'mem32 32'
+# refused (MemoryError), or the container killed before it could say so
+check "memory past mem_limit (256m): not allocated" test -z "$(grep -x 'mem512 allocated' <<<"$PROBES")"
+has_line "  ... (refused, or the container killed first)" '(mem512 MemoryError|exit=137)'
 has_line "uid: User is what the payload runs as (control for the harness' 65534)" 'ids 1234 1234'
 has_line "a bind of the caller's own directory under a root works (control)" 'secret'
 has_line "refused: a bind outside the volume roots" 'refused 403 bind source "/etc" is outside the volume roots.*'
@@ -188,6 +210,10 @@ for _ in range(300):
 	assert_match "docker ps: it runs, with its port" "python +\"python3 -m http.ser.*Up +127.0.0.1:$WEB_PORT->8000/tcp +web-$$" "$OUT"
 	dk logs "web-$$"
 	assert_match "docker logs: the request it served" '"GET / HTTP/1.0" 200' "$OUT$ERR"
+	dk run -d --name "logf-$$" python sh -c 'echo one; sleep 1; echo two'
+	dk logs -f "logf-$$"
+	assert_eq "docker logs -f: the lines as they come, until the container ends" $'0 one\ntwo' "$RC $OUT"
+	dk rm "logf-$$"
 	dk stop -t 1 "web-$$"
 	dk ps -a
 	assert_match "docker stop, ps -a: exited" "Exited \(143\) .*web-$$" "$OUT"

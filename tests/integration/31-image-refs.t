@@ -190,8 +190,16 @@ for _ in range(600):  # the pull's own directory in the store: it is under way
     time.sleep(0.1)
 print("under way" if _ < 599 else "not under way")
 os.kill(int(sys.argv[2]), signal.SIGCONT)
+bytes = {}
 for m in s:
+    if m.get("status") == "Downloading" and m.get("progressDetail"):
+        bytes.setdefault(m["id"], []).append((m["progressDetail"].get("current"), m["progressDetail"].get("total")))
+        continue
     print(m.get("id", "") + " " + (m.get("status") or "error: " + m.get("error", "")))
+# each layer's byte counts: never past the total, the last one whole
+for i, b in bytes.items():
+    print("bytes %s %d %s %s" % (i, len(b), all(c is not None and t and c <= t for c, t in b),
+                                 "%d/%d" % b[-1]), file=sys.stderr)
 PY
 	kill -CONT "$REG_PID"
 	assert_eq "docker-py's pull stream: its first line while the registry is stopped and the pull under way" \
@@ -200,6 +208,9 @@ PY
 		"^$LAYER Pulling fs layer .*$LAYER Pull complete  Digest: sha256:[0-9a-f]{64}  Status: Downloaded newer image for redis:7 $" \
 		"$(tail -n +3 <<<"$OUT" | tr '\n' ' ')"
 	[ "$RC" = 0 ] || diag "$ERR"
+	LAYER_SIZE=$(skopeo inspect --raw "oci:$T/oci:r" | jq -r '.layers[0].size')
+	assert_match "  ... Downloading with the layer's bytes: current <= total, the last current = total = the manifest's size" \
+		"^bytes $LAYER [0-9]+ True $LAYER_SIZE/$LAYER_SIZE\$" "$ERR"
 	dk pull nosuch:1
 	assert_eq "docker pull of an image the registry lacks: 1" 1 "$RC"
 	assert_match "  ... with the pull's error" 'cannot read the manifest of docker://docker.io/library/nosuch:1' "$ERR"

@@ -214,6 +214,11 @@ tar("dotdot", plain, ({"name": "../../../../../../../../escape-dotdot"}, b"ESCAP
 tar("symlink", plain, ({"name": "kept/etc", "type": tarfile.SYMTYPE, "linkname": "/etc"}, b""),
     ({"name": "kept/etc/escape-link"}, b"ESCAPED\n"))
 tar("hardlink", plain, ({"name": "kept/hl", "type": tarfile.LNKTYPE, "linkname": secret}, b""))
+# links to the host's file and directory, and a control to the image's own file
+tar("links", ({"name": "peek", "type": tarfile.DIRTYPE, "mode": 0o755}, b""),
+    ({"name": "peek/hostlink", "type": tarfile.SYMTYPE, "linkname": secret}, b""),
+    ({"name": "peek/dirlink", "type": tarfile.SYMTYPE, "linkname": secret.rsplit("/", 1)[0]}, b""),
+    ({"name": "peek/ownlink", "type": tarfile.SYMTYPE, "linkname": "/etc/os-release"}, b""))
 PY
 assert_eq "the probes' archives are made" 0 "$?"
 echo created >"$TESTTMP/created.txt"
@@ -244,6 +249,29 @@ assert_eq "PUT with a symlink to /etc, then a member through it: refused (400)" 
 assert_match "  ... saying why" "through symlink" "$(cat "$TESTTMP/put.out")"
 assert_eq "PUT with a hard link to a host file: refused (400)" 400 "$(put_created hardlink /tmp)"
 assert_match "  ... saying why" "hard link out" "$(cat "$TESTTMP/put.out")"
+# GET before start: the image's files and what was put, read by a run of the
+# container's own (its kept archives extracted first), confined as its payload
+peek() { timeout -s KILL 60 "$DOCKER" cp "$@" | tar -xOf - 2>/dev/null; }
+OSREL=$(peek -L "$CTR-c:/etc/os-release" -)
+assert_eq "GET before start: docker cp CTR:/etc/os-release - (the image's file, through its link)" \
+	"$(cat "$NSRUN_IMAGES/python/rootfs/usr/lib/os-release" 2>/dev/null || echo none)" "$OSREL"
+assert_eq "  ... docker cp CTR:FILE - of the file docker cp just put (kept for the start)" created \
+	"$(peek "$CTR-c:/tmp/created.txt" -)"
+assert_eq "  ... a member of an archive just PUT, its content" OWNED "$(peek "$CTR-c:/tmp/kept/owned" -)"
+assert_eq "PUT of an archive with links to the host's file and directory (and one to the image's)" 200 \
+	"$(put_created links /tmp)"
+run_cmd timeout -s KILL 60 "$DOCKER" cp -L "$CTR-c:/tmp/peek/hostlink" -
+assert_ne "GET before start, -L through a kept link to a host file: refused" 0 "$RC"
+check "  ... and the host file's content never comes out" no_marker
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$CTR-c:/tmp/peek/dirlink/secret" -
+assert_match "  ... a path through a kept link to a host directory: not found (the container's root)" \
+	"No such container:path" "$ERR"
+check "  ... and the host file's content never comes out" no_marker
+assert_eq "  control: -L through a kept link to the image's own file is followed" \
+	"$OSREL" "$(peek -L "$CTR-c:/tmp/peek/ownlink" -)"
+run_cmd timeout -s KILL 60 "$DOCKER" cp "$CTR-c:/nope" -
+assert_match "  ... a missing path: Docker's not-found" "No such container:path" "$ERR"
+check "  ... the runs that copied are gone" no_archive_procs
 assert_eq "PUT into a missing container: 404" 404 \
 	"$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -X PUT --data-binary "@$TESTTMP/plain.tar" \
 		"http://x/containers/nope-$$/archive?path=/tmp")"
