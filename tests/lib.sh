@@ -627,6 +627,22 @@ image_import_setup() {
 	mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 }
 
+# serve_layout LAYOUT [STALL] — the image import suites' test registry
+# (security/image/registry.py) serving the OCI layout LAYOUT on a free port, RPORT,
+# as RPID (killed at exit); with STALL (manifest, blob) it stalls there and makes
+# $T/stalled.  Returns once it accepts connections (5 s at most).
+serve_layout() {
+	local _
+	RPORT=$(free_port)
+	python3 "$TESTS_DIR/security/image/registry.py" "$RPORT" "$1" "${2:-none}" "$T/stalled" >"$T/registry.log" 2>&1 &
+	RPID=$!
+	at_exit "kill $RPID 2>/dev/null"
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $RPORT))" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
 # ---------------------------------------------------------------- OCI runtime suites
 
 # oci_probe_bundle DIR IMAGE — the OCI runtime suites' (30, 35) bundle: IMAGE, a
