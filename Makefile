@@ -80,15 +80,19 @@ ROOT_SUITES  = $(filter-out %check-podman.t %25-compat-socket.t %29-pool.t %30-o
 PYTESTS     := bindings/python/tests examples/test_isolation.py
 # Debian's interpreter, which has python3-pytest (another python3 may come first on PATH)
 PYTHON      ?= /usr/bin/python3
-DEB_PKGS    := build-essential pkg-config curl libseccomp-dev libcap-dev libyajl-dev nettle-dev libarchive-dev libacl1-dev zlib1g-dev libbz2-dev liblzma-dev \
-	mmdebstrap uidmap python3 iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
+# what `make demo` needs: building nsrun, building the python image (mmdebstrap, jq,
+# python3; uidmap when not root) and running it
+DEMO_PKGS   := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev nettle-dev libarchive-dev libacl1-dev zlib1g-dev libbz2-dev liblzma-dev \
+	libmicrohttpd-dev libdbus-1-dev mmdebstrap uidmap python3 jq
+# and what the tests need besides (`make deps`, which `make check` runs first)
+DEB_PKGS    := $(DEMO_PKGS) curl iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
-	python3-jsonschema python3-docker libmicrohttpd-dev libdbus-1-dev systemd dbus-daemon time skopeo umoci docker-registry jq qemu-system-x86 cpio golang-go \
+	python3-jsonschema python3-docker systemd dbus-daemon time skopeo umoci docker-registry qemu-system-x86 cpio golang-go \
 	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
 	help2man containerd nodejs
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: man bench all deps image demo check docker-cli testcontainers-node runtime-tools oci-validation check-unit check-root check-rootless test-image service-image \
+.PHONY: man bench all deps demo-deps image demo check docker-cli testcontainers-node runtime-tools oci-validation check-unit check-root check-rootless test-image service-image \
 	service-image-store compat-image compat-image-store oci-test-images test-user \
 	asan check-asan check-vm lint valgrind install check-install clean fuzz soak soak-pool
 
@@ -166,8 +170,11 @@ $(BUILD)/obj $(BUILD)/tests:
 
 # ---- set-up ----
 
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+# deps: every package of DEB_PKGS (the tests'); demo-deps: DEMO_PKGS alone
+deps demo-deps:
+	@missing=$$(dpkg-query -W -f='$${db:Status-Status} $${Package}\n' 2>/dev/null | \
+		awk -v want='$(if $(filter deps,$@),$(DEB_PKGS),$(DEMO_PKGS))' '$$1 == "installed" { have[$$2] = 1 } \
+			END { n = split(want, w, " "); for (i = 1; i <= n; i++) if (!(w[i] in have)) print w[i] }'); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		$(SUDO) apt-get update -q && \
@@ -176,12 +183,12 @@ deps:
 
 # the default image, `python` (Debian 12 with python3), built once and reused (after
 # nsrun: nsrun-image has it check the image before it lands)
-image: deps all
+image: demo-deps all
 	@if [ -f "$${NSRUN_IMAGES:-$${XDG_DATA_HOME:-$$HOME/.local/share}/nsrun/images}/python/image.json" ]; then \
 		echo "image python: already built"; \
 	else rootfs-tools/nsrun-image build python --include python3; fi
 
-demo: deps all image
+demo: demo-deps all image
 	@echo "+ nsrun --image python examples/hello.py"
 	@$(BUILD)/nsrun --image python examples/hello.py
 
@@ -298,7 +305,7 @@ test-user:
 
 TEST_ENV = NSRUN_IMAGES=$(TEST_IMAGES) NSRUN_TESTS_MUST_WORK=$${NSRUN_TESTS_MUST_WORK:-0}
 
-check-root: all test-image service-image compat-image oci-test-images docker-cli testcontainers-node
+check-root: deps all test-image service-image compat-image oci-test-images docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then echo "== root suite: SKIPPED (not root; run make check as root for both suites)"; exit 0; fi; \
 	echo "== integration and security suites as root"; \
 	$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -309,7 +316,7 @@ check-root: all test-image service-image compat-image oci-test-images docker-cli
 
 # as root: a staged copy run as $(TEST_USER) (the checkout may not be readable by it);
 # as a user: the suites run as that user
-check-rootless: all test-image service-image compat-image oci-test-images test-user docker-cli testcontainers-node
+check-rootless: deps all test-image service-image compat-image oci-test-images test-user docker-cli testcontainers-node
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "== integration and security suites as $$(id -un) (rootless)"; \
 		$(TEST_ENV) NSRUN=$(CURDIR)/$(BUILD)/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
@@ -332,7 +339,7 @@ check-rootless: all test-image service-image compat-image oci-test-images test-u
 		NSRUN=$$stage/build/nsrun NSRUN_SECCOMP_PROFILES=$$stage/seccomp-profiles \
 		PYTHONPATH=$$stage/bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTESTS)
 
-check: check-unit check-install check-root check-rootless
+check: deps check-unit check-install check-root check-rootless
 
 # the soak (tests/soak/soak.py): SOAK_SEQUENTIAL runs in a row, SOAK_CONCURRENT runs
 # SOAK_PARALLEL at a time, SOAK_FAULTS runs SIGKILLed at a random moment, as the
@@ -394,7 +401,7 @@ ASAN_SUITES = $(filter-out %image-tool.t %image-pull.t %image-layers.t %no-leaks
 	%07-timeout.t %22-soak.t %25-compat-socket.t %40-image-import-hostile.t %41-image-import-bounds.t \
 	%42-image-import-race.t %26-agent-sandboxes-tiers.t %33-testcontainers.t %21-stdio.t %24-network-pasta.t \
 	%25-agent-sandboxes.t %09-signals.t %31-image-refs.t,$(wildcard $(SUITES)))
-check-asan: asan test-image service-image compat-image-store docker-cli testcontainers-node
+check-asan: deps asan test-image service-image compat-image-store docker-cli testcontainers-node
 	@echo "== integration and security suites with AddressSanitizer and UBSan"
 	$(TEST_ENV) NSRUN=$(CURDIR)/build-asan/nsrun NSRUN_PROBE=$(CURDIR)/$(BUILD)/nsrun-probe \
 		NSRUN_SECCOMP_PROFILES=$(CURDIR)/seccomp-profiles UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 NSRUN_TEST_SANITIZER=1 \
@@ -404,7 +411,7 @@ check-asan: asan test-image service-image compat-image-store docker-cli testcont
 # cgroup v2 limits in a QEMU guest with a pure cgroup v2 hierarchy (tests/vm), whatever
 # the host has: the kernel is Debian's, fetched with apt-get download
 VM_TIMEOUT ?= 600
-check-vm: all
+check-vm: deps all
 	@echo "== cgroup v2 suite in a QEMU guest (tests/vm)"
 	@tests/vm/check-vm.sh -q -b $(BUILD) -t $(VM_TIMEOUT) -- --all
 
@@ -415,7 +422,7 @@ bench: all test-image test-user
 
 # cppcheck does not know the cleanup attribute (cleanup.h): its leak checks are
 # false positives here; ASan and valgrind check leaks instead
-lint:
+lint: deps
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=resourceLeak \
 		--suppress=leakReturnValNotUsed -D_GNU_SOURCE -DSCMP_VER_MAJOR=2 runtime/*.c
@@ -424,7 +431,7 @@ lint:
 		{ echo "banned function (use snprintf, bounded copies, no shell)"; exit 1; }
 
 # a dynamic build: memcheck replaces malloc only in a dynamically linked program
-valgrind: test-image
+valgrind: deps test-image
 	$(MAKE) BUILD=build-dyn NSRUN_LINK=dynamic build-dyn/nsrun
 	NSRUN_IMAGES=$(TEST_IMAGES) valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 		--trace-children=no build-dyn/nsrun --image python -- python3 -c 'print("valgrind ok")'
@@ -435,7 +442,7 @@ valgrind: test-image
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-DNSRUN_LIBFUZZER -DNSRUN_INSTALLED_PROFILES='"$(PROFILES_DIR)"' -iquote runtime $(PKG_CFLAGS)
-fuzz:
+fuzz: deps
 	@mkdir -p build-fuzz/obj
 	@echo "== runtime with clang, ASan, UBSan and fuzzer coverage"
 	@for src in $(LIB_SRCS); do o=build-fuzz/obj/$$(basename $$src .c).o; \

@@ -47,8 +47,10 @@ static const char api_usage[] =
 	"                         (default 60; the payload can stop it)\n"
 	"Socket activation: with LISTEN_FDS (systemd), the socket is fd 3.\n"
 	"\n"
-	"Refused: Privileged, devices, host namespaces, CapAdd, seccomp=unconfined, binds\n"
-	"outside the volume roots.  docs/docker-api.md says what differs from Docker.\n";
+	"Refused: Privileged, devices, host namespaces, seccomp=unconfined, binds outside\n"
+	"the volume roots, and CapAdd of a capability beyond Docker's default set (a root\n"
+	"payload has that set already, inside its user namespace only: CapAdd within it\n"
+	"changes nothing, CapDrop takes some away).  docs/docker-api.md says what differs.\n";
 
 /* ---- the engine ---- */
 

@@ -335,6 +335,21 @@ int image_store_entry(const char *image, char *name, size_t len, struct nsrun_er
 	return image_ref_store_name(&ref, name, len, err);
 }
 
+/* What to do about an image the store lacks, as a static hint: the README's python
+ * image is built from Debian's packages (make image), not pulled; a reference with a
+ * tag, digest or registry is pulled; another name may be either, and image ls shows
+ * what the store has (a typo, or NSRUN_IMAGES naming another store). */
+static const char *missing_image_hint(const char *image)
+{
+	if (strcmp(image, "python") == 0)
+		return "build it: make image (in nsrun's source tree), or nsrun-image build python --include "
+		       "python3; or set NSRUN_IMAGES to the store that has it (docs/images.md)";
+	if (strpbrk(image, ":/@"))
+		return "pull it first: nsrun pull REFERENCE (docs/images.md); nsrun image ls lists the store's images";
+	return "nsrun image ls lists the store's images; nsrun pull NAME[:TAG] pulls one from a registry, "
+	       "nsrun-image build NAME --include PKG,... builds one from Debian's packages (docs/images.md)";
+}
+
 int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 {
 	_cleanup_free_ char *store = image_store_dir(err);
@@ -352,9 +367,8 @@ int image_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 		char names[512];
 		list_names(store, names, sizeof(names));
 		error_set(err, 0, "image \"%s\" not found in %s (images there: %s)", cfg->image,
-			  store, names[0] ? names : "none; build one with `make image`");
-		if (image_store_name_is_ref(name))
-			err->hint = "pull it first: nsrun pull REFERENCE (docs/images.md)";
+			  store, names[0] ? names : "none");
+		err->hint = missing_image_hint(cfg->image);
 		return -1;
 	}
 	return image_load_dir(cfg, dir, NULL, err);

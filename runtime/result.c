@@ -262,6 +262,33 @@ static void gen_limit(yajl_gen g, const char *name, bool set, uint64_t value, co
 	yajl_gen_map_close(g);
 }
 
+/* The run's network as Docker's inspect names it (HostConfig.NetworkMode): none,
+ * pasta, the name of an nsrun network (--network NAME), container:NAME (a
+ * service's), or path (an OCI config's namespace path). */
+static void gen_network(yajl_gen g, const struct nsrun_config *cfg)
+{
+	char buf[128]; /* "container:" and a service name (at most 64, service_name_valid) */
+
+	switch (cfg->network) {
+	case NSRUN_NETWORK_PASTA:
+		GEN_STR(g, "pasta");
+		return;
+	case NSRUN_NETWORK_NAMED:
+		GEN_STR(g, cfg->network_name ? cfg->network_name : "");
+		return;
+	case NSRUN_NETWORK_CONTAINER:
+		snprintf(buf, sizeof(buf), "container:%s", cfg->network_name ? cfg->network_name : "");
+		GEN_STR(g, buf);
+		return;
+	case NSRUN_NETWORK_PATH:
+		GEN_STR(g, "path");
+		return;
+	case NSRUN_NETWORK_NONE:
+		break;
+	}
+	GEN_STR(g, "none");
+}
+
 static const char *json_status(const struct nsrun_result *r)
 {
 	/* a command that could not be executed is the payload's failure, not nsrun's */
@@ -350,7 +377,7 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 	else
 		yajl_gen_null(g);
 	GEN_STR(g, "network");
-	GEN_STR(g, cfg->network == NSRUN_NETWORK_PASTA ? "pasta" : cfg->network == NSRUN_NETWORK_PATH ? "path" : "none");
+	gen_network(g, cfg);
 	/* the tier the run got; absent when nsrun failed before choosing one */
 	if (cfg->isolation != NSRUN_ISOLATION_AUTO) {
 		GEN_STR(g, "isolation");

@@ -630,6 +630,22 @@ image_import_setup() {
 	mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 }
 
+# serve_layout LAYOUT [STALL] — the image import suites' test registry
+# (security/image/registry.py) serving the OCI layout LAYOUT on a free port, RPORT,
+# as RPID (killed at exit); with STALL (manifest, blob) it stalls there and makes
+# $T/stalled.  Returns once it accepts connections (5 s at most).
+serve_layout() {
+	local _
+	RPORT=$(free_port)
+	python3 "$TESTS_DIR/security/image/registry.py" "$RPORT" "$1" "${2:-none}" "$T/stalled" >"$T/registry.log" 2>&1 &
+	RPID=$!
+	at_exit "kill $RPID 2>/dev/null"
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $RPORT))" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
 # ---------------------------------------------------------------- OCI runtime suites
 
 # oci_probe_bundle DIR IMAGE — the OCI runtime suites' (30, 35) bundle: IMAGE, a
@@ -678,4 +694,59 @@ EOF
 oci_cleanup() {
 	local d
 	for d in "$ROOT"/*/; do [ -d "$d" ] && "$NSRUN" --root "$ROOT" delete --force "$(basename "$d")"; done
+}
+
+# ---------------------------------------------------------------- podman
+
+# podman_private RUNTIME [USER] — a podman of the test's own (23-check-podman, 30 and
+# 35): its storage, run, config and temp directories all under P ($TESTTMP/podman),
+# RUNTIME its OCI runtime, the cgroupfs manager, no events.  Sets P, podman (its
+# argv), as_me (the environment it runs in: as USER through runuser when given and
+# root, $P then USER's) and pod ARG... (run_cmd of podman ARG... in it); at exit,
+# removes its pods, containers and storage (as root, also the overlay mounts podman
+# made of it on the host, and /run/nsrun when nsrun made it) and ends its rootless
+# pause process.  podman_import DIR NAME [IMPORT-OPTION...] imports the tree DIR
+# as the image NAME (run_cmd).
+# shellcheck disable=SC2034  # P, podman: for the suites
+podman_private() {
+	local runtime=$1 user=${2:-} cache=${XDG_CACHE_HOME:-$TESTTMP/podman/cache} asan=${ASAN_OPTIONS:-}
+	[ "$(id -u)" = 0 ] || user=
+	# root's seccomp cache and sanitizer options (a log path) are not the user's
+	[ -z "$user" ] || { cache=$TESTTMP/podman/cache; asan=; }
+	P=$TESTTMP/podman
+	mkdir -p "$P/home" "$P/xdg" "$P/tmp"
+	chmod 700 "$P/xdg"
+	podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$runtime"
+		--cgroup-manager cgroupfs --events-backend none)
+	as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
+		XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="$cache" ASAN_OPTIONS="$asan")
+	if [ -n "$user" ]; then
+		as_me=(runuser -u "$user" -- "${as_me[@]}")
+		chown -R "$user" "$P"
+	fi
+	_PODMAN_HAD_RUN_NSRUN=$([ -e /run/nsrun ] && echo 1)
+	at_exit _podman_cleanup
+}
+_podman_cleanup() {
+	"${as_me[@]}" "${podman[@]}" pod rm -af -t 0
+	"${as_me[@]}" "${podman[@]}" rm -af -t 0
+	[ -n "$_PODMAN_HAD_RUN_NSRUN" ] || [ "$(id -u)" != 0 ] || [ ! -d /run/nsrun ] || rmdir /run/nsrun
+	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
+	# as root, podman's overlay storage is a mount of the host's (each podman command
+	# mounts it again): not left behind
+	if [ "$(id -u)" = 0 ]; then
+		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
+		rm -rf "$P/root"
+	fi
+	local pause
+	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
+}
+pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+# (files only root may read, like /etc/security/opasswd, stay out: nothing needs them)
+podman_import() {
+	local dir=$1 name=$2
+	shift 2
+	# shellcheck disable=SC2016 # expanded by that sh
+	run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" --ignore-failed-read -c . | "$@"' sh "$dir" \
+		"${podman[@]}" import -q "$@" - "$name"
 }

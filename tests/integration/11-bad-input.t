@@ -124,6 +124,10 @@ bad "--image empty" 125 'nsrun: --image: "": not a valid image name' -- "$N" --i
 bad "--image not UTF-8" 125 $'nsrun: --image: "\xff\xfe": not a valid image name' -- "$N" --image $'\xff\xfe' -- true
 bad "--image a path out of the store" 125 'nsrun: --image: "../python": not a valid image name' -- "$N" --image ../python -- true
 bad "--image unknown" 125 'nsrun: image "no-such-image" not found in' -- "$N" --image no-such-image -- true
+assert_match "  ... the hint says what to do: image ls, pull or build" \
+	'^nsrun: hint: nsrun image ls .*nsrun pull NAME.*nsrun-image build' "$(sed -n 2p <<<"$ERR")"
+bad "--image an unknown reference" 125 'nsrun: image "no-such-image:1" not found in' -- "$N" --image no-such-image:1 -- true
+assert_match "  ... the hint: pull it" '^nsrun: hint: pull it first: nsrun pull REFERENCE' "$(sed -n 2p <<<"$ERR")"
 bad "--rootfs missing" 125 "nsrun: --rootfs \"$T/nope\": No such file" -- "$N" --rootfs "$T/nope" -- true
 bad "--rootfs with FILE" 125 'nsrun: FILE and - need an image with an interpreter' -- "$N" --rootfs / "$T/ok.py"
 bad "--cgroup-parent with .." 125 'nsrun: --cgroup-parent: "../x"' -- "$N" "${IMG[@]}" --cgroup-parent ../x -- true
@@ -154,6 +158,8 @@ bad "image.json workdir a number" 125 "nsrun: image.json \"$T/workdir5/python/im
 bad "image.json an array" 125 "nsrun: image.json \"$T/array/python/image.json\": must be a JSON object" -- env NSRUN_IMAGES="$T/array" "$N" "${IMG[@]}" -- true
 bad "image.json a directory" 125 "nsrun: read image.json \"$T/dirjson/python/image.json\": Is a directory" -- env NSRUN_IMAGES="$T/dirjson" "$N" "${IMG[@]}" -- true
 bad "an empty store" 125 "nsrun: image \"python\" not found in $T/emptyroot" -- env NSRUN_IMAGES="$T/emptyroot" "$N" "${IMG[@]}" -- true
+assert_match "  ... the hint: the README's python image is built (make image), not pulled" \
+	'^nsrun: hint: build it: make image .*NSRUN_IMAGES' "$(sed -n 2p <<<"$ERR")"
 bad "a read-only store: runs (nsrun never writes it)" 0 "" -- env NSRUN_IMAGES="$T/ro-store" "$N" "${IMG[@]}" "$T/ran.py"
 # the caller's environment
 bad "HOME unset, no NSRUN_IMAGES" 125 'nsrun: cannot find the image store: HOME is not set' -- env -u HOME -u NSRUN_IMAGES -u XDG_DATA_HOME "$N" "${IMG[@]}" -- true

@@ -21,8 +21,11 @@ done
 id -u "$USER_NAME" >/dev/null 2>&1 || skip_all "no user $USER_NAME (make test-user)"
 grep -q "^$USER_NAME:" /etc/subuid || skip_all "$USER_NAME has no subordinate ids in /etc/subuid (rootless podman needs them)"
 
-P=$TESTTMP/podman
-mkdir -p "$P/home" "$P/xdg" "$P/tmp" "$P/nsrun"
+# This host has hybrid cgroups, where crun (1.8) refuses to start any container
+# ("cgroups in hybrid mode not supported"): runc with the cgroupfs manager works,
+# and a rootless runc ignores the v1 cgroups it may not create.
+podman_private "$(command -v runc)" "$USER_NAME"
+mkdir -p "$P/nsrun"
 # what the payload of podman needs: nsrun, the libraries the image lacks, the probe
 cp "$NSRUN" "$P/nsrun/nsrun"
 rootfs=$NSRUN_IMAGES/python/rootfs
@@ -30,35 +33,17 @@ for lib in $(ldd "$NSRUN" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }
 	[ -e "$rootfs$lib" ] || cp -L "$lib" "$P/nsrun/"
 done
 chmod -R a+rX "$P/nsrun"
-[ "$(id -u)" = 0 ] && chown -R "$USER_NAME" "$P"
+[ "$(id -u)" = 0 ] && chown -R "$USER_NAME" "$P/nsrun"
 profiles=${NSRUN_SECCOMP_PROFILES:-$TESTS_DIR/../seccomp-profiles}
 
-# the user's environment for podman: everything it writes stays under $P
-as_user=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
-	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp")
-[ "$(id -u)" = 0 ] && as_user=(runuser -u "$USER_NAME" -- "${as_user[@]}")
-# This host has hybrid cgroups, where crun (1.8) refuses to start any container
-# ("cgroups in hybrid mode not supported"): runc with the cgroupfs manager works,
-# and a rootless runc ignores the v1 cgroups it may not create.
-podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$(command -v runc)"
-	--cgroup-manager cgroupfs --events-backend none)
-cleanup_podman() {
-	"${as_user[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
-	local pause
-	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
-}
-at_exit cleanup_podman
-
-# (files only root may read, like /etc/security/opasswd, stay out: nothing needs them)
-run_cmd "${as_user[@]}" sh -c 'r=$1; shift; tar -C "$r" --ignore-failed-read -c . 2>/dev/null | "$@"' sh "$rootfs" \
-	"${podman[@]}" import -q - localhost/nsrun-python
+podman_import "$rootfs" localhost/nsrun-python
 [ "$RC" = 0 ] || { not_ok "podman import of the python rootfs" "$(_ctx)"; done_testing; exit 1; }
 
 in_podman() {   # in_podman PODMAN-RUN-OPTIONS... -- SHELL-SCRIPT (its $0 is the snippet)
 	local opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	run_cmd "${as_user[@]}" "${podman[@]}" run --rm --network none \
+	run_cmd "${as_me[@]}" "${podman[@]}" run --rm --network none \
 		-v "$P/nsrun:/opt/nsrun:ro" -v "$NSRUN_IMAGES:/images:ro" -v "$profiles:/profiles:ro" \
 		-v "$PROBE_DIR:/probe:ro" -e LD_LIBRARY_PATH=/opt/nsrun -e NSRUN_IMAGES=/images \
 		-e NSRUN_SECCOMP_PROFILES=/profiles -e ASAN_OPTIONS=detect_leaks=0 \
@@ -109,7 +94,7 @@ mkdir -p "$B/lib" "$B/tmp"
 cp "$TESTS_DIR/../examples/test_isolation.py" "$B/lib/" && cp -r "$TESTS_DIR/../bindings/python/nsrun" "$B/lib/"
 [ "$(id -u)" = 0 ] && chown -R "$USER_NAME" "$B"
 chmod -R a+rX "$B"
-run_cmd "${as_user[@]}" "${podman[@]}" run -d --name nsrun-battery --network none \
+run_cmd "${as_me[@]}" "${podman[@]}" run -d --name nsrun-battery --network none \
 	-v "$P/nsrun:/opt/nsrun:ro" -v "$NSRUN_IMAGES:/images:ro" -v "$B/tmp:$B/tmp" \
 	localhost/nsrun-python sleep 600
 if [ "$RC" != 0 ]; then
@@ -127,7 +112,7 @@ else
 	# (a sanitizer build cannot run the minimal tier: its RLIMIT_DATA backstop is below
 	# ASan's shadow reservation)
 	[ -n "${NSRUN_TEST_SANITIZER:-}" ] && deselect=(-k "not minimal")
-	NSRUN_TEST_GUARD=300 run_cmd "${as_user[@]}" NSRUN="$B/nsrun" NSRUN_ISOLATION="$tier" TMPDIR="$B/tmp" \
+	NSRUN_TEST_GUARD=300 run_cmd "${as_me[@]}" NSRUN="$B/nsrun" NSRUN_ISOLATION="$tier" TMPDIR="$B/tmp" \
 		PYTHONPATH="$B/lib" /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs "${deselect[@]+"${deselect[@]}"}" \
 		--basetemp "$B/tmp/pytest" "$B/lib/test_isolation.py"
 	diag "the battery in podman ($tier tier): $(grep -E '[0-9]+ (passed|failed)' <<<"$OUT" | tail -n 1)"
@@ -136,7 +121,7 @@ else
 )[0-9]+ passed, [0-9]+ skipped' "$OUT"
 	assert_eq "  ... skipping only what the tier does not promise" "" \
 		"$(grep '^SKIPPED' <<<"$OUT" | grep -Ev ": (the $tier tier does not promise this|the minimal tier has no chroot unprivileged)\$" || true)"
-	"${as_user[@]}" "${podman[@]}" rm -f -t 0 nsrun-battery >/dev/null 2>&1 || true
+	"${as_me[@]}" "${podman[@]}" rm -f -t 0 nsrun-battery >/dev/null 2>&1 || true
 fi
 
 # ---- docs/isolation.md's options: a default run with every property

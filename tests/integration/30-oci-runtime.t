@@ -410,38 +410,13 @@ assert_match "a uid range without a gid map: refused, naming the entry (ranges: 
 
 # ---- podman --runtime nsrun, with the probe's image
 command -v podman >/dev/null || skip_all "podman is not installed (make deps)"
-P=$TESTTMP/podman
-mkdir -p "$P/home" "$P/xdg" "$P/tmp"
-chmod 700 "$P/xdg"
-podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
-	--cgroup-manager cgroupfs --events-backend none)
-as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
-	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
-	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
-had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
-cleanup_podman() {
-	"${as_me[@]}" "${podman[@]}" rm -af -t 0
-	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
-	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
-	# as root, podman's overlay storage is a mount of the host's (each podman command
-	# mounts it again): not left behind
-	if [ "$(id -u)" = 0 ]; then
-		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
-		rm -rf "$P/root"
-	fi
-	local pause
-	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
-}
-at_exit cleanup_podman
-# shellcheck disable=SC2016 # expanded by that sh
-run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$IMG" "${podman[@]}" import -q - \
-	localhost/nsrun-probe
+podman_private "$NSRUN"
+podman_import "$IMG" localhost/nsrun-probe
 [ "$RC" = 0 ] || { not_ok "podman import of the probe image" "$(_ctx)"; done_testing; exit 1; }
 who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
 # nsrun's default --root (podman passes its --runtime-flag to create and start, not
 # to the delete of its cleanup): as root /run/nsrun, else under XDG_RUNTIME_DIR
 state_root=$([ "$(id -u)" = 0 ] && echo /run/nsrun || echo "$P/xdg/nsrun/oci")
-pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
 
 pod run --rm --network none localhost/nsrun-probe /nsrun-probe status
 assert_eq "podman ($who) run --rm: exit 0" 0 "$RC"

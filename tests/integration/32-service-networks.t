@@ -88,6 +88,13 @@ assert_eq "  ... has lo only" "lo " "$(sed -n 1p <<<"$OUT")"
 assert_eq "  ... finds both services by name, on 127.0.0.1" "127.0.0.1 db$$ 127.0.0.1 app$$ " "$(sed -n 2p <<<"$OUT")"
 assert_match "  ... does not reach the outside server" '^198\.51\.100\.7 .*(unreachable|refused)' "$(sed -n 3p <<<"$OUT")"
 assert_match "  ... nor the host's loopback one" '^127\.0\.0\.1 .*refused' "$(sed -n 4p <<<"$OUT")"
+# --json names the network as docker inspect's NetworkMode does (it said "none")
+run_nsrun --json - --network "$NET" --image services -- true
+assert_eq "  ... its --json names the network" "0 $NET" "$RC $(jq -r .network <<<"$OUT" 2>&1)"
+run_nsrun --json - --network "container:db$$" --image services -- true
+assert_eq "  ... and container:NAME for a service's network" "0 container:db$$" "$RC $(jq -r .network <<<"$OUT" 2>&1)"
+run_nsrun --json - --image services -- true
+assert_eq "  control: a run of its own says none" "0 none" "$RC $(jq -r .network <<<"$OUT" 2>&1)"
 # control: the same probe where there is a way out
 if command -v pasta >/dev/null && { exec 9<>/dev/net/tun; } 2>/dev/null; then
 	exec 9>&-

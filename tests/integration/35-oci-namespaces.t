@@ -32,38 +32,36 @@ setup_failed() {
 	done_testing
 	exit 1
 }
+# pod_holder WHAT SETUP UNSHARE-OPTION...: a sleep holding new namespaces (unshare's
+# options), its hostname nsrun-pod, after the shell commands SETUP (each ending in
+# &&), as HOLDER (killed at exit); the set-up fails naming WHAT unless it started
+# within 30 s
+pod_holder() {
+	local what=$1 setup=$2 end
+	shift 2
+	unshare "$@" sh -c "hostname nsrun-pod && $setup exec sleep 600" </dev/null >/dev/null 2>&1 &
+	HOLDER=$!
+	at_exit "kill $HOLDER"
+	end=$((SECONDS + 30))
+	until [ "$(readlink "/proc/$HOLDER/ns/uts" 2>/dev/null)" != "$(readlink /proc/self/ns/uts)" ] &&
+		[ "$(cat "/proc/$HOLDER/comm" 2>/dev/null)" = sleep ]; do
+		[ "$SECONDS" -lt "$end" ] || setup_failed "$what did not start"
+		sleep 0.1
+	done
+}
 if [ "$(id -u)" = 0 ]; then
 	NETNS=nsrun-ocins-$$
 	ip netns add "$NETNS" || skip_all "ip netns add failed"
 	at_exit "ip netns del $NETNS"
 	{ ip -n "$NETNS" link set lo up && ip -n "$NETNS" addr add "$ADDR/32" dev lo; } || setup_failed "the pod's lo"
 	POD=/run/netns/$NETNS
+	# the pod's ipc and uts: of our own user namespace, as the ip netns's
+	pod_holder "the pod's ipc and uts holder (unshare)" "" --ipc --uts
 else
 	# the pod: a user, network, ipc and uts namespace of ours, held by a sleep
-	unshare -Urn --ipc --uts sh -c "hostname nsrun-pod && ip link set lo up && ip addr add $ADDR/32 dev lo &&
-		exec sleep 600" </dev/null >/dev/null 2>&1 &
-	HOLDER=$!
-	at_exit "kill $HOLDER"
-	end=$((SECONDS + 30))
-	until [ "$(readlink "/proc/$HOLDER/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)" ] &&
-		[ "$(cat "/proc/$HOLDER/comm" 2>/dev/null)" = sleep ]; do
-		[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's holder (unshare -Urn) did not start"
-		sleep 0.1
-	done
+	pod_holder "the pod's holder (unshare -Urn)" "ip link set lo up && ip addr add $ADDR/32 dev lo &&" -Urn --ipc --uts
 	POD=/proc/$HOLDER/ns/net
 fi
-if [ "$(id -u)" = 0 ]; then
-	# the pod's ipc and uts: of our own user namespace, as the ip netns's
-	unshare --ipc --uts sh -c "hostname nsrun-pod && exec sleep 600" </dev/null >/dev/null 2>&1 &
-	HOLDER=$!
-	at_exit "kill $HOLDER"
-fi
-end=$((SECONDS + 30))
-until [ "$(readlink "/proc/$HOLDER/ns/uts" 2>/dev/null)" != "$(readlink /proc/self/ns/uts)" ] &&
-	[ "$(cat "/proc/$HOLDER/comm" 2>/dev/null)" = sleep ]; do
-	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's ipc and uts holder (unshare) did not start"
-	sleep 0.1
-done
 PODIPC=/proc/$HOLDER/ns/ipc PODUTS=/proc/$HOLDER/ns/uts
 
 # ---- the pod's network namespace, joined
@@ -261,34 +259,11 @@ assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 # `podman run --pod` sharing its net, ipc and uts (podman's default --share): the
 # second sees the first's System V segment and the pod's hostname
 command -v podman >/dev/null || { not_ok "podman is installed (make deps)"; done_testing; exit 1; }
-P=$TESTTMP/podman
-mkdir -p "$P/home" "$P/xdg" "$P/tmp"
-chmod 700 "$P/xdg"
-podman=(podman --root "$P/root" --runroot "$P/runroot" --storage-driver overlay --runtime "$NSRUN"
-	--cgroup-manager cgroupfs --events-backend none)
-as_me=(env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 HOME="$P/home" XDG_RUNTIME_DIR="$P/xdg"
-	XDG_CONFIG_HOME="$P/home/.config" TMPDIR="$P/tmp" XDG_CACHE_HOME="${XDG_CACHE_HOME:-$P/cache}"
-	ASAN_OPTIONS="${ASAN_OPTIONS:-}")
-had_run_nsrun=$([ -e /run/nsrun ] && echo 1)
-cleanup_podman() {
-	"${as_me[@]}" "${podman[@]}" pod rm -af -t 0
-	"${as_me[@]}" "${podman[@]}" rm -af -t 0
-	[ -n "$had_run_nsrun" ] || [ "$(id -u)" != 0 ] || rmdir /run/nsrun
-	"${as_me[@]}" "${podman[@]}" unshare rm -rf "$P/root" "$P/runroot"
-	if [ "$(id -u)" = 0 ]; then
-		findmnt -rn -o TARGET | grep "^$P/" | sort -r | while read -r m; do umount -l "$m"; done
-		rm -rf "$P/root"
-	fi
-	local pause
-	pause=$(cat "$P/xdg/libpod/tmp/pause.pid" 2>/dev/null) && kill -KILL "$pause"
-}
-at_exit cleanup_podman
-pod() { run_cmd "${as_me[@]}" "${podman[@]}" "$@"; }
+podman_private "$NSRUN"
 # the probe's image, its entrypoint the probe and its command a sleep: the pod's
 # infra container runs that (no catatonit pause image is needed)
-# shellcheck disable=SC2016 # expanded by that sh
-run_cmd "${as_me[@]}" sh -c 'd=$1; shift; tar -C "$d" -c . | "$@"' sh "$TESTTMP/image" "${podman[@]}" import -q \
-	--change 'ENTRYPOINT ["/nsrun-probe"]' --change 'CMD ["sleep", "100000"]' - localhost/nsrun-probe
+podman_import "$TESTTMP/image" localhost/nsrun-probe \
+	--change 'ENTRYPOINT ["/nsrun-probe"]' --change 'CMD ["sleep", "100000"]'
 [ "$RC" = 0 ] || setup_failed "podman import of the probe image"
 who=$([ "$(id -u)" = 0 ] && echo root || echo rootless)
 pod pod create --name nsrun-pod --network none --hostname nsrun-pod --infra-image localhost/nsrun-probe

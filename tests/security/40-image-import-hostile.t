@@ -119,14 +119,8 @@ done
 # by the test registry, come out the same (the controls above show what their
 # layers carry).
 for img in priv shared-oci; do
-	port=$(free_port)
-	python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/$img" none "$T/stalled" >"$T/registry.log" 2>&1 &
-	at_exit "kill $! 2>/dev/null"
-	for _ in $(seq 50); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-		sleep 0.1
-	done
-	run_cmd "$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false "docker://127.0.0.1:$port/test/img:1" \
+	serve_layout "$T/$img"
+	run_cmd "$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false "docker://127.0.0.1:$RPORT/test/img:1" \
 		"r-$img" --store "$STORE"
 	assert_eq "nsrun pull of $img from a registry succeeds" "0 " "$RC $ERR"
 	R=$STORE/r-$img/rootfs

@@ -25,40 +25,38 @@ nothing_left() {
 		! pgrep -f "\.$1\.tmp\." >/dev/null
 }
 IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
+# bounded WHAT NAME SOURCE OPTION TIGHT LOOSE MESSAGE CMD... — CMD OPTION TIGHT SOURCE
+# NAME (an import or a pull into STORE) fails, with one line matching the ERE
+# MESSAGE, and leaves nothing; the control: with OPTION LOOSE it makes NAME, which runs
+bounded() {
+	local what=$1 name=$2 src=$3 opt=$4 tight=$5 loose=$6 msg=$7
+	shift 7
+	run_cmd "$@" "$opt" "$tight" "$src" "$name" --store "$STORE"
+	assert_eq "$what, $opt $tight: fails" 1 "$RC"
+	assert_match "... with one line naming the bound" "$msg" "$ERR"
+	check "... leaving nothing" nothing_left "$name"
+	run_cmd "$@" "$opt" "$loose" "$src" "$name" --store "$STORE"
+	assert_eq "control: with $opt $loose it succeeds" "0 " "$RC $ERR"
+	check "... and runs" runs "$name"
+}
 
 # ---------------------------------------------------------------- bytes
 
 SIZE_MB=40 mk oci "$T/big" big
-run_cmd "${IMPORT[@]}" --max-size 8m "oci:$T/big:test" big --store "$STORE"
-assert_eq "a 40 MiB file from a small gzip layer, --max-size 8m: fails" 1 "$RC"
-assert_match "... with one line naming the bound" \
-	'^nsrun-image: import "big": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
-check "... leaving nothing" nothing_left big
-run_cmd "${IMPORT[@]}" --max-size 64m "oci:$T/big:test" big --store "$STORE"
-assert_eq "control: with --max-size 64m it imports" "0 " "$RC $ERR"
-check "... and runs" runs big
+bounded "a 40 MiB file from a small gzip layer" big "oci:$T/big:test" --max-size 8m 64m \
+	'^nsrun-image: import "big": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' \
+	"${IMPORT[@]}"
 
 SIZE_MB=40 RAW_LAYER=1 mk docker-archive "$T/bigd.tar" big
 gzip -9 "$T/bigd.tar"
-run_cmd "${IMPORT[@]}" --max-size 8m "$T/bigd.tar.gz" bigd --store "$STORE"
-assert_eq "a gzipped docker-archive of $(($(stat -c %s "$T/bigd.tar.gz") / 1024)) KiB expanding to 40 MiB, --max-size 8m: fails" 1 "$RC"
-assert_match "... naming the bound" 'larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
-check "... leaving nothing" nothing_left bigd
-run_cmd "${IMPORT[@]}" --max-size 200m "$T/bigd.tar.gz" bigd --store "$STORE"
-assert_eq "control: with --max-size 200m it imports" "0 " "$RC $ERR"
-check "... and runs" runs bigd
+bounded "a gzipped docker-archive of $(($(stat -c %s "$T/bigd.tar.gz") / 1024)) KiB expanding to 40 MiB" bigd \
+	"$T/bigd.tar.gz" --max-size 8m 200m 'larger than 8\.0M \(--max-size SIZE raises the bound\)$' "${IMPORT[@]}"
 
 # ---------------------------------------------------------------- files
 
 N_FILES=3000 mk oci "$T/many" many
-run_cmd "${IMPORT[@]}" --max-files 1000 "oci:$T/many:test" many --store "$STORE"
-assert_eq "3000 files, --max-files 1000: fails" 1 "$RC"
-assert_match "... with one line naming the bound" \
-	'^nsrun-image: import "many": the image has more than 1000 files \(--max-files N raises the bound\)$' "$ERR"
-check "... leaving nothing" nothing_left many
-run_cmd "${IMPORT[@]}" --max-files 5000 "oci:$T/many:test" many --store "$STORE"
-assert_eq "control: with --max-files 5000 it imports" "0 " "$RC $ERR"
-check "... and runs" runs many
+bounded "3000 files" many "oci:$T/many:test" --max-files 1000 5000 \
+	'^nsrun-image: import "many": the image has more than 1000 files \(--max-files N raises the bound\)$' "${IMPORT[@]}"
 
 # ---------------------------------------------------------------- the interpreter lookup
 
@@ -75,18 +73,11 @@ check "... and the image runs" runs longpath
 
 mk oci "$T/reg" plain
 for stall in manifest blob; do
-	port=$(free_port)
 	rm -f "$T/stalled"
-	python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" "$stall" "$T/stalled" >"$T/registry.log" 2>&1 &
-	reg=$!
-	at_exit "kill $reg 2>/dev/null"
-	for _ in $(seq 50); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-		sleep 0.1
-	done
+	serve_layout "$T/reg" "$stall"
 	SECONDS=0
 	run_cmd timeout 60 "$TOOL" pull --quiet --interpreter /bin/hello --tls-verify=false --network-timeout 3 \
-		"docker://127.0.0.1:$port/test/img:1" "st-$stall" --store "$STORE"
+		"docker://127.0.0.1:$RPORT/test/img:1" "st-$stall" --store "$STORE"
 	took=$SECONDS
 	assert_eq "a registry that stalls on the $stall: pull fails (not killed by the guard)" 1 "$RC"
 	check "... and it did stall there" test -e "$T/stalled"
@@ -94,33 +85,19 @@ for stall in manifest blob; do
 	assert_match "... with one line naming --network-timeout" \
 		"^nsrun: pull \"st-$stall\": the registry sent nothing for 3 s \\(--network-timeout SECONDS raises the bound\\)\$" "$ERR"
 	check "... leaving nothing" nothing_left "st-$stall"
-	kill "$reg" 2>/dev/null
-	wait "$reg" 2>/dev/null
+	kill "$RPID" 2>/dev/null
+	wait "$RPID" 2>/dev/null
 done
-port=$(free_port)
-python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" none "$T/stalled" >"$T/registry.log" 2>&1 &
-reg=$!
-at_exit "kill $reg 2>/dev/null"
-for _ in $(seq 50); do
-	python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-	sleep 0.1
-done
+serve_layout "$T/reg"
 run_cmd "$TOOL" pull --quiet --interpreter /bin/hello --tls-verify=false --network-timeout 3 \
-	"docker://127.0.0.1:$port/test/img:1" st-none --store "$STORE"
+	"docker://127.0.0.1:$RPORT/test/img:1" st-none --store "$STORE"
 assert_eq "control: the same registry without a stall serves the pull" "0 " "$RC $ERR"
 check "... and the image runs" runs st-none
 
 # the whole import's time: --timeout, on a registry stalling longer than that
-port=$(free_port)
-python3 "$TESTS_DIR/security/image/registry.py" "$port" "$T/reg" blob "$T/stalled" >"$T/registry.log" 2>&1 &
-reg2=$!
-at_exit "kill $reg2 2>/dev/null"
-for _ in $(seq 50); do
-	python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-	sleep 0.1
-done
+serve_layout "$T/reg" blob
 run_cmd timeout 60 "$TOOL" pull --quiet --tls-verify=false --timeout 3 \
-	"docker://127.0.0.1:$port/test/img:1" st-time --store "$STORE"
+	"docker://127.0.0.1:$RPORT/test/img:1" st-time --store "$STORE"
 assert_match "--timeout 3 on a stalled pull: one line naming --timeout" \
 	'^nsrun: pull "st-time": the import took longer than 3 s \(--timeout SECONDS raises the bound\)$' "$ERR"
 check "... leaving nothing" nothing_left st-time
@@ -130,33 +107,13 @@ check "... leaving nothing" nothing_left st-time
 # The same bounds on a registry pull, which is nsrun's own (nsrun pull,
 # runtime/image_fetch.c; nsrun-image pull calls it): the layouts above served
 # by the test registry.
-serve() {  # LAYOUT: a registry of it on a free port ($RPORT)
-	RPORT=$(free_port)
-	python3 "$TESTS_DIR/security/image/registry.py" "$RPORT" "$1" none "$T/stalled" >"$T/registry.log" 2>&1 &
-	at_exit "kill $! 2>/dev/null"
-	for _ in $(seq 50); do
-		python3 -c "import socket; socket.create_connection(('127.0.0.1', $RPORT))" 2>/dev/null && break
-		sleep 0.1
-	done
-}
 PULL=("$NSRUN" pull --quiet --interpreter /bin/hello --tls-verify=false)
-serve "$T/big"
-run_cmd "${PULL[@]}" --max-size 8m "docker://127.0.0.1:$RPORT/test/img:1" rbig --store "$STORE"
-assert_eq "nsrun pull of the 40 MiB file from a registry, --max-size 8m: fails" 1 "$RC"
-assert_match "... with one line naming the bound" \
-	'^nsrun: pull "rbig": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' "$ERR"
-check "... leaving nothing" nothing_left rbig
-run_cmd "${PULL[@]}" --max-size 64m "docker://127.0.0.1:$RPORT/test/img:1" rbig --store "$STORE"
-assert_eq "control: with --max-size 64m it pulls" "0 " "$RC $ERR"
-check "... and runs" runs rbig
-serve "$T/many"
-run_cmd "${PULL[@]}" --max-files 1000 "docker://127.0.0.1:$RPORT/test/img:1" rmany --store "$STORE"
-assert_eq "nsrun pull of 3000 files from a registry, --max-files 1000: fails" 1 "$RC"
-assert_match "... with one line naming the bound" \
-	'^nsrun: pull "rmany": the image has more than 1000 files \(--max-files N raises the bound\)$' "$ERR"
-check "... leaving nothing" nothing_left rmany
-run_cmd "${PULL[@]}" --max-files 5000 "docker://127.0.0.1:$RPORT/test/img:1" rmany --store "$STORE"
-assert_eq "control: with --max-files 5000 it pulls" "0 " "$RC $ERR"
+serve_layout "$T/big"
+bounded "nsrun pull of the 40 MiB file from a registry" rbig "docker://127.0.0.1:$RPORT/test/img:1" --max-size 8m 64m \
+	'^nsrun: pull "rbig": (a file of )?the image (is|has) larger than 8\.0M \(--max-size SIZE raises the bound\)$' "${PULL[@]}"
+serve_layout "$T/many"
+bounded "nsrun pull of 3000 files from a registry" rmany "docker://127.0.0.1:$RPORT/test/img:1" --max-files 1000 5000 \
+	'^nsrun: pull "rmany": the image has more than 1000 files \(--max-files N raises the bound\)$' "${PULL[@]}"
 
 # ---------------------------------------------------------------- one name at once
 
