@@ -191,6 +191,10 @@ struct nsrun_config {
 	size_t n_uid_mappings, n_gid_mappings;  /* written as given instead of the caller's ranges (subid.h) */
 	bool rootfs_writable;           /* --read-only=false: an overlay over the image with a tmpfs
 					 * upper layer of --tmpfs-size; the default is read-only */
+	bool rootfs_in_place;           /* with rootfs_writable, OCI root.readonly false: rootfs itself
+					 * is bound read-write and written (as runc and crun), no tmpfs
+					 * layer; as root through an idmapped mount (its owner is the
+					 * container's root).  Never set for nsrun's own --image runs */
 	struct nsrun_output {
 		bool capture;           /* stdout and stderr through pipes, not passed through */
 		uint64_t limit_bytes;   /* kept of each captured stream (--output-limit) */

@@ -87,6 +87,8 @@ static int set_oom_score_adj(int adj, struct nsrun_error *err)
 static int container_setup(const struct container_args *a, bool *unmapped, struct nsrun_error *err)
 {
 	struct sync_msg msg;
+	struct nsrun_config layered;
+	const struct nsrun_config *cfg = a->cfg;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
@@ -94,6 +96,12 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
 	*unmapped = msg.value == SYNC_UNMAPPED;
+	/* an OCI root the supervisor could not idmap (sync.h): layered, not in place */
+	if (msg.value == SYNC_ROOT_LAYERED) {
+		layered = *a->cfg;
+		layered.rootfs_in_place = false;
+		cfg = &layered;
+	}
 	if (a->cfg->oom_score_adj_set && set_oom_score_adj(a->cfg->oom_score_adj, err) < 0)
 		return -1;
 	/* a joined network (netjoin.c): the helper's clone left us dumpable as
@@ -135,7 +143,7 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
 	/* reduced: no mount at all; the payload chroots itself (exec.c) */
 	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED) {
-		if (mount_build_root(a->cfg, a->plan, a->sources, a->timing, err) < 0)
+		if (mount_build_root(cfg, a->plan, a->sources, a->timing, err) < 0)
 			return -1;
 	}
 	err->stage = STAGE_CONTAINER;

@@ -95,7 +95,7 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 	return 0;
 }
 
-int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_error *err)
+int mount_idmap_rootfs(const struct mount_sources *src, long n, const char *why, struct nsrun_error *err)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
 	_cleanup_close_ int userns = -1;
@@ -110,8 +110,8 @@ int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_err
 	attr.userns_fd = (__u64)userns;
 	if (syscall(SYS_mount_setattr, src->rootfs.tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
 		    sizeof(attr)) < 0) {
-		error_set_stage(err, STAGE_ID_MAPS, errno, "--userns subids: map the image's ids onto the "
-				"container's (an idmapped mount of the rootfs)");
+		error_set_stage(err, STAGE_ID_MAPS, errno, "%s: map the image's ids onto the container's (an "
+				"idmapped mount of the rootfs)", why);
 		err->hint = "the image's file system must support idmapped mounts (ext4, xfs, btrfs, tmpfs "
 			    "since Linux 6.3), or run nsrun as an unprivileged user with an image of its own";
 		return -1;
@@ -189,7 +189,8 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	 * rootfs's own open_tree tells (no probe first: closing a probe's detached
 	 * tree unmounts it, which waits for an RCU grace period, namespace_unlock in
 	 * fs/namespace.c) */
-	switch (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, true, &out->rootfs, err)) {
+	switch (open_tree_privileged("rootfs", cfg->rootfs, cfg->rootfs_in_place ? 0 : MS_RDONLY, true, &out->rootfs,
+				     err)) {
 	case 1:
 		return 0;
 	case 0:

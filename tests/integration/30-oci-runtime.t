@@ -100,18 +100,27 @@ oci run --bundle "$T/bundle" c2
 assert_eq "run: the payload's exit status" 3 "$RC"
 
 # ---- root.readonly: true (runc spec's) keeps the root read-only; false, or absent
-# (config.md "Root": defaults to false), makes it writable through a tmpfs layer, and
-# root.path itself is never written
+# (config.md "Root": defaults to false), makes root.path itself the writable root, as
+# runc and crun do (runtime-tools' killsig, start, poststart... look there for what
+# the payload wrote), owned by the caller (as root through an idmapped mount: host
+# root's files are the container root's, host 65534)
 bundle_with '["/nsrun-probe", "write", "/written"]'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly true: a write to / fails EROFS" '^write: denied EROFS' "$OUT"
+check "  ... and nothing reaches root.path (control of the next)" test ! -e "$IMG/written"
 bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"]["readonly"] = False'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly false: the payload writes to /" '^write: ok' "$OUT"
-check "  ... and root.path is untouched (the write went to the tmpfs layer)" test ! -e "$IMG/written"
+assert_eq "  ... into root.path itself, the file the caller's" "$(id -u)" "$(stat -c %u "$IMG/written" 2>&1)"
+rm -f "$IMG/written"
+bundle_with '["/nsrun-probe", "write", "/proc/sys/kernel/hostname"]' 'c["root"]["readonly"] = False'
+oci run --bundle "$T/bundle" c2
+assert_match "  ... nothing else becomes writable (/proc/sys)" '^write: denied' "$OUT"
 bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"].pop("readonly")'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly absent: writable too" '^write: ok' "$OUT"
+check "  ... root.path written" test -e "$IMG/written"
+rm -f "$IMG/written"
 bundle_with '["true"]' 'c["root"]["readonly"] = True'
 
 # ---- --preserve-fds and LISTEN_FDS: the caller's fds from 3 reach the payload, no others
