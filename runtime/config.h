@@ -59,6 +59,9 @@ enum nsrun_network {
 enum nsrun_join_ns {
 	NSRUN_JOIN_IPC = 0,             /* SysV IPC and POSIX message queues (ipc_namespaces(7)) */
 	NSRUN_JOIN_UTS,                 /* hostname and domain name (uts_namespaces(7)) */
+	NSRUN_JOIN_PID,                 /* processes (pid_namespaces(7)): the container's init is one
+					 * of the pod's, not pid 1 */
+	NSRUN_JOIN_USER,                /* the container's user namespace itself: no maps of nsrun's */
 	NSRUN_JOIN__COUNT,
 };
 
@@ -241,7 +244,7 @@ struct nsrun_config {
 	char *cgroup_parent;            /* --cgroup-parent, relative to the cgroup2 mount; NULL: choose */
 	enum nsrun_network network;
 	char *network_name;             /* container: the service's name; named: the network's; else NULL */
-	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc and uts: joined
+	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc, uts, pid, user: joined
 						 * as the network's path is (netjoin.h); NULL: a new one */
 	enum nsrun_isolation isolation;
 	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did

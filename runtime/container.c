@@ -109,9 +109,15 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	 * written now, so nothing needs it any more */
 	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED ||
 	     a->cfg->network == NSRUN_NETWORK_PATH || a->cfg->ns_path[NSRUN_JOIN_IPC] ||
-	     a->cfg->ns_path[NSRUN_JOIN_UTS]) &&
+	     a->cfg->ns_path[NSRUN_JOIN_UTS] || a->cfg->ns_path[NSRUN_JOIN_PID] || a->cfg->ns_path[NSRUN_JOIN_USER]) &&
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set init non-dumpable");
+	/* a joined pid namespace (an OCI pod's): we are not its pid 1, whose end
+	 * would kill the rest; what the payload leaves comes to us, to be killed
+	 * at the end (kill_and_reap_all), as runc kills such a container through
+	 * its cgroup */
+	if (a->cfg->ns_path[NSRUN_JOIN_PID] && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "become a subreaper");
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* no namespace: orphans of the payload come to us, and (ABI 6) a signal
 		 * domain of our own makes kill(-1) reach only our descendants */
@@ -242,6 +248,11 @@ static void kill_and_reap_all(const struct container_args *a)
 		 * host, unless the signal domain above confines it */
 		if (a->landlock_abi >= 6)
 			kill(-1, SIGKILL);
+		tier_kill_descendants();
+		return;
+	}
+	if (a->cfg->ns_path[NSRUN_JOIN_PID]) {
+		/* the pod's pid namespace: kill(-1) would reach its other processes */
 		tier_kill_descendants();
 		return;
 	}

@@ -33,6 +33,7 @@ void net_join_init(struct net_join *j)
 	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
 		j->ns_fd[i] = -1;
 	j->all_ids = false;
+	j->join_owner = false;
 	j->owner_is_ours = false;
 	j->map_uid = 0;
 	j->map_gid = 0;
@@ -50,13 +51,17 @@ void net_join_close(struct net_join *j)
 
 bool net_join_active(const struct net_join *j)
 {
-	return j->netns_fd >= 0 || j->ns_fd[NSRUN_JOIN_IPC] >= 0 || j->ns_fd[NSRUN_JOIN_UTS] >= 0;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		if (j->ns_fd[i] >= 0)
+			return true;
+	return j->netns_fd >= 0;
 }
 
 int net_join_clone_flags(const struct net_join *j)
 {
 	return (j->netns_fd >= 0 ? CLONE_NEWNET : 0) | (j->ns_fd[NSRUN_JOIN_IPC] >= 0 ? CLONE_NEWIPC : 0) |
-	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0);
+	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0) | (j->ns_fd[NSRUN_JOIN_PID] >= 0 ? CLONE_NEWPID : 0) |
+	       (j->join_owner ? CLONE_NEWUSER : 0);
 }
 
 /* True if the service in dir_fd was started with --userns subids, as its
@@ -175,7 +180,12 @@ static const struct {
 	{ CLONE_NEWNET, "network", "net", "a network namespace", "network" },
 	{ CLONE_NEWIPC, "ipc", "ipc", "an ipc namespace", "System V IPC and POSIX message queues" },
 	{ CLONE_NEWUTS, "uts", "uts", "a uts namespace", "hostname" },
+	{ CLONE_NEWPID, "pid", "pid", "a pid namespace", "processes" },
+	{ CLONE_NEWUSER, "user", "user", "a user namespace", "user namespace" },
 };
+#define N_JOIN_KINDS (sizeof(join_kinds) / sizeof(join_kinds[0]))
+#define KIND_PID 3
+#define KIND_USER 4
 
 /* True if user namespace a is a strict ancestor of b (ioctl_ns(2) NS_GET_PARENT
  * up from b, as far as we may see). */
@@ -213,7 +223,8 @@ static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsru
 		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
 	if (type != join_kinds[k].type)
 		return error_set(err, 0, "not %s (a namespace of another type)", join_kinds[k].what);
-	*owner = ioctl(*fd, NS_GET_USERNS);
+	/* a user namespace owns what it is the owner of: itself, for what follows */
+	*owner = type == CLONE_NEWUSER ? fcntl(*fd, F_DUPFD_CLOEXEC, 3) : ioctl(*fd, NS_GET_USERNS);
 	if (*owner < 0 && errno == EPERM)
 		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
 	if (*owner < 0)
@@ -227,22 +238,24 @@ static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsru
 static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	const char *paths[] = { cfg->network == NSRUN_NETWORK_PATH ? cfg->network_name : NULL,
-				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS] };
-	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS] };
+				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS],
+				cfg->ns_path[NSRUN_JOIN_PID], cfg->ns_path[NSRUN_JOIN_USER] };
+	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS], &j->ns_fd[NSRUN_JOIN_PID],
+		       &j->ns_fd[NSRUN_JOIN_USER] };
 	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	size_t first = 3, at = 3; /* the first path given; the one at fault */
+	size_t first = N_JOIN_KINDS, at = N_JOIN_KINDS; /* the first path given; the one at fault */
 	int rights;
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < N_JOIN_KINDS; k++) {
 		_cleanup_close_ int owner = -1;
 		if (!paths[k])
 			continue;
 		at = k;
 		if (open_one(paths[k], k, fds[k], &owner, err) < 0)
 			goto fail;
-		if (first == 3) {
+		if (first == N_JOIN_KINDS) {
 			first = k;
 			j->userns_fd = steal_fd(&owner);
 		} else if (same_ns(owner, j->userns_fd)) {
@@ -267,8 +280,24 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 			goto fail;
 		}
 	}
-	if (first == 3)
+	if (first == N_JOIN_KINDS)
 		return 0;
+	/* a pid or a user path: the container's user namespace is the owner itself
+	 * (a child's root could not mount the pod's /proc: proc(5), CAP_SYS_ADMIN
+	 * over the pid namespace's owner), which must be the innermost */
+	j->join_owner = paths[KIND_PID] || paths[KIND_USER];
+	if (paths[KIND_USER] && !same_ns(j->ns_fd[NSRUN_JOIN_USER], j->userns_fd)) {
+		at = KIND_USER;
+		error_set(err, 0, "above the owner of the other paths' namespaces: the container's user namespace "
+			  "must be the one that owns them");
+		goto fail;
+	}
+	if (paths[KIND_PID] && (j->outer_kinds & (1u << KIND_PID))) {
+		at = KIND_PID;
+		error_set(err, 0, "owned by a user namespace above the other paths' owner: the container's root, "
+			  "of that one, could not mount its /proc (proc(5))");
+		goto fail;
+	}
 	at = first;
 	if (j->outer_userns_fd >= 0) {
 		/* rights over the outer one; the inner is below it, where they hold too */
@@ -294,6 +323,14 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 		goto fail;
 	}
 	j->owner_is_ours = same_ns(j->userns_fd, self);
+	if (j->owner_is_ours && j->join_owner) {
+		at = paths[KIND_USER] ? KIND_USER : KIND_PID;
+		error_set(err, 0, "owned by nsrun's own user namespace: the container's root would be nsrun's "
+			  "(host root as root)");
+		err->hint = "pass namespaces of a user namespace below yours (unshare -Urpf ..., a pod's infra "
+			    "container)";
+		goto fail;
+	}
 	if (j->owner_is_ours && ns_host_ids(&j->map_uid, &j->map_gid, err) < 0)
 		return -1;
 	if (j->owner_is_ours && j->all_ids) {
@@ -301,7 +338,7 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 			  "through --userns subids' ranges: not supported with a joined path");
 		goto fail;
 	}
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < N_JOIN_KINDS; k++) {
 		char own_path[32];
 		_cleanup_close_ int own = -1;
 		if (!paths[k])
@@ -328,9 +365,13 @@ fail:
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
-	if (cfg->network == NSRUN_NETWORK_PATH || cfg->ns_path[NSRUN_JOIN_IPC] || cfg->ns_path[NSRUN_JOIN_UTS]) {
+	bool paths = cfg->network == NSRUN_NETWORK_PATH;
+
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		paths = paths || cfg->ns_path[i];
+	if (paths) {
 		if ((cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)) {
-			error_set(err, 0, "an ipc or uts path with --network %s%s: not supported (the container's "
+			error_set(err, 0, "an ipc, uts, pid or user path with --network %s%s: not supported (the container's "
 				  "user namespace is a child of one owner)", cfg->network == NSRUN_NETWORK_CONTAINER ?
 				  "container:" : "", cfg->network_name);
 			return -1;
@@ -481,7 +522,7 @@ static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_er
 }
 
 /* setns(2) into the namespaces of j whose kind (1 << 0 network, 1 << 1 ipc,
- * 1 << 2 uts) is in kinds.  Returns 0 or -1 with err. */
+ * 1 << 2 uts, 1 << 3 pid) is in kinds.  Returns 0 or -1 with err. */
 static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_error *err)
 {
 	if ((kinds & 1u) && j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0)
@@ -490,6 +531,9 @@ static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_
 		return error_set(err, errno, "join the ipc namespace");
 	if ((kinds & 4u) && j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0)
 		return error_set(err, errno, "join the uts namespace");
+	/* for our children only (pid_namespaces(7)): the container, cloned next */
+	if ((kinds & (1u << KIND_PID)) && j->ns_fd[NSRUN_JOIN_PID] >= 0 && setns(j->ns_fd[NSRUN_JOIN_PID], CLONE_NEWPID) < 0)
+		return error_set(err, errno, "join the pid namespace");
 	return 0;
 }
 
@@ -565,7 +609,7 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 	/* "0 0 1": the owner's root, the caller's id (or, --userns subids, each id of
 	 * the owner as itself); written from this, the parent user namespace
 	 * (user_namespaces(7): "Defining user and group ID mappings") */
-	if (write_child_maps(j, m.pid, &m.err) < 0) {
+	if (!j->join_owner && write_child_maps(j, m.pid, &m.err) < 0) {
 		kill(m.pid, SIGKILL);
 		m.pid = -1;
 	}

@@ -250,12 +250,62 @@ else
 	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 fi
 check "  ... nothing left under --root" test ! -e "$ROOT/r2"
-bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" \
-	"c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$HOLDER/ns/pid'}]"
-oci run --bundle "$T/bundle" r3
-assert_match "a pid path: refused by name, with the reason" \
-	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc\)" "$ERR"
+
+# ---- a pod's pid and user namespaces (podman pod create --share pid, Kubernetes'
+# shareProcessNamespace): the pod, a user and pid namespace of ours held by a
+# sleep (its pid 1); the container's init joins them (one of the pod's
+# processes, not pid 1), and what the payload leaves is killed at its end
+unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+PODPID_HOLDER=$!
+at_exit "kill $PODPID_HOLDER"
+end=$((SECONDS + 30))
+until SLEEPER=$(cat "/proc/$PODPID_HOLDER/task/$PODPID_HOLDER/children" 2>/dev/null) && [ -n "$SLEEPER" ] &&
+	[ "$(cat "/proc/${SLEEPER% }/comm" 2>/dev/null)" = sleep ]; do
+	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's pid holder (unshare -Urpf) did not start"
+	sleep 0.1
+done
+SLEEPER=${SLEEPER% }
+PODPIDNS=$(readlink "/proc/$SLEEPER/ns/pid")
+# pidjoin [user]: the edit that puts the holder's pid (and user) path in, and no maps
+pidjoin() {
+	echo "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ('pid', 'user')]" \
+		"+ [{'type': 'pid', 'path': '/proc/$SLEEPER/ns/pid'}]" \
+		"+ ([{'type': 'user', 'path': '/proc/$SLEEPER/ns/user'}] if '${1:-}' else [{'type': 'user'}]);" \
+		"c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+}
+# the processes in the pod's pid namespace, by our /proc
+pod_procs() {
+	local p n=0
+	for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$PODPIDNS" ] && n=$((n + 1)); done
+	echo "$n"
+}
+bundle_with '["/nsrun-probe", "pids"]' "" "$(pidjoin user)"
+oci run --bundle "$T/bundle" pj1
+assert_match "pid and user paths: the payload sees the pod's pid 1 (its sleep), and is not pid 2" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:sleep ' "$OUT"
+bundle_with '["/nsrun-probe", "pids"]' "" "c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+oci run --bundle "$T/bundle" pj2
+assert_match "control: without the paths, a pid namespace of its own (nsrun's init, the payload)" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+bundle_with '["/nsrun-probe", "pids"]' "" "$(pidjoin)"
+oci run --bundle "$T/bundle" pj3
+assert_match "a pid path alone: joined, the container's user namespace its owner" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:sleep ' "$OUT"
+bundle_with '["/nsrun-probe", "setsid-sleep", "300"]' "" "$(pidjoin user)"
+oci run --bundle "$T/bundle" pj4
+assert_match "  ... a payload that leaves a process there (setsid, double fork)" '^setsid-sleep: ok grandchild' "$OUT"
+assert_eq "  ... which is killed at the end: only the pod's sleep is left" 1 "$(pod_procs)"
+bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(pidjoin user); c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': $(id -u), 'size': 1}]"
+oci run --bundle "$T/bundle" pj5
+assert_match "a user path with uidMappings: refused by name, with the reason" \
+	"nsrun: config.json: linux.uidMappings: given with linux.namespaces' user path: the joined user namespace's maps are its maker's" "$ERR"
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' "" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user'] + [{'type': 'user', 'path': '/proc/$$/ns/user'}]; c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+oci run --bundle "$T/bundle" pj6
+assert_match "nsrun's own user namespace as the user path: refused (the container's root would be nsrun's)" \
+	"nsrun: linux.namespaces: user path /proc/$$/ns/user: owned by nsrun's own user namespace" "$ERR"
+assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+check "  ... nothing left under --root" test ! -e "$ROOT/pj6"
 
 # ---- podman pods: `podman pod create` (its infra container nsrun's too) and two
 # `podman run --pod` sharing its net, ipc and uts (podman's default --share): the
