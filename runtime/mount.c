@@ -145,8 +145,7 @@ struct source_trees {
 	bool legacy[NSRUN_MAX_MOUNTS + 1];     /* an O_PATH fd to bind, not a detached tree */
 };
 
-/* Makes the missing parents and the mount point of path inside root (dir or file). */
-static int make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
+int mount_make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
 {
 	char buf[PATH_MAX];
 	char *p;
@@ -199,7 +198,7 @@ static int open_target(int root_fd, const struct mount_op *op, bool overlay, str
 		goto out;
 	if (op->create == CREATE_NONE || (op->in_image && !overlay))
 		goto out;
-	if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+	if (mount_make_mount_point(root_fd, op->target, op->create, err) < 0)
 		return -1;
 	fd = open_in_root(root_fd, op->target, O_PATH);
 out:
@@ -341,7 +340,7 @@ static int mount_etc_file(int root_fd, const struct mount_op *op, const struct n
 	 * the file it leads to, resolved inside the root, is covered instead */
 	target = open_in_root(root_fd, op->target, O_PATH | (cfg->rootfs_in_place ? 0 : O_NOFOLLOW));
 	if (target < 0 && errno == ENOENT && op->create != CREATE_NONE && (!op->in_image || overlay)) {
-		if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+		if (mount_make_mount_point(root_fd, op->target, op->create, err) < 0)
 			return -1;
 		target = open_in_root(root_fd, op->target, O_PATH | O_NOFOLLOW);
 	}

@@ -116,6 +116,16 @@ rm -f "$IMG/written"
 bundle_with '["/nsrun-probe", "write", "/proc/sys/kernel/hostname"]' 'c["root"]["readonly"] = False'
 oci run --bundle "$T/bundle" c2
 assert_match "  ... nothing else becomes writable (/proc/sys)" '^write: denied' "$OUT"
+bundle_with '["/nsrun-probe", "write", "/made/x"]' 'c["mounts"].append({"destination": "/made", "type": "tmpfs", "source": "tmpfs"})'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly true: a mount point the rootfs lacks is made (in a layer)" '^write: ok' "$OUT"
+check "  ... not in root.path (control of the next)" test ! -e "$IMG/made"
+bundle_with '["/nsrun-probe", "write", "/made/x"]' 'c["mounts"].append({"destination": "/made", "type": "tmpfs", "source": "tmpfs"}); c["root"]["readonly"] = False'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly false: a mount point the rootfs lacks" '^write: ok' "$OUT"
+check "  ... is made in root.path, by the caller (as runc), the tmpfs's write not there" \
+	test -d "$IMG/made" -a ! -e "$IMG/made/x"
+rmdir "$IMG/made"
 bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"].pop("readonly")'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly absent: writable too" '^write: ok' "$OUT"
@@ -408,10 +418,10 @@ assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
 assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
 nsrun: hint: ' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
-bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "pid"] + [{"type": "pid", "path": "/proc/1/ns/pid"}]'
+bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "mount"] + [{"type": "mount", "path": "/proc/1/ns/mnt"}]'
 oci create --bundle "$T/bundle" bad2
-assert_match "joining a pid namespace by path: refused, naming the entry (network, ipc, uts: 35-oci-namespaces.t)" \
-	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing pid namespace is not supported' "$ERR"
+assert_match "joining a mount namespace by path: refused, naming the entry (network, ipc, uts, pid, user: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing mount namespace is not supported' "$ERR"
 bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000; del c["linux"]["gidMappings"]'
 oci create --bundle "$T/bundle" bad3
 assert_match "a uid range without a gid map: refused, naming the entry (ranges: 35-oci-namespaces.t)" \
