@@ -34,6 +34,7 @@ void net_join_init(struct net_join *j)
 		j->ns_fd[i] = -1;
 	j->all_ids = false;
 	j->join_owner = false;
+	j->cfg = NULL;
 	j->owner_is_ours = false;
 	j->map_uid = 0;
 	j->map_gid = 0;
@@ -308,12 +309,24 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 		}
 		j->outer_is_ours = same_ns(j->outer_userns_fd, self);
 	}
-	/* the container's user namespace is then a child of the owner's, whose ids
-	 * the config's host ids are not */
+	/* id ranges: the container's user namespace is a child of the owner, so the
+	 * helper writes them as the owner's ids of those host ids (write_child_maps),
+	 * which only an owner that is a child of ours can tell (its map's second
+	 * field, user_namespaces(7)); the caller's rights over the host ids are
+	 * checked as without a join (subid.h) */
 	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings) {
-		error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
-			  "those of the namespace's owner)");
-		goto fail;
+		_cleanup_close_ int parent = ioctl(j->userns_fd, NS_GET_PARENT);
+		if (j->join_owner) {
+			error_set(err, 0, "with linux.uidMappings ranges: the container's user namespace is the pid "
+				  "namespace's owner, whose maps are its maker's");
+			goto fail;
+		}
+		if (!same_ns(j->userns_fd, self) && (parent < 0 || !same_ns(parent, self))) {
+			error_set(err, 0, "with linux.uidMappings ranges: owned by a user namespace that is not a child "
+				  "of nsrun's, whose ids nsrun cannot tell");
+			goto fail;
+		}
+		j->cfg = cfg;
 	}
 	if ((rights = rights_over(j->userns_fd, self)) <= 0) {
 		error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) needs",
@@ -364,7 +377,7 @@ fail:
 
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
-	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
+	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS && !cfg->n_uid_mappings;
 	bool paths = cfg->network == NSRUN_NETWORK_PATH;
 
 	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
@@ -508,11 +521,60 @@ static int write_identity_map(long n, const char *name, struct nsrun_error *err)
 	return 0;
 }
 
+/* name ("uid_map" or "gid_map") of the child n written from the config's
+ * lines (host ids of nsrun's user namespace), each host id made the owner's:
+ * through our own map (we are the owner's root; its second field is of its
+ * parent, nsrun's: user_namespaces(7)), or as they are when the owner is ours.
+ * Returns 0 or -1 with err (errnum 0: a range the owner does not map). */
+static int write_config_map(const struct net_join *j, long n, const char *name, struct nsrun_error *err)
+{
+	bool gid = name[0] == 'g';
+	const struct nsrun_id_map *lines = gid ? j->cfg->gid_mappings : j->cfg->uid_mappings;
+	size_t n_lines = gid ? j->cfg->n_gid_mappings : j->cfg->n_uid_mappings;
+	_cleanup_free_ char *own = NULL;
+	char path[64], map[512];
+	size_t len = 0, used = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	if (!j->owner_is_ours && read_file(path, 4096, &own, &len) < 0)
+		return error_set(err, errno, "read %s", path);
+	for (size_t i = 0; i < n_lines; i++) {
+		unsigned long host = lines[i].host_id, at = host;
+		bool found = j->owner_is_ours;
+		for (char *line = own; !found && line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			unsigned long inside, outside, count;
+			if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && host >= outside &&
+			    host - outside + lines[i].size <= count) {
+				at = inside + (host - outside);
+				found = true;
+			}
+		}
+		if (!found)
+			return error_set(err, 0, "linux.%s[%zu]: host ids %lu-%lu are not mapped in the user namespace "
+					 "that owns the joined namespaces (its maker's map: /proc/PID/%s)",
+					 gid ? "gidMappings" : "uidMappings", i, host, host + lines[i].size - 1, name);
+		int w = snprintf(map + used, sizeof(map) - used, "%lu %lu %lu\n", lines[i].container_id, at,
+				 lines[i].size);
+		if (w < 0 || (size_t)w >= sizeof(map) - used)
+			return error_set(err, E2BIG, "linux.%s", gid ? "gidMappings" : "uidMappings");
+		used += (size_t)w;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/%s", n, name);
+	if (write_file(path, map) < 0)
+		return error_set(err, errno, "write %s", path);
+	return 0;
+}
+
 /* The id maps of the container pid, as j asks.  Returns 0 or -1 with err. */
 static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_error *err)
 {
 	long n;
 
+	if (j->cfg) {
+		if ((n = ns_proc_pid(pid)) < 0)
+			return error_set(err, errno, "the container's number in our /proc");
+		return write_config_map(j, n, "gid_map", err) < 0 ? -1 : write_config_map(j, n, "uid_map", err);
+	}
 	if (!j->all_ids)
 		return ns_write_id_maps(pid, j->map_uid, j->map_gid, err);
 	n = ns_proc_pid(pid);

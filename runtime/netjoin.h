@@ -47,6 +47,8 @@ struct net_join {
 	bool all_ids;           /* --userns subids: the container maps every id of the owner, as it is */
 	bool owner_is_ours;     /* a path's namespace owned by nsrun's own user namespace (root's
 				 * `ip netns add`): the helper joins only the network namespace */
+	const struct nsrun_config *cfg; /* OCI linux.uidMappings ranges (cfg->n_uid_mappings), written
+					 * by the helper as the owner's ids of those host ids; or NULL */
 	uid_t map_uid;          /* container id 0 maps to this id of the owner: its root (0), or */
 	gid_t map_gid;          /* with owner_is_ours, the run's host ids (ns_host_ids) */
 };

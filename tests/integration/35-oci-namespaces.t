@@ -141,6 +141,20 @@ bundle_with '["/nsrun-probe", "ids"]' "" "$(maps "$SUB") c['process']['user'] = 
 oci run --bundle "$T/bundle" m2
 assert_eq "  ... the payload runs as a mapped id (user 500:600), with additionalGids" \
 	"ids: ok uid=500 gid=600 euid=500 egid=600 groups=5,700" "$OUT"
+# ranges with a joined network namespace (podman's keep-id in a pod): the
+# container's user namespace, a child of the pod's owner, maps the owner's ids
+# of those host ids; one that the owner does not map is refused, naming it
+bundle_with '["/nsrun-probe", "read", "/proc/self/uid_map"]' "$POD" "$(maps "$SUB")"
+oci run --bundle "$T/bundle" m4
+if [ "$(id -u)" = 0 ]; then
+	assert_match "uidMappings ranges with a network path (ip netns add's, the owner nsrun's): as given" \
+		"^read: ok /proc/self/uid_map [0-9]+ bytes: +0 +$U0 +1.x0a +1 +$SUB +999.x0a\$" "$OUT"
+else
+	assert_match "uidMappings ranges with a network path whose owner maps one id (unshare -Urn): refused, naming the range" \
+		"(^|
+)nsrun: .*linux.gidMappings\[1\]: host ids $SUB-$((SUB + 998)) are not mapped in the user namespace that owns the joined namespaces" "$ERR"
+	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+fi
 if [ "$(id -u)" = 0 ]; then
 	bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(maps 0)"
 	oci run --bundle "$T/bundle" m3
