@@ -639,6 +639,15 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
+	/* an owner whose root is host root (root's unshare -r): the container's
+	 * root, its own or a child's mapped onto it, would be host uid 0 */
+	if (!j->owner_is_ours && ns_is_host_root()) {
+		error_set(&m.err, EPERM, "the user namespace that owns the joined namespaces maps its root to host root: "
+			  "the container's root would be host root");
+		m.err.hint = "make the pod's namespaces in a user namespace whose root is not host root (unshare "
+			     "--map-users, an unprivileged user's)";
+		goto fail;
+	}
 	/* the network, an OCI pod's ipc and uts of this owner: the container inherits them */
 	if (join_kinds_of(j, ~j->outer_kinds, &m.err) < 0)
 		goto fail;

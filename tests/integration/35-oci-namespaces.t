@@ -269,16 +269,28 @@ check "  ... nothing left under --root" test ! -e "$ROOT/r2"
 # shareProcessNamespace): the pod, a user and pid namespace of ours held by a
 # sleep (its pid 1); the container's init joins them (one of the pod's
 # processes, not pid 1), and what the payload leaves is killed at its end
-unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+# (as root, made by the unprivileged user: a user namespace whose root is host
+# root is refused, below)
+as_pod_user=()
+[ "$(id -u)" = 0 ] && as_pod_user=(runuser -u nsrun-test --)
+"${as_pod_user[@]}" unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
 PODPID_HOLDER=$!
 at_exit "kill $PODPID_HOLDER"
 end=$((SECONDS + 30))
-until SLEEPER=$(cat "/proc/$PODPID_HOLDER/task/$PODPID_HOLDER/children" 2>/dev/null) && [ -n "$SLEEPER" ] &&
-	[ "$(cat "/proc/${SLEEPER% }/comm" 2>/dev/null)" = sleep ]; do
+# its sleep: the first descendant of that name (runuser, unshare, sleep)
+find_sleeper() {
+	local p=$1 c
+	while [ "$(cat "/proc/$p/comm" 2>/dev/null)" != sleep ]; do
+		c=$(cat "/proc/$p/task/$p/children" 2>/dev/null) && [ -n "$c" ] || return 1
+		p=${c%% *}
+	done
+	echo "$p"
+}
+until SLEEPER=$(find_sleeper "$PODPID_HOLDER"); do
 	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's pid holder (unshare -Urpf) did not start"
 	sleep 0.1
 done
-SLEEPER=${SLEEPER% }
+at_exit "kill $SLEEPER"
 PODPIDNS=$(readlink "/proc/$SLEEPER/ns/pid")
 # pidjoin [user]: the edit that puts the holder's pid (and user) path in, and no maps
 pidjoin() {
@@ -325,6 +337,22 @@ else
 fi
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 check "  ... nothing left under --root" test ! -e "$ROOT/pj6"
+if [ "$(id -u)" = 0 ]; then
+	unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+	ROOTPOD=$!
+	at_exit "kill $ROOTPOD"
+	end=$((SECONDS + 30))
+	until ROOTSLEEPER=$(cat "/proc/$ROOTPOD/task/$ROOTPOD/children" 2>/dev/null) && [ -n "$ROOTSLEEPER" ]; do
+		[ "$SECONDS" -lt "$end" ] || setup_failed "root's pid holder (unshare -Urpf) did not start"
+		sleep 0.1
+	done
+	ROOTSLEEPER=${ROOTSLEEPER% }
+	bundle_with '["/nsrun-probe", "exit", "0"]' "" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$ROOTSLEEPER/ns/pid'}]; c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+	oci run --bundle "$T/bundle" pj7
+	assert_match "a pid namespace whose owner's root is host root (root's unshare -r): refused" \
+		"nsrun: the user namespace that owns the joined namespaces maps its root to host root" "$ERR"
+	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+fi
 
 # ---- podman pods: `podman pod create` (its infra container nsrun's too) and two
 # `podman run --pod` sharing its net, ipc and uts (podman's default --share): the
