@@ -273,7 +273,7 @@ check "  ... nothing left under --root" test ! -e "$ROOT/r2"
 # root is refused, below)
 as_pod_user=()
 [ "$(id -u)" = 0 ] && as_pod_user=(runuser -u nsrun-test --)
-"${as_pod_user[@]}" unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+"${as_pod_user[@]}" unshare --kill-child -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
 PODPID_HOLDER=$!
 at_exit "kill $PODPID_HOLDER"
 end=$((SECONDS + 30))
@@ -290,7 +290,7 @@ until SLEEPER=$(find_sleeper "$PODPID_HOLDER"); do
 	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's pid holder (unshare -Urpf) did not start"
 	sleep 0.1
 done
-at_exit "kill $SLEEPER"
+at_exit "kill -KILL $SLEEPER" # pid 1 of its namespace: a TERM from here is ignored (pid_namespaces(7))
 PODPIDNS=$(readlink "/proc/$SLEEPER/ns/pid")
 # pidjoin [user]: the edit that puts the holder's pid (and user) path in, and no maps
 pidjoin() {
@@ -338,7 +338,7 @@ fi
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 check "  ... nothing left under --root" test ! -e "$ROOT/pj6"
 if [ "$(id -u)" = 0 ]; then
-	unshare -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+	unshare --kill-child -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
 	ROOTPOD=$!
 	at_exit "kill $ROOTPOD"
 	end=$((SECONDS + 30))
@@ -347,6 +347,7 @@ if [ "$(id -u)" = 0 ]; then
 		sleep 0.1
 	done
 	ROOTSLEEPER=${ROOTSLEEPER% }
+	at_exit "kill -KILL $ROOTSLEEPER"
 	bundle_with '["/nsrun-probe", "exit", "0"]' "" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$ROOTSLEEPER/ns/pid'}]; c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
 	oci run --bundle "$T/bundle" pj7
 	assert_match "a pid namespace whose owner's root is host root (root's unshare -r): refused" \
