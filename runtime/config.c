@@ -352,9 +352,10 @@ static int tier_options_check(const struct nsrun_config *cfg, struct nsrun_error
 				 "the payload is 65534 (nobody)", t);
 	if (cfg->network == NSRUN_NETWORK_PASTA)
 		return error_set(err, 0, "isolation %s: --network pasta needs the full tier", t);
-	if (cfg->ns_path[NSRUN_JOIN_IPC] || cfg->ns_path[NSRUN_JOIN_UTS])
-		return error_set(err, 0, "isolation %s: linux.namespaces' ipc or uts path is joined from a user "
-				 "namespace of nsrun's, which needs the full tier", t);
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		if (cfg->ns_path[i])
+			return error_set(err, 0, "isolation %s: linux.namespaces' ipc, uts, pid or user path is joined "
+					 "from a user namespace of nsrun's, which needs the full tier", t);
 	if (cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED ||
 	    cfg->network == NSRUN_NETWORK_PATH)
 		return error_set(err, 0, "isolation %s: --network %s%s joins a network namespace from a user namespace "

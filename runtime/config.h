@@ -59,6 +59,9 @@ enum nsrun_network {
 enum nsrun_join_ns {
 	NSRUN_JOIN_IPC = 0,             /* SysV IPC and POSIX message queues (ipc_namespaces(7)) */
 	NSRUN_JOIN_UTS,                 /* hostname and domain name (uts_namespaces(7)) */
+	NSRUN_JOIN_PID,                 /* processes (pid_namespaces(7)): the container's init is one
+					 * of the pod's, not pid 1 */
+	NSRUN_JOIN_USER,                /* the container's user namespace itself: no maps of nsrun's */
 	NSRUN_JOIN__COUNT,
 };
 
@@ -194,6 +197,10 @@ struct nsrun_config {
 	size_t n_uid_mappings, n_gid_mappings;  /* written as given instead of the caller's ranges (subid.h) */
 	bool rootfs_writable;           /* --read-only=false: an overlay over the image with a tmpfs
 					 * upper layer of --tmpfs-size; the default is read-only */
+	bool rootfs_in_place;           /* with rootfs_writable, OCI root.readonly false: rootfs itself
+					 * is bound read-write and written (as runc and crun), no tmpfs
+					 * layer; as root through an idmapped mount (its owner is the
+					 * container's root).  Never set for nsrun's own --image runs */
 	struct nsrun_output {
 		bool capture;           /* stdout and stderr through pipes, not passed through */
 		uint64_t limit_bytes;   /* kept of each captured stream (--output-limit) */
@@ -244,7 +251,7 @@ struct nsrun_config {
 					 * cgroup.h); NULL: nsrun names it */
 	enum nsrun_network network;
 	char *network_name;             /* container: the service's name; named: the network's; else NULL */
-	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc and uts: joined
+	char *ns_path[NSRUN_JOIN__COUNT];       /* OCI linux.namespaces[].path of ipc, uts, pid, user: joined
 						 * as the network's path is (netjoin.h); NULL: a new one */
 	enum nsrun_isolation isolation;
 	char *isolation_why;            /* chosen below full by tier_choose: why full (and reduced) did

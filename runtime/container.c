@@ -87,6 +87,8 @@ static int set_oom_score_adj(int adj, struct nsrun_error *err)
 static int container_setup(const struct container_args *a, bool *unmapped, struct nsrun_error *err)
 {
 	struct sync_msg msg;
+	struct nsrun_config layered;
+	const struct nsrun_config *cfg = a->cfg;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
@@ -94,6 +96,12 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	if (sync_expect(a->sync_fd, SYNC_ID_MAPS_WRITTEN, &msg, err) < 0)
 		_exit(1); /* the supervisor died or failed: it reports, we just go */
 	*unmapped = msg.value == SYNC_UNMAPPED;
+	/* an OCI root the supervisor could not idmap (sync.h): layered, not in place */
+	if (msg.value == SYNC_ROOT_LAYERED) {
+		layered = *a->cfg;
+		layered.rootfs_in_place = false;
+		cfg = &layered;
+	}
 	if (a->cfg->oom_score_adj_set && set_oom_score_adj(a->cfg->oom_score_adj, err) < 0)
 		return -1;
 	/* a joined network (netjoin.c): the helper's clone left us dumpable as
@@ -101,9 +109,15 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	 * written now, so nothing needs it any more */
 	if ((a->cfg->network == NSRUN_NETWORK_CONTAINER || a->cfg->network == NSRUN_NETWORK_NAMED ||
 	     a->cfg->network == NSRUN_NETWORK_PATH || a->cfg->ns_path[NSRUN_JOIN_IPC] ||
-	     a->cfg->ns_path[NSRUN_JOIN_UTS]) &&
+	     a->cfg->ns_path[NSRUN_JOIN_UTS] || a->cfg->ns_path[NSRUN_JOIN_PID] || a->cfg->ns_path[NSRUN_JOIN_USER]) &&
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set init non-dumpable");
+	/* a joined pid namespace (an OCI pod's): we are not its pid 1, whose end
+	 * would kill the rest; what the payload leaves comes to us, to be killed
+	 * at the end (kill_and_reap_all), as runc kills such a container through
+	 * its cgroup */
+	if (a->cfg->ns_path[NSRUN_JOIN_PID] && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return error_set_stage(err, STAGE_CONTAINER, errno, "become a subreaper");
 	if (a->cfg->isolation == NSRUN_ISOLATION_MINIMAL) {
 		/* no namespace: orphans of the payload come to us, and (ABI 6) a signal
 		 * domain of our own makes kill(-1) reach only our descendants */
@@ -135,7 +149,7 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
 	/* reduced: no mount at all; the payload chroots itself (exec.c) */
 	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED) {
-		if (mount_build_root(a->cfg, a->plan, a->sources, a->timing, err) < 0)
+		if (mount_build_root(cfg, a->plan, a->sources, a->timing, err) < 0)
 			return -1;
 	}
 	err->stage = STAGE_CONTAINER;
@@ -234,6 +248,11 @@ static void kill_and_reap_all(const struct container_args *a)
 		 * host, unless the signal domain above confines it */
 		if (a->landlock_abi >= 6)
 			kill(-1, SIGKILL);
+		tier_kill_descendants();
+		return;
+	}
+	if (a->cfg->ns_path[NSRUN_JOIN_PID]) {
+		/* the pod's pid namespace: kill(-1) would reach its other processes */
 		tier_kill_descendants();
 		return;
 	}

@@ -145,8 +145,7 @@ struct source_trees {
 	bool legacy[NSRUN_MAX_MOUNTS + 1];     /* an O_PATH fd to bind, not a detached tree */
 };
 
-/* Makes the missing parents and the mount point of path inside root (dir or file). */
-static int make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
+int mount_make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err)
 {
 	char buf[PATH_MAX];
 	char *p;
@@ -199,7 +198,7 @@ static int open_target(int root_fd, const struct mount_op *op, bool overlay, str
 		goto out;
 	if (op->create == CREATE_NONE || (op->in_image && !overlay))
 		goto out;
-	if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+	if (mount_make_mount_point(root_fd, op->target, op->create, err) < 0)
 		return -1;
 	fd = open_in_root(root_fd, op->target, O_PATH);
 out:
@@ -337,9 +336,11 @@ static int mount_etc_file(int root_fd, const struct mount_op *op, const struct n
 		return error_set(err, errno, "open %s", STAGING);
 	if (etc_file_write(cfg, op->target, staging, name, err) < 0)
 		return -1;
-	target = open_in_root(root_fd, op->target, O_PATH | O_NOFOLLOW);
+	/* a root written in place (OCI root.readonly false) keeps the caller's link:
+	 * the file it leads to, resolved inside the root, is covered instead */
+	target = open_in_root(root_fd, op->target, O_PATH | (cfg->rootfs_in_place ? 0 : O_NOFOLLOW));
 	if (target < 0 && errno == ENOENT && op->create != CREATE_NONE && (!op->in_image || overlay)) {
-		if (make_mount_point(root_fd, op->target, op->create, err) < 0)
+		if (mount_make_mount_point(root_fd, op->target, op->create, err) < 0)
 			return -1;
 		target = open_in_root(root_fd, op->target, O_PATH | O_NOFOLLOW);
 	}
@@ -566,7 +567,9 @@ static int build_rootfs(const struct nsrun_config *cfg, const struct mount_plan 
 		return error_set(err, errno, "mount the staging tmpfs on %s", STAGING);
 	if (mkdir(NEWROOT, 0755) < 0)
 		return error_set(err, errno, "mkdir %s", NEWROOT);
-	if (!plan->needs_overlay && !cfg->rootfs_writable) {
+	if (cfg->rootfs_in_place || (!plan->needs_overlay && !cfg->rootfs_writable)) {
+		/* in place (OCI root.readonly false): the tree is read-write and the
+		 * missing mount points are made in it (open_target), as runc does */
 		if (attach_tree(tree, legacy, NEWROOT, -1, err, "the rootfs") < 0)
 			return -1;
 	} else if (mount_overlay_root(cfg, plan, tree, legacy, err) < 0) {
@@ -590,7 +593,8 @@ static int open_source_trees(const struct nsrun_config *cfg, const struct mount_
 {
 	size_t n = cfg->n_mounts;
 
-	trees->fd[n] = source_tree("rootfs", cfg->rootfs, &src->rootfs, MS_RDONLY, &trees->legacy[n], err);
+	trees->fd[n] = source_tree("rootfs", cfg->rootfs, &src->rootfs, cfg->rootfs_in_place ? 0 : MS_RDONLY,
+				   &trees->legacy[n], err);
 	if (trees->fd[n] < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {

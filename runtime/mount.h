@@ -42,14 +42,15 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 
 void mount_sources_close(struct mount_sources *src);
 
-/* Root, --userns subids: makes the detached rootfs tree (opened before clone) an
- * idmapped mount (mount_setattr(2) MOUNT_ATTR_IDMAP) with the user namespace of
+/* Root, --userns subids, or an OCI root written in place (cfg->rootfs_in_place,
+ * whose tree is read-write): makes the detached rootfs tree (opened before clone)
+ * an idmapped mount (mount_setattr(2) MOUNT_ATTR_IDMAP) with the user namespace of
  * process n (a number of our /proc), so the image's host ids 0..N-1 are the
- * container's 0..N-1: an image root owns is the container root's, read-only.
- * Without a tree (unprivileged, before Linux 5.2) it does nothing: an unprivileged
- * caller's images are its own, which is container 0 already.
+ * container's 0..N-1: an image root owns is the container root's.  why names the
+ * option in the error.  Without a tree (unprivileged, before Linux 5.2) it does
+ * nothing: an unprivileged caller's images are its own, which is container 0 already.
  * Returns 0 or -1 with err (errno of open(2) or mount_setattr(2)). */
-int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_error *err);
+int mount_idmap_rootfs(const struct mount_sources *src, long n, const char *why, struct nsrun_error *err);
 
 /* Container side (pid 1, uid 0 of its user namespace, in its own mount namespace):
  * makes propagation private, builds the root in a private staging tmpfs, runs every

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "error.h"
+#include "mount_plan.h"
+
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #endif
@@ -46,5 +49,11 @@ uint64_t mount_attrs_of(unsigned long ms);
  * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
  * mount's other flags.  Returns 0 or -1 with errno. */
 int mount_set_attrs(int fd, bool recursive, uint64_t attrs);
+
+/* Makes the missing parents and the mount point of path inside root_fd (a
+ * directory, or with CREATE_FILE an empty file), resolving in the root
+ * (openat2(2) RESOLVE_IN_ROOT): the container's, or the supervisor's for an OCI
+ * root written in place.  Returns 0 or -1 with err. */
+int mount_make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err);
 
 #endif

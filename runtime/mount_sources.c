@@ -95,7 +95,7 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 	return 0;
 }
 
-int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_error *err)
+int mount_idmap_rootfs(const struct mount_sources *src, long n, const char *why, struct nsrun_error *err)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
 	_cleanup_close_ int userns = -1;
@@ -110,8 +110,8 @@ int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_err
 	attr.userns_fd = (__u64)userns;
 	if (syscall(SYS_mount_setattr, src->rootfs.tree_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
 		    sizeof(attr)) < 0) {
-		error_set_stage(err, STAGE_ID_MAPS, errno, "--userns subids: map the image's ids onto the "
-				"container's (an idmapped mount of the rootfs)");
+		error_set_stage(err, STAGE_ID_MAPS, errno, "%s: map the image's ids onto the container's (an "
+				"idmapped mount of the rootfs)", why);
 		err->hint = "the image's file system must support idmapped mounts (ext4, xfs, btrfs, tmpfs "
 			    "since Linux 6.3), or run nsrun as an unprivileged user with an image of its own";
 		return -1;
@@ -119,9 +119,12 @@ int mount_idmap_rootfs(const struct mount_sources *src, long n, struct nsrun_err
 	return 0;
 }
 
-/* Is the mount point of op present in the image, with the right type? */
-static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir, struct mount_plan *plan,
-			struct nsrun_error *err)
+/* Is the mount point of op present in the image, with the right type?  In
+ * place (an OCI root.readonly false), one that is missing is made now, by the
+ * caller, as runc makes them: the container's root may not write where its
+ * engine's maps put root.path's owner out of reach. */
+static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir, bool in_place,
+			struct mount_plan *plan, struct nsrun_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -131,6 +134,8 @@ static int check_target(int rootfs_fd, const struct mount_op *op, bool want_dir,
 	/* nsrun's /etc files replace a symlink of the image, never follow it */
 	fd = open_in_root(rootfs_fd, op->target, O_PATH | (op->kind == MOP_ETC_FILE ? O_NOFOLLOW : 0));
 	if (fd < 0) {
+		if (errno == ENOENT && op->create != CREATE_NONE && in_place)
+			return mount_make_mount_point(rootfs_fd, op->target, op->create, err);
 		if (errno == ENOENT && op->create != CREATE_NONE) {
 			plan->needs_overlay = true;
 			return 0;
@@ -179,7 +184,7 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 		/* a mount point that may be made takes the type of its source */
 		if (op->kind == MOP_BIND && op->create != CREATE_NONE)
 			op->create = want_dir ? CREATE_DIR : CREATE_FILE;
-		if (check_target(rootfs_fd, op, want_dir, plan, err) < 0)
+		if (check_target(rootfs_fd, op, want_dir, cfg->rootfs_in_place, plan, err) < 0)
 			return -1;
 	}
 	if (!privileged)
@@ -189,7 +194,8 @@ int mount_prepare_sources(const struct nsrun_config *cfg, struct mount_plan *pla
 	 * rootfs's own open_tree tells (no probe first: closing a probe's detached
 	 * tree unmounts it, which waits for an RCU grace period, namespace_unlock in
 	 * fs/namespace.c) */
-	switch (open_tree_privileged("rootfs", cfg->rootfs, MS_RDONLY, true, &out->rootfs, err)) {
+	switch (open_tree_privileged("rootfs", cfg->rootfs, cfg->rootfs_in_place ? 0 : MS_RDONLY, true, &out->rootfs,
+				     err)) {
 	case 1:
 		return 0;
 	case 0:

@@ -35,6 +35,8 @@ void net_join_init(struct net_join *j)
 	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
 		j->ns_fd[i] = -1;
 	j->all_ids = false;
+	j->join_owner = false;
+	j->cfg = NULL;
 	j->owner_is_ours = false;
 	j->map_uid = 0;
 	j->map_gid = 0;
@@ -52,13 +54,17 @@ void net_join_close(struct net_join *j)
 
 bool net_join_active(const struct net_join *j)
 {
-	return j->netns_fd >= 0 || j->ns_fd[NSRUN_JOIN_IPC] >= 0 || j->ns_fd[NSRUN_JOIN_UTS] >= 0;
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		if (j->ns_fd[i] >= 0)
+			return true;
+	return j->netns_fd >= 0;
 }
 
 int net_join_clone_flags(const struct net_join *j)
 {
 	return (j->netns_fd >= 0 ? CLONE_NEWNET : 0) | (j->ns_fd[NSRUN_JOIN_IPC] >= 0 ? CLONE_NEWIPC : 0) |
-	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0);
+	       (j->ns_fd[NSRUN_JOIN_UTS] >= 0 ? CLONE_NEWUTS : 0) | (j->ns_fd[NSRUN_JOIN_PID] >= 0 ? CLONE_NEWPID : 0) |
+	       (j->join_owner ? CLONE_NEWUSER : 0);
 }
 
 /* True if the service in dir_fd was started with --userns subids, as its
@@ -177,7 +183,12 @@ static const struct {
 	{ CLONE_NEWNET, "network", "net", "a network namespace", "network" },
 	{ CLONE_NEWIPC, "ipc", "ipc", "an ipc namespace", "System V IPC and POSIX message queues" },
 	{ CLONE_NEWUTS, "uts", "uts", "a uts namespace", "hostname" },
+	{ CLONE_NEWPID, "pid", "pid", "a pid namespace", "processes" },
+	{ CLONE_NEWUSER, "user", "user", "a user namespace", "user namespace" },
 };
+#define N_JOIN_KINDS (sizeof(join_kinds) / sizeof(join_kinds[0]))
+#define KIND_PID 3
+#define KIND_USER 4
 
 /* True if user namespace a is a strict ancestor of b (ioctl_ns(2) NS_GET_PARENT
  * up from b, as far as we may see). */
@@ -229,7 +240,8 @@ static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsru
 		return error_set(err, errno, "its type (NS_GET_NSTYPE)");
 	if (type != join_kinds[k].type)
 		return error_set(err, 0, "not %s (a namespace of another type)", join_kinds[k].what);
-	*owner = ioctl(*fd, NS_GET_USERNS);
+	/* a user namespace owns what it is the owner of: itself, for what follows */
+	*owner = type == CLONE_NEWUSER ? fcntl(*fd, F_DUPFD_CLOEXEC, 3) : ioctl(*fd, NS_GET_USERNS);
 	if (*owner < 0 && errno == EPERM)
 		return error_set(err, 0, "owned by a user namespace outside nsrun's: nsrun has no rights in it");
 	if (*owner < 0)
@@ -243,22 +255,24 @@ static int open_one(const char *path, size_t k, int *fd, int *owner, struct nsru
 static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
 	const char *paths[] = { cfg->network == NSRUN_NETWORK_PATH ? cfg->network_name : NULL,
-				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS] };
-	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS] };
+				cfg->ns_path[NSRUN_JOIN_IPC], cfg->ns_path[NSRUN_JOIN_UTS],
+				cfg->ns_path[NSRUN_JOIN_PID], cfg->ns_path[NSRUN_JOIN_USER] };
+	int *fds[] = { &j->netns_fd, &j->ns_fd[NSRUN_JOIN_IPC], &j->ns_fd[NSRUN_JOIN_UTS], &j->ns_fd[NSRUN_JOIN_PID],
+		       &j->ns_fd[NSRUN_JOIN_USER] };
 	_cleanup_close_ int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	size_t first = 3, at = 3; /* the first path given; the one at fault */
+	size_t first = N_JOIN_KINDS, at = N_JOIN_KINDS; /* the first path given; the one at fault */
 	int rights;
 
 	if (self < 0)
 		return error_set(err, errno, "open /proc/self/ns/user");
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < N_JOIN_KINDS; k++) {
 		_cleanup_close_ int owner = -1;
 		if (!paths[k])
 			continue;
 		at = k;
 		if (open_one(paths[k], k, fds[k], &owner, err) < 0)
 			goto fail;
-		if (first == 3) {
+		if (first == N_JOIN_KINDS) {
 			first = k;
 			j->userns_fd = steal_fd(&owner);
 		} else if (same_ns(owner, j->userns_fd)) {
@@ -283,8 +297,24 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 			goto fail;
 		}
 	}
-	if (first == 3)
+	if (first == N_JOIN_KINDS)
 		return 0;
+	/* a pid or a user path: the container's user namespace is the owner itself
+	 * (a child's root could not mount the pod's /proc: proc(5), CAP_SYS_ADMIN
+	 * over the pid namespace's owner), which must be the innermost */
+	j->join_owner = paths[KIND_PID] || paths[KIND_USER];
+	if (paths[KIND_USER] && !same_ns(j->ns_fd[NSRUN_JOIN_USER], j->userns_fd)) {
+		at = KIND_USER;
+		error_set(err, 0, "above the owner of the other paths' namespaces: the container's user namespace "
+			  "must be the one that owns them");
+		goto fail;
+	}
+	if (paths[KIND_PID] && (j->outer_kinds & (1u << KIND_PID))) {
+		at = KIND_PID;
+		error_set(err, 0, "owned by a user namespace above the other paths' owner: the container's root, "
+			  "of that one, could not mount its /proc (proc(5))");
+		goto fail;
+	}
 	at = first;
 	if (j->outer_userns_fd >= 0) {
 		/* rights over the outer one; the inner is below it, where they hold too */
@@ -295,12 +325,24 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 		}
 		j->outer_is_ours = same_ns(j->outer_userns_fd, self);
 	}
-	/* the container's user namespace is then a child of the owner's, whose ids
-	 * the config's host ids are not */
+	/* id ranges: the container's user namespace is a child of the owner, so the
+	 * helper writes them as the owner's ids of those host ids (write_child_maps),
+	 * which only an owner that is a child of ours can tell (its map's second
+	 * field, user_namespaces(7)); the caller's rights over the host ids are
+	 * checked as without a join (subid.h) */
 	if (cfg->userns == NSRUN_USERNS_SUBIDS && cfg->n_uid_mappings) {
-		error_set(err, 0, "with linux.uidMappings ranges: not supported (the container's ids would be "
-			  "those of the namespace's owner)");
-		goto fail;
+		_cleanup_close_ int parent = ioctl(j->userns_fd, NS_GET_PARENT);
+		if (j->join_owner) {
+			error_set(err, 0, "with linux.uidMappings ranges: the container's user namespace is the pid "
+				  "namespace's owner, whose maps are its maker's");
+			goto fail;
+		}
+		if (!same_ns(j->userns_fd, self) && (parent < 0 || !same_ns(parent, self))) {
+			error_set(err, 0, "with linux.uidMappings ranges: owned by a user namespace that is not a child "
+				  "of nsrun's, whose ids nsrun cannot tell");
+			goto fail;
+		}
+		j->cfg = cfg;
 	}
 	if ((rights = rights_over(j->userns_fd, self)) <= 0) {
 		error_set(err, 0, "owned by a user namespace in which uid %u has no CAP_SYS_ADMIN, which setns(2) needs",
@@ -310,6 +352,14 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 		goto fail;
 	}
 	j->owner_is_ours = same_ns(j->userns_fd, self);
+	if (j->owner_is_ours && j->join_owner) {
+		at = paths[KIND_USER] ? KIND_USER : KIND_PID;
+		error_set(err, 0, "owned by nsrun's own user namespace: the container's root would be nsrun's "
+			  "(host root as root)");
+		err->hint = "pass namespaces of a user namespace below yours (unshare -Urpf ..., a pod's infra "
+			    "container)";
+		goto fail;
+	}
 	if (j->owner_is_ours && ns_host_ids(&j->map_uid, &j->map_gid, err) < 0)
 		return -1;
 	if (j->owner_is_ours && j->all_ids) {
@@ -317,7 +367,7 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 			  "through --userns subids' ranges: not supported with a joined path");
 		goto fail;
 	}
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < N_JOIN_KINDS; k++) {
 		char own_path[32];
 		_cleanup_close_ int own = -1;
 		if (!paths[k])
@@ -343,10 +393,14 @@ fail:
 
 int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsrun_error *err)
 {
-	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS;
-	if (cfg->network == NSRUN_NETWORK_PATH || cfg->ns_path[NSRUN_JOIN_IPC] || cfg->ns_path[NSRUN_JOIN_UTS]) {
+	j->all_ids = cfg->userns == NSRUN_USERNS_SUBIDS && !cfg->n_uid_mappings;
+	bool paths = cfg->network == NSRUN_NETWORK_PATH;
+
+	for (int i = 0; i < NSRUN_JOIN__COUNT; i++)
+		paths = paths || cfg->ns_path[i];
+	if (paths) {
 		if ((cfg->network == NSRUN_NETWORK_CONTAINER || cfg->network == NSRUN_NETWORK_NAMED)) {
-			error_set(err, 0, "an ipc or uts path with --network %s%s: not supported (the container's "
+			error_set(err, 0, "an ipc, uts, pid or user path with --network %s%s: not supported (the container's "
 				  "user namespace is a child of one owner)", cfg->network == NSRUN_NETWORK_CONTAINER ?
 				  "container:" : "", cfg->network_name);
 			return -1;
@@ -483,11 +537,60 @@ static int write_identity_map(long n, const char *name, struct nsrun_error *err)
 	return 0;
 }
 
+/* name ("uid_map" or "gid_map") of the child n written from the config's
+ * lines (host ids of nsrun's user namespace), each host id made the owner's:
+ * through our own map (we are the owner's root; its second field is of its
+ * parent, nsrun's: user_namespaces(7)), or as they are when the owner is ours.
+ * Returns 0 or -1 with err (errnum 0: a range the owner does not map). */
+static int write_config_map(const struct net_join *j, long n, const char *name, struct nsrun_error *err)
+{
+	bool gid = name[0] == 'g';
+	const struct nsrun_id_map *lines = gid ? j->cfg->gid_mappings : j->cfg->uid_mappings;
+	size_t n_lines = gid ? j->cfg->n_gid_mappings : j->cfg->n_uid_mappings;
+	_cleanup_free_ char *own = NULL;
+	char path[64], map[512];
+	size_t len = 0, used = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	if (!j->owner_is_ours && read_file(path, 4096, &own, &len) < 0)
+		return error_set(err, errno, "read %s", path);
+	for (size_t i = 0; i < n_lines; i++) {
+		unsigned long host = lines[i].host_id, at = host;
+		bool found = j->owner_is_ours;
+		for (char *line = own; !found && line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			unsigned long inside, outside, count;
+			if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && host >= outside &&
+			    host - outside + lines[i].size <= count) {
+				at = inside + (host - outside);
+				found = true;
+			}
+		}
+		if (!found)
+			return error_set(err, 0, "linux.%s[%zu]: host ids %lu-%lu are not mapped in the user namespace "
+					 "that owns the joined namespaces (its maker's map: /proc/PID/%s)",
+					 gid ? "gidMappings" : "uidMappings", i, host, host + lines[i].size - 1, name);
+		int w = snprintf(map + used, sizeof(map) - used, "%lu %lu %lu\n", lines[i].container_id, at,
+				 lines[i].size);
+		if (w < 0 || (size_t)w >= sizeof(map) - used)
+			return error_set(err, E2BIG, "linux.%s", gid ? "gidMappings" : "uidMappings");
+		used += (size_t)w;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/%s", n, name);
+	if (write_file(path, map) < 0)
+		return error_set(err, errno, "write %s", path);
+	return 0;
+}
+
 /* The id maps of the container pid, as j asks.  Returns 0 or -1 with err. */
 static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_error *err)
 {
 	long n;
 
+	if (j->cfg) {
+		if ((n = ns_proc_pid(pid)) < 0)
+			return error_set(err, errno, "the container's number in our /proc");
+		return write_config_map(j, n, "gid_map", err) < 0 ? -1 : write_config_map(j, n, "uid_map", err);
+	}
 	if (!j->all_ids)
 		return ns_write_id_maps(pid, j->map_uid, j->map_gid, err);
 	n = ns_proc_pid(pid);
@@ -497,7 +600,7 @@ static int write_child_maps(const struct net_join *j, pid_t pid, struct nsrun_er
 }
 
 /* setns(2) into the namespaces of j whose kind (1 << 0 network, 1 << 1 ipc,
- * 1 << 2 uts) is in kinds.  Returns 0 or -1 with err. */
+ * 1 << 2 uts, 1 << 3 pid) is in kinds.  Returns 0 or -1 with err. */
 static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_error *err)
 {
 	if ((kinds & 1u) && j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0)
@@ -506,6 +609,9 @@ static int join_kinds_of(const struct net_join *j, unsigned kinds, struct nsrun_
 		return error_set(err, errno, "join the ipc namespace");
 	if ((kinds & 4u) && j->ns_fd[NSRUN_JOIN_UTS] >= 0 && setns(j->ns_fd[NSRUN_JOIN_UTS], CLONE_NEWUTS) < 0)
 		return error_set(err, errno, "join the uts namespace");
+	/* for our children only (pid_namespaces(7)): the container, cloned next */
+	if ((kinds & (1u << KIND_PID)) && j->ns_fd[NSRUN_JOIN_PID] >= 0 && setns(j->ns_fd[NSRUN_JOIN_PID], CLONE_NEWPID) < 0)
+		return error_set(err, errno, "join the pid namespace");
 	return 0;
 }
 
@@ -549,6 +655,15 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 		error_set(&m.err, errno, "become root of the user namespace that owns the network namespace");
 		goto fail;
 	}
+	/* an owner whose root is host root (root's unshare -r): the container's
+	 * root, its own or a child's mapped onto it, would be host uid 0 */
+	if (!j->owner_is_ours && ns_is_host_root()) {
+		error_set(&m.err, EPERM, "the user namespace that owns the joined namespaces maps its root to host root: "
+			  "the container's root would be host root");
+		m.err.hint = "make the pod's namespaces in a user namespace whose root is not host root (unshare "
+			     "--map-users, an unprivileged user's)";
+		goto fail;
+	}
 	/* the network, an OCI pod's ipc and uts of this owner: the container inherits them */
 	if (join_kinds_of(j, ~j->outer_kinds, &m.err) < 0)
 		goto fail;
@@ -581,7 +696,7 @@ static pid_t helper_main(const struct net_join *j, int flags, int go_fd, int rep
 	/* "0 0 1": the owner's root, the caller's id (or, --userns subids, each id of
 	 * the owner as itself); written from this, the parent user namespace
 	 * (user_namespaces(7): "Defining user and group ID mappings") */
-	if (write_child_maps(j, m.pid, &m.err) < 0) {
+	if (!j->join_owner && write_child_maps(j, m.pid, &m.err) < 0) {
 		kill(m.pid, SIGKILL);
 		m.pid = -1;
 	}

@@ -34,7 +34,11 @@
 struct net_join {
 	int userns_fd;          /* the user namespace that owns the network namespace */
 	int netns_fd;           /* the network namespace */
-	int ns_fd[NSRUN_JOIN__COUNT];   /* OCI ipc and uts paths, owned by userns_fd too; -1: none */
+	int ns_fd[NSRUN_JOIN__COUNT];   /* OCI ipc, uts, pid and user paths, owned by userns_fd too (the
+					 * user path is userns_fd itself); -1: none */
+	bool join_owner;        /* an OCI pid or user path: the container's user namespace is
+				 * userns_fd itself (no child, no maps of ours), so its root may
+				 * mount the pod's /proc (proc(5)); never nsrun's own */
 	int outer_userns_fd;    /* OCI paths of two owners: the outer, an ancestor of userns_fd,
 				 * joined first (with the kinds it owns), or -1 */
 	bool outer_is_ours;     /* it is nsrun's own user namespace: not joined, as owner_is_ours */
@@ -43,6 +47,8 @@ struct net_join {
 	bool all_ids;           /* --userns subids: the container maps every id of the owner, as it is */
 	bool owner_is_ours;     /* a path's namespace owned by nsrun's own user namespace (root's
 				 * `ip netns add`): the helper joins only the network namespace */
+	const struct nsrun_config *cfg; /* OCI linux.uidMappings ranges (cfg->n_uid_mappings), written
+					 * by the helper as the owner's ids of those host ids; or NULL */
 	uid_t map_uid;          /* container id 0 maps to this id of the owner: its root (0), or */
 	gid_t map_gid;          /* with owner_is_ours, the run's host ids (ns_host_ids) */
 };
@@ -78,12 +84,13 @@ int net_join_open(const struct nsrun_config *cfg, struct net_join *j, struct nsr
  * what it names.  Returns 0 or -1 with err (ENOMEM). */
 int net_join_resolve_monitors(int root_fd, struct nsrun_config *cfg, struct nsrun_error *err);
 
-/* True if j joins anything (a network, an ipc or a uts namespace): the
+/* True if j joins anything (a network, an ipc, uts, pid or user namespace): the
  * container is then cloned by net_join_clone. */
 bool net_join_active(const struct net_join *j);
 
 /* The clone(2) flags of the namespaces j joins (CLONE_NEWNET, CLONE_NEWIPC,
- * CLONE_NEWUTS): the container makes none of these. */
+ * CLONE_NEWUTS, CLONE_NEWPID; CLONE_NEWUSER with j->join_owner): the container
+ * makes none of these. */
 int net_join_clone_flags(const struct net_join *j);
 
 /* Moves pid into the run's cgroups; 0 or -1 with err. */

@@ -323,14 +323,16 @@ static int parse_root(struct walk *w, yajl_val r)
 	if (!(w->cfg->rootfs = bundle_path(w, p, "root.path")))
 		return -1;
 	w->cfg->rootfs_writable = true; /* readonly: "defaults to false" (config.md "Root") */
+	w->cfg->rootfs_in_place = true;
 	for (size_t i = 0; i < r->u.object.len; i++) {
 		const char *k = r->u.object.keys[i];
 		if (strcmp(k, "readonly") == 0) {
-			/* false: writable through an overlay whose upper layer is a
-			 * tmpfs of --tmpfs-size, as --read-only=false; root.path itself
-			 * is never written (config.md "Root" asks only that the root be
-			 * writable inside the container) */
+			/* false: root.path itself is the writable root, as runc and
+			 * crun make it (the caller chose the path and its writability:
+			 * podman's is its own overlay, whose writes it expects to see);
+			 * true: bound read-only */
 			w->cfg->rootfs_writable = !is_true(r->u.object.values[i]);
+			w->cfg->rootfs_in_place = w->cfg->rootfs_writable;
 		} else if (strcmp(k, "path") != 0) {
 			warn(w, "root.%s: unknown field, ignored", k);
 		}

@@ -5,7 +5,7 @@
  * makes every namespace, keeps the root read-only, drops every capability, uses
  * its own /proc masks and /dev) or leaves out is a warning naming the JSON path,
  * never silent; what it cannot honour without giving less than asked (joining a
- * namespace other than the network by path, a malformed value) is an error naming
+ * mount or cgroup namespace by path, a malformed value) is an error naming
  * the JSON path.  A network namespace's path (cfg->network NSRUN_NETWORK_PATH) and
  * id map ranges (cfg->uid_mappings, userns subids) are checked where the run opens
  * or writes them (netjoin.h, subid.h).  Pure: reads files, no other syscall. */

@@ -18,10 +18,6 @@ static const char *const own_namespaces[] = { "pid", "network", "ipc", "uts", "m
 /* Why a namespace of this type is not joined by path. */
 static const char *join_refused_why(const char *type)
 {
-	if (strcmp(type, "pid") == 0)
-		return "nsrun's init is pid 1 of its own, and could not mount the pod's /proc";
-	if (strcmp(type, "user") == 0)
-		return "nsrun makes it, a child of the joined ones' owner";
 	if (strcmp(type, "mount") == 0)
 		return "nsrun builds the container's root in its own";
 	if (strcmp(type, "cgroup") == 0)
@@ -53,15 +49,19 @@ static int parse_namespaces(struct walk *w, yajl_val v)
 			if (!(w->cfg->network_name = strdup(str(path))))
 				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 			w->cfg->network = NSRUN_NETWORK_PATH;
-		} else if (nonempty(path) && (strcmp(type, "ipc") == 0 || strcmp(type, "uts") == 0)) {
-			/* a pod's ipc and uts: joined with its network, by the same helper */
-			char **to = &w->cfg->ns_path[type[0] == 'i' ? NSRUN_JOIN_IPC : NSRUN_JOIN_UTS];
+		} else if (nonempty(path) && (strcmp(type, "ipc") == 0 || strcmp(type, "uts") == 0 ||
+					      strcmp(type, "pid") == 0 || strcmp(type, "user") == 0)) {
+			/* a pod's ipc, uts, pid and user namespaces: joined with its
+			 * network, by the same helper (netjoin.h) */
+			char **to = &w->cfg->ns_path[type[0] == 'i' ? NSRUN_JOIN_IPC : type[0] == 'u' && type[1] == 't' ?
+						     NSRUN_JOIN_UTS : type[0] == 'p' ? NSRUN_JOIN_PID : NSRUN_JOIN_USER];
 			free(*to);
 			if (!(*to = strdup(str(path))))
 				return error_set(w->err, ENOMEM, "config.json: linux.namespaces");
 		} else if (nonempty(path)) {
 			return bad(w, "linux.namespaces[%zu].path: joining an existing %s namespace is not supported "
-				   "(nsrun joins network, ipc and uts only: %s)", i, type, join_refused_why(type));
+				   "(nsrun joins network, ipc, uts, pid and user only: %s)", i, type,
+				   join_refused_why(type));
 		}
 		for (j = 0; own_namespaces[j] && strcmp(own_namespaces[j], type) != 0; j++)
 			;
@@ -122,6 +122,11 @@ static int check_id_mappings(struct walk *w)
 {
 	struct nsrun_config *c = w->cfg;
 
+	/* a joined user namespace's maps are its maker's: nsrun writes none there */
+	if (c->ns_path[NSRUN_JOIN_USER] && (c->n_uid_mappings || c->n_gid_mappings))
+		return bad(w, "linux.%s: given with linux.namespaces' user path: the joined user namespace's maps "
+			   "are its maker's (config-linux.md \"User namespace mappings\"); leave them out",
+			   c->n_uid_mappings ? "uidMappings" : "gidMappings");
 	if (c->userns != NSRUN_USERNS_SUBIDS)
 		return 0;
 	if (!c->n_uid_mappings || !c->n_gid_mappings)

@@ -67,6 +67,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 	bool in_cgroup = false;
 	int unmapped = 0;
 	struct subid_maps subids;
+	struct nsrun_error idmap_err = { 0 };
 
 	if (ns_host_ids(&host_uid, &host_gid, err) < 0)
 		return -1;
@@ -192,7 +193,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 		 * child shares with us (it waits for ID_MAPS_WRITTEN to use it); an
 		 * OCI config's maps are the engine's, whose rootfs is made for them */
 		if (subids.direct && !subids.n_uid_lines &&
-		    mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), err) < 0)
+		    mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), "--userns subids", err) < 0)
 			return -1;
 	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && !net_join_active(&run->join) &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
@@ -205,6 +206,20 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			return -1;
 		}
 		unmapped = SYNC_UNMAPPED;
+	} else if (cfg->rootfs_in_place &&
+		   mount_idmap_rootfs(&run->sources, ns_proc_pid(run->child), "root.readonly false", &idmap_err) < 0) {
+		/* root, an OCI root written in place: what host root owns there is the
+		 * container root's (host 65534), as it is the caller's rootless.  A file
+		 * system that cannot be idmapped (EINVAL: overlayfs, podman's rootfs as
+		 * root) gets the tmpfs layer of before, said */
+		if (idmap_err.errnum != EINVAL) {
+			*err = idmap_err;
+			return -1;
+		}
+		fprintf(stderr, "nsrun: warning: root.readonly false: the file system of \"%s\" cannot be idmapped "
+			"(which makes its owner the container's root): the container's writes go to a tmpfs layer "
+			"over it and end with the container\n", cfg->rootfs);
+		unmapped = SYNC_ROOT_LAYERED;
 	}
 	/* the trees were copied into the child with its fd table: ours can go */
 	mount_sources_close(&run->sources);
@@ -322,9 +337,10 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
 		      struct publish_state *pub, int ready_fd, int stop_fd)
 {
+	_Static_assert(NSRUN_JOIN__COUNT == 4, "one -1 a joined kind in .join.ns_fd below");
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
 				 .image_lock_fd = -1, .exec_fifo_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1,
-												   .ns_fd = { -1, -1 }, .outer_userns_fd = -1 },
+												   .ns_fd = { -1, -1, -1, -1 }, .outer_userns_fd = -1 },
 				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };

@@ -43,6 +43,10 @@ enum sync_type {
 /* The value of ID_MAPS_WRITTEN when the reduced tier runs without id maps (the
  * outer sandbox refused them): pid 1 and the payload stay nobody. */
 #define SYNC_UNMAPPED 1
+/* Its value when an OCI root to be written in place (cfg->rootfs_in_place) could
+ * not be idmapped as root (its file system cannot: overlayfs, podman's): pid 1
+ * lays the tmpfs layer of --read-only=false over it instead. */
+#define SYNC_ROOT_LAYERED 2
 
 struct sync_msg {
 	uint32_t type;          /* enum sync_type */

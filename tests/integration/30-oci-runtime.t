@@ -100,18 +100,37 @@ oci run --bundle "$T/bundle" c2
 assert_eq "run: the payload's exit status" 3 "$RC"
 
 # ---- root.readonly: true (runc spec's) keeps the root read-only; false, or absent
-# (config.md "Root": defaults to false), makes it writable through a tmpfs layer, and
-# root.path itself is never written
+# (config.md "Root": defaults to false), makes root.path itself the writable root, as
+# runc and crun do (runtime-tools' killsig, start, poststart... look there for what
+# the payload wrote), owned by the caller (as root through an idmapped mount: host
+# root's files are the container root's, host 65534)
 bundle_with '["/nsrun-probe", "write", "/written"]'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly true: a write to / fails EROFS" '^write: denied EROFS' "$OUT"
+check "  ... and nothing reaches root.path (control of the next)" test ! -e "$IMG/written"
 bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"]["readonly"] = False'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly false: the payload writes to /" '^write: ok' "$OUT"
-check "  ... and root.path is untouched (the write went to the tmpfs layer)" test ! -e "$IMG/written"
+assert_eq "  ... into root.path itself, the file the caller's" "$(id -u)" "$(stat -c %u "$IMG/written" 2>&1)"
+rm -f "$IMG/written"
+bundle_with '["/nsrun-probe", "write", "/proc/sys/kernel/hostname"]' 'c["root"]["readonly"] = False'
+oci run --bundle "$T/bundle" c2
+assert_match "  ... nothing else becomes writable (/proc/sys)" '^write: denied' "$OUT"
+bundle_with '["/nsrun-probe", "write", "/made/x"]' 'c["mounts"].append({"destination": "/made", "type": "tmpfs", "source": "tmpfs"})'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly true: a mount point the rootfs lacks is made (in a layer)" '^write: ok' "$OUT"
+check "  ... not in root.path (control of the next)" test ! -e "$IMG/made"
+bundle_with '["/nsrun-probe", "write", "/made/x"]' 'c["mounts"].append({"destination": "/made", "type": "tmpfs", "source": "tmpfs"}); c["root"]["readonly"] = False'
+oci run --bundle "$T/bundle" c2
+assert_match "root.readonly false: a mount point the rootfs lacks" '^write: ok' "$OUT"
+check "  ... is made in root.path, by the caller (as runc), the tmpfs's write not there" \
+	test -d "$IMG/made" -a ! -e "$IMG/made/x"
+rmdir "$IMG/made"
 bundle_with '["/nsrun-probe", "write", "/written"]' 'c["root"].pop("readonly")'
 oci run --bundle "$T/bundle" c2
 assert_match "root.readonly absent: writable too" '^write: ok' "$OUT"
+check "  ... root.path written" test -e "$IMG/written"
+rm -f "$IMG/written"
 bundle_with '["true"]' 'c["root"]["readonly"] = True'
 
 # ---- --preserve-fds and LISTEN_FDS: the caller's fds from 3 reach the payload, no others
@@ -399,10 +418,10 @@ assert_eq "config.json with process.args a string: exit 1" 1 "$RC"
 assert_match "  ... naming the JSON path, with a hint" '^nsrun: config.json: process.args: expected an array of strings
 nsrun: hint: ' "$ERR"
 check "  ... nothing left under --root" test ! -e "$ROOT/bad1"
-bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "pid"] + [{"type": "pid", "path": "/proc/1/ns/pid"}]'
+bundle_with '["true"]' 'c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "mount"] + [{"type": "mount", "path": "/proc/1/ns/mnt"}]'
 oci create --bundle "$T/bundle" bad2
-assert_match "joining a pid namespace by path: refused, naming the entry (network, ipc, uts: 35-oci-namespaces.t)" \
-	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing pid namespace is not supported' "$ERR"
+assert_match "joining a mount namespace by path: refused, naming the entry (network, ipc, uts, pid, user: 35-oci-namespaces.t)" \
+	'^nsrun: config.json: linux\.namespaces\[[0-9]+\]\.path: joining an existing mount namespace is not supported' "$ERR"
 bundle_with '["true"]' 'c["linux"]["uidMappings"][0]["size"] = 1000; del c["linux"]["gidMappings"]'
 oci create --bundle "$T/bundle" bad3
 assert_match "a uid range without a gid map: refused, naming the entry (ranges: 35-oci-namespaces.t)" \

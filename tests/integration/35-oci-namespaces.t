@@ -139,6 +139,20 @@ bundle_with '["/nsrun-probe", "ids"]' "" "$(maps "$SUB") c['process']['user'] = 
 oci run --bundle "$T/bundle" m2
 assert_eq "  ... the payload runs as a mapped id (user 500:600), with additionalGids" \
 	"ids: ok uid=500 gid=600 euid=500 egid=600 groups=5,700" "$OUT"
+# ranges with a joined network namespace (podman's keep-id in a pod): the
+# container's user namespace, a child of the pod's owner, maps the owner's ids
+# of those host ids; one that the owner does not map is refused, naming it
+bundle_with '["/nsrun-probe", "read", "/proc/self/uid_map"]' "$POD" "$(maps "$SUB")"
+oci run --bundle "$T/bundle" m4
+if [ "$(id -u)" = 0 ]; then
+	assert_match "uidMappings ranges with a network path (ip netns add's, the owner nsrun's): as given" \
+		"^read: ok /proc/self/uid_map [0-9]+ bytes: +0 +$U0 +1.x0a +1 +$SUB +999.x0a\$" "$OUT"
+else
+	assert_match "uidMappings ranges with a network path whose owner maps one id (unshare -Urn): refused, naming the range" \
+		"(^|
+)nsrun: .*linux.gidMappings\[1\]: host ids $SUB-$((SUB + 998)) are not mapped in the user namespace that owns the joined namespaces" "$ERR"
+	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+fi
 if [ "$(id -u)" = 0 ]; then
 	bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(maps 0)"
 	oci run --bundle "$T/bundle" m3
@@ -248,12 +262,96 @@ else
 	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
 fi
 check "  ... nothing left under --root" test ! -e "$ROOT/r2"
-bundle_with '["/nsrun-probe", "exit", "0"]' "$POD" \
-	"c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$HOLDER/ns/pid'}]"
-oci run --bundle "$T/bundle" r3
-assert_match "a pid path: refused by name, with the reason" \
-	"nsrun: config.json: linux.namespaces\[[0-9]+\].path: joining an existing pid namespace is not supported \(nsrun joins network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc\)" "$ERR"
+
+# ---- a pod's pid and user namespaces (podman pod create --share pid, Kubernetes'
+# shareProcessNamespace): the pod, a user and pid namespace of ours held by a
+# sleep (its pid 1); the container's init joins them (one of the pod's
+# processes, not pid 1), and what the payload leaves is killed at its end
+# (as root, made by the unprivileged user: a user namespace whose root is host
+# root is refused, below)
+as_pod_user=()
+[ "$(id -u)" = 0 ] && as_pod_user=(runuser -u nsrun-test --)
+"${as_pod_user[@]}" unshare --kill-child -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+PODPID_HOLDER=$!
+at_exit "kill $PODPID_HOLDER"
+end=$((SECONDS + 30))
+# its sleep: the first descendant of that name (runuser, unshare, sleep)
+find_sleeper() {
+	local p=$1 c
+	while [ "$(cat "/proc/$p/comm" 2>/dev/null)" != sleep ]; do
+		c=$(cat "/proc/$p/task/$p/children" 2>/dev/null) && [ -n "$c" ] || return 1
+		p=${c%% *}
+	done
+	echo "$p"
+}
+until SLEEPER=$(find_sleeper "$PODPID_HOLDER"); do
+	[ "$SECONDS" -lt "$end" ] || setup_failed "the pod's pid holder (unshare -Urpf) did not start"
+	sleep 0.1
+done
+at_exit "kill -KILL $SLEEPER" # pid 1 of its namespace: a TERM from here is ignored (pid_namespaces(7))
+PODPIDNS=$(readlink "/proc/$SLEEPER/ns/pid")
+# pidjoin [user]: the edit that puts the holder's pid (and user) path in, and no maps
+pidjoin() {
+	echo "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ('pid', 'user')]" \
+		"+ [{'type': 'pid', 'path': '/proc/$SLEEPER/ns/pid'}]" \
+		"+ ([{'type': 'user', 'path': '/proc/$SLEEPER/ns/user'}] if '${1:-}' else [{'type': 'user'}]);" \
+		"c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+}
+# the processes in the pod's pid namespace, by our /proc
+pod_procs() {
+	local p n=0
+	for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$PODPIDNS" ] && n=$((n + 1)); done
+	echo "$n"
+}
+bundle_with '["/nsrun-probe", "pids"]' "" "$(pidjoin user)"
+oci run --bundle "$T/bundle" pj1
+assert_match "pid and user paths: the payload sees the pod's pid 1 (its sleep), and is not pid 2" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:sleep ' "$OUT"
+bundle_with '["/nsrun-probe", "pids"]' "" "c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+oci run --bundle "$T/bundle" pj2
+assert_match "control: without the paths, a pid namespace of its own (nsrun's init, the payload)" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+bundle_with '["/nsrun-probe", "pids"]' "" "$(pidjoin)"
+oci run --bundle "$T/bundle" pj3
+assert_match "a pid path alone: joined, the container's user namespace its owner" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:sleep ' "$OUT"
+bundle_with '["/nsrun-probe", "setsid-sleep", "300"]' "" "$(pidjoin user)"
+oci run --bundle "$T/bundle" pj4
+assert_match "  ... a payload that leaves a process there (setsid, double fork)" '^setsid-sleep: ok grandchild' "$OUT"
+assert_eq "  ... which is killed at the end: only the pod's sleep is left" 1 "$(pod_procs)"
+bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(pidjoin user); c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': $(id -u), 'size': 1}]"
+oci run --bundle "$T/bundle" pj5
+assert_match "a user path with uidMappings: refused by name, with the reason" \
+	"nsrun: config.json: linux.uidMappings: given with linux.namespaces' user path: the joined user namespace's maps are its maker's" "$ERR"
 assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+bundle_with '["/nsrun-probe", "exit", "0"]' "" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user'] + [{'type': 'user', 'path': '/proc/$$/ns/user'}]; c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+oci run --bundle "$T/bundle" pj6
+if [ "$(id -u)" = 0 ]; then
+	assert_match "nsrun's own user namespace as the user path: refused (the container's root would be nsrun's)" \
+		"nsrun: linux.namespaces: user path /proc/$$/ns/user: owned by nsrun's own user namespace" "$ERR"
+else
+	assert_match "nsrun's own user namespace as the user path, unprivileged: refused, no rights in it" \
+		"nsrun: linux.namespaces: user path /proc/$$/ns/user: owned by a user namespace in which uid $(id -u) has no CAP_SYS_ADMIN" "$ERR"
+fi
+assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+check "  ... nothing left under --root" test ! -e "$ROOT/pj6"
+if [ "$(id -u)" = 0 ]; then
+	unshare --kill-child -Urpf --mount-proc sleep 600 </dev/null >/dev/null 2>&1 &
+	ROOTPOD=$!
+	at_exit "kill $ROOTPOD"
+	end=$((SECONDS + 30))
+	until ROOTSLEEPER=$(cat "/proc/$ROOTPOD/task/$ROOTPOD/children" 2>/dev/null) && [ -n "$ROOTSLEEPER" ]; do
+		[ "$SECONDS" -lt "$end" ] || setup_failed "root's pid holder (unshare -Urpf) did not start"
+		sleep 0.1
+	done
+	ROOTSLEEPER=${ROOTSLEEPER% }
+	at_exit "kill -KILL $ROOTSLEEPER"
+	bundle_with '["/nsrun-probe", "exit", "0"]' "" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid'] + [{'type': 'pid', 'path': '/proc/$ROOTSLEEPER/ns/pid'}]; c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+	oci run --bundle "$T/bundle" pj7
+	assert_match "a pid namespace whose owner's root is host root (root's unshare -r): refused" \
+		"nsrun: the user namespace that owns the joined namespaces maps its root to host root" "$ERR"
+	assert_eq "  ... exit 1, the payload never ran" "1 " "$RC $OUT"
+fi
 
 # ---- podman pods: `podman pod create` (its infra container nsrun's too) and two
 # `podman run --pod` sharing its net, ipc and uts (podman's default --share): the

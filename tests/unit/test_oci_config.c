@@ -63,10 +63,15 @@ static const struct refusal {
 	  ", \"mounts\": [{\"destination\": \"/a\", \"type\": \"tmpfs\"}, {\"destination\": \"/b\", \"type\": \"nfs\"}]",
 	  "config.json: mounts[1].type: \"nfs\" at /b: not supported (bind, tmpfs, proc, devpts, sysfs, cgroup, "
 	  "mqueue)" },
-	{ "a pid namespace path: refused, with why", "",
-	  ", \"linux\": {\"namespaces\": [{\"type\": \"pid\", \"path\": \"/proc/1/ns/pid\"}]}",
-	  "config.json: linux.namespaces[0].path: joining an existing pid namespace is not supported (nsrun joins "
-	  "network, ipc and uts only: nsrun's init is pid 1 of its own, and could not mount the pod's /proc)" },
+	{ "a mount namespace path: refused, with why", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"mount\", \"path\": \"/proc/1/ns/mnt\"}]}",
+	  "config.json: linux.namespaces[0].path: joining an existing mount namespace is not supported (nsrun joins "
+	  "network, ipc, uts, pid and user only: nsrun builds the container's root in its own)" },
+	{ "a user namespace path with uidMappings: refused, with why", "",
+	  ", \"linux\": {\"namespaces\": [{\"type\": \"user\", \"path\": \"/proc/1/ns/user\"}], "
+	  "\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]}",
+	  "config.json: linux.uidMappings: given with linux.namespaces' user path: the joined user namespace's maps "
+	  "are its maker's (config-linux.md \"User namespace mappings\"); leave them out" },
 	{ "a uts namespace path that is not absolute: refused", "",
 	  ", \"linux\": {\"namespaces\": [{\"type\": \"uts\", \"path\": \"ns/uts\"}]}",
 	  "config.json: linux.namespaces[0].path: expected an absolute path" },
