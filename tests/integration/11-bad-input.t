@@ -121,7 +121,7 @@ bad "--add-host with --isolation chroot" 125 'nsrun: isolation reduced: --add-ho
 mkdir -p "$T/hostsdir/etc/hosts"; chmod -R a+rX "$T/hostsdir"
 bad "an image whose /etc/hosts is a directory" 125 'nsrun: mount point "/etc/hosts" in the image: Is a directory' -- "$N" --rootfs "$T/hostsdir" -- /bin/true
 bad "--image empty" 125 'nsrun: --image: "": not a valid image name' -- "$N" --image '' -- true
-bad "--image not UTF-8" 125 $'nsrun: --image: "\xff\xfe": not a valid image name' -- "$N" --image $'\xff\xfe' -- true
+bad "--image not UTF-8 (each byte printed as ?)" 125 'nsrun: --image: "??": not a valid image name' -- "$N" --image $'\xff\xfe' -- true
 bad "--image a path out of the store" 125 'nsrun: --image: "../python": not a valid image name' -- "$N" --image ../python -- true
 bad "--image unknown" 125 'nsrun: image "no-such-image" not found in' -- "$N" --image no-such-image -- true
 assert_match "  ... the hint says what to do: image ls, pull or build" \
