@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """docker-py and the docker CLI against `nsrun api`, for 32-docker-io.t: the
 interactive streams (exec and attach with stdin and a TTY, resize, exec
-detach).  One scenario a call, printing KEY=VALUE lines the test compares.
-DOCKER_HOST names the socket; DOCKER_CLI the docker client (may be absent)."""
+detach), and the log's streams and times.  One scenario a call, printing
+KEY=VALUE lines the test compares.  DOCKER_HOST names the socket; DOCKER_CLI the docker client (may be absent)."""
+import calendar
 import os
 import pty
+import re
 import select
 import socket
 import struct
@@ -325,9 +327,61 @@ def cli(ctr):
     print("cli_rm=%r" % p.stdout.decode())
 
 
+TS_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{9})Z (.*)$")
+
+
+def ts_lines(text):
+    """Docker's timestamped lines as [(ns since the epoch, line)] (None for a line without)."""
+    got = []
+    for line in text.splitlines():
+        m = TS_LINE.match(line)
+        if not m:
+            return None
+        sec = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+        got.append((sec * 10**9 + int(m.group(2)), m.group(3)))
+    return got
+
+
+def logs_streams():
+    """logs: stdout and stderr apart, timestamps, since and until (docker-py and the CLI)."""
+    a = api()
+    c = a.create_container("python", ["sh", "-c", "echo out1; echo err1 >&2; sleep 2; echo out2; echo err2 >&2"],
+                           name="logs-streams")["Id"]
+    a.start(c)
+    a.wait(c, timeout=WAIT_S)
+    print("logs_both=%r" % a.logs(c, stdout=True, stderr=True).decode())
+    print("logs_out=%r" % a.logs(c, stdout=True, stderr=False).decode())
+    print("logs_err=%r" % a.logs(c, stdout=False, stderr=True).decode())
+    lines = ts_lines(a.logs(c, timestamps=True).decode())
+    print("ts_parse=%s" % (lines is not None and [t for _, t in lines] == ["out1", "err1", "out2", "err2"]))
+    times = [n for n, _ in lines or []]
+    print("ts_monotonic=%s apart=%s" % (times == sorted(times), len(times) == 4 and times[2] - times[1] >= 10**9))
+    # docker-py sends whole seconds: the first one after err1's time is before out2's
+    between = (times[1] // 10**9 + 1) if len(times) == 4 else 1
+    print("since=%r" % a.logs(c, since=between).decode())
+    print("until=%r" % a.logs(c, until=between).decode())
+    # the last 2 lines of both streams (out2, err2), then stderr's of them
+    tail = a.logs(c, tail=2, stdout=False, stderr=True).decode()
+    print("tail_err=%r" % tail)
+    docker_cli = os.environ.get("DOCKER_CLI", "")
+    if docker_cli:
+        p = subprocess.run([docker_cli, "logs", "-t", "logs-streams"], capture_output=True, timeout=WAIT_S)
+        out, err = ts_lines(p.stdout.decode()), ts_lines(p.stderr.decode())
+        print("cli_t_out=%s cli_t_err=%s" % (out and [t for _, t in out], err and [t for _, t in err]))
+        print("cli_t_same=%s" % (out is not None and err is not None and sorted(out + err) == sorted(lines)))
+        # the CLI's --since in RFC 3339 with nanoseconds: half-way from err1 to out2, sent as "SEC.NANO"
+        mid = (times[1] + times[2]) // 2 if len(times) == 4 else 0
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(mid // 10**9)) + ".%09dZ" % (mid % 10**9)
+        p = subprocess.run([docker_cli, "logs", "--since", stamp, "logs-streams"], capture_output=True,
+                           timeout=WAIT_S)
+        print("cli_since=%r %r rc=%d" % (p.stdout.decode(), p.stderr.decode(), p.returncode))
+    a.remove_container(c)
+
+
 def main(argv):
     """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one process, one import."""
-    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli, "ryuk": ryuk}
+    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli, "ryuk": ryuk,
+                 "logs_streams": logs_streams}
     call = []
     for a in argv[1:] + [":::"]:
         if a != ":::":
