@@ -100,6 +100,8 @@ has "logs timestamps=True: each line after its RFC 3339 time with nanoseconds" "
 has "  ... in order, and the 2 s sleep between the outputs is there" "ts_monotonic=True apart=True"
 has "logs since= a second between the outputs: only the later" "since='out2\\nerr2\\n'"
 has "  ... until= that second: only the earlier" "until='out1\\nerr1\\n'"
+has "  ... with follow and timestamps: the later lines, then the end (it exited)" "follow_since=['out2', 'err2']"
+has "logs since=yesterday: Docker's error shape, 400, naming it" "bad_since=400 True"
 has "logs tail=2 counts the lines of both streams, then stderr is chosen" "tail_err='err2\\n'"
 
 # ---- the docker CLI (make docker-cli puts it next to nsrun)

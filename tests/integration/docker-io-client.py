@@ -360,6 +360,10 @@ def logs_streams():
     between = (times[1] // 10**9 + 1) if len(times) == 4 else 1
     print("since=%r" % a.logs(c, since=between).decode())
     print("until=%r" % a.logs(c, until=between).decode())
+    followed = b"".join(a.logs(c, stream=True, follow=True, timestamps=True, since=between))
+    print("follow_since=%s" % [t for _, t in ts_lines(followed.decode()) or []])
+    r = a._get(a._url("/containers/{0}/logs", c), params={"stdout": 1, "since": "yesterday"})
+    print("bad_since=%d %s" % (r.status_code, "yesterday" in r.json().get("message", "")))
     # the last 2 lines of both streams (out2, err2), then stderr's of them
     tail = a.logs(c, tail=2, stdout=False, stderr=True).decode()
     print("tail_err=%r" % tail)
