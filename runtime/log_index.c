@@ -108,6 +108,7 @@ void log_reader_init(struct log_reader *r, int log_fd, int index_fd, uint64_t fr
 	}
 	if (r->index_fd < 0)
 		return;
+	r->epoch_ns = h.time_ns;
 	r->index_pos = first_after(r->index_fd, from);
 	if (r->index_pos > REC && read_rec(r->index_fd, r->index_pos - REC, &h))
 		r->last_time_ns = h.time_ns;
@@ -138,9 +139,20 @@ static int64_t gap_time(const struct log_reader *r)
 int log_reader_next(struct log_reader *r, bool settled, uint64_t max, struct log_chunk *c)
 {
 	uint64_t size = file_size(r->log_fd), end;
+	struct log_index_rec h;
+	bool headless = false;
 
-	if (size < r->pos || (r->index_fd >= 0 && file_size(r->index_fd) < r->index_pos))
+	if (size < r->pos)
 		restart(r);
+	if (r->index_fd >= 0) {
+		/* without its header (being started again, or its writer gave up): no
+		 * records are read, the bytes are nsrun's once settled */
+		headless = !read_rec(r->index_fd, 0, &h) || h.offset != LOG_INDEX_MAGIC;
+		if (!headless && h.time_ns != r->epoch_ns) {
+			r->epoch_ns = h.time_ns;
+			restart(r);
+		}
+	}
 	if (r->index_fd < 0) {
 		if (r->pos >= size)
 			return 0;
@@ -149,7 +161,7 @@ int log_reader_next(struct log_reader *r, bool settled, uint64_t max, struct log
 			c->len = max;
 		return 1;
 	}
-	while (!r->have_next && read_rec(r->index_fd, r->index_pos, &r->next)) {
+	while (!headless && !r->have_next && read_rec(r->index_fd, r->index_pos, &r->next)) {
 		r->index_pos += REC;
 		/* behind us (the tail started inside it, or a record out of order): past */
 		r->have_next = r->next.offset + r->next.len > r->pos && (r->next.stream == 1 || r->next.stream == 2);

@@ -64,6 +64,7 @@ struct log_reader {
 	uint64_t pos;           /* the next byte of the log to give */
 	uint64_t index_pos;     /* the next record of the index (bytes into it) */
 	int64_t last_time_ns;   /* of the last record read (a gap's time) */
+	int64_t epoch_ns;       /* the header's time: another one, the index started again */
 	bool have_next;
 	struct log_index_rec next;      /* the record at index_pos - sizeof, not given yet */
 };
