@@ -56,9 +56,9 @@ static bool parse_unix_ns(const char *s, int64_t *ns)
 	if (!*p)
 		return false;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (sec > 9200000000LL)
-			return false;
 		sec = sec * 10 + (*p - '0');
+		if (sec >= INT64_MAX / 1000000000) /* past 2262: not a time of a log */
+			return false;
 	}
 	if (p == s || (*p && *p != '.'))
 		return false;
