@@ -198,10 +198,9 @@ static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 				return used ? (ssize_t)used : MHD_CONTENT_READER_END_WITH_ERROR;
 			log_reader_consume(&ls->rd, taken);
 			used += (size_t)n;
-			if (n == 0 && taken == 0)
-				r = 0; /* no room, or the log started again */
-			else
+			if (n > 0 || taken > 0)
 				continue;
+			/* no room, or the log started again under us */
 		}
 		if (used)
 			return (ssize_t)used;
