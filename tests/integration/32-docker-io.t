@@ -73,6 +73,7 @@ has "exec start without an upgrade: only the -t nsrun put there is dropped, -w's
 # ---- attach through docker-py: docker run -i's and -it's requests
 has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \
 	"attach_stdin='to the container\\nend\\nnotty\\n' exit=0"
+has "  ... its stderr in frames of type 2, apart from stdout" "attach_stderr='to-stderr\\n'"
 has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
 has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
 	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"

@@ -142,15 +142,17 @@ def exec_streams(ctr):
 def attach_streams():
     a = api()
     # docker run -i's way: OpenStdin (docker-py adds StdinOnce), attach with stdin before start
-    c = a.create_container("python", ["sh", "-c", "cat; echo end; test -t 0 || echo notty"], stdin_open=True)["Id"]
+    c = a.create_container("python", ["sh", "-c", "cat; echo end; test -t 0 || echo notty; echo to-stderr >&2"],
+                           stdin_open=True)["Id"]
     s = raw_sock(a.attach_socket(c, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
     a.start(c)
     s.sendall(b"to the container\n")
     s.shutdown(socket.SHUT_WR)
-    out, _ = demux(read_all(s))
+    out, err = demux(read_all(s))
     s.close()
     code = a.wait(c, timeout=WAIT_S)["StatusCode"]
     print("attach_stdin=%r exit=%d" % (out.decode(), code))
+    print("attach_stderr=%r" % err.decode())
     a.remove_container(c)
     # control: without OpenStdin its stdin is /dev/null, whatever the client attaches
     c = a.create_container("python", ["sh", "-c", "cat; echo end"])["Id"]
