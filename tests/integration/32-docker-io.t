@@ -77,6 +77,7 @@ has "  ... its stderr in frames of type 2, apart from stdout" "attach_stderr='to
 has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
 has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
 	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
+has "  ... its logs with timestamps: raw lines, each after its time" "tty_logs_ts=True"
 
 # ---- Testcontainers' reaper, served by nsrun api (as testcontainers-node creates it)
 has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \

@@ -177,6 +177,8 @@ def attach_streams():
     print("attach_tty=%s resized=%s raw=%s exit=%d logs_raw=%s inspect_tty=%s" % (
         b"istty\r\n" in data, b"27 88" in data, data.count(b"\x01\x00\x00\x00") == 0, code,
         logs.startswith(b"istty\r\n"), a.inspect_container(c)["Config"]["Tty"]))
+    first = TS_LINE.match(a.logs(c, timestamps=True).decode().split("\n")[0])
+    print("tty_logs_ts=%s" % bool(first and first.group(3) == "istty\r"))
     a.remove_container(c)
 
 
