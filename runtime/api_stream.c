@@ -1,5 +1,6 @@
-/* api_stream.c - the container endpoints that stream its log: logs (with follow)
- * and attach (on an upgraded connection, with the service's stdin), and resize. */
+/* api_stream.c - the container endpoints that stream its log: logs (with follow;
+ * streams and times from the log's index, log_index.h) and attach (on an
+ * upgraded connection, with the service's stdin), and resize. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -8,10 +9,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api_internal.h"
 #include "cleanup.h"
+#include "log_index.h"
 #include "service_stdin.h"
 #include "sys.h"
 
@@ -20,25 +23,151 @@
 
 /* ---- logs ---- */
 
+#define LOG_SETTLE_NS 500000000LL       /* bytes no record covers, this old: nsrun's own (log_index.h) */
+#define TS_MAX 40                       /* "2026-12-02T16:10:00.123456789Z " and room */
+
 struct log_stream {
-	int fd;                 /* the log */
+	struct log_reader rd;   /* the log and its index (log_index.h) */
 	int dir_fd;             /* the service's directory: its lock says whether it runs */
 	bool follow;
 	bool last;              /* the service ended: one more read, then the end */
-	unsigned char stream;   /* 1 stdout, 2 stderr: the log holds both, as one */
+	bool ended;             /* past until: the end */
+	bool out, err;          /* the streams asked */
+	unsigned char stream;   /* a log without index: the one stream it is sent as */
 	bool raw;               /* a TTY's: no frames, as Docker's */
+	bool timestamps;        /* each line after its time, as Docker's (RFC 3339, nanoseconds) */
+	bool line_start[3];     /* stream 1, 2: the next byte starts a line */
+	int64_t since_ns;       /* Docker's since and until: 0 none */
+	int64_t until_ns;
 	struct MHD_Connection *conn;
 	char head[1024];        /* nsrun's line before the log (create's warning), on stderr; "" */
 	size_t head_len;
 };
 
-/* MHD's content reader: Docker's frames, 8-byte header (stream, 0, 0, 0, size big-endian). */
+/* Docker's timestamp for since and until: Unix seconds, with a fraction of up
+ * to 9 digits (timetypes.ParseTimestamps), at most year 2262.  Returns false for
+ * anything else. */
+static bool parse_unix_ns(const char *s, int64_t *ns)
+{
+	long long sec = 0, frac = 0;
+	int digits = 0;
+	const char *p = s;
+
+	if (!*p)
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		sec = sec * 10 + (*p - '0');
+		if (sec >= INT64_MAX / 1000000000) /* past 2262: not a time of a log */
+			return false;
+	}
+	if (p == s || (*p && *p != '.'))
+		return false;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9' && digits < 9; p++, digits++)
+			frac = frac * 10 + (*p - '0');
+		if (*p || digits == 0)
+			return false;
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	*ns = (int64_t)sec * 1000000000 + frac;
+	return true;
+}
+
+/* "2026-12-02T16:10:00.123456789Z " (UTC, Docker's RFC3339NanoFixed) into out. */
+static size_t format_time(int64_t ns, char out[TS_MAX])
+{
+	time_t sec = (time_t)(ns / 1000000000);
+	struct tm tm;
+	size_t n;
+
+	if (!gmtime_r(&sec, &tm) || !(n = strftime(out, TS_MAX, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return 0;
+	return n + (size_t)snprintf(out + n, TS_MAX - n, ".%09lldZ ", (long long)(ns % 1000000000));
+}
+
+/* May bytes past the index's last record be given as nsrun's own?  When the
+ * service ended, or the log has not changed for LOG_SETTLE_NS (the relay writes
+ * its record right after its bytes). */
+static bool log_settled(const struct log_reader *rd, int dir_fd)
+{
+	struct stat st;
+
+	if (rd->index_fd < 0 || !state_is_alive(dir_fd) || fstat(rd->log_fd, &st) < 0)
+		return true;
+	return log_index_now_ns() - ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec) >= LOG_SETTLE_NS;
+}
+
+/* The next chunk; bytes past the last record only once settled.  Returns as log_reader_next. */
+static int log_next(struct log_stream *ls, uint64_t max, struct log_chunk *c)
+{
+	int r = log_reader_next(&ls->rd, false, max, c);
+	struct stat st;
+
+	if (r != 0 || fstat(ls->rd.log_fd, &st) < 0 || (uint64_t)st.st_size <= ls->rd.pos)
+		return r;
+	/* bytes no record covers yet: nsrun's message, or the relay's write an instant
+	 * before its record; without follow they are waited for (LOG_SETTLE_NS at most) */
+	for (;;) {
+		if (log_settled(&ls->rd, ls->dir_fd))
+			return log_reader_next(&ls->rd, true, max, c);
+		if (ls->follow)
+			return 0;
+		usleep(20000);
+		if ((r = log_reader_next(&ls->rd, false, max, c)) != 0)
+			return r;
+	}
+}
+
+/* One frame (or raw bytes) of c into buf (room bytes): with timestamps up to the
+ * end of a line.  Returns the bytes put there (0: no room), -1 on a read error;
+ * *taken: the chunk's bytes used (skipped ones too). */
+static ssize_t log_frame(struct log_stream *ls, const struct log_chunk *c, char *buf, size_t room, uint64_t *taken)
+{
+	unsigned char stream = c->stream ? c->stream : ls->stream;
+	bool timed = ls->timestamps && c->stream && ls->line_start[stream];
+	size_t hdr = ls->raw ? 0 : 8, pre = 0, n;
+	char ts[TS_MAX] = "";
+	ssize_t got;
+
+	*taken = 0;
+	if ((!ls->raw && !(stream == 1 ? ls->out : ls->err)) || (c->stream && ls->since_ns && c->time_ns < ls->since_ns)) {
+		*taken = c->len;
+		return 0;
+	}
+	if (timed)
+		pre = format_time(c->time_ns, ts);
+	if (room <= hdr + pre)
+		return 0;
+	n = room - hdr - pre < c->len ? room - hdr - pre : (size_t)c->len;
+	got = pread(ls->rd.log_fd, buf + hdr + pre, n, (off_t)c->offset);
+	if (got < 0)
+		return -1;
+	if (got == 0) /* the log started again under us: the reader sees it next */
+		return 0;
+	n = (size_t)got;
+	if (ls->timestamps && c->stream) {
+		char *nl = memchr(buf + hdr + pre, '\n', n);
+		if (nl)
+			n = (size_t)(nl - (buf + hdr + pre)) + 1;
+		ls->line_start[stream] = buf[hdr + pre + n - 1] == '\n';
+	}
+	memcpy(buf + hdr, ts, pre);
+	if (!ls->raw)
+		api_frame_header((unsigned char *)buf, stream, pre + n);
+	*taken = n;
+	return (ssize_t)(hdr + pre + n);
+}
+
+/* MHD's content reader: Docker's frames, 8-byte header (stream, 0, 0, 0, size
+ * big-endian), as many as fit; with follow, waits for more until the service ends. */
 static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct log_stream *ls = cls;
+	size_t used = 0;
 	(void)pos;
 
-	if (max <= 8)
+	if (max <= 8 + TS_MAX)
 		return 0;
 	if (ls->head_len) {
 		size_t n = ls->head_len < max - 8 ? ls->head_len : max - 8;
@@ -53,25 +182,32 @@ static ssize_t log_read(void *cls, uint64_t pos, char *buf, size_t max)
 		return (ssize_t)n + (ls->raw ? 0 : 8);
 	}
 	for (;;) {
-		size_t want = max - 8 < LOG_BLOCK ? max - 8 : LOG_BLOCK;
-		ssize_t n = read(ls->fd, buf + (ls->raw ? 0 : 8), want);
-		if (n > 0 && ls->raw)
-			return n;
-		if (n > 0) {
-			api_frame_header((unsigned char *)buf, ls->stream, (size_t)n);
-			return n + 8;
+		struct log_chunk c;
+		uint64_t taken;
+		ssize_t n;
+		int r = used + 8 + TS_MAX < max && !ls->ended ? log_next(ls, LOG_BLOCK, &c) : 0;
+
+		if (r < 0)
+			return used ? (ssize_t)used : MHD_CONTENT_READER_END_WITH_ERROR;
+		if (r > 0 && c.stream && ls->until_ns && c.time_ns > ls->until_ns) {
+			ls->ended = true; /* Docker's until: what came later is not sent */
+			r = 0;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return MHD_CONTENT_READER_END_WITH_ERROR;
-		if (!ls->follow || ls->last)
+		if (r > 0) {
+			if ((n = log_frame(ls, &c, buf + used, max - used, &taken)) < 0)
+				return used ? (ssize_t)used : MHD_CONTENT_READER_END_WITH_ERROR;
+			log_reader_consume(&ls->rd, taken);
+			used += (size_t)n;
+			if (n > 0 || taken > 0)
+				continue;
+			/* no room, or the log started again under us */
+		}
+		if (used)
+			return (ssize_t)used;
+		if (!ls->follow || ls->last || ls->ended)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		/* a log at its --output-limit starts again (relay.h): so does the reader */
-		struct stat st;
-		off_t at = lseek(ls->fd, 0, SEEK_CUR);
-		if (fstat(ls->fd, &st) == 0 && at > st.st_size)
-			lseek(ls->fd, 0, SEEK_SET);
+		if (ls->until_ns && log_index_now_ns() > ls->until_ns)
+			return MHD_CONTENT_READER_END_OF_STREAM;
 		if (!state_is_alive(ls->dir_fd)) {
 			ls->last = true;
 			continue;
@@ -85,7 +221,7 @@ static void log_free(void *cls)
 {
 	struct log_stream *ls = cls;
 
-	close(ls->fd);
+	log_reader_close(&ls->rd);
 	close(ls->dir_fd);
 	free(ls);
 }
@@ -136,15 +272,24 @@ static bool log_says_einval(int fd)
 enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, const char *ref)
 {
 	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
+	const char *since = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since");
+	const char *until = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "until");
 	bool out = api_arg_true(conn, "stdout"), err = api_arg_true(conn, "stderr");
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1, index_fd = -1;
+	int64_t since_ns = 0, until_ns = 0;
 	struct log_stream *ls;
 	enum MHD_Result ret;
 	struct api_ctr c;
 	long long lines = -1;
+	off_t from;
 
 	if (!out && !err)
 		return api_error(conn, 400, "Bad parameters: you must choose at least one stream");
+	const char *bad = since && since[0] && !parse_unix_ns(since, &since_ns) ? since :
+			  until && until[0] && !parse_unix_ns(until, &until_ns) ? until : NULL;
+	if (bad)
+		return api_error(conn, 400, "since and until are Unix seconds, with up to 9 digits of fraction "
+				 "(1733155800 or 1733155800.5), not \"%s\"", bad);
 	if (tail && strcmp(tail, "all") != 0 && tail[0]) {
 		char *end;
 		lines = strtoll(tail, &end, 10);
@@ -168,15 +313,22 @@ enum MHD_Result api_logs(struct api_server *srv, struct MHD_Connection *conn, co
 		return api_error(conn, 404, "no log for container %s", ref);
 	if (head[0] && !log_says_einval(fd))
 		head[0] = '\0';
-	if (lseek(fd, tail_offset(fd, lines), SEEK_SET) < 0)
+	if ((from = tail_offset(fd, lines)) < 0)
 		return api_error(conn, 500, "read the log: %s", strerror(errno));
 	if (!(ls = calloc(1, sizeof(*ls))))
 		return api_error(conn, 500, "out of memory");
-	ls->fd = steal_fd(&fd);
+	index_fd = openat(dir_fd, LOG_INDEX_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	log_reader_init(&ls->rd, steal_fd(&fd), steal_fd(&index_fd), (uint64_t)from);
 	ls->dir_fd = steal_fd(&dir_fd);
 	ls->follow = api_arg_true(conn, "follow");
+	ls->out = out;
+	ls->err = err;
 	ls->stream = out ? 1 : 2;
 	ls->raw = raw;
+	ls->timestamps = api_arg_true(conn, "timestamps");
+	ls->line_start[1] = ls->line_start[2] = true;
+	ls->since_ns = since_ns;
+	ls->until_ns = until_ns;
 	ls->conn = conn;
 	memcpy(ls->head, head, sizeof(head));
 	ls->head_len = strlen(head);
@@ -191,6 +343,7 @@ struct attach {
 	char id[API_ID_LEN + 1];
 	bool tty;               /* raw output, no frames */
 	bool in;                /* stdin=1: the client's bytes go to the service's stdin */
+	bool out, err;          /* stdout=1, stderr=1 (neither: both) */
 };
 
 /* True when the client closed its end (a half-close, as a client without stdin
@@ -301,6 +454,7 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 {
 	struct attach *a = cls;
 	_cleanup_close_ int root_fd = -1, dir_fd = -1, fd = -1, kfd = -1;
+	struct log_reader rd = { .log_fd = -1, .index_fd = -1 };
 	char buf[LOG_BLOCK], msg[256];
 	struct api_ctr c;
 	unsigned status;
@@ -325,16 +479,24 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 	if (a->in && (kfd = attach_stdin(dir_fd, sock)) >= 0 && extra_in_size &&
 	    write_all(kfd, extra_in, extra_in_size) < 0)
 		cleanup_closep(&kfd);
+	/* each stream in its frames, as logs sends them (log_index.h) */
+	log_reader_init(&rd, steal_fd(&fd), openat(dir_fd, LOG_INDEX_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), 0);
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
+		struct log_chunk ch;
+		int r = log_reader_next(&rd, last, sizeof(buf), &ch);
+		if (r == 0 && !last && log_settled(&rd, dir_fd))
+			r = log_reader_next(&rd, true, sizeof(buf), &ch);
+		ssize_t n = r > 0 ? pread(rd.log_fd, buf, (size_t)ch.len, (off_t)ch.offset) : 0;
 		if (n > 0) {
-			if ((a->tty ? write_all(sock, buf, (size_t)n) : api_send_frame(sock, 1, buf, (size_t)n)) < 0)
+			unsigned char stream = ch.stream ? ch.stream : 1;
+			log_reader_consume(&rd, (uint64_t)n);
+			if (!a->tty && !(stream == 1 ? a->out : a->err))
+				continue;
+			if ((a->tty ? write_all(sock, buf, (size_t)n) : api_send_frame(sock, stream, buf, (size_t)n)) < 0)
 				break;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || last)
+		if (r < 0 || n < 0 || last)
 			break;
 		if (!state_is_alive(dir_fd))
 			last = true;
@@ -342,6 +504,7 @@ static void attach_upgraded(void *cls, struct MHD_Connection *conn, void *con_cl
 			break;
 	}
 out:
+	log_reader_close(&rd);
 	free(a);
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
@@ -365,6 +528,10 @@ enum MHD_Result api_attach(struct api_server *srv, struct MHD_Connection *conn, 
 	a->tty = api_ctr_tty(&c);
 	/* without OpenStdin the payload's stdin is /dev/null, as Docker's: stdin=1 takes nothing */
 	a->in = api_arg_true(conn, "stdin") && api_ctr_open_stdin(&c);
+	a->out = api_arg_true(conn, "stdout");
+	a->err = api_arg_true(conn, "stderr");
+	if (!a->out && !a->err)
+		a->out = a->err = true;
 	snprintf(a->id, sizeof(a->id), "%s", c.id);
 	api_ctr_free(&c);
 	return api_queue_upgrade(conn, attach_upgraded, a,

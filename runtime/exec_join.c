@@ -438,7 +438,7 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		goto out;
 	}
 	/* OCI: nothing to relay (an empty relay, as for -t): the caller's fds as they are */
-	if (relay_prepare(&io.relay, x->interactive ? STDIN_FILENO : null_fd, false, x->tty || x->oci, UINT64_MAX,
+	if (relay_prepare(&io.relay, x->interactive ? STDIN_FILENO : null_fd, false, x->tty || x->oci, NULL,
 			  err) < 0)
 		goto out;
 	for (int i = 0; i < 3; i++)

@@ -75,7 +75,7 @@ static int setup_in(struct stdio_relay *r, int in_fd, struct nsrun_error *err)
 	return stream_buf(s, err);
 }
 
-static int setup_out(struct stdio_relay *r, int fd, uint64_t log_limit, struct nsrun_error *err)
+static int setup_out(struct stdio_relay *r, int fd, struct nsrun_error *err)
 {
 	struct relay_stream *s = &r->s[fd];
 	struct stat st, st1;
@@ -85,9 +85,9 @@ static int setup_out(struct stdio_relay *r, int fd, uint64_t log_limit, struct n
 		return error_set(err, errno, "fd %d", fd);
 	if (harmless_device(&st))
 		return 0;
-	/* 2>&1: one pipe for both keeps their order */
-	if (fd == 2 && r->s[1].src >= 0 && fstat(1, &st1) == 0 && st1.st_dev == st.st_dev && st1.st_ino == st.st_ino &&
-	    st1.st_rdev == st.st_rdev) {
+	/* 2>&1: one pipe for both keeps their order (not a log whose index tells them apart) */
+	if (fd == 2 && r->s[1].src >= 0 && !(r->log_on && r->log.index.fd >= 0) && fstat(1, &st1) == 0 &&
+	    st1.st_dev == st.st_dev && st1.st_ino == st.st_ino && st1.st_rdev == st.st_rdev) {
 		r->payload[2] = r->payload[1];
 		return 0;
 	}
@@ -100,9 +100,10 @@ static int setup_out(struct stdio_relay *r, int fd, uint64_t log_limit, struct n
 	s->dst = fd;
 	s->dst_socket = S_ISSOCK(st.st_mode);
 	s->dst_regular = S_ISREG(st.st_mode);
-	if (s->dst_regular && log_limit != UINT64_MAX) {
-		s->limit = log_limit;
+	if (s->dst_regular && r->log_on) {
+		s->log = &r->log;
 		s->limited = true;
+		s->log_stream = (unsigned char)fd;
 	}
 	if (set_nonblock(p[0]) < 0)
 		return error_set(err, errno, "make the output pipe nonblocking");
@@ -123,7 +124,7 @@ static int install_handlers(struct stdio_relay *r, struct nsrun_error *err)
 	return 0;
 }
 
-int relay_prepare(struct stdio_relay *r, int in_fd, bool capture, bool tty, uint64_t log_limit,
+int relay_prepare(struct stdio_relay *r, int in_fd, bool capture, bool tty, const struct relay_log *log,
 		  struct nsrun_error *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -131,11 +132,20 @@ int relay_prepare(struct stdio_relay *r, int in_fd, bool capture, bool tty, uint
 		r->s[i].src = r->s[i].dst = -1;
 		r->payload[i] = r->own[i] = -1;
 	}
+	r->log.index.fd = -1;
+	if (log) {
+		r->log_on = true;
+		r->log.limit = log->limit;
+		r->log.index.fd = log->index.fd;
+		/* an index that cannot be written is no index: the log reads as one stream */
+		if (log_index_reset(&r->log.index) < 0)
+			r->log.index.len = 0;
+	}
 	if (tty)
 		return 0;
 	if (setup_in(r, in_fd, err) < 0)
 		return -1;
-	if (!capture && (setup_out(r, 1, log_limit, err) < 0 || setup_out(r, 2, log_limit, err) < 0))
+	if (!capture && (setup_out(r, 1, err) < 0 || setup_out(r, 2, err) < 0))
 		return -1;
 	for (int i = 0; i < 3; i++)
 		if (r->s[i].buf)
@@ -155,6 +165,10 @@ int relay_add_pty_output(struct stdio_relay *r, int src, struct nsrun_error *err
 	s->dst = 1;
 	s->dst_socket = S_ISSOCK(st.st_mode);
 	s->dst_regular = S_ISREG(st.st_mode);
+	if (s->dst_regular && r->log_on) {
+		s->log = &r->log;
+		s->log_stream = 1;
+	}
 	if (!s->buf && stream_buf(s, err) < 0)
 		return -1;
 	return install_handlers(r, err);
@@ -235,29 +249,45 @@ static void give_up(struct relay_stream *s)
 	s->off = s->len = 0;
 }
 
-/* A service's log past its limit starts again, saying how much was dropped. */
+/* A service's log past its limit starts again, saying how much was dropped; its
+ * index starts again first (a reader then never takes old records for new bytes). */
 static void bound_log(struct relay_stream *s)
 {
+	struct relay_log *log = s->log;
 	char note[160];
 	size_t pending = s->len - s->off;
 	int n;
 
-	if (!s->limited || s->written + pending <= s->limit)
+	if (!s->limited || log->written + pending <= log->limit)
 		return;
-	if (pending > s->limit) {
-		s->dropped += pending - s->limit;
-		s->off = s->len - s->limit;
+	if (pending > log->limit) {
+		log->dropped += pending - log->limit;
+		s->off = s->len - log->limit;
 	}
+	if (log->index.len && log_index_reset(&log->index) < 0)
+		log->index.len = 0;
 	if (ftruncate(s->dst, 0) < 0)
 		return;
-	s->dropped += s->written;
+	log->dropped += log->written;
 	n = snprintf(note, sizeof(note), "nsrun: the log reached --output-limit (%llu bytes): %llu bytes before "
-		     "this line were dropped\n", (unsigned long long)s->limit, (unsigned long long)s->dropped);
-	s->written = 0; /* the note does not count against the limit */
+		     "this line were dropped\n", (unsigned long long)log->limit, (unsigned long long)log->dropped);
+	log->written = 0; /* the note does not count against the limit */
 	if (n > 0) {
 		ssize_t w = write(s->dst, note, (size_t)n);
 		(void)w; /* a log that takes nothing more is the next write's failure */
 	}
+}
+
+/* The record of the n bytes just written to the service's log (log_index.h): with
+ * O_APPEND the file offset is where they end.  An index that fails is given up,
+ * not the log. */
+static void index_write(struct relay_stream *s, size_t n)
+{
+	off_t end = lseek(s->dst, 0, SEEK_CUR);
+
+	if (end < (off_t)n ||
+	    log_index_append(&s->log->index, (uint64_t)end, n, s->log_stream, s->read_ns) < 0)
+		s->log->index.len = 0;
 }
 
 static ssize_t guarded_write(struct relay_stream *s)
@@ -285,8 +315,8 @@ static void flush(struct relay_stream *s, bool is_stdin)
 		ssize_t n;
 
 		bound_log(s);
-		if (s->limited && s->limit == 0) {
-			s->dropped += s->len - s->off;
+		if (s->limited && s->log->limit == 0) {
+			s->log->dropped += s->len - s->off;
 			s->off = s->len;
 			break;
 		}
@@ -298,7 +328,10 @@ static void flush(struct relay_stream *s, bool is_stdin)
 			break;
 		}
 		s->off += (size_t)n;
-		s->written += (uint64_t)n;
+		if (s->limited)
+			s->log->written += (uint64_t)n;
+		if (s->log_stream && n > 0)
+			index_write(s, (size_t)n);
 		if ((size_t)n < want)
 			break;
 	}
@@ -317,6 +350,8 @@ static void fill(struct relay_stream *s)
 	if (n > 0) {
 		s->off = 0;
 		s->len = (size_t)n;
+		if (s->log_stream)
+			s->read_ns = log_index_now_ns();
 	} else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 		close_src(s);
 	}

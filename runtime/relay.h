@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "log_index.h"
 
 #define RELAY_BUF 65536
 #define RELAY_POLLFDS 6         /* pollfds relay_poll fills: src and dst of each stream */
@@ -40,10 +41,18 @@ struct relay_stream {
 	bool src_regular;       /* a regular file stdin: what the payload did not read is given back */
 	char *buf;              /* RELAY_BUF bytes */
 	size_t off, len;        /* pending: buf[off, len) */
-	bool limited;           /* a service's log: at most limit bytes, then it starts again */
-	uint64_t limit;
-	uint64_t written;
+	int64_t read_ns;        /* when buf was read (CLOCK_REALTIME): the log index's time */
+	bool limited;           /* a service's log: at most log->limit bytes, then it starts again */
+	unsigned char log_stream; /* 1, 2: its writes to the service's log are indexed (0: not) */
+	struct relay_log *log;  /* the service's log it writes (NULL: none) */
+};
+
+/* A service's log, which fds 1 and 2 share: its bound and its index (log_index.h). */
+struct relay_log {
+	uint64_t limit;                 /* bytes (UINT64_MAX: none; 0 keeps nothing) */
+	uint64_t written;               /* since it (re)started */
 	uint64_t dropped;
+	struct log_index_writer index;  /* .fd -1: none */
 };
 
 struct stdio_relay {
@@ -52,17 +61,23 @@ struct stdio_relay {
 	bool payload_ours[3];           /* payload[i] was made here: closed after clone */
 	int own[3];                     /* our ends to close in the container (-1: none) */
 	bool handlers;                  /* SIGALRM and SIGPIPE handlers installed */
+	struct relay_log log;           /* a service's (used when log_on) */
+	bool log_on;
 	struct sigaction saved_alrm, saved_pipe;
 };
 
 /* Decides what the payload gets and makes the pipes.  in_fd is the stdin to give
  * (--stdin's fd, or 0); capture: fds 1 and 2 are captured by the caller (only stdin
  * is decided here); tty: -t, nothing here (the pty is the payload's stdio);
- * log_limit: a service's log bound in bytes (UINT64_MAX: none; 0 keeps nothing).  Returns 0 or -1 with err. */
-int relay_prepare(struct stdio_relay *r, int in_fd, bool capture, bool tty, uint64_t log_limit,
+ * log: a service's log, which fds 1 and 2 are (NULL: not a service): its bound
+ * and its index's fd (-1: none; not closed here; with one, stdout and stderr
+ * get a pipe each, so each write is indexed with its stream).  Returns 0 or -1
+ * with err. */
+int relay_prepare(struct stdio_relay *r, int in_fd, bool capture, bool tty, const struct relay_log *log,
 		  struct nsrun_error *err);
 
-/* -t: copy from src (a dup of the pty master, taken over) to our stdout, nonblocking. */
+/* -t: copy from src (a dup of the pty master, taken over) to our stdout, nonblocking
+ * (a service's log: indexed as stdout, not bounded). */
 int relay_add_pty_output(struct stdio_relay *r, int src, struct nsrun_error *err);
 
 /* After clone: the payload's ends are the container's now; ours go. */

@@ -147,6 +147,8 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			close(run->ready_fd);
 		if (run->stop_fd >= 0)
 			close(run->stop_fd);
+		if (run->log_index_fd >= 0)
+			close(run->log_index_fd);
 		struct container_args a = {
 			.cfg = cfg, .plan = &run->plan, .sources = &run->sources, .seccomp = run->seccomp,
 			.sync_fd = sv[1], .close_fds = { sv[0], run->signal_fd, run->out.read_fd, run->err.read_fd,
@@ -331,11 +333,11 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 	struct publish_state pub;
 
 	publish_init(&pub);
-	return nsrun_run_service(cfg, result, timing, &pub, -1, -1);
+	return nsrun_run_service(cfg, result, timing, &pub, -1, -1, -1);
 }
 
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd, int stop_fd)
+		      struct publish_state *pub, int ready_fd, int stop_fd, int log_index_fd)
 {
 	_Static_assert(NSRUN_JOIN__COUNT == 4, "one -1 a joined kind in .join.ns_fd below");
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
@@ -351,6 +353,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.pub = pub;
 	run.ready_fd = ready_fd;
 	run.stop_fd = stop_fd;
+	run.log_index_fd = log_index_fd;
 	run.console_socket = cfg->console_socket;
 	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;

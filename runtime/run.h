@@ -56,6 +56,7 @@ struct nsrun_run {
 					 * it waits on the exec fifo), else -1 */
 	int stop_fd;                    /* -d --stop-with-*: a pidfd, readable = stop as on SIGTERM
 					 * (the caller's: not closed here), else -1 */
+	int log_index_fd;               /* -d: the log's index (log_index.h; the caller's), else -1 */
 	int image_lock_fd;              /* the image's rootfs, flock(LOCK_SH) for the run, or -1 */
 	int exec_fifo_fd;               /* cfg->exec_fifo opened O_PATH (the container reopens it), or -1 */
 	int *copy_fds;                  /* cfg->copy_archive_tars opened O_RDONLY, as the caller; NULL: none */
@@ -88,8 +89,9 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
  * forwarder writes it), and is closed by the end of the run either way.  stop_fd
  * (-1: none; it stays open) is a pidfd (pidfd_open(2)): once it is readable (that
  * process ended) the run is stopped as on SIGTERM to nsrun (--stop-timeout, then
- * SIGKILL). */
+ * SIGKILL).  log_index_fd (-1: none; it stays open) is the service log's index,
+ * which the relay writes (log_index.h). */
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd, int stop_fd);
+		      struct publish_state *pub, int ready_fd, int stop_fd, int log_index_fd);
 
 #endif

@@ -226,9 +226,10 @@ int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, struct ns
 				    capture_open(&run->err, cfg->output.limit_bytes, err) < 0))
 		return -1;
 	/* the payload never gets the caller's stdio as it is (relay.h); a service's
-	 * log is bounded by --output-limit */
+	 * log is bounded by --output-limit, and indexed (log_index.h) */
+	struct relay_log log = { .limit = cfg->output.limit_bytes, .index = { .fd = run->log_index_fd } };
 	if (relay_prepare(&run->relay, run->stdin_fd >= 0 ? run->stdin_fd : STDIN_FILENO, cfg->output.capture,
-			  cfg->tty, cfg->service.detach ? cfg->output.limit_bytes : UINT64_MAX, err) < 0)
+			  cfg->tty, cfg->service.detach ? &log : NULL, err) < 0)
 		return -1;
 	if (run_prepare_limits(cfg, run, err) < 0)
 		return -1;

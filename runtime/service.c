@@ -22,6 +22,7 @@
 #include "cleanup.h"
 #include "exec_spec.h"
 #include "hostfile.h"
+#include "log_index.h"
 #include "publish.h"
 #include "result.h"
 #include "run.h"
@@ -177,7 +178,12 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	st->pid = getpid();
 	state_write(dir_fd, st);
 	checker = health_start(cfg, dir_fd, st->name);
-	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd);
+	/* which stream each write to the log came from, and when (the API's logs);
+	 * without it the log reads as one stream */
+	int index_fd = openat(dir_fd, LOG_INDEX_FILE, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd, index_fd);
+	if (index_fd >= 0)
+		close(index_fd);
 	/* before state.json is written again: the checker writes it too */
 	health_stop(checker);
 	if (st->health.status[0]) { /* its last word, for ps and inspect */

@@ -11,7 +11,9 @@
  *   state.json  name, monitor pid, ports, log path, image, command, status
  *               (written to a temporary file and renamed over: readers see a
  *               whole document or the previous one);
- *   log         the payload's stdout and stderr and the monitor's messages.
+ *   log         the payload's stdout and stderr and the monitor's messages;
+ *   log.index   which stream each write to the log came from, and when
+ *               (log_index.h; the API's logs read it).
  * The monitor dies with nothing left: init and the forwarder have
  * PR_SET_PDEATHSIG SIGKILL, and the kernel kills the pid namespace with init.
  */

@@ -3,8 +3,10 @@
 # exec and attach with stdin (the client's half-close is the EOF) and a TTY (a
 # terminal inside, its size from resize before and during the run, raw output),
 # each with its control (no stdin: /dev/null; no TTY: no terminal), exec Detach,
-# docker exec -i / -it, docker run -i / -it through a terminal, and
-# Testcontainers' reaper (Ryuk) served by nsrun api with its protocol.
+# docker exec -i / -it, docker run -i / -it through a terminal,
+# Testcontainers' reaper (Ryuk) served by nsrun api with its protocol, and logs
+# with stdout and stderr apart, timestamps, since, until and tail (docker-py and
+# docker logs).
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -44,9 +46,9 @@ DOCKER=${NSRUN_DOCKER_CLI:-$(dirname "$NSRUN")/tools/docker}
 export DOCKER_CONFIG="$TESTTMP/docker-config"
 # one client process (docker-py's import alone takes a second or two)
 if [ -x "$DOCKER" ]; then
-	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: ryuk ::: cli "$CTR"
+	DOCKER_CLI=$DOCKER py exec_streams "$CTR" ::: attach_streams ::: ryuk ::: cli "$CTR" ::: logs_streams
 else
-	py exec_streams "$CTR" ::: attach_streams ::: ryuk
+	py exec_streams "$CTR" ::: attach_streams ::: ryuk ::: logs_streams
 fi
 [ "$RC" = 0 ] || diag "$ERR"
 
@@ -71,9 +73,11 @@ has "exec start without an upgrade: only the -t nsrun put there is dropped, -w's
 # ---- attach through docker-py: docker run -i's and -it's requests
 has "attach with stdin to an OpenStdin container: the client's bytes, its half-close as EOF (StdinOnce)" \
 	"attach_stdin='to the container\\nend\\nnotty\\n' exit=0"
+has "  ... its stderr in frames of type 2, apart from stdout" "attach_stderr='to-stderr\\n'"
 has "  control: without OpenStdin its stdin is /dev/null" "attach_no_stdin='end\\n' exit=0"
 has "attach to a Tty container: a terminal, resize while it runs, raw stream and logs, ^D ends it, inspect says Tty" \
 	"attach_tty=True resized=True raw=True exit=4 logs_raw=True inspect_tty=True"
+has "  ... its logs with timestamps: raw lines, each after its time" "tty_logs_ts=True"
 
 # ---- Testcontainers' reaper, served by nsrun api (as testcontainers-node creates it)
 has "ryuk: created with the Docker socket bound and Privileged (nothing of it runs in a container), logs Started!" \
@@ -90,6 +94,18 @@ has "  ... the client gone, the containers with its labels are removed; control:
 	"reaped=True other_kept=True"
 has "  ... and the reaper ends (AutoRemove)" "ryuk_gone=True"
 
+# ---- logs: the streams apart (the log's index), timestamps, since, until, tail
+has "logs, control: both streams, in the order written" "logs_both='out1\\nerr1\\nout2\\nerr2\\n'"
+has "logs stdout=True stderr=False: only stdout (frames of type 1)" "logs_out='out1\\nout2\\n'"
+has "  ... stdout=False stderr=True: only stderr (type 2)" "logs_err='err1\\nerr2\\n'"
+has "logs timestamps=True: each line after its RFC 3339 time with nanoseconds" "ts_parse=True"
+has "  ... in order, and the 2 s sleep between the outputs is there" "ts_monotonic=True apart=True"
+has "logs since= a second between the outputs: only the later" "since='out2\\nerr2\\n'"
+has "  ... until= that second: only the earlier" "until='out1\\nerr1\\n'"
+has "  ... with follow and timestamps: the later lines, then the end (it exited)" "follow_since=['out2', 'err2']"
+has "logs since=yesterday: Docker's error shape, 400, naming it" "bad_since=400 True"
+has "logs tail=2 counts the lines of both streams, then stderr is chosen" "tail_err='err2\\n'"
+
 # ---- the docker CLI (make docker-cli puts it next to nsrun)
 if [ -x "$DOCKER" ]; then
 	has "docker exec -i: stdin piped through, to its end" "cli_i='PIPED IN\\n' rc=0"
@@ -98,6 +114,11 @@ if [ -x "$DOCKER" ]; then
 	has "docker run -it on a terminal: a terminal inside, its size, ^D ends it, the exit code" \
 		"cli_run_it=True size=True rc=6"
 	has "  ... docker rm removes them" "cli_rm='cli-run-i\\ncli-run-it\\n'"
+	has "docker logs -t: stdout's lines on its stdout, stderr's on its stderr, each after its time" \
+		"cli_t_out=['out1', 'out2'] cli_t_err=['err1', 'err2']"
+	has "  ... the times the API gave docker-py" "cli_t_same=True"
+	has "docker logs --since (RFC 3339 with nanoseconds, sent as SEC.NANO): only the later lines" \
+		"cli_since='out2\\n' 'err2\\n' rc=0"
 else
 	skip "no docker CLI at $DOCKER (make docker-cli)" "the docker CLI: exec -i, exec -it"
 fi

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """docker-py and the docker CLI against `nsrun api`, for 32-docker-io.t: the
 interactive streams (exec and attach with stdin and a TTY, resize, exec
-detach).  One scenario a call, printing KEY=VALUE lines the test compares.
-DOCKER_HOST names the socket; DOCKER_CLI the docker client (may be absent)."""
+detach), and the log's streams and times.  One scenario a call, printing
+KEY=VALUE lines the test compares.  DOCKER_HOST names the socket; DOCKER_CLI the docker client (may be absent)."""
+import calendar
 import os
 import pty
+import re
 import select
 import socket
 import struct
@@ -140,15 +142,17 @@ def exec_streams(ctr):
 def attach_streams():
     a = api()
     # docker run -i's way: OpenStdin (docker-py adds StdinOnce), attach with stdin before start
-    c = a.create_container("python", ["sh", "-c", "cat; echo end; test -t 0 || echo notty"], stdin_open=True)["Id"]
+    c = a.create_container("python", ["sh", "-c", "cat; echo end; test -t 0 || echo notty; echo to-stderr >&2"],
+                           stdin_open=True)["Id"]
     s = raw_sock(a.attach_socket(c, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
     a.start(c)
     s.sendall(b"to the container\n")
     s.shutdown(socket.SHUT_WR)
-    out, _ = demux(read_all(s))
+    out, err = demux(read_all(s))
     s.close()
     code = a.wait(c, timeout=WAIT_S)["StatusCode"]
     print("attach_stdin=%r exit=%d" % (out.decode(), code))
+    print("attach_stderr=%r" % err.decode())
     a.remove_container(c)
     # control: without OpenStdin its stdin is /dev/null, whatever the client attaches
     c = a.create_container("python", ["sh", "-c", "cat; echo end"])["Id"]
@@ -173,6 +177,8 @@ def attach_streams():
     print("attach_tty=%s resized=%s raw=%s exit=%d logs_raw=%s inspect_tty=%s" % (
         b"istty\r\n" in data, b"27 88" in data, data.count(b"\x01\x00\x00\x00") == 0, code,
         logs.startswith(b"istty\r\n"), a.inspect_container(c)["Config"]["Tty"]))
+    first = TS_LINE.match(a.logs(c, timestamps=True).decode().split("\n")[0])
+    print("tty_logs_ts=%s" % bool(first and first.group(3) == "istty\r"))
     a.remove_container(c)
 
 
@@ -325,9 +331,65 @@ def cli(ctr):
     print("cli_rm=%r" % p.stdout.decode())
 
 
+TS_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{9})Z (.*)$")
+
+
+def ts_lines(text):
+    """Docker's timestamped lines as [(ns since the epoch, line)] (None for a line without)."""
+    got = []
+    for line in text.splitlines():
+        m = TS_LINE.match(line)
+        if not m:
+            return None
+        sec = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+        got.append((sec * 10**9 + int(m.group(2)), m.group(3)))
+    return got
+
+
+def logs_streams():
+    """logs: stdout and stderr apart, timestamps, since and until (docker-py and the CLI)."""
+    a = api()
+    c = a.create_container("python", ["sh", "-c", "echo out1; echo err1 >&2; sleep 2; echo out2; echo err2 >&2"],
+                           name="logs-streams")["Id"]
+    a.start(c)
+    a.wait(c, timeout=WAIT_S)
+    print("logs_both=%r" % a.logs(c, stdout=True, stderr=True).decode())
+    print("logs_out=%r" % a.logs(c, stdout=True, stderr=False).decode())
+    print("logs_err=%r" % a.logs(c, stdout=False, stderr=True).decode())
+    lines = ts_lines(a.logs(c, timestamps=True).decode())
+    print("ts_parse=%s" % (lines is not None and [t for _, t in lines] == ["out1", "err1", "out2", "err2"]))
+    times = [n for n, _ in lines or []]
+    print("ts_monotonic=%s apart=%s" % (times == sorted(times), len(times) == 4 and times[2] - times[1] >= 10**9))
+    # docker-py sends whole seconds: the first one after err1's time is before out2's
+    between = (times[1] // 10**9 + 1) if len(times) == 4 else 1
+    print("since=%r" % a.logs(c, since=between).decode())
+    print("until=%r" % a.logs(c, until=between).decode())
+    followed = b"".join(a.logs(c, stream=True, follow=True, timestamps=True, since=between))
+    print("follow_since=%s" % [t for _, t in ts_lines(followed.decode()) or []])
+    r = a._get(a._url("/containers/{0}/logs", c), params={"stdout": 1, "since": "yesterday"})
+    print("bad_since=%d %s" % (r.status_code, "yesterday" in r.json().get("message", "")))
+    # the last 2 lines of both streams (out2, err2), then stderr's of them
+    tail = a.logs(c, tail=2, stdout=False, stderr=True).decode()
+    print("tail_err=%r" % tail)
+    docker_cli = os.environ.get("DOCKER_CLI", "")
+    if docker_cli:
+        p = subprocess.run([docker_cli, "logs", "-t", "logs-streams"], capture_output=True, timeout=WAIT_S)
+        out, err = ts_lines(p.stdout.decode()), ts_lines(p.stderr.decode())
+        print("cli_t_out=%s cli_t_err=%s" % (out and [t for _, t in out], err and [t for _, t in err]))
+        print("cli_t_same=%s" % (out is not None and err is not None and sorted(out + err) == sorted(lines)))
+        # the CLI's --since in RFC 3339 with nanoseconds: half-way from err1 to out2, sent as "SEC.NANO"
+        mid = (times[1] + times[2]) // 2 if len(times) == 4 else 0
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(mid // 10**9)) + ".%09dZ" % (mid % 10**9)
+        p = subprocess.run([docker_cli, "logs", "--since", stamp, "logs-streams"], capture_output=True,
+                           timeout=WAIT_S)
+        print("cli_since=%r %r rc=%d" % (p.stdout.decode(), p.stderr.decode(), p.returncode))
+    a.remove_container(c)
+
+
 def main(argv):
     """SCENARIO [ARGS...] [::: SCENARIO [ARGS...]]...: one process, one import."""
-    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli, "ryuk": ryuk}
+    scenarios = {"exec_streams": exec_streams, "attach_streams": attach_streams, "cli": cli, "ryuk": ryuk,
+                 "logs_streams": logs_streams}
     call = []
     for a in argv[1:] + [":::"]:
         if a != ":::":
