@@ -22,7 +22,7 @@ command -v jq >/dev/null || skip_all "no jq (make deps)"
 T=$TESTTMP
 export NSRUN_IMAGES=$T/store DOCKER_CONFIG=$T/docker-config
 U=$NSRUN_IMAGES/users/rootfs
-mkdir -p "$U/etc" "$U/data" "$U/usr/share" "$NSRUN_IMAGES/novol" "$NSRUN_IMAGES/web"
+mkdir -p "$U/etc" "$U/data" "$U/tmp" "$U/usr/share" "$NSRUN_IMAGES/novol" "$NSRUN_IMAGES/web"
 tar -C "$SRC/rootfs" -cf - bin lib lib64 usr/bin/dash usr/bin/sh usr/bin/cat usr/lib64 \
 	usr/lib/x86_64-linux-gnu/libc.so.6 usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 | tar -C "$U" -xf -
 printf 'svc:x:4321:4322::/data:/bin/sh\n' >"$U/usr/share/passwd"
