@@ -80,13 +80,7 @@ run_nsrun --image users --user daemon -- sh -c "$PROBE"
 assert_eq "a link of the image to the host's /etc/passwd is not read: refused" \
 	"125 nsrun: unable to find user daemon: read /etc/passwd of the image: Too many levels of symbolic links" \
 	"$RC $(head -1 <<<"$ERR")"
-dk run --rm --user daemon users
-assert_match "  ... through nsrun api too, nothing run" \
-	'Error response from daemon: unable to find user daemon: read /etc/passwd of the image: Too many levels' "$ERR"
-assert_eq "  ... (no uid printed)" "" "$OUT"
-dk ps -aq
-mapfile -t left <<<"$OUT"
-[ -n "$OUT" ] && dk rm "${left[@]}"
+# (nsrun api's start runs this very lookup: nsrun -d --user NAME, above)
 ln -sfn ../usr/share/passwd "$U/etc/passwd"
 
 # ---- PublishAllPorts: -P publishes the image's ExposedPorts on loopback
