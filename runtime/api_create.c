@@ -29,6 +29,7 @@
 struct create_ctx {
 	const struct api_server *srv;
 	struct strv args;
+	struct strv mounted;    /* the container paths of the request's binds and tmpfs mounts */
 	unsigned status;
 	char *msg;
 	size_t msg_len;
@@ -50,6 +51,21 @@ static int __attribute__((format(printf, 3, 4))) refuse(struct create_ctx *x, un
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
 	return -1;
+}
+
+/* Adds a warning to x->warning (one line: "; " between them). */
+static void __attribute__((format(printf, 2, 3))) warn(struct create_ctx *x, const char *fmt, ...)
+{
+	size_t o = strlen(x->warning);
+	va_list ap;
+
+	if (o && o + 2 < sizeof(x->warning)) {
+		memcpy(x->warning + o, "; ", 3);
+		o += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(x->warning + o, sizeof(x->warning) - o, fmt, ap);
+	va_end(ap);
 }
 
 static int add(struct create_ctx *x, const char *opt, const char *value)
@@ -209,6 +225,8 @@ static int add_bind(struct create_ctx *x, const char *src, const char *dst, bool
 		return refuse(x, 400, "bind \"%s:%s\": a ':' in the container path is not supported", src, dst);
 	if (bind_source(x, "bind source", src, real) < 0)
 		return -1;
+	if (strv_push(&x->mounted, dst) < 0)
+		return refuse(x, 500, "out of memory");
 	return add_fmt(x, "-v", "%s:%s:%s", real, dst, ro ? "ro" : "rw");
 }
 
@@ -242,12 +260,31 @@ static int binds(struct create_ctx *x, yajl_val hc)
 	return 0;
 }
 
+/* The image's Volumes the request does not bind or mount: a tmpfs each (--tmpfs:
+ * --tmpfs-size, counted in --memory, mode 1777 so any user of the image writes
+ * it), where Docker makes an anonymous volume.  Returns 0 or -1 (refused). */
+static int image_volumes(struct create_ctx *x)
+{
+	struct strv vols = { 0 };
+	struct nsrun_error err = { 0 };
+	int rc = 0;
+
+	if (api_image_volumes(x->image_entry, &x->mounted, &vols, &err) < 0)
+		return refuse(x, 500, "image %s: %s", x->image_entry, err.msg);
+	for (size_t i = 0; rc == 0 && i < vols.n; i++)
+		rc = add(x, "--tmpfs", vols.v[i]);
+	strv_free(&vols);
+	return rc;
+}
+
 /* Docker's tmpfs options: size= and mode= are kept, the rest (rw, noexec, ...) are nsrun's anyway. */
 static int add_tmpfs(struct create_ctx *x, const char *path, const char *opts, long long size, long long mode)
 {
 	char keep[256] = "";
 	size_t o = 0;
 
+	if (strv_push(&x->mounted, path) < 0)
+		return refuse(x, 500, "out of memory");
 	if (opts && strlen(opts) < 1024) {
 		char buf[1024];
 		snprintf(buf, sizeof(buf), "%s", opts);
@@ -287,58 +324,33 @@ static int tmpfs_and_mounts(struct create_ctx *x, yajl_val hc)
 				      "Source and Target, or tmpfs)", i, type ? type : "");
 		}
 	}
+	return image_volumes(x);
+}
+
+/* PublishAllPorts (docker run -P): each exposed TCP port of the image and of the
+ * request not in PortBindings, on a free port of 127.0.0.1 (as HostPort "").
+ * Returns 0 or -1 (refused). */
+static int publish_all(struct create_ctx *x, yajl_val body, yajl_val hc)
+{
+	unsigned p[64];
+	size_t n = 0;
+	char skipped[256];
+	struct nsrun_error err = { 0 };
+
+	if (!is_true(api_get(hc, "PublishAllPorts", yajl_t_any)))
+		return 0;
+	if (api_publish_all(x->image_entry, body, hc, p, sizeof(p) / sizeof(p[0]), &n, skipped, sizeof(skipped),
+			    &err) < 0)
+		return refuse(x, 500, "image %s: %s", x->image_entry, err.msg);
+	if (skipped[0])
+		warn(x, "nsrun: PublishAllPorts: %s not published: nsrun publishes TCP ports only", skipped);
+	for (size_t i = 0; i < n; i++)
+		if (add_fmt(x, "-p", "127.0.0.1:0:%u", p[i]) < 0)
+			return -1;
 	return 0;
 }
 
-/* Where a request's HostIp binds: "" (and none), any spelling of the unspecified
- * address (0.0.0.0, ::, ::0, 0:0:0:0:0:0:0:0, ::ffff:0.0.0.0) and a loopback one
- * (127.0.0.0/8, ::1, ::ffff:127.x) give 0 with the address to bind in out; any
- * other gives -1: a request opens no interface of the host but lo.  The address
- * is compared as inet_pton(3) reads it, never as a string. */
-static int loopback_host_ip(const char *ip, char *out, size_t len)
-{
-	unsigned char a[16];
-
-	if (!ip || !ip[0]) {
-		snprintf(out, len, "127.0.0.1");
-		return 0;
-	}
-	if (inet_pton(AF_INET, ip, a) == 1) {
-		if (a[0] == 127) {
-			snprintf(out, len, "%s", ip);
-			return 0;
-		}
-		if (!(a[0] | a[1] | a[2] | a[3])) {
-			snprintf(out, len, "127.0.0.1");
-			return 0;
-		}
-		return -1;
-	}
-	if (inet_pton(AF_INET6, ip, a) == 1) {
-		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
-		bool zero10 = true;
-		for (int i = 0; i < 10; i++)
-			zero10 = zero10 && !a[i];
-		/* ::1 */
-		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14]) && a[15] == 1) {
-			snprintf(out, len, "[::1]");
-			return 0;
-		}
-		/* :: */
-		if (zero10 && !(a[10] | a[11] | a[12] | a[13] | a[14] | a[15])) {
-			snprintf(out, len, "127.0.0.1");
-			return 0;
-		}
-		/* ::ffff:a.b.c.d, an IPv4 address: its own rule */
-		if (memcmp(a, mapped, sizeof(mapped)) == 0) {
-			char v4[INET_ADDRSTRLEN];
-			return inet_ntop(AF_INET, a + 12, v4, sizeof(v4)) ? loopback_host_ip(v4, out, len) : -1;
-		}
-	}
-	return -1;
-}
-
-static int ports(struct create_ctx *x, yajl_val hc)
+static int ports(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
 	yajl_val pb = api_get(hc, "PortBindings", yajl_t_object);
 
@@ -356,8 +368,8 @@ static int ports(struct create_ctx *x, yajl_val hc)
 			const char *ip = api_get_str(b, "HostIp"), *hp = api_get_str(b, "HostPort");
 			char bind_ip[INET6_ADDRSTRLEN + 2];
 			/* every address and none at all mean loopback: a request cannot open the
-			 * host's other interfaces (loopback_host_ip) */
-			if (loopback_host_ip(ip, bind_ip, sizeof(bind_ip)) < 0)
+			 * host's other interfaces (api_loopback_host_ip) */
+			if (api_loopback_host_ip(ip, bind_ip, sizeof(bind_ip)) < 0)
 				return refuse(x, 403, "HostConfig.PortBindings: HostIp \"%s\": refused by nsrun api: a port "
 					      "is published on the host's loopback only (\"\", 0.0.0.0, ::, 127.0.0.1 or ::1)",
 					      ip);
@@ -367,7 +379,7 @@ static int ports(struct create_ctx *x, yajl_val hc)
 				return -1;
 		}
 	}
-	return 0;
+	return publish_all(x, body, hc);
 }
 
 /* NetworkMode "container:REF": the network namespace of that container (a
@@ -381,7 +393,7 @@ static int network_container(struct create_ctx *x, yajl_val hc, const char *ref)
 	char msg[256];
 	int rc;
 
-	if (nonempty(api_get(hc, "PortBindings", yajl_t_any)))
+	if (nonempty(api_get(hc, "PortBindings", yajl_t_any)) || is_true(api_get(hc, "PublishAllPorts", yajl_t_any)))
 		return refuse(x, 400, "conflicting options: port publishing and the container type network mode");
 	if (api_ctr_find(ref, &c, &status, msg, sizeof(msg)) < 0)
 		return refuse(x, status, "%s", msg);
@@ -487,23 +499,19 @@ static bool user_is_root(const char *user)
 }
 
 /* The container's user, as Docker picks it: the request's User, else the image's
- * (its OCI config's), else root.  An image User that names a user rather than a
- * number is not looked up in the image: it gives "" back with *named set, and the
- * container runs as nsrun's default user (65534), without capabilities. */
-static const char *effective_user(struct create_ctx *x, yajl_val body, char *buf, size_t size, bool *named)
+ * (its OCI config's), else root (NULL).  A name is looked up in the image's own
+ * /etc/passwd and /etc/group when the container starts (nsrun's --user NAME,
+ * image_user.h), where Docker looks it up: an unknown one fails the start. */
+static const char *effective_user(struct create_ctx *x, yajl_val body, char *buf, size_t size)
 {
 	const char *user = api_get_str(body, "User");
 	struct nsrun_error e = { 0 };
 
-	*named = false;
 	if (user && user[0])
 		return user;
 	if (!x->image_entry[0] || image_default_user(x->image_entry, buf, size, &e) < 0 || !buf[0])
 		return NULL;
-	if (user_is_root(buf) || strspn(buf, "0123456789:") == strlen(buf))
-		return buf;
-	*named = true;
-	return "";
+	return buf;
 }
 
 /* Without subordinate ids a root container has one id: an entrypoint that switches
@@ -521,9 +529,8 @@ static void subid_warning(struct create_ctx *x, const struct nsrun_error *e)
 			 pw ? pw->pw_name : "USER");
 	else
 		snprintf(fix, sizeof(fix), "%s", e->hint);
-	snprintf(x->warning, sizeof(x->warning), "nsrun: one id inside this container (%s): an entrypoint that "
-		 "switches user (setpriv, gosu, su) fails with \"Invalid argument\"; fix: %s (docs/userns.md)", why,
-		 fix);
+	warn(x, "nsrun: one id inside this container (%s): an entrypoint that switches user (setpriv, gosu, su) "
+	     "fails with \"Invalid argument\"; fix: %s (docs/userns.md)", why, fix);
 }
 
 /* Docker's run semantics (docs/userns.md): root inside unless User says otherwise,
@@ -534,8 +541,7 @@ static void subid_warning(struct create_ctx *x, const struct nsrun_error *e)
 static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
 	char ubuf[128];
-	bool named;
-	const char *user = effective_user(x, body, ubuf, sizeof(ubuf), &named);
+	const char *user = effective_user(x, body, ubuf, sizeof(ubuf));
 	yajl_val add_caps = api_get(hc, "CapAdd", yajl_t_array), drop = api_get(hc, "CapDrop", yajl_t_array);
 	uint64_t keep = caps_docker_default(), dropped = 0;
 	struct subid_maps m;
@@ -558,7 +564,7 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 	keep &= ~dropped;
 	if (!is_true(api_get(hc, "ReadonlyRootfs", yajl_t_any)) && add(x, "--read-only=false", NULL) < 0)
 		return -1;
-	if (named || !user_is_root(user))
+	if (!user_is_root(user))
 		return 0;
 	/* rootless with subordinate ids: the range; otherwise one id, root inside still,
 	 * said in the response's Warnings and at the head of the log (subid_warning) */
@@ -615,8 +621,7 @@ static int healthcheck(struct create_ctx *x, yajl_val body)
 static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
 	char ubuf[128];
-	bool named;
-	const char *user = effective_user(x, body, ubuf, sizeof(ubuf), &named), *wd = api_get_str(body, "WorkingDir");
+	const char *user = effective_user(x, body, ubuf, sizeof(ubuf)), *wd = api_get_str(body, "WorkingDir");
 	const char *host = api_get_str(body, "Hostname");
 	yajl_val env = api_get(body, "Env", yajl_t_array), ep = api_get(body, "Entrypoint", yajl_t_any);
 	yajl_val cmd = api_get(body, "Cmd", yajl_t_any), eh = api_get(hc, "ExtraHosts", yajl_t_array);
@@ -629,9 +634,7 @@ static int process(struct create_ctx *x, yajl_val body, yajl_val hc)
 	    (add(x, "-i", NULL) < 0 ||
 	     (is_true(api_get(body, "StdinOnce", yajl_t_any)) && add(x, "--stdin-once", NULL) < 0)))
 		return -1;
-	if (named) {
-		/* the image's user by name: nsrun's default user (effective_user) */
-	} else if (user_is_root(user)) {
+	if (user_is_root(user)) {
 		const char *group = user ? strchr(user, ':') : NULL;
 		if (add_fmt(x, "--user", "0%s", group && strcmp(group, ":root") ? group : "") < 0)
 			return -1;
@@ -764,7 +767,7 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 		snprintf(image, sizeof(image), "testcontainers/ryuk");
 	else if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
 	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
-	    ports(&x, hc) < 0 || docker_semantics(&x, body, hc) < 0 || process(&x, body, hc) < 0 ||
+	    ports(&x, body, hc) < 0 || docker_semantics(&x, body, hc) < 0 || process(&x, body, hc) < 0 ||
 	    check_options(&x, name) < 0)
 		goto out;
 	if (!(g = api_gen())) {
@@ -786,5 +789,6 @@ out:
 		yajl_gen_free(g);
 	yajl_tree_free(body);
 	strv_free(&x.args);
+	strv_free(&x.mounted);
 	return out;
 }

@@ -158,6 +158,29 @@ void api_exec_reap(struct api_server *srv);
 char *api_create_config(const struct api_server *srv, const char *body, size_t body_len, const char *name,
 			const char *id, size_t *len, unsigned *status, char *msg, size_t msg_len);
 
+/* ---- api_create_image.c: the image's Volumes and ExposedPorts at create ---- */
+
+/* The image's Volumes (the store entry's image.json "volumes") that get a tmpfs
+ * each, as Docker gives each an anonymous volume: those no path of taken (the
+ * request's binds and tmpfs mounts) is, and none of nsrun's own mounts (/tmp,
+ * /dev, /proc, /sys) or /; appended to out.  Returns 0 or -1 with err. */
+int api_image_volumes(const char *entry, const struct strv *taken, struct strv *out, struct nsrun_error *err);
+
+/* PublishAllPorts: the image's ExposedPorts (entry "" for none) and the
+ * request's (body's ExposedPorts), TCP ones, those PortBindings does not
+ * publish already, each once: into ports (*n of at most max).  Ports of another
+ * protocol go to skipped ("53/udp, ...", skipped_len bytes) for a warning.
+ * Returns 0 or -1 with err. */
+int api_publish_all(const char *entry, yajl_val body, yajl_val hc, unsigned *ports, size_t max, size_t *n,
+		    char *skipped, size_t skipped_len, struct nsrun_error *err);
+
+/* Where a request's HostIp binds: "" (and none), any spelling of the unspecified
+ * address (0.0.0.0, ::, ::0, 0:0:0:0:0:0:0:0, ::ffff:0.0.0.0) and a loopback one
+ * (127.0.0.0/8, ::1, ::ffff:127.x) give 0 with the address to bind in out; any
+ * other gives -1: a request opens no interface of the host but lo.  The address
+ * is compared as inet_pton(3) reads it, never as a string. */
+int api_loopback_host_ip(const char *ip, char *out, size_t len);
+
 /* ---- api_containers.c: the containers on disk, list and inspect ---- */
 
 /* Reads every container of the state root into *out (n in *n; free with api_ctrs_free).

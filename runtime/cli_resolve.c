@@ -11,6 +11,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "image.h"
+#include "image_user.h"
 #include "mount_plan.h"
 #include "network.h"
 #include "pasta.h"
@@ -45,9 +46,11 @@ int cli_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	if (cfg->image) {
 		if (image_resolve(cfg, err) < 0)
 			return -1;
-		/* the image's User is not switched to (yet): the payload's uid stays nsrun's */
+		/* the image's User is not switched to: the payload's uid stays nsrun's
+		 * unless --user names one (said when none was given) */
 		if (cfg->image_user && strcmp(cfg->image_user, "65534") != 0 && strcmp(cfg->image_user, "nobody") != 0 &&
-		    strncmp(cfg->image_user, "65534:", 6) != 0) {
+		    strncmp(cfg->image_user, "65534:", 6) != 0 && !cfg->user_spec &&
+		    cfg->process.uid == NSRUN_DEFAULT_UID && cfg->process.gid == NSRUN_DEFAULT_UID) {
 			char user[256];
 			/* the image's own string: one line, no escape sequence for the caller's terminal */
 			snprintf(user, sizeof(user), "%s", cfg->image_user);
@@ -62,6 +65,9 @@ int cli_resolve(struct nsrun_config *cfg, struct nsrun_error *err)
 	} else if (cfg->mode != NSRUN_MODE_COMMAND) {
 		return error_set(err, 0, "FILE and - need an image with an interpreter: use --image, or -- CMD with --rootfs");
 	}
+	/* --user NAME: the image's own /etc/passwd and /etc/group, before anything is made */
+	if (image_user_apply(cfg, err) < 0)
+		return -1;
 	for (size_t i = 0; i < cfg->process.user_env.n; i++)
 		if (strv_setenv(&cfg->process.env, cfg->process.user_env.v[i]) < 0)
 			return error_set(err, ENOMEM, "environment");

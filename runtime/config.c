@@ -12,6 +12,7 @@
 
 #include "cleanup.h"
 #include "config.h"
+#include "image_user.h"
 #include "tier.h"
 
 int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
@@ -263,6 +264,20 @@ int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_err
 	return 0;
 }
 
+int config_set_user_spec(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err)
+{
+	free(cfg->user_spec);
+	cfg->user_spec = NULL;
+	if (strspn(spec, "0123456789:") == strlen(spec))
+		return config_set_user(cfg, spec, err);
+	if (!image_user_spec_valid(spec))
+		return error_set(err, 0, "--user: \"%s\": expected USER[:GROUP], each a name of the image's or a "
+				 "number up to %d", spec, IMAGE_USER_ID_MAX);
+	if (!(cfg->user_spec = strdup(spec)))
+		return error_set(err, ENOMEM, "--user");
+	return 0;
+}
+
 /* A name for /etc/hosts (hosts(5)): 1 to 253 letters, digits, '.', '-' and '_'
  * (docker's service names have '_'), not starting with '-' or '.'; nothing that
  * could end the line or start a comment in the file. */
@@ -440,6 +455,7 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->entrypoint);
 	free(cfg->image_dir);
 	free(cfg->image_user);
+	free(cfg->user_spec);
 	free(cfg->rootfs);
 	free(cfg->file);
 	for (size_t i = 0; i < cfg->n_mounts; i++) {

@@ -160,6 +160,9 @@ struct nsrun_config {
 	char *image;                    /* --image NAME, or NULL with --rootfs */
 	char *image_dir;                /* resolved NAME directory in the store */
 	char *image_user;               /* the image's User (image.json "user"), not applied: main says so */
+	char *user_spec;                /* --user USER[:GROUP] naming a user or group: looked up in the
+					 * image's /etc/passwd, /etc/group by cli_resolve (image_user.h);
+					 * NULL: the ids were numbers (process.uid, gid) */
 	char *entrypoint;               /* --entrypoint (Docker's): replaces the image's Entrypoint in
 					 * COMMAND mode; "" clears it; NULL: not given (image.c) */
 	char *rootfs;                   /* host path of the rootfs directory */
@@ -323,6 +326,11 @@ int config_add_copy_archive(struct nsrun_config *cfg, const char *spec, struct n
 
 /* Parses "--user UID[:GID]". Returns 0 or -1 with err. */
 int config_set_user(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
+
+/* Parses the command line's "--user USER[:GROUP]": numbers as config_set_user;
+ * a name (either part) is kept in cfg->user_spec for cli_resolve to look up in
+ * the image (image_user.h).  Returns 0 or -1 with err. */
+int config_set_user_spec(struct nsrun_config *cfg, const char *spec, struct nsrun_error *err);
 
 /* Parses "--tmpfs PATH[:size=BYTES,mode=OCTAL]" and appends it (the options are split
  * by getsubopt(3); size takes k, m, g).  Returns 0 or -1 with err. */

@@ -385,6 +385,19 @@ int image_default_command(const char *entry, struct strv *entrypoint, struct str
 	return rc < 0 ? error_set(err, ENOMEM, "image %s", entry) : 0;
 }
 
+int image_config_strings(const char *entry, const char *key, struct strv *out, struct nsrun_error *err)
+{
+	char dir[PATH_MAX];
+	yajl_val root = load_json(entry, dir, sizeof(dir), err);
+	int rc;
+
+	if (!root)
+		return -1;
+	rc = strings_of(root, key, out);
+	yajl_tree_free(root);
+	return rc < 0 ? error_set(err, ENOMEM, "image %s", entry) : 0;
+}
+
 int image_default_user(const char *entry, char *user, size_t size, struct nsrun_error *err)
 {
 	char dir[PATH_MAX];

@@ -36,6 +36,11 @@ int image_gen(yajl_gen g, const char *entry, bool full, struct nsrun_error *err)
  * to entrypoint and cmd.  Returns 0 or -1 with err. */
 int image_default_command(const char *entry, struct strv *entrypoint, struct strv *cmd, struct nsrun_error *err);
 
+/* The strings of the store entry's image.json key (an array: "volumes",
+ * "exposed_ports", the keys of the OCI config's Volumes and ExposedPorts),
+ * appended to out; none there: nothing.  Returns 0 or -1 with err. */
+int image_config_strings(const char *entry, const char *key, struct strv *out, struct nsrun_error *err);
+
 /* The User of the store's image entry (its OCI config's, image.json "user"; "" for
  * none) into user (size bytes, truncated).  Returns 0 or -1 with err. */
 int image_default_user(const char *entry, char *user, size_t size, struct nsrun_error *err);

@@ -155,7 +155,8 @@ static const char usage_text[] =
 	"  -w, --workdir DIR         working directory inside (FILE mode: /work)\n"
 	"  --hostname NAME           hostname inside (default nsrun)\n"
 	"  --add-host NAME:IP        one more line of the container's /etc/hosts (repeatable)\n"
-	"  -u, --user UID[:GID]      payload ids inside (default 65534:65534)\n"
+	"  -u, --user USER[:GROUP]  payload ids inside: numbers, or names of the image's /etc/passwd\n"
+	"                            and /etc/group (default 65534:65534)\n"
 	"  --userns one|subids       one: one id inside, the payload's (default); subids: 0 is you,\n"
 	"                            1..65535 your ids of /etc/subuid and /etc/subgid (newuidmap),\n"
 	"                            for images that start as root and switch user (docs/userns.md)\n"
@@ -389,7 +390,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		free(cfg->process.cwd);
 		return (cfg->process.cwd = config_container_path("--workdir", arg, err)) ? 0 : -1;
 	case 'u':
-		return config_set_user(cfg, arg, err);
+		return config_set_user_spec(cfg, arg, err);
 	case OPT_USERNS:
 		if (strcmp(arg, "one") == 0)
 			cfg->userns = NSRUN_USERNS_ONE;

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "config.h"
 #include "image.h"
+#include "image_user.h"
 #include "landlock.h"
 #include "pool.h"
 #include "pool_internal.h"
@@ -352,7 +353,8 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 					 ":ro, or use a run)", p->cfg.mounts[i].source, p->cfg.mounts[i].destination);
 	if (p->cfg.isolation != NSRUN_ISOLATION_AUTO && p->cfg.isolation != NSRUN_ISOLATION_FULL)
 		return error_set(err, 0, "pool: a pool needs --isolation full (its slots are namespaces of their own)");
-	if (config_env_defaults(&p->cfg, err) < 0 || image_resolve(&p->cfg, err) < 0)
+	if (config_env_defaults(&p->cfg, err) < 0 || image_resolve(&p->cfg, err) < 0 ||
+	    image_user_apply(&p->cfg, err) < 0)
 		return -1;
 	for (size_t i = 0; i < p->cfg.process.user_env.n; i++)
 		if (strv_setenv(&p->cfg.process.env, p->cfg.process.user_env.v[i]) < 0)

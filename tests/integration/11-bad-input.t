@@ -94,7 +94,8 @@ bad "--pids-limit over the maximum" 125 'nsrun: --pids-limit: "99999999": ' -- "
 bad "--pids-limit negative" 125 'nsrun: --pids-limit: "-1": ' -- "$N" "${IMG[@]}" --pids-limit -1 -- true
 # names, users, paths
 bad "--network host" 125 'nsrun: --network: "host": refused: nsrun gives a container no network of the host' -- "$N" "${IMG[@]}" --network host -- true
-bad "--user abc" 125 'nsrun: --user: "abc": expected UID[:GID]' -- "$N" "${IMG[@]}" --user abc -- true
+bad "--user abc (a name the image lacks)" 125 'nsrun: unable to find user abc: no matching entries in passwd file' -- "$N" "${IMG[@]}" --user abc -- true
+bad "--user a/b" 125 'nsrun: --user: "a/b": expected USER[:GROUP]' -- "$N" "${IMG[@]}" --user a/b -- true
 bad "--user 1:2:3" 125 'nsrun: --user: "1:2:3": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 1:2:3 -- true
 bad "--user past 32 bits" 125 'nsrun: --user: "4294967296": expected UID[:GID]' -- "$N" "${IMG[@]}" --user 4294967296 -- true
 bad "-e with a bad name" 125 'nsrun: --env: "1BAD=x": expected KEY=VALUE' -- "$N" "${IMG[@]}" -e 1BAD=x -- true
