@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -692,12 +693,9 @@ static int parse(int argc, char **argv, struct fetch_opts *o)
  * thing removed. */
 static void cleanup(struct fetch *f)
 {
-	if (f->child > 0) {
-		kill(f->child, SIGKILL);
-		while (waitpid(f->child, NULL, 0) < 0 && errno == EINTR)
-			;
-		f->child = 0;
-	}
+	/* first every process of the sandbox gone: a tool still writing (umoci
+	 * killed mid-unpack) would refill the directories being removed */
+	fetch_kill_sandbox(f);
 	if (f->work_fd >= 0)
 		close(f->work_fd);
 	f->work_fd = -1;
@@ -728,6 +726,13 @@ int image_fetch_main(int argc, char **argv)
 		dup2(2, 1);
 	}
 	unsetenv("NSRUN_IMAGE_PROGRESS");
+	/* a subreaper: what a killed sandbox leaves (bwrap's pid 1 and the tool in
+	 * its pid namespace, once bwrap itself is gone) comes back to us, so
+	 * fetch_kill_sandbox can end it before the tree is removed */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		error_set(&err, errno, "pull: prctl PR_SET_CHILD_SUBREAPER");
+		goto fail;
+	}
 	sigemptyset(&sa.sa_mask);
 	for (int s = 0; s < 4; s++)
 		sigaction((int[]){ SIGHUP, SIGINT, SIGTERM, SIGPIPE }[s], &sa, NULL);

@@ -81,6 +81,13 @@ int image_fetch_main(int argc, char **argv);
 int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log_fd, const char *const *argv,
 		       struct nsrun_error *err);
 
+/* Kills the confined tool (f->child: setpriv, exec'd into bwrap; SIGKILL) and
+ * every process its sandbox still holds (bwrap's pid 1, reparented to the pull,
+ * a PR_SET_CHILD_SUBREAPER, prctl(2), when bwrap dies: killed, and reaped once
+ * its pid namespace is empty, pid_namespaces(7)), then reaps them; f->child
+ * becomes 0.  After it nothing writes into f->work.  Never fails. */
+void fetch_kill_sandbox(struct fetch *f);
+
 /* As root: makes f->work reachable by path for uid 65534 whatever the store's
  * parents' modes (bwrap re-resolves its --bind-fd source by path, as the
  * sandbox's uid).  Enters a mount namespace of our own (unshare(2)
