@@ -109,7 +109,8 @@ char *fetch_registries_conf(void);
 /* "8.0M", "200M", as numfmt --to=iec writes bytes. */
 void fetch_iec(uint64_t bytes, char *buf, size_t len);
 
-/* Writes the progress event "what[ arg]" (nothing without a progress fd). */
+/* Writes the progress event "what[ arg]" (nothing without a progress fd;
+ * image_fetch_progress.c, as the next two). */
 void fetch_event(struct fetch *f, const char *what, const char *arg);
 
 /* During skopeo copy: its "Copying blob DIGEST" lines in f->p_out announce
