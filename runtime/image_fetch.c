@@ -605,11 +605,9 @@ int image_fetch_main(int argc, char **argv)
 	unsetenv("NSRUN_IMAGE_PROGRESS");
 	/* a subreaper: what a killed sandbox leaves (bwrap's pid 1 and the tool in
 	 * its pid namespace, once bwrap itself is gone) comes back to us, so
-	 * fetch_kill_sandbox can end it before the tree is removed */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
-		error_set(&err, errno, "pull: prctl PR_SET_CHILD_SUBREAPER");
-		goto fail;
-	}
+	 * fetch_kill_sandbox can end it before the tree is removed (where a
+	 * seccomp filter refuses it, only bwrap is killed, as before) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	sigemptyset(&sa.sa_mask);
 	for (int s = 0; s < 4; s++)
 		sigaction((int[]){ SIGHUP, SIGINT, SIGTERM, SIGPIPE }[s], &sa, NULL);

@@ -28,7 +28,7 @@ static void iec(struct tap *t, uint64_t v, const char *want)
 
 /* The writer of killed_sandbox: as umoci unpacking a layer whose directories
  * are 0555, opens one up, makes a file in it and closes it again, forever. */
-static void _Noreturn write_forever(const char *dir)
+static _Noreturn void write_forever(const char *dir)
 {
 	char sub[128], file[160];
 
