@@ -7,7 +7,9 @@
 # ".." members and device nodes are refused, a setuid bit is not kept, a read-only
 # root refuses Docker's way; each with its control (a file of the container's own
 # comes out; a plain member goes in; the tmpfs and the volume take writes).  Into a
-# created container: kept, extracted at start (owner, mode), the same probes.
+# created container: kept, extracted at start (owner, mode), the same probes,
+# and a small compressed archive declaring a 10 GiB member refused from its
+# header, nothing of it decompressed.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
