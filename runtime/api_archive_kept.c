@@ -306,6 +306,18 @@ unsigned api_kept_write(struct api_kept_upload *k, const char *data, size_t len,
 	return 0;
 }
 
+/* True when the member e, whose header in has just read, does not fit in
+ * max_bytes of decompressed data: the bytes read so far (its header
+ * included) and its declared size (archive_entry_size(3), the logical size,
+ * so a sparse member counts whole).  A member without a size counts 0 here
+ * (scan checks the count again after its skip). */
+static bool too_big(struct archive *in, struct archive_entry *e, uint64_t max_bytes)
+{
+	int64_t used = archive_filter_bytes(in, 0), size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+
+	return used < 0 || size < 0 || (uint64_t)used > max_bytes || (uint64_t)size > max_bytes - (uint64_t)used;
+}
+
 /* Reads the upload through as the extraction will (copy_archive.c's formats and
  * filters), its members' data skipped, bounded by k's limits; refuses what the
  * extraction would.  Returns 0, or Docker's status with msg. */
@@ -362,14 +374,24 @@ static unsigned scan(struct api_kept_upload *k, char *msg, size_t len)
 			status = 403;
 			goto out;
 		}
-		if (++entries > k->max_entries || archive_read_data_skip(in) < ARCHIVE_WARN ||
-		    (uint64_t)archive_filter_bytes(in, 0) > k->max_bytes) {
-			snprintf(msg, len, "extract into %s: %s", k->path,
-				 entries > k->max_entries || (uint64_t)archive_filter_bytes(in, 0) > k->max_bytes ?
-				 "more than the container's writable layer takes (--tmpfs-size)" :
-				 archive_error_string(in));
-			status = entries > k->max_entries || (uint64_t)archive_filter_bytes(in, 0) > k->max_bytes ?
-				 413 : 400;
+		/* the bound before the work: a member's declared size (a small xz or
+		 * gzip stream may declare gigabytes of zeros) must fit what is left,
+		 * so the decompression is never more than max_bytes in all */
+		if (++entries > k->max_entries || too_big(in, e, k->max_bytes)) {
+			snprintf(msg, len, "extract into %s: more than the container's writable layer takes "
+				 "(--tmpfs-size)", k->path);
+			status = 413;
+			goto out;
+		}
+		if (archive_read_data_skip(in) < ARCHIVE_WARN) {
+			snprintf(msg, len, "extract into %s: %s", k->path, archive_error_string(in));
+			status = 400;
+			goto out;
+		}
+		if ((uint64_t)archive_filter_bytes(in, 0) > k->max_bytes) {
+			snprintf(msg, len, "extract into %s: more than the container's writable layer takes "
+				 "(--tmpfs-size)", k->path);
+			status = 413;
 			goto out;
 		}
 	}

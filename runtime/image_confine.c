@@ -31,6 +31,7 @@
 #include "cleanup.h"
 #include "image_fetch.h"
 #include "sys.h"
+#include "tier.h"
 
 /* Run in the sandbox before the tool: first writes a byte to the fd %d (the
  * sandbox is set up: what fails from here on is the tool's), then closes every
@@ -364,6 +365,20 @@ static void check_bounds(struct fetch *f, bool net, uint64_t *last, uint64_t *si
 	}
 }
 
+void fetch_kill_sandbox(struct fetch *f)
+{
+	if (f->child > 0) {
+		kill(f->child, SIGKILL);
+		while (waitpid(f->child, NULL, 0) < 0 && errno == EINTR)
+			;
+		f->child = 0;
+	}
+	/* bwrap's own child, pid 1 of the sandbox's pid namespace, is ours now
+	 * (image_fetch_main made us a subreaper): killed and reaped, which the
+	 * kernel does only once every process of that namespace is gone */
+	tier_kill_descendants();
+}
+
 int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log_fd, const char *const *argv,
 		       struct nsrun_error *err)
 {
@@ -418,10 +433,7 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 			return error_set(err, rc, "pull \"%s\": wait for the sandbox", f->o->name);
 		}
 		if (fetch_stop_signal()) {
-			kill(f->child, SIGKILL);
-			while (waitpid(f->child, NULL, 0) < 0 && errno == EINTR)
-				;
-			f->child = 0;
+			fetch_kill_sandbox(f);
 			return 128 + fetch_stop_signal();
 		}
 		nanosleep(&(struct timespec){ .tv_nsec = 250000000 }, NULL);
@@ -431,10 +443,7 @@ int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log
 			continue;
 		check_bounds(f, net, &last, &since);
 		if (f->reason[0]) {
-			kill(f->child, SIGKILL);
-			while (waitpid(f->child, &ws, 0) < 0 && errno == EINTR)
-				;
-			f->child = 0;
+			fetch_kill_sandbox(f);
 			return 137;
 		}
 	}

@@ -81,6 +81,13 @@ int image_fetch_main(int argc, char **argv);
 int fetch_run_confined(struct fetch *f, bool net, int in_fd, int out_fd, int log_fd, const char *const *argv,
 		       struct nsrun_error *err);
 
+/* Kills the confined tool (f->child: setpriv, exec'd into bwrap; SIGKILL) and
+ * every process its sandbox still holds (bwrap's pid 1, reparented to the pull,
+ * a PR_SET_CHILD_SUBREAPER, prctl(2), when bwrap dies: killed, and reaped once
+ * its pid namespace is empty, pid_namespaces(7)), then reaps them; f->child
+ * becomes 0.  After it nothing writes into f->work.  Never fails. */
+void fetch_kill_sandbox(struct fetch *f);
+
 /* As root: makes f->work reachable by path for uid 65534 whatever the store's
  * parents' modes (bwrap re-resolves its --bind-fd source by path, as the
  * sandbox's uid).  Enters a mount namespace of our own (unshare(2)
@@ -102,7 +109,8 @@ char *fetch_registries_conf(void);
 /* "8.0M", "200M", as numfmt --to=iec writes bytes. */
 void fetch_iec(uint64_t bytes, char *buf, size_t len);
 
-/* Writes the progress event "what[ arg]" (nothing without a progress fd). */
+/* Writes the progress event "what[ arg]" (nothing without a progress fd;
+ * image_fetch_progress.c, as the next two). */
 void fetch_event(struct fetch *f, const char *what, const char *arg);
 
 /* During skopeo copy: its "Copying blob DIGEST" lines in f->p_out announce

@@ -111,6 +111,28 @@ readonly CLOSE_FDS='printf . >&"$0"; for f in /proc/self/fd/*; do n=${f##*/}; if
 # shellcheck disable=SC2016 # expanded by that bash
 readonly REACH_SH='mount --bind -- "$1" "$2" || exit 125; eval "exec $3<\"\$2\"" || exit 125; shift 3; exec "$@"'
 
+# After bwrap has ended (killed for a bound or a signal, or done): its own
+# child, pid 1 of the sandbox's pid namespace ("child-pid" of bwrap --info-fd,
+# in SANDBOX_INFO), can outlive it a moment, and the tool in that namespace
+# still write into the build directory.  Kills it (while it is still a bwrap)
+# and waits, 10 s at most, until it is gone or a zombie, which it becomes only
+# once every process of its pid namespace has exited: then the tree may be
+# removed.
+sandbox_gone() {
+	local pid comm state _ i
+	[[ -n ${SANDBOX_INFO:-} ]] || return 0
+	pid=$(sed -n 's/.*"child-pid": *\([0-9][0-9]*\).*/\1/p' -- "$SANDBOX_INFO" 2>/dev/null)
+	rm -f -- "$SANDBOX_INFO"
+	SANDBOX_INFO=
+	for ((i = 0; i < 200 && ${pid:-0} > 0; i++)); do
+		state=''
+		{ read -r _ comm state _ <"/proc/$pid/stat"; } 2>/dev/null || true
+		[[ -n $state && $state != Z && $comm == "(bwrap)" ]] || return 0
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.05
+	done
+}
+
 # Runs CMD... in the sandbox, as the caller (root: as UNPACK_UID), stdin from
 # IN, stdout to OUT, stderr to LOG (shown cleaned on failure), no file larger
 # than the size bound; polls the bounds every second and kills it when one is
@@ -118,7 +140,7 @@ readonly REACH_SH='mount --bind -- "$1" "$2" || exit 125; eval "exec $3<\"\$2\""
 # runs), B_REASON says so with its first message and B_HINT what to check.
 # Returns CMD's status (137 when killed for a bound).
 run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
-	local in=$1 out=$2 log=$3 extra=() started=$BUILD_TMP/started mark
+	local in=$1 out=$2 log=$3 extra=() started=$BUILD_TMP/started mark info
 	shift 3
 	if [[ ${1:-} == --bwrap ]]; then
 		shift
@@ -132,10 +154,13 @@ run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
 	sandbox_argv "${extra[@]}"
 	: >"$started"
 	exec {mark}>>"$started"
+	SANDBOX_INFO=$BUILD_TMP/info
+	: >"$SANDBOX_INFO"
+	exec {info}>>"$SANDBOX_INFO"
 	"${pre[@]}" -- prlimit --fsize="$B_MAX_BYTES" --core=0 -- \
-		env -i "${SANDBOX[@]}" -- /usr/bin/bash -c "$CLOSE_FDS" "$mark" "$@" <"$in" >"$out" 2>"$log" &
+		env -i "${SANDBOX[@]}" --info-fd "$info" -- /usr/bin/bash -c "$CLOSE_FDS" "$mark" "$@" <"$in" >"$out" 2>"$log" &
 	CHILD_PID=$!
-	exec {mark}>&-
+	exec {mark}>&- {info}>&-
 	# Polls with a foreground sleep (a signal's trap runs within 0.25 s), not
 	# wait -n: that loses track of reaped children in bash 5.2.
 	local rc=0 state usage n=0
@@ -154,6 +179,7 @@ run_confined() {  # IN OUT LOG [--bwrap ARGS... --] CMD...
 	done
 	wait "$CHILD_PID" 2>/dev/null || rc=$?   # (and no "Killed" notice from bash)
 	[[ -z $B_REASON ]] || rc=137
+	sandbox_gone
 	CHILD_PID=
 	# the sandbox failed before the tool ran: its own first message
 	if ((rc != 0)) && [[ -z $B_REASON && ! -s $started ]]; then

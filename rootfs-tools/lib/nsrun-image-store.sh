@@ -169,6 +169,7 @@ build_cleanup() {
 	if [[ -n $CHILD_PID ]]; then
 		kill -TERM "$CHILD_PID" 2>/dev/null || true
 		wait "$CHILD_PID" 2>/dev/null || true
+		sandbox_gone
 		CHILD_PID=
 	fi
 	if [[ -n $BUILD_TMP ]]; then

@@ -7,7 +7,9 @@
 # ".." members and device nodes are refused, a setuid bit is not kept, a read-only
 # root refuses Docker's way; each with its control (a file of the container's own
 # comes out; a plain member goes in; the tmpfs and the volume take writes).  Into a
-# created container: kept, extracted at start (owner, mode), the same probes.
+# created container: kept, extracted at start (owner, mode), the same probes,
+# and a small compressed archive declaring a 10 GiB member refused from its
+# header, nothing of it decompressed.
 . "$(dirname "$0")/../lib.sh"
 require_nsrun
 require_userns
@@ -238,9 +240,12 @@ assert_eq "docker cp - CTR:DIR (a tar on stdin: the CLI needs the HEAD)" 0 "$RC"
 run_cmd timeout -s KILL 60 "$DOCKER" cp "$TESTTMP/todir.txt" "$CTR-c:/nonexistent/"
 assert_match "  control: into a directory the image lacks: the CLI's own refusal, from the HEAD's 404" \
 	"^1 .*no such directory" "$RC $ERR"
+# put_created NAME PATH: PUT $TESTTMP/NAME.tar (else $TESTTMP/NAME) to PATH
 put_created() {
+	local f=$TESTTMP/$1.tar
+	[ -e "$f" ] || f=$TESTTMP/$1
 	curl -s -o "$TESTTMP/put.out" -w '%{http_code}' --unix-socket "$SOCK" -X PUT \
-		--data-binary "@$TESTTMP/$1.tar" "http://x/containers/$CTR-c/archive?path=$2"
+		--data-binary "@$f" "http://x/containers/$CTR-c/archive?path=$2"
 }
 assert_eq "PUT of a plain archive (a member with uid 123, gid 456, mode 0640)" 200 "$(put_created plain /tmp)"
 assert_eq "PUT with a .. member (beside a plain one): refused (400)" 400 "$(put_created dotdot /tmp)"
@@ -249,6 +254,44 @@ assert_eq "PUT with a symlink to /etc, then a member through it: refused (400)" 
 assert_match "  ... saying why" "through symlink" "$(cat "$TESTTMP/put.out")"
 assert_eq "PUT with a hard link to a host file: refused (400)" 400 "$(put_created hardlink /tmp)"
 assert_match "  ... saying why" "hard link out" "$(cat "$TESTTMP/put.out")"
+# a small compressed archive declaring a 10 GiB member: refused from its header
+# (413, Docker's {"message"}), before any of it is decompressed: bomb-short holds
+# 1 MiB of the member (reading it would end in a 400, "truncated"), bomb-real all
+# of it, as 160 gzip members of 64 MiB of zeros (10 MiB to send); the control, a
+# gzip archive of a 1 MiB member, is kept
+/usr/bin/python3 - "$TESTTMP" <<'PY'
+import gzip, io, sys, tarfile
+d = sys.argv[1]
+ti = tarfile.TarInfo("huge")
+ti.size = 10 << 30
+head = ti.tobuf(tarfile.PAX_FORMAT)
+with open(f"{d}/bomb-short.tar.gz", "wb") as f:
+    f.write(gzip.compress(head + bytes(1 << 20), 9, mtime=0))
+member = gzip.compress(bytes(64 << 20), 9, mtime=0)
+with open(f"{d}/bomb-real.tar.gz", "wb") as f:
+    f.write(gzip.compress(head, 9, mtime=0))
+    for _ in range(160):
+        f.write(member)
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo("gz-kept")
+    ti.size = 1 << 20
+    tf.addfile(ti, io.BytesIO(bytes(1 << 20)))
+with open(f"{d}/small.tar.gz", "wb") as f:
+    f.write(gzip.compress(buf.getvalue(), 9, mtime=0))
+PY
+for bomb in bomb-short bomb-real; do
+	SECONDS=0
+	code=$(put_created "$bomb.tar.gz" /tmp)
+	took=$SECONDS
+	assert_eq "PUT of $bomb.tar.gz ($(($(stat -c %s "$TESTTMP/$bomb.tar.gz") / 1024)) KiB declaring a 10 GiB member): refused (413)" \
+		413 "$code"
+	assert_match "  ... in Docker's shape, saying why" \
+		'^\{"message":"extract into /tmp: more than the container.s writable layer takes \(--tmpfs-size\)"\}' \
+		"$(cat "$TESTTMP/put.out")"
+	check "  ... at once, nothing decompressed (${took}s < 30s)" test "$took" -lt 30
+done
+assert_eq "  control: PUT of a gzip archive of a 1 MiB member: kept (200)" 200 "$(put_created small.tar.gz /tmp)"
 # GET before start: the image's files and what was put, read by a run of the
 # container's own (its kept archives extracted first), confined as its payload
 peek() { timeout -s KILL 60 "$DOCKER" cp "$@" | tar -xOf - 2>/dev/null; }

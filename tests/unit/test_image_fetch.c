@@ -1,12 +1,17 @@
 /* Unit tests of the pull's helpers (image_fetch.h): bounds in messages as
  * numfmt --to=iec writes them (the words nsrun-image's messages had), and the
  * tree walks: usage counted without following links, a tree with a directory
- * its owner cannot read or write removed whole. */
+ * its owner cannot read or write removed whole; a killed sandbox leaves no
+ * process writing into the tree being removed. */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "image_fetch.h"
@@ -19,6 +24,66 @@ static void iec(struct tap *t, uint64_t v, const char *want)
 	fetch_iec(v, buf, sizeof(buf));
 	snprintf(desc, sizeof(desc), "%llu bytes as numfmt --to=iec", (unsigned long long)v);
 	tap_str(t, desc, want, buf);
+}
+
+/* The writer of killed_sandbox: as umoci unpacking a layer whose directories
+ * are 0555, opens one up, makes a file in it and closes it again, forever. */
+static _Noreturn void write_forever(const char *dir)
+{
+	char sub[128], file[160];
+
+	for (unsigned long i = 0;; i++) {
+		snprintf(sub, sizeof(sub), "%s/d%lu", dir, i % 16);
+		if (mkdir(sub, 0755) < 0)
+			chmod(sub, 0755);
+		snprintf(file, sizeof(file), "%s/f%lu", sub, i);
+		close(open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		chmod(sub, 0555);
+	}
+}
+
+/* The pull's sandbox killed mid-unpack: f->child (bwrap, in a pull) has a child
+ * of its own (the sandbox's pid 1 and the tool) that goes on writing into the
+ * tree once f->child is dead.  fetch_kill_sandbox ends it too (the pull is a
+ * subreaper), so the tree's removal is final. */
+static void killed_sandbox(struct tap *t)
+{
+	char dir[] = "/tmp/nsrun-unit-kill.XXXXXX";
+	struct fetch f = { .child = 0, .work_fd = -1 };
+	pid_t grand = 0;
+	int p[2];
+
+	if (!mkdtemp(dir) || pipe(p) < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || (f.child = fork()) < 0) {
+		tap_ok(t, false, "a sandbox of two processes is made");
+		return;
+	}
+	if (f.child == 0) {
+		if ((grand = fork()) == 0)
+			write_forever(dir);
+		if (write(p[1], &grand, sizeof(grand)) != sizeof(grand))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &grand, sizeof(grand)) != sizeof(grand) || grand <= 0) {
+		tap_ok(t, false, "a sandbox of two processes is made");
+		return;
+	}
+	close(p[0]);
+	usleep(100000);
+	/* the control: f->child killed alone, its child goes on */
+	kill(f.child, SIGKILL);
+	while (waitpid(f.child, NULL, 0) < 0 && errno == EINTR)
+		;
+	f.child = 0;
+	tap_ok(t, kill(grand, 0) == 0, "control: the sandbox's first process killed alone, its child lives on");
+	fetch_kill_sandbox(&f);
+	tap_ok(t, kill(grand, 0) < 0 && errno == ESRCH, "fetch_kill_sandbox: that orphan is killed and reaped too");
+	tap_int(t, "  ... so the tree it wrote (0555 directories holding files) is removed", 0, fetch_remove_tree(dir));
+	usleep(100000);
+	tap_ok(t, access(dir, F_OK) < 0, "  ... and stays removed");
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
 int main(void)
@@ -58,5 +123,6 @@ int main(void)
 	tap_int(&t, "a tree with a directory of mode 0 is removed", 0, fetch_remove_tree(dir));
 	tap_ok(&t, access(dir, F_OK) < 0, "  ... whole");
 	tap_ok(&t, access("/usr/bin", F_OK) == 0, "  ... and not what a link in it names");
+	killed_sandbox(&t);
 	return tap_done(&t);
 }

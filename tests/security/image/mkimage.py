@@ -16,6 +16,8 @@ usage: mkimage.py FORMAT OUT KIND [VICTIM]
     big          one file of SIZE_MB (env) zeros, in a gzip layer (small on disk;
                  RAW_LAYER=1: uncompressed, for an archive gzipped whole)
     many         N_FILES (env) empty files
+    many-locked  N_FILES (env) files in directories of mode 0555 (owner
+                 write permission off, as a hostile layer may set them)
     longpath     Env PATH with 3000 entries, /bin/sh absent (the interpreter
                  lookup must stay bounded)
     env          Env entries: one with NUL, one of 200 KiB, one not KEY=VALUE
@@ -77,6 +79,13 @@ def layer_bytes(kind):
             add(t, "many", kind=tarfile.DIRTYPE, mode=0o755)
             for i in range(int(os.environ.get("N_FILES", "3000"))):
                 add(t, "many/%d" % i)
+        elif kind == "many-locked":
+            add(t, "many", kind=tarfile.DIRTYPE, mode=0o555)
+            n = int(os.environ.get("N_FILES", "3000"))
+            for d in range(0, n, 100):
+                add(t, "many/d%d" % d, kind=tarfile.DIRTYPE, mode=0o555)
+                for i in range(d, min(d + 100, n)):
+                    add(t, "many/d%d/%d" % (d, i), b"x\n", 0o444)
     raw = buf.getvalue()
     if kind == "big" and not os.environ.get("RAW_LAYER"):
         return gzip.compress(raw, 9, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip", raw
