@@ -426,4 +426,19 @@ assert_eq "  ... in the pod's ipc namespace, not the host's (ipcs -m here: no su
 pod run --rm --pod nsrun-pod localhost/nsrun-probe hostname
 assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
 # (the control, a container of an ipc namespace of its own, is i4's above)
+pod run --rm --pod nsrun-pod localhost/nsrun-probe pids
+assert_match "  ... control: a pod that does not share pid: the container's own pid namespace" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+# podman pod create --share pid: its infra container and each container get a
+# network namespace podman makes (and its ping_group_range sysctl, which the
+# container's root may not write there: a warning); the container joins the
+# infra's pid namespace and sees its processes.  Rootless, podman's network needs
+# slirp4netns or pasta, which the suite does not: --network none
+pidnet=()
+[ "$(id -u)" = 0 ] || pidnet=(--network none)
+pod pod create --name nsrun-pidpod --share pid "${pidnet[@]}" --infra-image localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman pod create --share pid: $ERR"
+pod run --rm --pod nsrun-pidpod "${pidnet[@]}" localhost/nsrun-probe pids
+assert_match "podman ($who) pod create --share pid, run --pod: the container sees the infra's init and payload" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:nsrun 2:nsrun-probe ' "$OUT"
 done_testing
