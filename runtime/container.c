@@ -15,6 +15,7 @@
 
 #include "container.h"
 #include "exec.h"
+#include "exec_target.h"
 #include "ns.h"
 #include "publish.h"
 #include "sync.h"
@@ -252,7 +253,15 @@ static void kill_and_reap_all(const struct container_args *a)
 		return;
 	}
 	if (a->cfg->ns_path[NSRUN_JOIN_PID]) {
-		/* the pod's pid namespace: kill(-1) would reach its other processes */
+		/* the pod's pid namespace: kill(-1) would reach its other processes.
+		 * Ours: what exec started in our mount namespace (it does not descend
+		 * from us), then our descendants, reaped.  Numbers of our /proc only */
+		char link[32] = "";
+		int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		if (readlink("/proc/self", link, sizeof(link) - 1) > 0 && atoi(link) == (int)getpid())
+			exec_target_kill_own("/proc", getpid(), mnt);
+		if (mnt >= 0)
+			close(mnt);
 		tier_kill_descendants();
 		return;
 	}

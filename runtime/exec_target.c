@@ -93,9 +93,10 @@ static int status_ids(int dir_fd, const char *name, pid_t *ppid, long *inner, in
 }
 
 /* The child of parent in the pid namespace one level below parent's (levels + 1
- * numbers in NSpid) with the smallest number there, and that number.  Returns
- * its pid, or 0 when there is none, or -1 (errno of opendir). */
-static pid_t child_below(pid_t parent, int levels, long *inner_out)
+ * numbers in NSpid; with deeper, any level below: a pid namespace joined by
+ * path, which may be nested deeper) with the smallest number there, and that
+ * number.  Returns its pid, or 0 when there is none, or -1 (errno of opendir). */
+static pid_t child_below(pid_t parent, int levels, bool deeper, long *inner_out)
 {
 	_cleanup_closedir_ DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -109,7 +110,8 @@ static pid_t child_below(pid_t parent, int levels, long *inner_out)
 		int lv;
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		if (status_ids(dirfd(d), e->d_name, &ppid, &inner, &lv) < 0 || ppid != parent || lv != levels + 1)
+		if (status_ids(dirfd(d), e->d_name, &ppid, &inner, &lv) < 0 || ppid != parent ||
+		    (deeper ? lv <= levels : lv != levels + 1))
 			continue;
 		if (!best || inner < *inner_out) {
 			best = (pid_t)atol(e->d_name);
@@ -139,16 +141,20 @@ static bool holds_file(pid_t pid, const struct stat *want)
 }
 
 /* The monitor (it holds the service's lock), its child the container's init
- * (pid 1 one pid namespace below), and init's first child, the payload; each
- * taken as a pidfd before its parent is checked, and all alive at the end, so a
- * pid reused meanwhile is never taken for them.  Returns 0 or -1 with err. */
+ * (pid 1 one pid namespace below; an OCI container that joined a pid namespace
+ * by path, as its state.json's "joined" says: any number in a pid namespace
+ * below), and init's first child, the payload; each taken as a pidfd before
+ * its parent is checked, and all alive at the end, so a pid reused meanwhile is
+ * never taken for them.  Returns 0 or -1 with err. */
 static int find_payload(struct exec_target *t, int dir_fd, bool need_payload, struct nsrun_error *err)
 {
+	struct service_state st = { 0 };
 	struct stat lock;
 	pid_t ppid;
 	long inner = 0;
 	int mlevels, levels;
 	char name[32];
+	bool joined_pid = state_read(dir_fd, &st) == 0 && state_joined(&st, "pid");
 
 	if (ns_proc_pid(t->monitor) != t->monitor)
 		return error_set(err, 0, "the /proc mounted here is not of nsrun's pid namespace: the service's "
@@ -164,15 +170,15 @@ static int find_payload(struct exec_target *t, int dir_fd, bool need_payload, st
 	snprintf(name, sizeof(name), "/proc/%d", (int)t->monitor);
 	if (status_ids(AT_FDCWD, name, &ppid, &inner, &mlevels) < 0)
 		return error_set(err, errno, "read %s/status", name);
-	t->init = child_below(t->monitor, mlevels, &inner);
-	if (t->init <= 0 || inner != 1)
+	t->init = child_below(t->monitor, mlevels, joined_pid, &inner);
+	if (t->init <= 0 || (inner != 1 && !joined_pid))
 		return error_set(err, 0, "its container's init is not there (the service is stopping, or it has no pid "
 				 "namespace: isolation minimal): exec joins only a running service of isolation full");
 	t->pidfd[1] = (int)syscall(SYS_pidfd_open, t->init, 0);
 	snprintf(name, sizeof(name), "/proc/%d", (int)t->init);
 	if (t->pidfd[1] < 0 || status_ids(AT_FDCWD, name, &ppid, &inner, &levels) < 0 || ppid != t->monitor)
 		return error_set(err, 0, "its container's init is gone (the service is stopping)");
-	t->payload = child_below(t->init, mlevels, &inner);
+	t->payload = child_below(t->init, levels - 1, false, &inner);
 	if (t->payload <= 0 && !need_payload && pidfd_alive(t->pidfd[0]) && pidfd_alive(t->pidfd[1]))
 		return 0;
 	if (t->payload <= 0)
@@ -394,13 +400,142 @@ static int cgroups_to_join(struct exec_target *t, struct nsrun_error *err)
 	return 0;
 }
 
-/* The payload's rlimits, all of them (prlimit(2)). Returns 0 or -1 with err. */
+/* One limit of /proc/PID/limits ("unlimited" or a number) at s into *v.
+ * Returns the text after it, or NULL. */
+static const char *limit_value(const char *s, rlim_t *v)
+{
+	char *end;
+
+	while (*s == ' ')
+		s++;
+	if (strncmp(s, "unlimited", 9) == 0) {
+		*v = RLIM_INFINITY;
+		return s + 9;
+	}
+	errno = 0;
+	*v = (rlim_t)strtoull(s, &end, 10);
+	return errno || end == s ? NULL : end;
+}
+
+/* The payload's rlimits from /proc/PAYLOAD/limits (proc(5): a line a limit
+ * after the header, in RLIMIT_* order, name, soft and hard limits at columns
+ * 26 and 47 of fs/proc/base.c's proc_pid_limits).  Returns 0 or -1 (errno). */
+static int read_limits_file(struct exec_target *t)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *line;
+	int r = 0;
+
+	if (read_at(t->proc_fd, "limits", &text) < 0)
+		return -1;
+	line = strchr(text, '\n'); /* past the header */
+	for (; line && r < RLIM_NLIMITS; r++) {
+		const char *p = line + 1;
+		line = strchr(p, '\n');
+		if (!line || line - p < 47 || !(p = limit_value(p + 26, &t->rl[r].rlim_cur)) ||
+		    !limit_value(p, &t->rl[r].rlim_max)) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	return r == RLIM_NLIMITS ? 0 : (errno = EINVAL, -1);
+}
+
+/* The payload's rlimits, all of them (prlimit(2)); where prlimit is refused
+ * (root without CAP_SYS_RESOURCE, an outer sandbox's, over a payload whose user
+ * namespace another user made: a pod's joined by path), /proc/PID/limits,
+ * which anyone may read.  Returns 0 or -1 with err. */
 static int read_rlimits(struct exec_target *t, struct nsrun_error *err)
 {
-	for (int r = 0; r < RLIM_NLIMITS; r++)
-		if (prlimit(t->payload, (enum __rlimit_resource)r, NULL, &t->rl[r]) < 0)
-			return error_set(err, errno, "read its payload's rlimit %d", r);
+	for (int r = 0; r < RLIM_NLIMITS; r++) {
+		if (prlimit(t->payload, (enum __rlimit_resource)r, NULL, &t->rl[r]) == 0)
+			continue;
+		if (errno == EPERM && read_limits_file(t) == 0)
+			return 0;
+		return error_set(err, errno, "read its payload's rlimit %d", r);
+	}
 	return 0;
+}
+
+/* True if pid (a number in the /proc of proc_fd) descends from ancestor, by
+ * the PPid of each /proc/PID/status up the chain (at most 256 steps). */
+static bool descends_from(int proc_fd, pid_t pid, pid_t ancestor)
+{
+	for (int step = 0; step < 256 && pid > 1; step++) {
+		char name[24];
+		pid_t ppid;
+		long inner;
+		int levels;
+		snprintf(name, sizeof(name), "%d", (int)pid);
+		if (status_ids(proc_fd, name, &ppid, &inner, &levels) < 0)
+			return false;
+		if (ppid == ancestor)
+			return true;
+		pid = ppid;
+	}
+	return false;
+}
+
+/* True if the process named (a number of the /proc of proc_fd) is a zombie,
+ * which a kill(2) "reaches" but which is dead (proc(5), /proc/PID/status). */
+static bool is_zombie(int proc_fd, const char *name)
+{
+	char path[300], buf[512];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/status", name);
+	if ((fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return true; /* gone */
+	buf[n] = '\0';
+	return strstr(buf, "\nState:\tZ") != NULL || strstr(buf, "\nState:\tX") != NULL;
+}
+
+unsigned exec_target_kill_own(const char *proc, pid_t init, int mnt_fd)
+{
+	_cleanup_close_ int proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat mnt;
+	pid_t self = getpid();
+	unsigned killed = 0;
+
+	if (proc_fd < 0 || (mnt_fd >= 0 && fstat(mnt_fd, &mnt) < 0))
+		return 0;
+	/* bounded: each pass kills all it finds, and a process with SIGKILL pending
+	 * forks no more; its children come to init, a subreaper (container.c) */
+	for (int pass = 0; pass < 500; pass++) {
+		_cleanup_closedir_ DIR *d = NULL;
+		struct dirent *e;
+		unsigned found = 0;
+		int scan = fcntl(proc_fd, F_DUPFD_CLOEXEC, 3);
+
+		if (scan < 0 || !(d = fdopendir(scan))) {
+			if (scan >= 0)
+				close(scan);
+			break;
+		}
+		rewinddir(d); /* a dup shares the offset the pass before moved */
+		while ((e = readdir(d))) {
+			char path[300];
+			struct stat ns;
+			pid_t pid;
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			pid = (pid_t)atol(e->d_name);
+			if (pid == self || pid == init || is_zombie(proc_fd, e->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/ns/mnt", e->d_name);
+			if ((mnt_fd >= 0 && fstatat(proc_fd, path, &ns, 0) == 0 && ns.st_dev == mnt.st_dev &&
+			     ns.st_ino == mnt.st_ino) || descends_from(proc_fd, pid, init)) {
+				if (kill(pid, SIGKILL) == 0)
+					found++;
+			}
+		}
+		if (!found)
+			break;
+		killed += found;
+		usleep(1000);
+	}
+	return killed;
 }
 
 int exec_target_ns_flag(enum ns_kind k)
@@ -422,7 +557,7 @@ int exec_target_find(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 
 int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err)
 {
-	struct service_state st;
+	struct service_state st = { 0 };
 
 	exec_target_close(t);
 	t->monitor = monitor;
@@ -433,9 +568,9 @@ int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
 			(strcmp(st.network, "container") == 0 || strcmp(st.network, "named") == 0 ||
 			 strcmp(st.network, "path") == 0);
 	t->joined_paths = 0;
-	if (strstr(st.joined, "ipc"))
+	if (state_joined(&st, "ipc"))
 		t->joined_paths |= 1u << NS_IPC;
-	if (strstr(st.joined, "uts"))
+	if (state_joined(&st, "uts"))
 		t->joined_paths |= 1u << NS_UTS;
 	if (find_payload(t, dir_fd, true, err) < 0 || open_namespaces(t, err) < 0 || cgroups_to_join(t, err) < 0 ||
 	    read_rlimits(t, err) < 0)

@@ -77,6 +77,17 @@ int exec_target_open(struct exec_target *t, int dir_fd, pid_t monitor, struct ns
  * exec_target_close. */
 int exec_target_find(struct exec_target *t, int dir_fd, pid_t monitor, struct nsrun_error *err);
 
+/* SIGKILLs, pass after pass until one finds none (at most 500), every process
+ * listed in proc ("/proc", or a container's own) other than ourselves and init
+ * whose mount namespace is mnt_fd's (-1: none) or that descends from init (a
+ * number of that /proc): an OCI container's own processes in a pid namespace it
+ * joined by path (its payload's, what it left, and what exec started there),
+ * not the pod's others, which the kernel would not kill with it (init is not
+ * that namespace's pid 1: pid_namespaces(7)).  A process whose /proc/PID/ns is
+ * closed to us (ptrace access mode, proc(5)) is judged by its parents only.
+ * Returns how many were signalled. */
+unsigned exec_target_kill_own(const char *proc, pid_t init, int mnt_fd);
+
 /* An empty t: nothing held. */
 void exec_target_init(struct exec_target *t);
 

@@ -497,9 +497,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	snprintf(st.image, sizeof(st.image), "%s", cfg.rootfs);
 	/* a joined network namespace: exec joins it as the container did (exec_target.h) */
 	snprintf(st.network, sizeof(st.network), "%s", cfg.network == NSRUN_NETWORK_PATH ? "path" : "");
-	snprintf(st.joined, sizeof(st.joined), "%s%s%s", cfg.ns_path[NSRUN_JOIN_IPC] ? "ipc" : "",
-		 cfg.ns_path[NSRUN_JOIN_IPC] && cfg.ns_path[NSRUN_JOIN_UTS] ? "," : "",
-		 cfg.ns_path[NSRUN_JOIN_UTS] ? "uts" : "");
+	{
+		static const char *const kinds[NSRUN_JOIN__COUNT] = { [NSRUN_JOIN_IPC] = "ipc", [NSRUN_JOIN_UTS] = "uts",
+								      [NSRUN_JOIN_PID] = "pid", [NSRUN_JOIN_USER] = "user" };
+		size_t used = 0;
+		st.joined[0] = '\0';
+		for (int k = 0; k < NSRUN_JOIN__COUNT; k++)
+			if (cfg.ns_path[k] && kinds[k])
+				used += (size_t)snprintf(st.joined + used, sizeof(st.joined) - used, "%s%s",
+							 used ? "," : "", kinds[k]);
+	}
 	shell_quote_join((const char *const *)cfg.process.args.v, cfg.process.args.n, st.command, sizeof(st.command));
 	st.created = (long long)time(NULL);
 	fflush(stdout);

@@ -98,6 +98,32 @@ static long long oci_container_pid(int dir_fd, const struct service_state *st)
 	return pid;
 }
 
+/* A container that joined a pid namespace by path (state.json's "joined"): its
+ * init is not that namespace's pid 1, so its end would leave what the payload
+ * and exec started there to the pod; those are SIGKILLed first, and only those
+ * (exec_target_kill_own: init's descendants, and the processes of the
+ * payload's mount namespace), as runc kills such a container through its
+ * cgroup.  Nothing for any other container. */
+static void kill_own_in_joined_pid(int dir_fd, const struct service_state *st)
+{
+	struct exec_target t;
+	struct nsrun_error err = { 0 };
+
+	if (!state_joined(st, "pid") || st->pid <= 0)
+		return;
+	exec_target_init(&t);
+	if (exec_target_find(&t, dir_fd, (pid_t)st->pid, &err) == 0) {
+		char path[48];
+		_cleanup_close_ int mnt = -1;
+		if (t.payload > 0) {
+			snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)t.payload);
+			mnt = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		exec_target_kill_own("/proc", t.init, mnt);
+	}
+	exec_target_close(&t);
+}
+
 char *oci_state_text(int dir_fd)
 {
 	struct service_state st;
@@ -243,6 +269,8 @@ int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv)
 			     sig);
 	if (oci_is_created(dir_fd))
 		sig = SIGKILL;
+	if (sig == SIGKILL)
+		kill_own_in_joined_pid(dir_fd, &st);
 	if (signal_monitor(dir_fd, &st, sig, &err) < 0)
 		return oci_fail(g, &err);
 	return 0;
@@ -278,6 +306,7 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		 * payload ends (its cgroup, linux.cgroupsPath's parents too, removed); a
 		 * monitor SIGKILLed could remove nothing.  Then the monitor, if still there. */
 		if (state_read(dir_fd, &st) == 0) {
+			kill_own_in_joined_pid(dir_fd, &st);
 			long long init = oci_container_pid(dir_fd, &st);
 			_cleanup_close_ int pidfd = init > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)init, 0) : -1;
 			if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)

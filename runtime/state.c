@@ -47,6 +47,17 @@ bool state_has_label(const struct service_state *st, const char *want)
 	return false;
 }
 
+bool state_joined(const struct service_state *st, const char *kind)
+{
+	size_t n = strlen(kind);
+
+	for (const char *p = st->joined; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (strncmp(p, kind, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /* Opens dir (made 0700 if missing) under parent_fd, refusing a symlink, another
  * owner, or access for group and others.  Returns the fd or -1 with err. */
 static int open_private_dir(int parent_fd, const char *dir, const char *shown, struct nsrun_error *err)

@@ -48,13 +48,19 @@ struct service_state {
 	bool open_stdin;                /* -d -i: clients attach to its stdin (service_stdin.h) */
 	char network[16];               /* its --network mode: "none", "pasta", "container" or
 					 * "named" ("" if not recorded: an older nsrun's) */
-	char joined[16];                /* an OCI container's namespaces joined by path besides the
-					 * network's: "", "ipc", "uts" or "ipc,uts" (exec joins them
-					 * as it did, exec_target.h) */
+	char joined[32];                /* an OCI container's namespaces joined by path besides the
+					 * network's, comma-separated in this order: "ipc", "uts",
+					 * "pid", "user" ("" none; exec joins them as it did,
+					 * exec_target.h; delete kills only its own processes of a
+					 * joined pid namespace) */
 };
 
 /* True if st has the label "KEY" (any value) or "KEY=VALUE", as want says. */
 bool state_has_label(const struct service_state *st, const char *want);
+
+/* True if st's "joined" names kind ("ipc", "uts", "pid" or "user"): an OCI
+ * container that joined that namespace by path. */
+bool state_joined(const struct service_state *st, const char *kind);
 
 /* True if st stays until rm without a live lock: "exited" or "created" (a
  * "running" one whose lock is free lost its monitor, and with it the container). */

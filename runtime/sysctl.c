@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "cleanup.h"
 
@@ -24,6 +27,22 @@ static int key_path(const char *key, size_t klen, char *path, size_t len)
 		path[sizeof(prefix) - 1 + i] = key[i] == '.' ? '/' : key[i] == '/' ? '.' : key[i];
 	path[sizeof(prefix) - 1 + klen] = '\0';
 	return 0;
+}
+
+/* True if our network namespace is owned by a user namespace other than ours
+ * (ioctl_ns(2) NS_GET_USERNS; EPERM: one above ours): joined by path, its
+ * maker's. */
+static bool net_of_other_owner(void)
+{
+	_cleanup_close_ int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int user = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int owner = net >= 0 ? ioctl(net, NS_GET_USERNS) : -1;
+	struct stat a, b;
+
+	if (net >= 0 && owner < 0 && errno == EPERM)
+		return true; /* an owner above ours, out of our sight */
+	return owner >= 0 && user >= 0 && fstat(owner, &a) == 0 && fstat(user, &b) == 0 &&
+	       (a.st_dev != b.st_dev || a.st_ino != b.st_ino);
 }
 
 /* Is value (a number) above what the file at path holds now? */
@@ -60,6 +79,18 @@ int sysctl_apply(const struct strv *kv, uint64_t ipc_bytes, struct nsrun_error *
 						       "limit for System V IPC under the memory limit", klen,
 						       kv->v[i], value);
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		/* podman adds it to every run of a network of its own (containers.conf's
+		 * default_sysctls), whose namespace it makes: owned by its user namespace,
+		 * above the container's, whose root may not write its keys (net/sysctl_net.c:
+		 * CAP_NET_ADMIN over the owner).  Unprivileged ping then stays as the
+		 * namespace has it (off): said, not an error */
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && strncmp(kv->v[i], "net.ipv4.ping_group_range=", (size_t)klen + 1) == 0 &&
+		    net_of_other_owner()) {
+			fprintf(stderr, "nsrun: warning: linux.sysctl: net.ipv4.ping_group_range: not set: the network "
+				"namespace joined is owned by a user namespace above the container's, whose root may not "
+				"write it (unprivileged ping stays off)\n");
+			continue;
+		}
 		if (fd < 0)
 			return error_set_stage(err, STAGE_CONTAINER, errno, "linux.sysctl: %.*s: open %s%s", klen,
 					       kv->v[i], path, errno == ENOENT ? " (no such key in the container's "

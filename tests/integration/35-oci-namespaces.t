@@ -319,6 +319,55 @@ bundle_with '["/nsrun-probe", "setsid-sleep", "300"]' "" "$(pidjoin user)"
 oci run --bundle "$T/bundle" pj4
 assert_match "  ... a payload that leaves a process there (setsid, double fork)" '^setsid-sleep: ok grandchild' "$OUT"
 assert_eq "  ... which is killed at the end: only the pod's sleep is left" 1 "$(pod_procs)"
+# exec (podman exec in a pod sharing pid) into a container that joined the pod's pid
+# and user namespaces: the command is one of the pod's processes, in the
+# container's user namespace; delete then kills the container's processes (its
+# payload, what exec left running) and only those: the pod's sleep stays
+# gone PID: no such process, or a zombie nobody reaped yet, within 10 s (a
+# SIGKILLed process may take a moment to die on a loaded machine)
+gone() {
+	local end=$((SECONDS + 10))
+	until [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+bundle_with '["/nsrun-probe", "sleep", "300"]' "" "$(pidjoin user)"
+oci create --bundle "$T/bundle" pj8 </dev/null
+oci start pj8
+check "  ... nsrun's own state records the joined pid and user namespaces" \
+	grep -q '"joined": *"pid,user"' "$ROOT/pj8/state.json"
+oci state pj8
+assert_match "  ... state: running, its init's pid" '"status": *"running",.*"pid": *[1-9]' "$(tr -d '\n' <<<"$OUT")"
+oci exec pj8 /nsrun-probe pids
+assert_match "exec in a container that joined the pod's pid namespace: the command sees the pod's pid 1 (its sleep)" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:sleep ' "$OUT"
+oci exec --detach --pid-file "$T/pj8.exec" pj8 /nsrun-probe sleep 300
+EPID=$(cat "$T/pj8.exec" 2>/dev/null)
+if [ -n "$EPID" ]; then at_exit "kill -KILL $EPID"; fi
+assert_eq "  ... exec --detach: the command is in the pod's pid namespace" "$PODPIDNS" \
+	"$(readlink "/proc/$EPID/ns/pid" 2>&1)"
+PJ8=
+for p in /proc/[0-9]*; do
+	[ "$p" != "/proc/$EPID" ] && [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$PODPIDNS" ] &&
+		[ "$(cat "$p/comm" 2>/dev/null)" = nsrun-probe ] && PJ8=${p#/proc/}
+done
+assert_eq "  ... in the user namespace of the container's payload" "$(readlink "/proc/$PJ8/ns/user" 2>&1)" \
+	"$(readlink "/proc/$EPID/ns/user" 2>&1)"
+check "  ... control: the container's processes are in the pod before delete" test "$(pod_procs)" -gt 1
+oci delete --force pj8
+assert_eq "  ... delete --force: exit 0" 0 "$RC"
+check "  ... kills the command exec left there" gone "$EPID"
+check "  ... and the payload" gone "$PJ8"
+assert_eq "  ... and leaves the pod's sleep alone: only it is left in the pod" "1 alive" \
+	"$(pod_procs) $(kill -0 "$SLEEPER" && echo alive)"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "" "c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
+oci create --bundle "$T/bundle" pj9 </dev/null
+oci start pj9
+oci exec pj9 /nsrun-probe pids
+assert_match "control: exec in a container of its own pid namespace sees its init as pid 1" \
+	'^pids: ok self=[0-9]+ 1:nsrun ' "$OUT"
+oci delete --force pj9
 bundle_with '["/nsrun-probe", "exit", "0"]' "" "$(pidjoin user); c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': $(id -u), 'size': 1}]"
 oci run --bundle "$T/bundle" pj5
 assert_match "a user path with uidMappings: refused by name, with the reason" \
@@ -377,4 +426,19 @@ assert_eq "  ... in the pod's ipc namespace, not the host's (ipcs -m here: no su
 pod run --rm --pod nsrun-pod localhost/nsrun-probe hostname
 assert_eq "  ... and has the pod's hostname" "hostname: ok nsrun-pod" "$OUT"
 # (the control, a container of an ipc namespace of its own, is i4's above)
+pod run --rm --pod nsrun-pod localhost/nsrun-probe pids
+assert_match "  ... control: a pod that does not share pid: the container's own pid namespace" \
+	'^pids: ok self=2 1:nsrun 2:nsrun-probe$' "$OUT"
+# podman pod create --share pid: its infra container and each container get a
+# network namespace podman makes (and its ping_group_range sysctl, which the
+# container's root may not write there: a warning); the container joins the
+# infra's pid namespace and sees its processes.  Rootless, podman's network needs
+# slirp4netns or pasta, which the suite does not: --network none
+pidnet=()
+[ "$(id -u)" = 0 ] || pidnet=(--network none)
+pod pod create --name nsrun-pidpod --share pid "${pidnet[@]}" --infra-image localhost/nsrun-probe
+[ "$RC" = 0 ] || setup_failed "podman pod create --share pid: $ERR"
+pod run --rm --pod nsrun-pidpod "${pidnet[@]}" localhost/nsrun-probe pids
+assert_match "podman ($who) pod create --share pid, run --pod: the container sees the infra's init and payload" \
+	'^pids: ok self=([3-9]|[1-9][0-9]+) 1:nsrun 2:nsrun-probe ' "$OUT"
 done_testing
