@@ -359,6 +359,10 @@ oci delete --force pj8
 assert_eq "  ... delete --force: exit 0" 0 "$RC"
 check "  ... kills the command exec left there" gone "$EPID"
 check "  ... and the payload" gone "$PJ8"
+# (the container's other processes in the pod, its init among them, are SIGKILLed by
+# delete and may take a moment to die on a loaded machine: within 10 s, as gone)
+end=$((SECONDS + 10))
+until [ "$(pod_procs)" = 1 ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 assert_eq "  ... and leaves the pod's sleep alone: only it is left in the pod" "1 alive" \
 	"$(pod_procs) $(kill -0 "$SLEEPER" && echo alive)"
 bundle_with '["/nsrun-probe", "sleep", "300"]' "" "c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)"
