@@ -629,6 +629,24 @@ image_import_setup() {
 	unset XDG_DATA_HOME SOURCE_DATE_EPOCH NSRUN_IMAGES
 	mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 }
+# mk ARG... — (after image_import_setup) MK writes an image; its failure is a not ok
+mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
+# runs NAME — (after image_import_setup) the imported NAME's /bin/hello runs under
+# nsrun from STORE (the control)
+runs() {
+	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
+	[ "$RC" = 0 ]
+}
+
+# mkimg NAME JSON — a store image in $S/NAME around the static probe at /bin/hello
+# (its image.json: JSON), readable by all
+mkimg() {
+	local r=$S/$1/rootfs
+	mkdir -p "$r/bin" "$r/work" "$r/tmp" "$r/proc" "$r/dev" "$r/sys" "$r/etc"
+	cp "$PROBE" "$r/bin/hello"
+	printf '%s' "$2" >"$S/$1/image.json"
+	chmod -R a+rX,go-w "$S/$1"
+}
 
 # serve_layout LAYOUT [STALL] — the image import suites' test registry
 # (security/image/registry.py) serving the OCI layout LAYOUT on a free port, RPORT,

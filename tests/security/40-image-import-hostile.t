@@ -31,12 +31,6 @@ vartmp_mine() { find /var/tmp -maxdepth 1 -mindepth 1 -user "$(id -u)" -newer "$
 touch "$T/start"
 BEFORE=$(victim_state)
 
-mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
-# imported NAME — the image's /bin/hello runs under nsrun (the control)
-runs() {
-	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
-	[ "$RC" = 0 ]
-}
 no_leftovers() { ! compgen -G "$STORE/.$1.tmp.*" >/dev/null; }
 
 # ---------------------------------------------------------------- 1: archives

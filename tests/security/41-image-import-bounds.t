@@ -14,11 +14,6 @@
 
 image_import_setup gzip
 
-mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
-runs() {
-	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
-	[ "$RC" = 0 ]
-}
 # nothing of NAME: no image, no temp dir, no sandbox process left
 nothing_left() {
 	[ ! -e "$STORE/$1" ] && ! compgen -G "$STORE/.$1.tmp.*" >/dev/null &&

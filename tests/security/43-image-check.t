@@ -20,15 +20,8 @@ printf 'from the file\n' >"$T/prog.txt"
 chmod 644 "$T/prog.txt"
 GOOD='{"interpreter": ["/bin/hello", "read"], "env": ["PATH=/bin", "GOOD=1"], "workdir": "/work"}'
 
-# mkimg NAME JSON: a store image around the static probe at /bin/hello ("read
+# mkimg (tests/lib.sh): a store image around the static probe at /bin/hello ("read
 # FILE" prints FILE: the interpreter of FILE mode)
-mkimg() {
-	local r=$S/$1/rootfs
-	mkdir -p "$r/bin" "$r/work" "$r/tmp" "$r/proc" "$r/dev" "$r/sys" "$r/etc"
-	cp "$PROBE" "$r/bin/hello"
-	printf '%s' "$2" >"$S/$1/image.json"
-	chmod -R a+rX,go-w "$S/$1"
-}
 first_line() { head -n 1 <<<"$1"; }
 
 # refused NAME REGEX DESC: the checker and a FILE-mode run both exit 125 with the

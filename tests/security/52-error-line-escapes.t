@@ -21,14 +21,7 @@ require_probe
 plan 8
 
 S=$TESTTMP/store
-# mkimg NAME JSON: a store image around the static probe
-mkimg() {
-	local r=$S/$1/rootfs
-	mkdir -p "$r/bin" "$r/work" "$r/tmp" "$r/proc" "$r/dev" "$r/sys" "$r/etc"
-	cp "$PROBE" "$r/bin/hello"
-	printf '%s' "$2" >"$S/$1/image.json"
-	chmod -R a+rX,go-w "$S/$1"
-}
+# mkimg (tests/lib.sh) makes its images there
 mkimg evil '{"env": ["PATH=/bin"], "workdir": "/work", "user": "\u001b[32mGREEN\nnsrun: forged user",
   "entrypoint": ["/bin/\u001b]0;PWNED\u0007x\u001b[31mRED\u009b32m\nnsrun: forged"]}'
 mkimg plain '{"env": ["PATH=/bin"], "workdir": "/work", "entrypoint": ["/bin/nothere"]}'

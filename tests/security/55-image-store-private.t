@@ -17,11 +17,6 @@
 
 image_import_setup unshare
 
-mk() { python3 "$MK" "$@" >"$T/mk.err" 2>&1 || not_ok "mkimage.py $*" "$(cat "$T/mk.err")"; }
-runs() {
-	NSRUN_IMAGES=$STORE run_nsrun --image "$1" -- /bin/hello ids
-	[ "$RC" = 0 ]
-}
 nothing_left() {  # NAME — no temporary directory, no sandbox process
 	! compgen -G "$STORE/.$1.tmp.*" >/dev/null && ! pgrep -f "\.$1\.tmp\." >/dev/null
 }
