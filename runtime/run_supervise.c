@@ -152,6 +152,23 @@ static int drain(const struct nsrun_config *cfg, struct nsrun_run *run, struct c
 	return 0;
 }
 
+/* Whether the container is ending: its init (our child) has exited, or its
+ * message of the payload's end waits on the sync socket.  A sample of --memory
+ * that fails then (the container's /proc and root are unmounted with its mount
+ * namespace when init exits) is not a limit that cannot be kept.  waitid(2)
+ * with WNOWAIT leaves the child to be reaped where it always is. */
+static bool container_ending(const struct nsrun_run *run)
+{
+	siginfo_t si;
+	struct pollfd p = { .fd = run->sync_fd, .events = POLLIN };
+
+	memset(&si, 0, sizeof(si));
+	if (run->child > 0 && waitid(P_PID, (id_t)run->child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == run->child)
+		return true;
+	return run->sync_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 /* P9: wait for the end, forwarding signals, enforcing the deadline, reading the
  * captured output as it comes.  Once the outcome is decided the container is
  * killed (if it is not gone already), so every writer of the pipes dies with its
@@ -233,6 +250,14 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 		}
 		if (run->mw.next_us && !decided) {
 			int r = memwatch_poll(&run->mw, monotonic_us(), err);
+			if (r < 0 && container_ending(run)) {
+				/* the container's mounts went with its init: nothing is left to measure,
+				 * and its end is read from the sync socket below */
+				run->mw.next_us = 0;
+				memset(err, 0, sizeof(*err));
+				err->stage = STAGE_SUPERVISE;
+				continue;
+			}
 			if (r < 0)
 				return -1; /* the limit cannot be kept: the run ends as nsrun's error */
 			if (r > 0) {
