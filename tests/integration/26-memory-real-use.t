@@ -144,7 +144,8 @@ fi
 # init's, not by reading /proc/PID/stat of every process of the host (issue 20, the
 # cold path): 150 processes started before the run (pids below init's) are not read.
 # Control: they are there, so reading every process would read them all.
-if [ "$HOW" = supervisor ] && command -v strace >/dev/null; then
+if [ "$HOW" = supervisor ]; then
+	command -v strace >/dev/null || not_ok "strace is installed (make deps)"
 	sleepers=()
 	for _ in $(seq 150); do sleep 120 & sleepers+=($!); done
 	strace -f -qq -e trace=openat -o "$TESTTMP/measure.strace" \
@@ -173,7 +174,6 @@ fi
 # was the one held, and no sample followed it (a sample opens the container's /dev/shm
 # with openat2, as the first run's trace shows).
 if [ "$HOW" = supervisor ]; then
-	command -v strace >/dev/null || not_ok "strace is installed (make deps)"
 	trace() { # trace FILE [INJECTION]: a run of sleep 0.2 under --memory, the supervisor traced
 		strace -qq -e trace=openat2 ${2:+-e inject=openat2:$2} -o "$TESTTMP/$1" \
 			"$NSRUN" --memory 256m --image python -- sleep 0.2 >/dev/null 2>"$TESTTMP/$1.err"
