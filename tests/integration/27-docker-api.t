@@ -1,6 +1,6 @@
 #!/bin/bash
 # nsrun api: the Docker Engine API on a unix socket, driven by the real docker-py
-# (Debian's python3-docker): the issue's harness verbatim, escape probes with their
+# (Debian's python3-docker): the issue's harness verbatim, escape probes of examples/test_isolation.py (the fork bomb through pids_limit too) with their
 # controls, every refusal in Docker's error shape, garbage and a client leaving
 # mid-stream, the state shared with nsrun ps/-d, and nothing left behind.
 . "$(dirname "$0")/../lib.sh"
@@ -83,7 +83,7 @@ fi
 for _ in $(seq 50); do ss -Hltn "sport = :$LISTEN_PORT" | grep -q . && break; sleep 0.1; done
 batch=(harness "import sys; sys.argv[1:]=['127.0.0.1:$LISTEN_PORT','192.0.2.1:80']"$'\n'"$NETPROBE"
 	::: harness "$WRITEPROBE" ::: harness "$HOSTPROBE" ::: run_as 1234:1234 'import os; print("ids", os.getuid(), os.getgid())'
-	::: bind_read "$TESTTMP/vol" ::: refuse bind /etc ::: refuse bind "$THEIRS" ::: refuse seccomp-path /etc/passwd)
+	::: fork 16 500 ::: fork 64 20 ::: bind_read "$TESTTMP/vol" ::: refuse bind /etc ::: refuse bind "$THEIRS" ::: refuse seccomp-path /etc/passwd)
 for kind in privileged devices pid-host ipc-host net-host cap-add seccomp-unconfined; do
 	batch+=(::: refuse "$kind")
 done
@@ -110,6 +110,11 @@ has_line "memory under mem_limit: allocated (control)" 'mem32 32'
 # refused (MemoryError), or the container killed before it could say so
 check "memory past mem_limit (256m): not allocated" test -z "$(grep -x 'mem512 allocated' <<<"$PROBES")"
 has_line "  ... (refused, or the container killed first)" '(mem512 MemoryError|exit=137)'
+# examples/test_isolation.py's fork bomb: 500 forks under pids_limit=16 stop at EAGAIN
+# (11) within the limit (a cgroup's pids.max as root; RLIMIT_NPROC, counted per user
+# namespace, where none is delegated: docs/limits.md); control: 20 under 64 all fork
+has_line "fork bomb under pids_limit=16: EAGAIN at the limit" 'fork 16 500 \[([0-9]|1[0-6]), 11\] exit=0'
+has_line "  control: 20 forks under pids_limit=64 all succeed" 'fork 64 20 \[20, null\] exit=0'
 has_line "uid: User is what the payload runs as (control for the harness' 65534)" 'ids 1234 1234'
 has_line "a bind of the caller's own directory under a root works (control)" 'secret'
 has_line "refused: a bind outside the volume roots" 'refused 403 bind source "/etc" is outside the volume roots.*'

@@ -37,6 +37,45 @@ def harness(code):
     sys.stdout.write(logs.decode())
 
 
+FORK = """
+import json, os, sys, time
+n = 0
+err = None
+try:
+    for _ in range(int(sys.argv[1])):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    err = e.errno
+print(json.dumps([n, err]))
+"""
+
+
+def fork(limit, count):
+    """examples/test_isolation.py's fork bomb through the harness's flags and
+    docker-py's pids_limit: prints "fork LIMIT COUNT [forked, errno]"."""
+    c = client()
+    container = c.containers.run(
+        image="python",
+        command=["python3", "-c", FORK, count],
+        network_mode="none",
+        mem_limit="256m",
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        read_only=True,
+        user="65534:65534",
+        pids_limit=int(limit),
+        detach=True,
+    )
+    result = container.wait()
+    logs = container.logs().decode().strip()
+    container.remove()
+    print("fork %s %s %s exit=%d" % (limit, count, logs, result["StatusCode"]))
+
+
 def run_as(user, code):
     c = client()
     out = c.containers.run("python", ["python3", "-c", code], user=user, remove=False, detach=True)
