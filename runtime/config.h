@@ -112,6 +112,8 @@ struct nsrun_mount {
 	unsigned long propagation;      /* OCI mounts[].options' shared, slave, unbindable, ...:
 					 * MS_* (| MS_REC), set in the container's own mount
 					 * namespace after the bind (mount.h); 0: private */
+	unsigned listed;                /* 1 + its index in an OCI config's mounts, mounted in that
+					 * order (config.md "Mounts"); 0: nsrun's order, parents first */
 };
 
 /* -p [HOST_IP:]HOST_PORT:CONTAINER_PORT[/tcp]: a host port that reaches a container port. */
@@ -126,6 +128,7 @@ struct nsrun_tmpfs {
 	char *destination;              /* absolute, normalised */
 	uint64_t size_bytes;            /* default: --tmpfs-size */
 	unsigned mode;                  /* default 01777 */
+	unsigned listed;                /* as nsrun_mount's */
 };
 
 /* OCI linux.devices[]: a device node of the host, bound at path inside (config-linux.md "Devices"). */

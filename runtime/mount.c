@@ -319,6 +319,33 @@ static int build_dev(int root_fd, const struct mount_op *op, const struct nsrun_
 	return setattr_path(root_fd, "/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 }
 
+/* An OCI config's bind, attached at the mount point target: replaced by a clone of
+ * itself made now, so that its mounts are created after the config's earlier ones.
+ * The tree was cloned by the supervisor before the container's other mounts were
+ * made, and /proc/PID/mountinfo lists a namespace's mounts in the order they were
+ * created (Linux 6.8 and later keep them sorted by their unique id), where
+ * runtime-tools and runc's callers look for config.md's "listed order".  The
+ * clone has the same flags (open_tree(2) OPEN_TREE_CLONE).  Returns 0 or -1 with err. */
+static int reclone_here(int root_fd, const struct mount_op *op, int target, struct nsrun_error *err)
+{
+	/* resolved as open_target resolved the mount point: its top is the bind */
+	bool in_volume = !op->in_image && op->create == CREATE_NONE;
+	_cleanup_close_ int top = in_volume ? open_in_root_nofollow(root_fd, op->target, O_PATH) :
+					      open_in_root(root_fd, op->target, O_PATH);
+	_cleanup_close_ int tree = -1;
+	char path[64];
+
+	if (top < 0)
+		return error_set(err, errno, "bind \"%s\": open it to clone it", op->target);
+	tree = mount_sys_open_tree(top, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return error_set(err, errno, "bind \"%s\": clone it in the container", op->target);
+	fd_path(path, sizeof(path), top);
+	if (umount2(path, MNT_DETACH) < 0)
+		return error_set(err, errno, "bind \"%s\": detach the supervisor's clone", op->target);
+	return attach_tree(tree, false, NULL, target, err, op->target);
+}
+
 /* nsrun's /etc/hosts or /etc/hostname (etc_files.h): written into the staging
  * tmpfs, which only this namespace sees, and bound read-only onto the image's
  * regular file or the one the plan made.  The payload cannot lift the flag: the
@@ -417,6 +444,8 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 			return -1;
 		if (trees->legacy[op->source_index])
 			return setattr_path(root_fd, op->target, mount_attrs_of(op->flags), err);
+		if (cfg->mounts[op->source_index].listed)
+			return reclone_here(root_fd, op, target, err);
 		return 0;
 	default:
 		return 0;

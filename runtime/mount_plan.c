@@ -53,6 +53,22 @@ static const char *target_of(const struct nsrun_config *cfg, size_t i)
 	return i < cfg->n_mounts ? cfg->mounts[i].destination : cfg->tmpfs[i - cfg->n_mounts].destination;
 }
 
+/* The order of entry i among the volumes and tmpfs mounts: an OCI config's in its
+ * listed order (config.md "Mounts": "MUST mount entries in the listed order"), before
+ * any other; the others parents first, so a nested target lies in its parent (a
+ * caller's -v and --tmpfs come in any order). */
+static bool mounts_before(const struct nsrun_config *cfg, size_t a, size_t b)
+{
+	unsigned la = a < cfg->n_mounts ? cfg->mounts[a].listed : cfg->tmpfs[a - cfg->n_mounts].listed;
+	unsigned lb = b < cfg->n_mounts ? cfg->mounts[b].listed : cfg->tmpfs[b - cfg->n_mounts].listed;
+
+	if (la && lb)
+		return la < lb;
+	if (la || lb)
+		return la != 0;
+	return depth(target_of(cfg, a)) < depth(target_of(cfg, b));
+}
+
 /* True if path is dir or below it. */
 static bool is_under(const char *path, const char *dir)
 {
@@ -133,15 +149,15 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 		op->create = CREATE_DIR;
 		snprintf(op->data, sizeof(op->data), "mode=0755,size=65536");
 	}
-	/* volumes, FILE and --tmpfs, parents first (stable), so a nested target lies in
-	 * its parent; order[k] < n_mounts is a volume, the rest are tmpfs */
+	/* volumes, FILE and --tmpfs in mounts_before's order (a stable insertion sort);
+	 * order[k] < n_mounts is a volume, the rest are tmpfs */
 	size_t n_all = cfg->n_mounts + cfg->n_tmpfs;
 	order = calloc(n_all ? n_all : 1, sizeof(*order));
 	if (!order)
 		goto oom;
 	for (size_t i = 0; i < n_all; i++) {
 		size_t j = i;
-		while (j > 0 && depth(target_of(cfg, order[j - 1])) > depth(target_of(cfg, i))) {
+		while (j > 0 && mounts_before(cfg, i, order[j - 1])) {
 			order[j] = order[j - 1];
 			j--;
 		}

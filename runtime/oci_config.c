@@ -411,7 +411,7 @@ static int add_bind(struct walk *w, size_t i, const char *source, char *dest, st
 		return error_set(w->err, ENOMEM, "config.json: mounts");
 	}
 	w->cfg->mounts = m;
-	m[w->cfg->n_mounts++] = (struct nsrun_mount){ .source = host, .destination = dest, .rw = !ro };
+	m[w->cfg->n_mounts++] = (struct nsrun_mount){ .source = host, .destination = dest, .rw = !ro, .listed = (unsigned)i + 1 };
 	/* the last propagation option, as the kernel leaves it after runc applies each */
 	for (size_t j = 0; j < opts->n; j++)
 		if (oci_propagation_flags(opts->v[j]))
@@ -422,7 +422,8 @@ static int add_bind(struct walk *w, size_t i, const char *source, char *dest, st
 /* A tmpfs at dest (not one of nsrun's own) onto cfg->tmpfs, size= and mode= from opts. */
 static int add_tmpfs(struct walk *w, size_t i, char *dest, struct strv *opts)
 {
-	struct nsrun_tmpfs t = { .destination = dest, .size_bytes = w->cfg->limits.tmpfs_bytes, .mode = 01777 };
+	struct nsrun_tmpfs t = { .destination = dest, .size_bytes = w->cfg->limits.tmpfs_bytes, .mode = 01777,
+				  .listed = (unsigned)i + 1 };
 	struct nsrun_tmpfs *n;
 	char path[64];
 

@@ -234,6 +234,25 @@ assert_eq "  ... on the host nothing is mounted below the${shared_src:+ shared} 
 	"$(awk -v s="$src/" 'index($5, s) == 1' /proc/self/mountinfo)"
 oci delete --force b1
 
+# ---- mounts in the listed order (config.md "Mounts": "The runtime MUST mount entries in
+# the listed order"): a bind at /mnt/y/sub listed before a tmpfs at /mnt/y is under it,
+# unseen (nsrun's own order, parents first, put the bind inside the tmpfs); control:
+# listed the other way round, the bind is seen in the tmpfs.  (runtime-tools' mounts
+# reads the order from mountinfo, which since Linux 6.8 lists mounts by creation, and
+# a bind's tree is cloned by the supervisor before the container's tmpfs mounts are
+# made: docs/oci-runtime.md, "Conformance")
+echo listed >"$src/marker"
+chmod a+r "$src/marker"
+order_mounts="c['mounts'] += [m for m in ({'destination': '/mnt/y/sub', 'type': 'bind', 'source': '$src', 'options': ['rbind']},
+    {'destination': '/mnt/y', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['size=1k']})][::int(argv[0])]"
+bundle_with '["/nsrun-probe", "read", "/mnt/y/sub/marker"]' "$order_mounts" 1
+oci run --bundle "$T/bundle" o1
+assert_eq "mounts: a bind listed before a tmpfs over it is under it" "read: denied ENOENT open /mnt/y/sub/marker" "$OUT"
+bundle_with '["/nsrun-probe", "read", "/mnt/y/sub/marker"]' "$order_mounts" -1
+oci run --bundle "$T/bundle" o1
+assert_match "  ... control: listed the other way round, the bind is seen in the tmpfs" '^read: ok /mnt/y/sub/marker .*listed' "$OUT"
+rm -f "$src/marker"
+
 # ---- process.rlimits: set as given (runtime-tools' process_rlimits), but CORE and NOFILE
 rl="c['process']['rlimits'] = [{'type': 'RLIMIT_FSIZE', 'soft': 1000, 'hard': 2000},
     {'type': 'RLIMIT_CPU', 'soft': 60, 'hard': 120}]"
