@@ -17,7 +17,8 @@ const char exec_usage_text[] =
 	"docker exec: CMD's, 128+N for signal N, 126 cannot execute, 127 not found, 125 nsrun's error.\n"
 	"  -e, --env KEY[=VALUE]     set a variable over the service's (KEY alone: nsrun's value)\n"
 	"  -w, --workdir DIR         working directory inside (default: the service's)\n"
-	"  -u, --user UID[:GID]      ids inside (default: the service's payload's)\n"
+	"  -u, --user USER[:GROUP]  ids inside: numbers, or names of the container's /etc/passwd\n"
+	"                            and /etc/group (default: the service's payload's)\n"
 	"  -i, --interactive         pass nsrun's stdin (default: /dev/null, as docker exec)\n"
 	"  -t, --tty                 a terminal (pty) inside, relayed to nsrun's (-it for a shell)\n"
 	"  --debug                   say what was found and joined\n"
@@ -84,11 +85,14 @@ static int parse(int argc, char **argv, struct nsrun_exec_config *x, struct strv
 			break;
 		case 'u': {
 			struct nsrun_config tmp = { 0 };
-			if (config_set_user(&tmp, optarg, err) < 0)
+			if (config_set_user_spec(&tmp, optarg, err) < 0)
 				return -1;
 			x->user_set = true;
 			x->uid = tmp.process.uid;
 			x->gid = tmp.process.gid;
+			/* a name: looked up in the container once it is found (exec_join.c) */
+			x->user_spec = tmp.user_spec ? optarg : NULL;
+			free(tmp.user_spec);
 			break;
 		}
 		case 'i':

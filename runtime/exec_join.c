@@ -28,6 +28,7 @@
 #include "exec_join.h"
 #include "exec_spec.h"
 #include "exec_target.h"
+#include "image_user.h"
 #include "landlock.h"
 #include "ns.h"
 #include "relay.h"
@@ -632,6 +633,32 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "nsrun: warning: %s\n", line);
 }
 
+/* -u: the ids the command runs as, into cfg->process.  A name is looked up in the
+ * container's own /etc/passwd and /etc/group (t's root, the payload's: image_user.h),
+ * as docker exec does.  Ids other than the payload's are mapped in a user namespace
+ * of the command's own (*own_userns), but where every id of the range is mapped
+ * (--userns subids).  Returns 0 or -1 with err. */
+static int exec_user(const struct nsrun_exec_config *x, const struct exec_target *t, struct nsrun_config *cfg,
+		     bool *own_userns, struct nsrun_error *err)
+{
+	uid_t uid = x->uid;
+	gid_t gid = x->gid;
+	size_t n_groups = 0;
+
+	if (!x->user_set)
+		return 0;
+	if (x->user_spec && image_user_lookup(t->root_fd, x->user_spec, &uid, &gid, NULL, 0, &n_groups, err) < 0) {
+		error_prefix(err, "--user");
+		return -1;
+	}
+	if (uid == cfg->process.uid && gid == cfg->process.gid)
+		return 0;
+	*own_userns = !t->multi_id;
+	cfg->process.uid = uid;
+	cfg->process.gid = gid;
+	return 0;
+}
+
 int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 {
 	struct nsrun_config cfg;
@@ -651,12 +678,6 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 		goto out;
 	/* OCI exec --preserve-fds: fds 3 to 3+N-1 reach the command (exec.c leaves them open) */
 	cfg.preserve_fds = x->oci ? x->preserve_fds : 0;
-	/* -u other than the payload's ids: mapped in a user namespace of the command's own */
-	if (x->user_set && (x->uid != cfg.process.uid || x->gid != cfg.process.gid)) {
-		own_userns = true;
-		cfg.process.uid = x->uid;
-		cfg.process.gid = x->gid;
-	}
 	/* compiled before anything is joined: a profile that fails, fails here */
 	if (seccomp_prepare(cfg.security.seccomp, profiles_dir,
 			    (cfg.security.strict ? NSRUN_SECCOMP_STRICT : 0) |
@@ -668,10 +689,9 @@ int exec_in_service(const struct nsrun_exec_config *x, struct nsrun_error *err)
 		landlock = landlock_abi();
 	err->stage = STAGE_PREPARE;
 	t.multi_id = cfg.userns == NSRUN_USERNS_SUBIDS;
-	/* every id of the range is mapped: no namespace of its own for another -u */
-	if (t.multi_id)
-		own_userns = false;
 	if (exec_target_open(&t, dir_fd, monitor, err) < 0)
+		goto out;
+	if (exec_user(x, &t, &cfg, &own_userns, err) < 0)
 		goto out;
 	if (x->debug) {
 		fprintf(stderr, "nsrun: debug: exec: monitor %d, init %d, payload %d\n", (int)t.monitor, (int)t.init,

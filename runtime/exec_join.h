@@ -45,6 +45,9 @@ struct nsrun_exec_config {
 	bool user_set;                  /* -u: uid/gid below, else the service's */
 	uid_t uid;
 	gid_t gid;
+	const char *user_spec;          /* -u with a name (USER[:GROUP], image_user.h): looked up in
+					 * the container's /etc/passwd and /etc/group into uid/gid
+					 * once it is found; NULL: uid/gid as given */
 	bool interactive;               /* -i: the caller's stdin is relayed; else /dev/null */
 	bool tty;                       /* -t: a pty of the container's devpts for stdio, relayed to
 					 * ours (raw while it runs, as a run's -t: docs/terminals.md) */

@@ -199,6 +199,14 @@ if [ -x "$DOCKER" ]; then
 	assert_match "docker run -d -p 127.0.0.1::8000: the id" '^[0-9a-f]{64}$' "$OUT"
 	dk exec "web-$$" sh -c 'read -r h </proc/sys/kernel/hostname; echo "in-$h"; exit 5'
 	assert_eq "docker exec: the output and the exit code" "5 in-nsrun" "$RC $OUT"
+	# -u by name, from the container's /etc/passwd (Debian's daemon: 1:1), as docker exec
+	dk exec -u daemon "web-$$" python3 -c 'import os; print(os.getuid(), os.getgid())'
+	assert_eq "docker exec -u NAME: the ids of the container's /etc/passwd" "0 1 1" "$RC $OUT"
+	dk exec -u 1:1 "web-$$" python3 -c 'import os; print(os.getuid(), os.getgid())'
+	assert_eq "  control: the same ids by number" "0 1 1" "$RC $OUT"
+	dk exec -u nosuchuser "web-$$" true
+	assert_match "  ... a name it lacks: Docker's words" "unable to find user nosuchuser: no matching entries in passwd file" "$ERR$OUT"
+	assert_ne "  ... and a failure" 0 "$RC"
 	dk port "web-$$"
 	WEB_PORT=${OUT##*:}
 	assert_match "docker port: a loopback port" '^8000/tcp -> 127.0.0.1:[0-9]+$' "$OUT"
