@@ -204,3 +204,14 @@ void error_print(const struct nsrun_error *err, FILE *out)
 		fprintf(out, "nsrun: hint: %s\n", error_one_line(hint_line));
 	}
 }
+
+void error_warn(FILE *out, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(out, "nsrun: warning: %s\n", error_one_line(line));
+}

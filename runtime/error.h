@@ -67,6 +67,12 @@ const char *error_hint(const struct nsrun_error *err);
  * the caller's terminal; other UTF-8 text is kept.  Returns s. */
 char *error_one_line(char *s);
 
+/* Prints "nsrun: warning: <fmt...>" on out, made one line of printable text by
+ * error_one_line: a warning may carry a caller's config or an image's strings
+ * (a path, an option, a name), which must not drive the terminal or forge a line.
+ * At most 1 KiB of text. */
+void error_warn(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Prints "nsrun: <error_format>" and, when there is one, "nsrun: hint: <hint>",
  * both through error_one_line whatever set them. */
 void error_print(const struct nsrun_error *err, FILE *out);

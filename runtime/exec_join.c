@@ -630,7 +630,7 @@ static int load_service(const struct nsrun_exec_config *x, int *dir_fd, struct n
 static void warn_line(void *ctx, const char *line)
 {
 	(void)ctx;
-	fprintf(stderr, "nsrun: warning: %s\n", line);
+	error_warn(stderr, "%s", line);
 }
 
 /* -u: the ids the command runs as, into cfg->process.  A name is looked up in the

@@ -241,9 +241,8 @@ static int write_checked_json(struct fetch *f, const char *self, yajl_val cfg, c
 			if (check_image(f, self, true, err) == 0)
 				return 0;
 		}
-	fprintf(stderr,
-		"nsrun: warning: no interpreter (python3 node ruby sh) on the image's PATH: FILE mode needs "
-		"--interpreter; -- CMD works\n");
+	error_warn(stderr, "no interpreter (python3 node ruby sh) on the image's PATH: FILE mode needs "
+		   "--interpreter; -- CMD works");
 	return fetch_write_image_json(f->o, f->tmp, cfg, &none, digest, manifest, err);
 }
 

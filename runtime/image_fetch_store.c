@@ -76,7 +76,7 @@ void fetch_remove_stale(const struct fetch *f, const char *store)
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			fetch_info(f, "removing stale %s", path);
 			if (fetch_remove_tree(path) < 0)
-				fprintf(stderr, "nsrun: warning: cannot remove stale %s (permission denied?)\n", path);
+				error_warn(stderr, "cannot remove stale %s (permission denied?)", path);
 		}
 		close(fd);
 	}
@@ -148,7 +148,7 @@ int fetch_land(struct fetch *f, const char *store, struct nsrun_error *err)
 			fetch_info(f, "the old image is still in use by a run: kept in %s until a later pull or rm of \"%s\"", old,
 			     f->o->name);
 		else if (fetch_remove_tree(old) < 0)
-			fprintf(stderr, "nsrun: warning: cannot delete the old image in %s (permission denied?)\n", old);
+			error_warn(stderr, "cannot delete the old image in %s (permission denied?)", old);
 	}
 	return 0;
 }

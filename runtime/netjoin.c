@@ -382,8 +382,8 @@ static int open_paths(const struct nsrun_config *cfg, struct net_join *j, struct
 			at = k;
 			goto fail;
 		}
-		fprintf(stderr, "nsrun: warning: %s namespace %s is nsrun's own: the container shares the host's %s "
-			"(--strict refuses it)\n", join_kinds[k].oci, paths[k], join_kinds[k].shares);
+		error_warn(stderr, "%s namespace %s is nsrun's own: the container shares the host's %s "
+			"(--strict refuses it)", join_kinds[k].oci, paths[k], join_kinds[k].shares);
 	}
 	return 0;
 fail:

@@ -133,10 +133,15 @@ int __attribute__((format(printf, 2, 3))) oci_failf(const struct oci_globals *g,
  * pipes), else to stderr. */
 void oci_warn(const struct oci_globals *g, const char *msg)
 {
+	char line[1024];
+
+	/* a config's strings (paths, options) may be in it: one printable line (error.h) */
+	snprintf(line, sizeof(line), "%s", msg);
+	error_one_line(line);
 	if (g->log)
-		log_line(g, "warning", msg);
+		log_line(g, "warning", line);
 	else
-		fprintf(stderr, "nsrun: warning: %s\n", msg);
+		error_warn(stderr, "%s", line);
 }
 
 static void warn_all(const struct oci_globals *g, const struct strv *w)

@@ -366,14 +366,14 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 		if (p->cfg.security.strict)
 			return error_set(err, 0, "pool: --strict: a request runs without Landlock (the file system "
 					 "stays read-only by its mounts; docs/pool.md)");
-		fprintf(stderr, "nsrun: warning: pool: a request runs without Landlock, which a run would have here "
-			"(the file system stays read-only by its mounts; docs/pool.md)\n");
+		error_warn(stderr, "pool: a request runs without Landlock, which a run would have here "
+			"(the file system stays read-only by its mounts; docs/pool.md)");
 	}
 	/* nothing caps the sum of the requests' memory: said, not silent */
 	uint64_t avail = mem_available(), m = p->cfg.limits.memory_bytes;
 	if (avail && m && (m > UINT64_MAX / p->size || m * p->size > avail))
-		fprintf(stderr, "nsrun: warning: pool: --size %u x --memory %llu MiB is more than the host's "
-			"MemAvailable (%llu MiB): requests at once may run it out of memory (docs/pool.md)\n",
+		error_warn(stderr, "pool: --size %u x --memory %llu MiB is more than the host's "
+			"MemAvailable (%llu MiB): requests at once may run it out of memory (docs/pool.md)",
 			p->size, (unsigned long long)(m >> 20), (unsigned long long)(avail >> 20));
 	return 0;
 nomem:

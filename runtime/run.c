@@ -218,9 +218,9 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			*err = idmap_err;
 			return -1;
 		}
-		fprintf(stderr, "nsrun: warning: root.readonly false: the file system of \"%s\" cannot be idmapped "
+		error_warn(stderr, "root.readonly false: the file system of \"%s\" cannot be idmapped "
 			"(which makes its owner the container's root): the container's writes go to a tmpfs layer "
-			"over it and end with the container\n", cfg->rootfs);
+			"over it and end with the container", cfg->rootfs);
 		unmapped = SYNC_ROOT_LAYERED;
 	}
 	/* the trees were copied into the child with its fd table: ours can go */

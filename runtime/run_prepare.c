@@ -21,7 +21,7 @@
 static void warn_line(void *ctx, const char *line)
 {
 	(void)ctx;
-	fprintf(stderr, "nsrun: warning: %s\n", line);
+	error_warn(stderr, "%s", line);
 }
 
 static void warn_none(void *ctx, const char *line)
@@ -101,8 +101,8 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		if (cfg->security.strict)
 			return error_set(err, 0, "linux.cgroupsPath \"%s\" cannot be the container's cgroup "
 					 "(--strict): %s", cfg->cgroups_path, run->cg.path_why);
-		fprintf(stderr, "nsrun: warning: linux.cgroupsPath \"%s\" is not the container's cgroup: %s; it is "
-			"%s\n", cfg->cgroups_path, run->cg.path_why, run->cg.path ? run->cg.path :
+		error_warn(stderr, "linux.cgroupsPath \"%s\" is not the container's cgroup: %s; it is "
+			"%s", cfg->cgroups_path, run->cg.path_why, run->cg.path ? run->cg.path :
 			"none (its limits are rlimits)");
 	}
 	run->rlimits = *l;
@@ -124,7 +124,7 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 					 why_no_controller(&run->cg, which));
 	}
 	if (l->cpus_milli && !run->cg.cpu && !cfg->isolation_retry)
-		fprintf(stderr, "nsrun: warning: --cpus is not enforced: %s\n", why_no_controller(&run->cg, "cpu"));
+		error_warn(stderr, "--cpus is not enforced: %s", why_no_controller(&run->cg, "cpu"));
 	/* per-user kernel counters (inotify, fanotify, namespaces): the container's own
 	 * limits, which no option asks for; where /proc/sys is read-only (nested in
 	 * another sandbox) they stay the caller's own, as before, and --json says
@@ -144,8 +144,8 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 			return error_set(err, 0, "linux.namespaces: ipc path %s: the memory limit would not bound its "
 					 "System V segments and queues (its maker's limits apply; --strict refuses it)",
 					 cfg->ns_path[NSRUN_JOIN_IPC]);
-		fprintf(stderr, "nsrun: warning: linux.namespaces: ipc path %s: the memory limit does not bound its "
-			"System V segments and queues (its maker's limits apply)\n", cfg->ns_path[NSRUN_JOIN_IPC]);
+		error_warn(stderr, "linux.namespaces: ipc path %s: the memory limit does not bound its "
+			"System V segments and queues (its maker's limits apply)", cfg->ns_path[NSRUN_JOIN_IPC]);
 		run->ucounts.ipc_bytes = 0;
 	}
 	if (cfg->debug && !run->ucounts.settable)

@@ -86,9 +86,9 @@ int sysctl_apply(const struct strv *kv, uint64_t ipc_bytes, struct nsrun_error *
 		 * namespace has it (off): said, not an error */
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && strncmp(kv->v[i], "net.ipv4.ping_group_range=", (size_t)klen + 1) == 0 &&
 		    net_of_other_owner()) {
-			fprintf(stderr, "nsrun: warning: linux.sysctl: net.ipv4.ping_group_range: not set: the network "
+			error_warn(stderr, "linux.sysctl: net.ipv4.ping_group_range: not set: the network "
 				"namespace joined is owned by a user namespace above the container's, whose root may not "
-				"write it (unprivileged ping stays off)\n");
+				"write it (unprivileged ping stays off)");
 			continue;
 		}
 		if (fd < 0)

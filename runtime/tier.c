@@ -56,7 +56,7 @@ void tier_warn(const struct nsrun_config *cfg, FILE *out)
 {
 	if (cfg->isolation != NSRUN_ISOLATION_REDUCED && cfg->isolation != NSRUN_ISOLATION_MINIMAL)
 		return;
-	fprintf(out, "nsrun: warning: isolation %s%s%s%s: %s (--strict refuses it)\n", tier_name(cfg->isolation),
+	error_warn(out, "isolation %s%s%s%s: %s (--strict refuses it)", tier_name(cfg->isolation),
 		cfg->isolation_why ? " (" : "", cfg->isolation_why ? cfg->isolation_why : "",
 		cfg->isolation_why ? ")" : "", tier_lacks(cfg->isolation, geteuid() == 0));
 }
