@@ -166,7 +166,9 @@ int relay_add_pty_output(struct stdio_relay *r, int src, struct nsrun_error *err
 	s->dst_socket = S_ISSOCK(st.st_mode);
 	s->dst_regular = S_ISREG(st.st_mode);
 	if (s->dst_regular && r->log_on) {
+		/* a -t service's log: bounded as a pipe's is (setup_out) */
 		s->log = &r->log;
+		s->limited = true;
 		s->log_stream = 1;
 	}
 	if (!s->buf && stream_buf(s, err) < 0)

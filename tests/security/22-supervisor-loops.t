@@ -42,8 +42,8 @@ assert_match "  ... saying so" 'timed out after 2s' "$ERR"
 export XDG_RUNTIME_DIR="$TESTTMP/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 LOUD='i=0; while [ $i -lt 20000 ]; do echo "line $i of the service log, padded to be longer"; i=$((i+1)); done; echo last-line; sleep 60'
-svc_log() { # svc_log NAME LIMIT — starts a loud service, waits for its last line, sets LOG
-	run_nsrun -d --name "$1" --output-limit "$2" --image python -- sh -c "$LOUD"
+svc_log() { # svc_log NAME LIMIT [OPTION...] — starts a loud service, waits for its last line, sets LOG
+	run_nsrun -d --name "$1" --output-limit "$2" "${@:3}" --image python -- sh -c "$LOUD"
 	local i
 	for ((i = 0; i < 100; i++)); do grep -q last-line "$XDG_RUNTIME_DIR/nsrun/$1/log" 2>/dev/null && break; sleep 0.1; done
 	LOG="$XDG_RUNTIME_DIR/nsrun/$1/log"
@@ -56,6 +56,13 @@ assert_match "  ... it says what was dropped" '^nsrun: the log reached --output-
 assert_eq "  ... and keeps the newest output" last-line "$(tail -n 1 "$LOG")"
 assert_eq "  ... nsrun logs shows it" last-line "$("$NSRUN" logs "lb$$" | tail -n 1)"
 "$NSRUN" stop -t 0 "lb$$" >/dev/null 2>&1; "$NSRUN" rm -f "lb$$" >/dev/null 2>&1
+# the same through a pty (-t), whose output took another way into the log, unbounded
+svc_log "lt$$" 64k -t
+assert_eq "-d -t --output-limit 64k: started" 0 "$RC"
+size=$(stat -c %s "$LOG")
+if [ "$size" -le $((65536 + 200)) ]; then ok "  ... its log (a pty's) stays within the limit ($size bytes)"; else not_ok "  ... its log (a pty's) stays within the limit" "$size bytes"; fi
+assert_eq "  ... and keeps the newest output" last-line "$(tail -n 1 "$LOG" | tr -d '\r')"
+"$NSRUN" stop -t 0 "lt$$" >/dev/null 2>&1; "$NSRUN" rm -f "lt$$" >/dev/null 2>&1
 svc_log "lc$$" 2m
 assert_eq "control: with room for it (--output-limit 2m) the whole log is kept" "line 0 of the service log, padded to be longer" "$(head -n 1 "$LOG")"
 if [ "$(stat -c %s "$LOG")" -gt 900000 ]; then ok "  ... (the service wrote about 1 MB)"; else not_ok "  ... (the service wrote about 1 MB)" "$(stat -c %s "$LOG")"; fi
