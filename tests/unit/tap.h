@@ -2,9 +2,11 @@
 #ifndef NSRUN_TAP_H
 #define NSRUN_TAP_H
 
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct tap {
 	int n;
@@ -33,6 +35,20 @@ static inline void tap_int(struct tap *t, const char *desc, long long want, long
 	tap_ok(t, want == got, desc);
 	if (want != got)
 		printf("#   want: %lld\n#   got:  %lld\n", want, got);
+}
+
+static inline int tap_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Removes the tree at path (a test's scratch directory), depth first and never
+ * following a symlink (nftw(3) FTW_PHYS).  Returns 0 or -1 with errno. */
+static inline int tap_remove_tree(const char *path)
+{
+	return nftw(path, tap_remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Prints the plan and returns the exit status for main. */

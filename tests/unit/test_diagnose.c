@@ -176,8 +176,7 @@ int main(void)
 	diag_refine(&e, root);
 	tap_str(&t, "other errors stay as they are", "mount proc on \"/proc\"", e.msg);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (strncmp(root, "/tmp/nsrun-test-diag.", 21) == 0 && system(cmd) != 0)
+	if (strncmp(root, "/tmp/nsrun-test-diag.", 21) == 0 && tap_remove_tree(root) < 0)
 		return 2;
 	return tap_done(&t);
 }

@@ -123,9 +123,7 @@ int main(void)
 
 	close(log);
 	close(w.fd);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (tap_remove_tree(dir) < 0)
 		return 1;
 	return tap_done(&t);
 }
