@@ -310,7 +310,8 @@ static int monitor_main(struct nsrun_config *cfg, int dir_fd, int ready_fd, stru
 	state_write(dir_fd, st);
 	publish_init(&pub);
 	/* the run closes its copy: ours stays for the error */
-	nsrun_run_service(cfg, &result, NULL, &pub, run_ready, -1, -1);
+	nsrun_run_service(cfg, &result, NULL,
+			  &(struct nsrun_service_io){ .pub = &pub, .ready_fd = run_ready, .stop_fd = -1, .log_index_fd = -1 });
 	if (result.status == NSRUN_STATUS_ERROR && result.before_payload) {
 		/* create is still waiting: the error is said once, by it */
 		if (write(ready_fd, &result.error, sizeof(result.error)) < 0) {

@@ -333,11 +333,12 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 	struct publish_state pub;
 
 	publish_init(&pub);
-	return nsrun_run_service(cfg, result, timing, &pub, -1, -1, -1);
+	return nsrun_run_service(cfg, result, timing,
+				 &(struct nsrun_service_io){ .pub = &pub, .ready_fd = -1, .stop_fd = -1, .log_index_fd = -1 });
 }
 
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd, int stop_fd, int log_index_fd)
+		      const struct nsrun_service_io *io)
 {
 	_Static_assert(NSRUN_JOIN__COUNT == 4, "one -1 a joined kind in .join.ns_fd below");
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
@@ -350,10 +351,10 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 
 	memset(result, 0, sizeof(*result));
 	run.timing = timing;
-	run.pub = pub;
-	run.ready_fd = ready_fd;
-	run.stop_fd = stop_fd;
-	run.log_index_fd = log_index_fd;
+	run.pub = io->pub;
+	run.ready_fd = io->ready_fd;
+	run.stop_fd = io->stop_fd;
+	run.log_index_fd = io->log_index_fd;
 	run.console_socket = cfg->console_socket;
 	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;
@@ -375,9 +376,9 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run_collect(&run, result);
 	run_collect_cgroup(cfg, &run, result);
 	run_collect_memory(cfg, &run, result);
-	for (size_t i = 0; pub->opened && i < cfg->n_publish && i < sizeof(result->ports) / sizeof(result->ports[0]); i++) {
+	for (size_t i = 0; run.pub->opened && i < cfg->n_publish && i < sizeof(result->ports) / sizeof(result->ports[0]); i++) {
 		snprintf(result->ports[i].host_ip, sizeof(result->ports[i].host_ip), "%s", cfg->publish[i].host_ip);
-		result->ports[i].host_port = pub->host_port[i];
+		result->ports[i].host_port = run.pub->host_port[i];
 		result->ports[i].container_port = cfg->publish[i].container_port;
 		result->n_ports = i + 1;
 	}

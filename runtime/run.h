@@ -83,15 +83,22 @@ struct nsrun_run {
  * payload starts (unless quiet).  Returns 0 (the result says what happened). */
 int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing);
 
-/* As nsrun_run, for a service (service.c): pub holds the -p sockets, already bound
- * (publish_open) or not yet; ready_fd (-1: none) gets "R" once the payload has
- * exec'd, or with --wait-port once that port accepts a connection inside (the
- * forwarder writes it), and is closed by the end of the run either way.  stop_fd
- * (-1: none; it stays open) is a pidfd (pidfd_open(2)): once it is readable (that
- * process ended) the run is stopped as on SIGTERM to nsrun (--stop-timeout, then
- * SIGKILL).  log_index_fd (-1: none; it stays open) is the service log's index,
- * which the relay writes (log_index.h). */
+/* What a service's run has beyond a foreground one's (service.c, the OCI monitor). */
+struct nsrun_service_io {
+	struct publish_state *pub;      /* the -p sockets, already bound (publish_open) or not yet */
+	int ready_fd;                   /* -1: none; gets "R" once the payload has exec'd, or with
+					 * --wait-port once that port accepts a connection inside (the
+					 * forwarder writes it); closed by the end of the run either way */
+	int stop_fd;                    /* -1: none (it stays open); a pidfd (pidfd_open(2)): once it
+					 * is readable (that process ended) the run is stopped as on
+					 * SIGTERM to nsrun (--stop-timeout, then SIGKILL) */
+	int log_index_fd;               /* -1: none (it stays open); the service log's index, which
+					 * the relay writes (log_index.h) */
+};
+
+/* As nsrun_run, for a service: io says what it has beyond a foreground run
+ * (struct nsrun_service_io).  Returns 0 (the result says what happened). */
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
-		      struct publish_state *pub, int ready_fd, int stop_fd, int log_index_fd);
+		      const struct nsrun_service_io *io);
 
 #endif

@@ -181,7 +181,9 @@ static int monitor_main(const struct nsrun_config *cfg, struct timing *timing, s
 	/* which stream each write to the log came from, and when (the API's logs);
 	 * without it the log reads as one stream */
 	int index_fd = openat(dir_fd, LOG_INDEX_FILE, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	nsrun_run_service(cfg, &result, timing, pub, ready_fd, stop_fd, index_fd);
+	nsrun_run_service(cfg, &result, timing,
+			  &(struct nsrun_service_io){ .pub = pub, .ready_fd = ready_fd, .stop_fd = stop_fd,
+						       .log_index_fd = index_fd });
 	if (index_fd >= 0)
 		close(index_fd);
 	/* before state.json is written again: the checker writes it too */
