@@ -271,8 +271,10 @@ static int image_volumes(struct create_ctx *x)
 
 	if (api_image_volumes(x->image_entry, &x->mounted, &vols, &err) < 0)
 		return refuse(x, 500, "image %s: %s", x->image_entry, err.msg);
+	/* tmpcopyup: the tmpfs starts with what the image has there, as Docker fills a
+	 * new anonymous volume */
 	for (size_t i = 0; rc == 0 && i < vols.n; i++)
-		rc = add(x, "--tmpfs", vols.v[i]);
+		rc = add_fmt(x, "--tmpfs", "%s:tmpcopyup", vols.v[i]);
 	strv_free(&vols);
 	return rc;
 }

@@ -129,6 +129,7 @@ struct nsrun_tmpfs {
 	uint64_t size_bytes;            /* default: --tmpfs-size */
 	unsigned mode;                  /* default 01777 */
 	unsigned listed;                /* as nsrun_mount's */
+	bool copy_up;                   /* tmpcopyup: starts with what is below it (mount_copyup.c) */
 };
 
 /* OCI linux.devices[]: a device node of the host, bound at path inside (config-linux.md "Devices"). */

@@ -35,7 +35,7 @@ static int tmpfs_option(struct nsrun_tmpfs *t, const char *spec, const char *nam
 		t->mode = (unsigned)n;
 		return 0;
 	}
-	return error_set(err, 0, "--tmpfs: \"%s\": unknown option \"%.*s\" (use size=BYTES,mode=OCTAL)", spec, (int)nlen,
+	return error_set(err, 0, "--tmpfs: \"%s\": unknown option \"%.*s\" (use size=BYTES,mode=OCTAL,tmpcopyup)", spec, (int)nlen,
 			 name);
 }
 
@@ -53,13 +53,20 @@ int config_add_tmpfs(struct nsrun_config *cfg, const char *spec, struct nsrun_er
 		*opts++ = '\0';
 	if (opts) {
 		/* getsubopt(3) splits the option string ("a=1,b=2"): no parser of ours */
-		char *const names[] = { "size", "mode", NULL };
+		char *const names[] = { "size", "mode", "tmpcopyup", NULL };
 		char *optstr = opts, *value = NULL;
 		while (*optstr) {
 			int i = getsubopt(&optstr, names, &value);
 			if (i < 0)
-				return error_set(err, 0, "--tmpfs: \"%s\": unknown option \"%.*s\" (use size=BYTES,mode=OCTAL)",
+				return error_set(err, 0, "--tmpfs: \"%s\": unknown option \"%.*s\" "
+						 "(use size=BYTES,mode=OCTAL,tmpcopyup)",
 						 spec, (int)strcspn(value ? value : "", "="), value ? value : "");
+			if (i == 2) { /* podman's: the tmpfs starts with what the image has there */
+				if (value)
+					return error_set(err, 0, "--tmpfs: \"%s\": tmpcopyup takes no value", spec);
+				t.copy_up = true;
+				continue;
+			}
 			if (tmpfs_option(&t, spec, names[i], strlen(names[i]), value, value ? strlen(value) : 0, err) < 0)
 				return -1;
 		}

@@ -218,6 +218,24 @@ static int mount_on_fd(const char *source, int fd, const char *fstype, unsigned 
 	return 0;
 }
 
+/* A tmpfs with tmpcopyup: the directory it covers is opened first (its tree stays
+ * readable through that fd), then the tmpfs is mounted and the tree copied into it,
+ * found by its path as the top mount there.  Returns 0 or -1 with err. */
+static int mount_tmpfs_copy_up(int root_fd, int target, const struct mount_op *op, struct nsrun_error *err)
+{
+	_cleanup_close_ int below = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int top = -1;
+
+	if (below < 0)
+		return error_set(err, errno, "tmpcopyup \"%s\": open what the tmpfs covers", op->target);
+	if (mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err) < 0)
+		return -1;
+	top = open_in_root(root_fd, op->target, O_RDONLY | O_DIRECTORY);
+	if (top < 0)
+		return error_set(err, errno, "tmpcopyup \"%s\": open the tmpfs", op->target);
+	return mount_copy_up(below, top, op->target, err);
+}
+
 static int setattr_path(int root_fd, const char *target, uint64_t attrs, struct nsrun_error *err)
 {
 	_cleanup_close_ int fd = open_in_root(root_fd, target, O_PATH);
@@ -421,6 +439,8 @@ static int apply_op(int root_fd, const struct mount_op *op, const struct nsrun_c
 		 * diag_refine() names them (diagnose.h) */
 		return mount_on_fd("proc", target, "proc", op->flags, NULL, op->target, err);
 	case MOP_TMPFS:
+		if (op->copy_up)
+			return mount_tmpfs_copy_up(root_fd, target, op, err);
 		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, op->data, op->target, err);
 	case MOP_MASK_DIR:
 		return mount_on_fd("tmpfs", target, "tmpfs", op->flags, "mode=0555,size=0", op->target, err);

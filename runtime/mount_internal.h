@@ -56,4 +56,12 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs);
  * root written in place.  Returns 0 or -1 with err. */
 int mount_make_mount_point(int root_fd, const char *path, enum mount_create create, struct nsrun_error *err);
 
+/* Copies the tree of the directory from (an fd, read) into the directory to (the
+ * tmpfs just mounted over from's place): directories, regular files and symlinks
+ * with their modes (no set-id bit) and, where the user namespace maps them, owners;
+ * no link followed, devices, FIFOs and sockets left out (mount_copyup.c).  target
+ * names the tmpfs in messages.  Returns 0 or -1 with err (ENOSPC: the tmpfs is full,
+ * with a hint). */
+int mount_copy_up(int from, int to, const char *target, struct nsrun_error *err);
+
 #endif

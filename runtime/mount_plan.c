@@ -170,6 +170,7 @@ int mount_plan_build(const struct nsrun_config *cfg, struct mount_plan *plan, st
 				goto oom;
 			snprintf(op->data, sizeof(op->data), "mode=%04o,size=%llu,nr_inodes=%llu", t->mode,
 				 (unsigned long long)t->size_bytes, NSRUN_TMPFS_INODES(t->size_bytes));
+			op->copy_up = t->copy_up;
 			place(plan, op, CREATE_DIR);
 			continue;
 		}

@@ -46,6 +46,7 @@ struct mount_op {
 	char data[96];                  /* fs data string ("size=67108864,mode=1777") */
 	enum mount_create create;
 	bool in_image;                  /* target lies in the rootfs (not in a tmpfs of ours) */
+	bool copy_up;                   /* MOP_TMPFS: the tree below copied into it (tmpcopyup) */
 };
 
 struct mount_plan {

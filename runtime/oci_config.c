@@ -436,6 +436,8 @@ static int add_tmpfs(struct walk *w, size_t i, char *dest, struct strv *opts)
 		char *end = NULL;
 		if (strncmp(opts->v[j], "size=", 5) == 0 && parse_size_bytes(path, opts->v[j] + 5, &t.size_bytes, w->err) < 0)
 			goto fail;
+		if (strcmp(opts->v[j], "tmpcopyup") == 0)
+			t.copy_up = true; /* crun's and runc's: what the image has there is copied in */
 		if (strncmp(opts->v[j], "mode=", 5) == 0) {
 			unsigned long mode = strtoul(opts->v[j] + 5, &end, 8);
 			if (!*(opts->v[j] + 5) || *end || mode > 07777) {

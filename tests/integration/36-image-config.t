@@ -3,8 +3,8 @@
 # the docker CLI, and nsrun's own --user: the image's User by name, looked up in
 # the image's own /etc/passwd and /etc/group (an unknown name: Docker's error; a
 # link of the image to the host's /etc/passwd is not followed out of it); each
-# image Volume a tmpfs the image's user writes, unless the request mounts that
-# path itself; PublishAllPorts (docker run -P) publishing the image's
+# image Volume a tmpfs the image's user writes, holding what the image has at its
+# path (as Docker fills a new volume), unless the request mounts that path itself; PublishAllPorts (docker run -P) publishing the image's
 # ExposedPorts on free loopback ports.  The image is made here, in a store of
 # the test's own: a shell, perl and libc from the python test image with an /etc
 # of the test's (docs/docker-api.md).
@@ -29,10 +29,12 @@ L=usr/lib/x86_64-linux-gnu
 printf 'svc:x:4321:4322::/data:/bin/sh\n' >"$U/usr/share/passwd"
 ln -s ../usr/share/passwd "$U/etc/passwd"
 printf 'svcgrp:x:4322:\nextra:x:4400:svc\n' >"$U/etc/group"
+# what the image has at its Volume's path: the container's tmpfs there starts with it
+echo seeded >"$U/data/seed"
 PROBE='while read -r k v _; do case $k in Uid:|Gid:) echo "$k $v";; esac; done </proc/self/status'
 jq -n --arg p "$PROBE" '{schema: 1, env: ["PATH=/usr/bin:/bin"], user: "svc", volumes: ["/data"],
 	exposed_ports: ["8000/tcp", "53/udp"],
-	cmd: ["sh", "-c", ($p + "; echo x >/data/f && cat /data/f; while read -r _ m t _; do [ \"$m\" = /data ] && echo \"$t\"; done </proc/self/mounts; true")]}' \
+	cmd: ["sh", "-c", ($p + "; echo x >/data/f && cat /data/f; cat /data/seed; while read -r _ m t _; do [ \"$m\" = /data ] && echo \"$t\"; done </proc/self/mounts; true")]}' \
 	>"$NSRUN_IMAGES/users/image.json"
 # the same tree without the Volume (the control): a rootfs of its own (a store
 # entry's rootfs is no link), its files linked
@@ -49,7 +51,10 @@ args() { jq -r '.args[]' "$STATE/$1/config.json"; }
 dk run --rm --read-only users
 assert_eq "docker run: the image's User \"svc\" is its uid and gid of the image's /etc/passwd (a link inside the image)" \
 	$'0 Uid: 4321\nGid: 4322' "$RC $(head -2 <<<"$OUT")"
-assert_eq "  ... its Volume /data: a tmpfs that user writes, with --read-only" $'x\ntmpfs' "$(tail -n +3 <<<"$OUT")"
+assert_eq "  ... its Volume /data: a tmpfs that user writes, with --read-only, holding what the image has there" \
+	$'x\nseeded\ntmpfs' "$(tail -n +3 <<<"$OUT")"
+dk run --rm --read-only --tmpfs /data users
+assert_eq "  control: a request's own tmpfs there starts empty (Docker's --tmpfs)" $'x\ntmpfs' "$(tail -n +3 <<<"$OUT")"
 dk run --rm --read-only --user svc:extra novol
 assert_eq "  control: without the Volume, /data is read-only; User NAME:GROUP from /etc/group" \
 	$'Uid: 4321\nGid: 4400' "$(head -2 <<<"$OUT")"
