@@ -483,6 +483,10 @@ void config_free(struct nsrun_config *cfg)
 	free(cfg->output.stdin_path);
 	free(cfg->hostname);
 	free(cfg->exec_fifo);
+	free(cfg->oci_inside.hooks);
+	free(cfg->oci_inside.state_head[0]);
+	free(cfg->oci_inside.state_head[1]);
+	free(cfg->oci_inside.state_tail);
 	free(cfg->console_socket);
 	free(cfg->isolation_why);
 	memset(cfg, 0, sizeof(*cfg));

@@ -147,6 +147,17 @@ struct nsrun_add_host {
 	char ip[46];                    /* numeric IPv4 or IPv6 address (inet_pton(3)), no brackets */
 };
 
+/* OCI create: config.json's hooks that run in the container's namespaces
+ * (oci_hooks.h): createContainer by pid 1 once the mounts are made, before
+ * pivot_root; startContainer by the payload's process, confined, before its
+ * execve.  The state each gets on stdin is state_head[0] (status "creating") or
+ * state_head[1] ("created"), then the pid, then state_tail (runtime.md "State"). */
+struct nsrun_oci_inside {
+	char *hooks;                    /* the hooks object as JSON text; NULL: none */
+	char *state_head[2];            /* the state up to the pid's value */
+	char *state_tail;               /* the state after it */
+};
+
 struct nsrun_config {
 	enum nsrun_mode mode;
 	struct nsrun_process {
@@ -272,6 +283,7 @@ struct nsrun_config {
 	char *exec_fifo;                /* OCI create (oci.h): the fifo pid 1 opens for writing, which
 					 * blocks until `nsrun start` opens it, before the payload is
 					 * forked; NULL: none */
+	struct nsrun_oci_inside oci_inside;     /* OCI create: the hooks run in the container */
 	int oom_score_adj;              /* OCI process.oomScoreAdj (-1000 to 1000), written by init to
 					 * /proc/self/oom_score_adj before the payload starts (proc(5));
 					 * only when oom_score_adj_set */

@@ -17,6 +17,7 @@
 #include "exec.h"
 #include "exec_target.h"
 #include "ns.h"
+#include "oci_hooks.h"
 #include "publish.h"
 #include "sync.h"
 #include "sys.h"
@@ -150,7 +151,21 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 		return error_set_stage(err, STAGE_CONTAINER, errno, "set the parent-death signal");
 	/* reduced: no mount at all; the payload chroots itself (exec.c) */
 	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED) {
-		if (mount_build_root(cfg, a->plan, a->sources, a->timing, err) < 0)
+		struct mount_host_tmp host_tmp = { .fd = -1 };
+		int rc = mount_build_root(cfg, a->plan, a->sources, cfg->oci_inside.hooks ? &host_tmp : NULL,
+					  a->timing, err);
+		/* OCI createContainer hooks: in the container's namespaces, its mounts
+		 * made, before pivot_root, their paths the runtime's (config.md
+		 * "createContainer Hooks"): the host's /tmp shown again */
+		if (rc == 0 && host_tmp.fd >= 0) {
+			rc = mount_host_tmp_back(&host_tmp, err);
+			err->stage = STAGE_CONTAINER;
+			if (rc == 0)
+				rc = oci_hooks_run_inside(&cfg->oci_inside, "createContainer", getpid(), err);
+		}
+		if (host_tmp.fd >= 0)
+			close(host_tmp.fd);
+		if (rc < 0 || mount_pivot_root(cfg, a->timing, err) < 0)
 			return -1;
 	}
 	err->stage = STAGE_CONTAINER;

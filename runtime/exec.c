@@ -19,6 +19,7 @@
 #include "landlock.h"
 #include "rlimits.h"
 #include "ns.h"
+#include "oci_hooks.h"
 #include "seccomp.h"
 #include "sys.h"
 #include "tier.h"
@@ -304,6 +305,10 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 
 	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
 	exec_confine(cfg, seccomp, landlock_abi, timing, report_fd);
+	/* OCI startContainer hooks: in the container, confined as we are now, before
+	 * the command (config.md "startContainer Hooks"); the state's pid is init's */
+	if (oci_hooks_run_inside(&cfg->oci_inside, "startContainer", getppid(), &err) < 0)
+		fail(report_fd, &err, 125);
 	for (size_t i = 0; i < n; i++) {
 		execve(cand[i], proc->args.v, proc->env.v);
 		/* as execvp(3): remember EACCES, keep looking on ENOENT/ENOTDIR */

@@ -684,7 +684,8 @@ static int move_root(struct nsrun_error *err)
 }
 
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
-		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err)
+		     const struct mount_sources *src, struct mount_host_tmp *host_tmp, struct timing *timing,
+		     struct nsrun_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
 	struct source_trees trees = { .legacy = { false } };
@@ -696,6 +697,16 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 		       error_set(err, errno, "make mount propagation private");
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
+	if (host_tmp) {
+		host_tmp->legacy = false;
+		host_tmp->fd = mount_sys_open_tree(AT_FDCWD, STAGING, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (host_tmp->fd < 0 && errno == ENOSYS) {
+			host_tmp->legacy = true;
+			host_tmp->fd = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		if (host_tmp->fd < 0)
+			return error_set(err, errno, "keep the host's %s for the createContainer hooks", STAGING);
+	}
 	root_fd = build_rootfs(cfg, plan, trees.fd[cfg->n_mounts], trees.legacy[cfg->n_mounts], err);
 	if (root_fd < 0)
 		return -1;
@@ -705,9 +716,21 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 			return -1;
 	}
 	timing_mark(timing, TP_MOUNTS);
-	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
 	if (fchdir(root_fd) < 0)
 		return error_set(err, errno, "chdir to the new root");
+	return 0;
+}
+
+int mount_host_tmp_back(const struct mount_host_tmp *host_tmp, struct nsrun_error *err)
+{
+	err->stage = STAGE_MOUNT;
+	return attach_tree(host_tmp->fd, host_tmp->legacy, STAGING, -1, err, "the host's " STAGING " again");
+}
+
+int mount_pivot_root(const struct nsrun_config *cfg, struct timing *timing, struct nsrun_error *err)
+{
+	err->stage = STAGE_MOUNT;
+	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
 		if (umount2(".", MNT_DETACH) < 0)
 			return error_set(err, errno, "detach the old root");

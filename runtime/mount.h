@@ -52,12 +52,36 @@ void mount_sources_close(struct mount_sources *src);
  * Returns 0 or -1 with err (errno of open(2) or mount_setattr(2)). */
 int mount_idmap_rootfs(const struct mount_sources *src, long n, const char *why, struct nsrun_error *err);
 
+/* The host's /tmp, which the staging tmpfs hides, kept for the OCI createContainer
+ * hooks: a detached tree, or (before Linux 5.2) an O_PATH fd to bind. */
+struct mount_host_tmp {
+	int fd;
+	bool legacy;
+};
+
 /* Container side (pid 1, uid 0 of its user namespace, in its own mount namespace):
- * makes propagation private, builds the root in a private staging tmpfs, runs every
- * op of the plan, then pivot_root(2) into it and detaches the old root.
+ * makes propagation private, builds the root in a private staging tmpfs over /tmp,
+ * runs every op of the plan, and leaves the new root the working directory (the
+ * host's tree is still "/": OCI createContainer hooks run here, oci_hooks.h).
+ * host_tmp (NULL: not wanted): the host's /tmp, taken before the staging hides
+ * it, for mount_host_tmp_back; the caller closes its fd.
  * Returns 0, or -1 with err (stage STAGE_MOUNT; errno of the failing call). */
 int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *plan,
-		     const struct mount_sources *src, struct timing *timing, struct nsrun_error *err);
+		     const struct mount_sources *src, struct mount_host_tmp *host_tmp, struct timing *timing,
+		     struct nsrun_error *err);
+
+/* Container side, after mount_build_root: the host's /tmp attached over the staging
+ * tmpfs again, so that a createContainer hook's paths are the runtime namespace's
+ * (config.md); the new root, our working directory, is below it, and pivot_root
+ * detaches both with the old root.  Returns 0 or -1 with err (errno of
+ * move_mount(2), or mount(2) before Linux 5.2). */
+int mount_host_tmp_back(const struct mount_host_tmp *host_tmp, struct nsrun_error *err);
+
+/* Container side, after mount_build_root: pivot_root(2) into the working directory
+ * and detaches the old root (switch_root's move where the old root is the
+ * initramfs), then the root's and the binds' propagation (OCI).  Returns 0, or -1
+ * with err (stage STAGE_MOUNT; errno of the failing call). */
+int mount_pivot_root(const struct nsrun_config *cfg, struct timing *timing, struct nsrun_error *err);
 
 /* Container side, in build_dev: each of cfg->devices (OCI linux.devices) in the
  * container's /dev (dev: its fd, still writable): a character or block device

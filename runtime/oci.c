@@ -1,44 +1,28 @@
 /* oci.c - see oci.h.  Option names and what callers pass: runc's command line
  * (podman through conmon, containerd-shim-runc-v2, CRI-O). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "cgroup_systemd.h"
 #include "cleanup.h"
-#include "exec_spec.h"
-#include "netjoin.h"
 #include "oci.h"
-#include "oci_config.h"
-#include "oci_hooks.h"
 #include "oci_internal.h"
-#include "publish.h"
-#include "result.h"
-#include "run.h"
-#include "seccomp.h"
 #include "state.h"
 #include "sys.h"
 
 #ifndef NSRUN_VERSION
 #define NSRUN_VERSION "0.0.0-dev"
 #endif
-
-#define SECCOMP_FILE "seccomp.json"
-#define CREATE_WAIT_US (120ULL * 1000000) /* set-up of a created container, on a loaded machine */
 
 
 static const char *const verbs[] = { "create", "start", "state", "kill", "delete", "run", "list", "features",
@@ -142,12 +126,6 @@ void oci_warn(const struct oci_globals *g, const char *msg)
 		log_line(g, "warning", line);
 	else
 		error_warn(stderr, "%s", line);
-}
-
-static void warn_all(const struct oci_globals *g, const struct strv *w)
-{
-	for (size_t i = 0; i < w->n; i++)
-		oci_warn(g, w->v[i]);
 }
 
 /* ---- the state directory ---- */
@@ -263,18 +241,6 @@ bool oci_wait_gone(int dir_fd)
 	return true;
 }
 
-/* ---- create, run ---- */
-
-struct create_opts {
-	const char *bundle;
-	const char *pid_file;
-	const char *console_socket;
-	long preserve_fds;
-	bool detach;            /* run --detach */
-	bool keep;              /* run --keep */
-	const char *id;
-};
-
 /* The pid file: written to a temporary name and renamed, as runc does, so a reader
  * never sees it half written.  Returns 0 or -1 with err. */
 int oci_write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
@@ -296,439 +262,6 @@ int oci_write_pid_file(const char *path, pid_t pid, struct nsrun_error *err)
 	return 0;
 }
 
-/* The monitor: runs the container with the caller's stdio; tells the waiting
- * create over ready_fd ("R" once the container waits on its fifo, else the error).
- * Returns the run's exit status. */
-static int monitor_main(struct nsrun_config *cfg, int dir_fd, int ready_fd, struct service_state *st)
-{
-	struct publish_state pub;
-	struct nsrun_result result;
-	int code, run_ready = fcntl(ready_fd, F_DUPFD_CLOEXEC, 3);
-
-	setsid();
-	st->pid = getpid();
-	state_write(dir_fd, st);
-	publish_init(&pub);
-	/* the run closes its copy: ours stays for the error */
-	nsrun_run_service(cfg, &result, NULL,
-			  &(struct nsrun_service_io){ .pub = &pub, .ready_fd = run_ready, .stop_fd = -1, .log_index_fd = -1 });
-	if (result.status == NSRUN_STATUS_ERROR && result.before_payload) {
-		/* create is still waiting: the error is said once, by it */
-		if (write(ready_fd, &result.error, sizeof(result.error)) < 0) {
-			/* create is gone: nobody to tell */
-		}
-	} else {
-		result_report(&result, stderr);
-	}
-	code = result_exit_code(&result);
-	result_free(&result);
-	snprintf(st->status, sizeof(st->status), "exited");
-	st->exit_code = code;
-	state_write(dir_fd, st);
-	return code;
-}
-
-/* --preserve-fds N and LISTEN_FDS (systemd's socket activation, sd_listen_fds(3),
- * for us when LISTEN_PID is our pid): as runc, the listening fds then the
- * preserved ones, from fd 3, reach the payload, which gets LISTEN_FDS and
- * LISTEN_PID=2 (the payload is pid 2 of its pid namespace, after nsrun's init).
- * Each must be open now, before create opens anything that could take a free
- * number.  Returns 0 or -1 with err. */
-static int pass_fds(const struct create_opts *o, struct nsrun_config *cfg, struct nsrun_error *err)
-{
-	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
-	long listen = 0;
-	char kv[32];
-
-	if (fds && pid && atol(pid) == (long)getpid()) {
-		char *end;
-		listen = strtol(fds, &end, 10);
-		if (*end || listen < 0 || listen > 1024)
-			return error_set(err, 0, "LISTEN_FDS=\"%s\": expected a number of fds", fds);
-	}
-	if (o->preserve_fds > 1024)
-		return error_set(err, 0, "--preserve-fds %ld: at most 1024", o->preserve_fds);
-	cfg->preserve_fds = (unsigned)(listen + o->preserve_fds);
-	for (unsigned fd = 3; fd < 3 + cfg->preserve_fds; fd++)
-		if (fcntl((int)fd, F_GETFD) < 0)
-			return error_set(err, errno, "%s: fd %u is not open", fd < 3 + listen ? "LISTEN_FDS" :
-					 "--preserve-fds", fd);
-	if (listen) {
-		snprintf(kv, sizeof(kv), "LISTEN_FDS=%ld", listen);
-		if (strv_setenv(&cfg->process.env, kv) < 0 || strv_setenv(&cfg->process.env, "LISTEN_PID=2") < 0)
-			return error_set(err, ENOMEM, "LISTEN_FDS");
-	}
-	return 0;
-}
-
-/* --systemd-cgroup: linux.cgroupsPath "slice:prefix:name" as runc takes it: refused
- * where no systemd runs (runc's "systemd not running on this host"), else the
- * cgroup the manager would give the scope, which nsrun makes itself (a warning: no
- * unit is started).  Returns 0 or -1 with err. */
-static int systemd_cgroups_path(struct nsrun_config *cfg, struct strv *warnings, struct nsrun_error *err)
-{
-	char path[1024], why[256], line[1200];
-	struct stat st;
-
-	if (!cfg->cgroups_path)
-		return 0;
-	if (cgroup_systemd_path(cfg->cgroups_path, geteuid() == 0, path, sizeof(path), why, sizeof(why)) < 0) {
-		error_set(err, 0, "config.json: linux.cgroupsPath with --systemd-cgroup: %s", why);
-		err->hint = "give \"slice:prefix:name\" (runc's form), or leave --systemd-cgroup out for a cgroup path";
-		return -1;
-	}
-	/* sd_booted(3): the manager's own directory */
-	if (lstat("/run/systemd/system", &st) < 0 || !S_ISDIR(st.st_mode)) {
-		error_set(err, 0, "--systemd-cgroup: systemd is not running on this host (no /run/systemd/system), "
-			  "so no systemd cgroup manager can place linux.cgroupsPath \"%s\"", cfg->cgroups_path);
-		err->hint = "leave --systemd-cgroup out (and give linux.cgroupsPath as a path): nsrun makes the cgroup itself";
-		return -1;
-	}
-	snprintf(line, sizeof(line), "linux.cgroupsPath \"%s\" (--systemd-cgroup): no systemd unit is started: "
-		 "nsrun makes the cgroup %s itself", cfg->cgroups_path, path);
-	if (strv_push(warnings, line) < 0)
-		return error_set(err, ENOMEM, "--systemd-cgroup");
-	free(cfg->cgroups_path);
-	if (!(cfg->cgroups_path = strdup(path)))
-		return error_set(err, ENOMEM, "--systemd-cgroup");
-	return 0;
-}
-
-/* Makes the container and its monitor; returns 0 with *monitor (our child), the
- * container waiting on its fifo, or -1 with err (nothing left).  *in_monitor is
- * set in the monitor, which returns its exit status in *code. */
-static int create_container(const struct oci_globals *g, const struct create_opts *o, pid_t *monitor, bool *in_monitor,
-			    int *code, struct nsrun_error *err)
-{
-	struct nsrun_config cfg;
-	struct strv warnings = { 0 };
-	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL, *annotations = NULL;
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
-	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
-	struct service_state st;
-	struct nsrun_error cerr = { 0 };
-	int ready[2] = { -1, -1 };
-	ssize_t n;
-	int rc = -1;
-
-	*in_monitor = false;
-	if (config_init(&cfg, err) < 0)
-		return -1;
-	if (!(bundle = realpath(o->bundle, NULL))) {
-		error_set(err, errno, "--bundle \"%s\"", o->bundle);
-		goto out;
-	}
-	if (oci_config_load(bundle, &cfg, &warnings, &seccomp_json, err) < 0) {
-		err->hint = "docs/oci-runtime.md says what of config.json nsrun takes";
-		goto out;
-	}
-	if (oci_hooks_load(bundle, &hooks, err) < 0 || oci_annotations_load(bundle, &annotations, err) < 0)
-		goto out;
-	if (g->systemd_cgroup && systemd_cgroups_path(&cfg, &warnings, err) < 0)
-		goto out;
-	if (cfg.tty && !o->console_socket) {
-		error_set(err, 0, "config.json: process.terminal is true: give --console-socket PATH, where the "
-			  "terminal goes");
-		goto out;
-	}
-	if (cfg.tty && !(cfg.console_socket = strdup(o->console_socket))) {
-		error_set(err, ENOMEM, "--console-socket");
-		goto out;
-	}
-	if (o->console_socket && !cfg.tty) {
-		error_set(err, 0, "--console-socket given but config.json's process.terminal is not true");
-		goto out;
-	}
-	if (pass_fds(o, &cfg, err) < 0)
-		goto out;
-	if (config_validate(&cfg, err) < 0)
-		goto out;
-	warn_all(g, &warnings);
-	if ((root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
-		goto out;
-	/* a pod's namespaces named by its infra container's pid file (podman) */
-	if (net_join_resolve_monitors(root_fd, &cfg, err) < 0)
-		goto out;
-	if (!service_name_valid(o->id)) {
-		error_set(err, 0, "container id \"%s\": use [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most %d characters", o->id,
-			  NAME_MAX_LEN);
-		goto out;
-	}
-	if ((dir_fd = state_create_dir(root_fd, o->id, &lock_fd, &log_fd, err)) < 0) {
-		if (!err->errnum)
-			snprintf(err->msg, sizeof(err->msg), "container \"%s\" exists (delete it first)", o->id);
-		goto out;
-	}
-	/* the config's profile, compiled by the monitor as a --security-opt seccomp=PATH
-	 * would be (a bad one ends the create with its message) */
-	if (seccomp_json) {
-		char path[sizeof(fifo)];
-		_cleanup_close_ int fd = openat(dir_fd, SECCOMP_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		snprintf(path, sizeof(path), "%s/%s/%s", root, o->id, SECCOMP_FILE);
-		free(cfg.security.seccomp);
-		if (fd < 0 || write_all(fd, seccomp_json, strlen(seccomp_json)) < 0 ||
-		    !(cfg.security.seccomp = strdup(path))) {
-			error_set(err, errno, "write %s", path);
-			goto remove;
-		}
-	}
-	if (hooks) {
-		_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 || write_all(fd, hooks, strlen(hooks)) < 0) {
-			error_set(err, errno, "write %s/%s/%s", root, o->id, HOOKS_FILE);
-			goto remove;
-		}
-	}
-	if (annotations) {
-		_cleanup_close_ int fd = openat(dir_fd, ANNOTATIONS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 || write_all(fd, annotations, strlen(annotations)) < 0) {
-			error_set(err, errno, "write %s/%s/%s", root, o->id, ANNOTATIONS_FILE);
-			goto remove;
-		}
-	}
-	/* what exec needs of the payload that it cannot read from the running one (exec_spec.h) */
-	if (exec_spec_write(dir_fd, &cfg, seccomp_profiles_dir(), err) < 0)
-		goto remove;
-	snprintf(fifo, sizeof(fifo), "%s/%s/%s", root, o->id, FIFO_FILE);
-	/* writable by the container's init, whose id on the host is not ours as root */
-	if (mkfifoat(dir_fd, FIFO_FILE, 0600) < 0 || fchmodat(dir_fd, FIFO_FILE, 0622, 0) < 0 ||
-	    !(cfg.exec_fifo = strdup(fifo)) || pipe2(ready, O_CLOEXEC) < 0) {
-		error_set(err, errno, "make %s", fifo);
-		goto remove;
-	}
-	memset(&st, 0, sizeof(st));
-	snprintf(st.name, sizeof(st.name), "%s", o->id);
-	snprintf(st.status, sizeof(st.status), "created");
-	snprintf(st.bundle, sizeof(st.bundle), "%s", bundle);
-	snprintf(st.image, sizeof(st.image), "%s", cfg.rootfs);
-	/* a joined network namespace: exec joins it as the container did (exec_target.h) */
-	snprintf(st.network, sizeof(st.network), "%s", cfg.network == NSRUN_NETWORK_PATH ? "path" : "");
-	{
-		static const char *const kinds[NSRUN_JOIN__COUNT] = { [NSRUN_JOIN_IPC] = "ipc", [NSRUN_JOIN_UTS] = "uts",
-								      [NSRUN_JOIN_PID] = "pid", [NSRUN_JOIN_USER] = "user" };
-		size_t used = 0;
-		st.joined[0] = '\0';
-		for (int k = 0; k < NSRUN_JOIN__COUNT; k++)
-			if (cfg.ns_path[k] && kinds[k])
-				used += (size_t)snprintf(st.joined + used, sizeof(st.joined) - used, "%s%s",
-							 used ? "," : "", kinds[k]);
-	}
-	shell_quote_join((const char *const *)cfg.process.args.v, cfg.process.args.n, st.command, sizeof(st.command));
-	st.created = (long long)time(NULL);
-	fflush(stdout);
-	fflush(stderr);
-	if ((*monitor = fork()) < 0) {
-		error_set(err, errno, "fork the monitor");
-		goto remove;
-	}
-	if (*monitor == 0) {
-		close(ready[0]);
-		*in_monitor = true;
-		*code = monitor_main(&cfg, dir_fd, ready[1], &st);
-		rc = 0;
-		goto out;
-	}
-	close(ready[1]);
-	ready[1] = -1;
-	cleanup_closep(&lock_fd); /* the monitor holds it */
-	{
-		struct pollfd pfd = { .fd = ready[0], .events = POLLIN };
-		char c = 0;
-		int r;
-		while ((r = poll(&pfd, 1, (int)(CREATE_WAIT_US / 1000))) < 0 && errno == EINTR)
-			;
-		if (r == 1 && read(ready[0], &c, 1) == 1 && c == 'R') {
-			/* prestart, createRuntime: the container is made (runtime.md "Lifecycle" 3, 4) */
-			_cleanup_free_ char *state = hooks ? oci_state_text(dir_fd) : NULL;
-			if (hooks && !state)
-				error_set(err, errno, "container \"%s\": its state for the hooks", o->id);
-			else if (!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
-					    oci_hooks_run(hooks, "createRuntime", state, err) == 0)) {
-				rc = 0;
-				goto out;
-			}
-		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
-			memcpy(&cerr, &c, 1);
-			cerr.msg[sizeof(cerr.msg) - 1] = '\0';
-			error_one_line(cerr.msg);
-			*err = cerr;
-			/* the monitor is a fork of ours: a static hint is at the same address */
-			err->hint = error_hint_from_peer(err->hint);
-		} else {
-			error_set_stage(err, STAGE_SUPERVISE, 0, "container \"%s\" %s before it was created", o->id,
-					r == 0 ? "was not set up within 120 s" : "ended");
-		}
-	}
-	kill(*monitor, SIGKILL);
-	while (waitpid(*monitor, NULL, 0) < 0 && errno == EINTR)
-		;
-	oci_wait_gone(dir_fd);
-remove:
-	state_remove_dir(root_fd, o->id);
-out:
-	if (ready[0] >= 0)
-		close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
-	strv_free(&warnings);
-	config_free(&cfg);
-	return rc;
-}
-
-/* Lets the created container dir_fd go on: opens its fifo (which unblocks the
- * container's init), reads the byte it writes, removes the fifo.  Returns 0 or -1 with err. */
-static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
-{
-	_cleanup_close_ int fd = -1;
-	char c;
-
-	if (!state_is_alive(dir_fd))
-		return error_set(err, 0, "container \"%s\" is stopped: it cannot be started", id);
-	if (!oci_is_created(dir_fd))
-		return error_set(err, 0, "container \"%s\" is running already", id);
-	if ((fd = openat(dir_fd, FIFO_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		return error_set(err, errno, "container \"%s\": open its exec fifo", id);
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-		int r = poll(&pfd, 1, 100);
-		if (r < 0 && errno != EINTR)
-			return error_set(err, errno, "container \"%s\": wait on its exec fifo", id);
-		n = read(fd, &c, 1);
-		if (n == 1)
-			break;
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return error_set(err, errno, "container \"%s\": read its exec fifo", id);
-		if (n == 0) {
-			/* no writer: the init has not opened it yet, or another start took its byte */
-			if (!oci_is_created(dir_fd))
-				return error_set(err, 0, "container \"%s\" is running already", id);
-			usleep(10000);
-		}
-		if (!state_is_alive(dir_fd))
-			return error_set(err, 0, "container \"%s\" ended before its process was exec'd (its error went to "
-						 "create's stderr)", id);
-	}
-	unlinkat(dir_fd, FIFO_FILE, 0);
-	return 0;
-}
-
-static const struct option create_options[] = {
-	{ "bundle", required_argument, NULL, 'b' },
-	{ "pid-file", required_argument, NULL, 'p' },
-	{ "console-socket", required_argument, NULL, 'c' },
-	{ "no-pivot", no_argument, NULL, 'P' },
-	{ "no-new-keyring", no_argument, NULL, 'K' },
-	{ "preserve-fds", required_argument, NULL, 'f' },
-	{ "detach", no_argument, NULL, 'd' },
-	{ "keep", no_argument, NULL, 'k' },
-	{ "no-subreaper", no_argument, NULL, 'S' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static const char create_usage[] =
-	"Usage: nsrun [GLOBAL] create [OPTIONS] ID\n"
-	"       nsrun [GLOBAL] run [OPTIONS] [--detach] [--keep] ID\n"
-	"Creates the container ID from the OCI bundle DIR (its config.json, runtime-spec 1.2):\n"
-	"its init waits until `nsrun start ID`; run is create and start, in the foreground\n"
-	"unless --detach (then removed at its end unless --keep).  docs/oci-runtime.md.\n"
-	"  -b, --bundle DIR          the bundle (default: the current directory)\n"
-	"  --pid-file FILE           write the container's pid (its monitor's) there\n"
-	"  --console-socket PATH     process.terminal: the pty's master goes there (SCM_RIGHTS)\n"
-	"  --no-pivot, --no-new-keyring, --no-subreaper   accepted; nsrun always pivots, never\n"
-	"                            shares a keyring (the container has its own user namespace)\n"
-	"  --preserve-fds N          fds 3 to 3+N-1 reach the payload (after LISTEN_FDS's, as runc)\n"
-	"GLOBAL: --root DIR (default $XDG_RUNTIME_DIR/nsrun/oci, /run/nsrun as root), --log FILE,\n"
-	"  --log-format text|json, --systemd-cgroup (linux.cgroupsPath is slice:prefix:name, as runc),\n"
-	"  --rootless V, --debug (accepted); docs/oci-runtime.md\n";
-
-static void poststart(const struct oci_globals *g, int dir_fd);
-
-static int cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
-{
-	struct create_opts o = { .bundle = "." };
-	struct nsrun_error err = { 0 };
-	bool in_monitor = false;
-	pid_t monitor = -1;
-	int c, code = 0, status;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+b:h", create_options, NULL)) != -1) {
-		switch (c) {
-		case 'b': o.bundle = optarg; break;
-		case 'p': o.pid_file = optarg; break;
-		case 'c': o.console_socket = optarg; break;
-		case 'f': {
-			char *end;
-			errno = 0;
-			o.preserve_fds = strtol(optarg, &end, 10);
-			if (errno || *end || o.preserve_fds < 0)
-				return oci_failf(g, "--preserve-fds: \"%s\": expected a number", optarg);
-			break;
-		}
-		case 'd':
-		case 'k':
-			if (!run)
-				return oci_failf(g, "%s: unknown option %s", argv[0], argv[optind - 1]);
-			if (c == 'd')
-				o.detach = true;
-			else
-				o.keep = true;
-			break;
-		case 'P': case 'K': case 'S': break;
-		case 'h': fputs(create_usage, stdout); return 0;
-		default:
-			return oci_failf(g, "%s: unknown option %s (nsrun %s --help)", argv[0], argv[optind - 1], argv[0]);
-		}
-	}
-	if (optind != argc - 1)
-		return oci_failf(g, "%s: expected one container ID (nsrun %s --help)", argv[0], argv[0]);
-	o.id = argv[optind];
-	if (create_container(g, &o, &monitor, &in_monitor, &code, &err) < 0)
-		return oci_fail(g, &err);
-	if (in_monitor)
-		return code;
-	if (o.pid_file && oci_write_pid_file(o.pid_file, monitor, &err) < 0) {
-		kill(monitor, SIGKILL);
-		return oci_fail(g, &err);
-	}
-	if (!run)
-		return 0;
-	{
-		char root[PATH_MAX];
-		_cleanup_close_ int root_fd = oci_open_root(g, root, sizeof(root), &err), dir_fd = -1;
-		if (root_fd < 0 || (dir_fd = oci_open_container(root_fd, o.id, &err)) < 0 ||
-		    start_container(dir_fd, o.id, &err) < 0) {
-			kill(monitor, SIGKILL);
-			return oci_fail(g, &err);
-		}
-		poststart(g, dir_fd);
-		if (o.detach)
-			return 0;
-		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
-			;
-		oci_wait_gone(dir_fd);
-		if (!o.keep) {
-			_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
-			state_remove_dir(root_fd, o.id);
-			oci_hooks_warn(g, hooks, "poststop", state);
-		}
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	}
-}
-
-/* ---- start (state, kill, delete, list, features: oci_verbs.c) ---- */
-
-/* poststart: the payload exec'd, start has not returned (runtime.md "Lifecycle" 9) */
-static void poststart(const struct oci_globals *g, int dir_fd)
-{
-	_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
-
-	oci_hooks_warn(g, hooks, "poststart", state);
-}
-
 /* Opens root and ID (argv[optind], the only argument left) into *root_fd, *dir_fd.
  * Returns 0 or -1 with err. */
 int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd, int *dir_fd,
@@ -741,20 +274,6 @@ int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd
 	if ((*root_fd = oci_open_root(g, root, sizeof(root), err)) < 0)
 		return -1;
 	return (*dir_fd = oci_open_container(*root_fd, argv[optind], err)) < 0 ? -1 : 0;
-}
-
-static int cmd_start(const struct oci_globals *g, int argc, char **argv)
-{
-	struct nsrun_error err = { 0 };
-	_cleanup_close_ int root_fd = -1, dir_fd = -1;
-
-	optind = 1;
-	if (argc != 2)
-		return oci_failf(g, "start: expected one container ID");
-	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
-		return oci_fail(g, &err);
-	poststart(g, dir_fd);
-	return 0;
 }
 
 int oci_main(int argc, char **argv)
@@ -795,9 +314,9 @@ int oci_main(int argc, char **argv)
 	argc -= i;
 	argv += i;
 	if (strcmp(argv[0], "create") == 0 || strcmp(argv[0], "run") == 0)
-		return cmd_create(&g, argc, argv, strcmp(argv[0], "run") == 0);
+		return oci_cmd_create(&g, argc, argv, strcmp(argv[0], "run") == 0);
 	if (strcmp(argv[0], "start") == 0)
-		return cmd_start(&g, argc, argv);
+		return oci_cmd_start(&g, argc, argv);
 	if (strcmp(argv[0], "state") == 0)
 		return oci_cmd_state(&g, argc, argv);
 	if (strcmp(argv[0], "kill") == 0)

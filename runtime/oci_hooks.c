@@ -24,8 +24,8 @@
 #define HOOK_ARGS_MAX 256                 /* args or env entries of one hook */
 #define HOOK_TIMEOUT_MAX (INT_MAX / 1000)  /* seconds: run_one's poll(2) takes an int of ms */
 
-static const char *const run_kinds[] = { "prestart", "createRuntime", "poststart", "poststop" };
-static const char *const refused_kinds[] = { "createContainer", "startContainer" };
+static const char *const run_kinds[] = { "prestart", "createRuntime", "createContainer", "startContainer",
+					 "poststart", "poststop" };
 
 /* True if v is an array of at most HOOK_ARGS_MAX strings. */
 static bool string_array(yajl_val v)
@@ -46,11 +46,6 @@ static int check(yajl_val t, struct nsrun_error *err)
 		yajl_val list = t->u.object.values[i];
 		bool known = false;
 
-		for (size_t k = 0; k < sizeof(refused_kinds) / sizeof(refused_kinds[0]); k++)
-			if (strcmp(kind, refused_kinds[k]) == 0 && YAJL_IS_ARRAY(list) && list->u.array.len)
-				return error_set(err, 0, "config.json: hooks.%s: not supported: nsrun runs nothing in the "
-						 "container's namespaces but its process (prestart, createRuntime, poststart "
-						 "and poststop are run)", kind);
 		for (size_t k = 0; k < sizeof(run_kinds) / sizeof(run_kinds[0]); k++)
 			known = known || strcmp(kind, run_kinds[k]) == 0;
 		if (!known && !(YAJL_IS_ARRAY(list) && !list->u.array.len))
@@ -293,4 +288,20 @@ int oci_hooks_run_each(const char *json, const char *kind, const char *state,
 	}
 	yajl_tree_free(t);
 	return failed;
+}
+
+int oci_hooks_run_inside(const struct nsrun_oci_inside *in, const char *kind, pid_t pid, struct nsrun_error *err)
+{
+	int which = strcmp(kind, "startContainer") == 0;
+	_cleanup_free_ char *state = NULL;
+
+	if (!in->hooks)
+		return 0;
+	if (!in->state_head[which] || !in->state_tail)
+		return error_set(err, EINVAL, "hooks.%s: no state to give them", kind);
+	if (asprintf(&state, "%s%lld%s", in->state_head[which], (long long)pid, in->state_tail) < 0) {
+		state = NULL;
+		return error_set(err, ENOMEM, "hooks.%s: the state", kind);
+	}
+	return oci_hooks_run(in->hooks, kind, state, err);
 }

@@ -8,6 +8,8 @@
 
 #include "error.h"
 
+struct service_state;
+
 #define FIFO_FILE "exec.fifo"           /* in ROOT/ID/ until start: the container is created */
 #define PAUSED_FILE "paused"            /* in ROOT/ID/ while its cgroup is frozen (pause) */
 #define GONE_WAIT_US (10ULL * 1000000)  /* delete: how long a killed container may take to go */
@@ -43,11 +45,19 @@ bool oci_wait_gone(int dir_fd);
 
 /* The state verb's JSON of dir_fd now, malloc'd, or NULL. */
 char *oci_state_text(int dir_fd);
+/* The state of dir_fd's container st with status, for a hook inside (config.h's
+ * struct nsrun_oci_inside): *head up to the pid's value, *tail after it, both
+ * malloc'd.  Returns 0 or -1 with errno. */
+int oci_state_split(int dir_fd, const struct service_state *st, const char *status, char **head, char **tail);
 /* The hooks create kept (oci_hooks.h), malloc'd, or NULL: none. */
 char *oci_hooks_of(int dir_fd);
 /* Runs hooks' kind with state on stdin (either NULL: nothing); a failure is a warning. */
 void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *kind, const char *state);
 
+/* oci_create.c: create (run: then start, wait and delete unless --detach) and
+ * start; argv[0] is the verb.  Return the exit status. */
+int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run);
+int oci_cmd_start(const struct oci_globals *g, int argc, char **argv);
 /* The verbs of oci_verbs.c: argv[0] is the verb.  Return the exit status. */
 int oci_cmd_state(const struct oci_globals *g, int argc, char **argv);
 int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv);

@@ -141,6 +141,37 @@ char *oci_state_text(int dir_fd)
 	return out;
 }
 
+int oci_state_split(int dir_fd, const struct service_state *st, const char *status, char **head, char **tail)
+{
+	const unsigned char *buf;
+	size_t len;
+	yajl_gen y;
+
+	*head = *tail = NULL;
+	if (!(y = yajl_gen_alloc(NULL)))
+		return -1;
+	/* pid 0, split there: its first "pid":0, is the key's, as only ociVersion, the
+	 * id (a checked name) and the status come before it */
+	gen_state(y, dir_fd, st, status, 0);
+	yajl_gen_get_buf(y, &buf, &len);
+	{
+		const char *b = (const char *)buf, *at = memmem(b, len, "\"pid\":0,", 8);
+		if (at) {
+			*head = strndup(b, (size_t)(at - b) + 6);
+			*tail = strndup(at + 7, len - (size_t)(at + 7 - b));
+		}
+	}
+	yajl_gen_free(y);
+	if (!*head || !*tail) {
+		free(*head);
+		free(*tail);
+		*head = *tail = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 char *oci_hooks_of(int dir_fd)
 {
 	_cleanup_close_ int fd = openat(dir_fd, HOOKS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -394,7 +425,8 @@ int oci_cmd_list(const struct oci_globals *g, int argc, char **argv)
 int oci_cmd_features(void)
 {
 	static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "user", "uts", NULL };
-	static const char *const hooks[] = { "prestart", "createRuntime", "poststart", "poststop", NULL };
+	static const char *const hooks[] = { "prestart", "createRuntime", "createContainer", "startContainer",
+					     "poststart", "poststop", NULL };
 	static const char *const mount_options[] = { "bind", "rbind", "ro", "rw", "nosuid", "nodev", "noexec",
 						     "shared", "rshared", "slave", "rslave", "private", "rprivate",
 						     "unbindable", "runbindable", NULL };

@@ -393,10 +393,57 @@ assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "
 assert_match "  ... the warning names it" "nsrun: warning: hooks\.poststart\[0\] $T/hook-fails: exit status 3" "$ERR"
 assert_eq "  ... the next poststart hook runs all the same, and so for poststop (runtime-tools' poststop_fail)" \
 	"poststart-next,poststop-next," "$(cut -d' ' -f1 "$H" | tr '\n' ,)"
-bundle_with '["true"]' "c['hooks'] = {'startContainer': [{'path': '$T/hook'}]}"
+
+# ---- hooks inside: createContainer by the container's pid 1 before pivot_root (its
+# path the runtime's), startContainer by the payload's process as confined as it (its
+# path the container's); the control of "in the container's namespaces" is prestart's
+# line, in ours
+L=$T/out/inside.log
+# shellcheck disable=SC2016 # expanded by the hook
+printf '#!/bin/sh\n{ echo "$1 $(cat)"; readlink /proc/self/ns/net; test -e "%s" && echo host-tree; } >>"%s"\n' \
+	"$T/bundle/config.json" "$L" >"$T/hook-in"
+chmod +x "$T/hook-in"
+probe_hook() { printf "{'path': '/nsrun-probe', 'args': ['nsrun-probe', %s]}" "$1"; }
+bundle_with '["/nsrun-probe", "status"]' "c['hooks'] = {
+    'prestart': [{'path': '$T/hook-in', 'args': ['hook-in', 'prestart']}],
+    'createContainer': [{'path': '$T/hook-in', 'args': ['hook-in', 'createContainer']}],
+    'startContainer': [$(probe_hook "'stdin'"), $(probe_hook "'status'"), $(probe_hook "'write', '/out/started'")]}"
+rm -f "$L" "$T/out/started"
+oci run --bundle "$T/bundle" c10
+assert_eq "createContainer and startContainer hooks: the container runs (exit 0)" 0 "$RC"
+mapfile -t in_log <"$L" 2>/dev/null
+assert_match "  ... createContainer ran first, by pid 1, the state creating" \
+	'^createContainer \{"ociVersion":"1\.2\.0","id":"c10","status":"creating","pid":1,"bundle":' "${in_log[0]:-}"
+check "  ... in the container's network namespace (control: prestart's is ours)" \
+	test "${in_log[1]:-none}" != "$(readlink /proc/self/ns/net)" -a "${in_log[4]:-none}" = "$(readlink /proc/self/ns/net)"
+assert_eq "  ... its path and the host's tree seen as the runtime's (before pivot_root)" host-tree "${in_log[2]:-}"
+assert_match "  ... then prestart (the spec has it before)" '^prestart \{' "${in_log[3]:-}"
+assert_match "startContainer: the state created on its stdin, init's pid" \
+	'(^|
+)\{"ociVersion":"1\.2\.0","id":"c10","status":"created","pid":1,"bundle":' "$ERR"
+status_of() { grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs|Seccomp):' <<<"$1"; }
+assert_eq "  ... run as confined as the payload: the same ids, capabilities, no_new_privs, seccomp" \
+	"$(status_of "$OUT")" "$(status_of "$ERR")"
+check "  ... its path the container's (/nsrun-probe is in the image only), and it ran" test -e "$T/out/started"
+bundle_with '["/nsrun-probe", "write", "/out/ran-after"]' "c['hooks'] = {'startContainer': [$(probe_hook "'exit', '3'")]}"
+oci run --bundle "$T/bundle" c10
+assert_match "a startContainer hook that fails: the start fails, naming it" \
+	"(^|
+)nsrun: hooks\.startContainer\[0\] /nsrun-probe: exit status 3" "$ERR"
+check "  ... the payload never ran (control: it did above, with its hooks passing)" test ! -e "$T/out/ran-after"
+check "  ... nothing left" test ! -e "$ROOT/c10"
+bundle_with '["/no-such-command"]'
+oci run --bundle "$T/bundle" c10
+assert_match "run of a command the image lacks: the exec's own error said (the monitor wrote it to create's closed pipe)" \
+	'(^|
+)nsrun: exec "/no-such-command": No such file or directory' "$ERR"
+check "  ... nothing left (run is create, start and delete)" test ! -e "$ROOT/c10"
+bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'createContainer': [{'path': '$T/hook-fails'}]}"
 oci create --bundle "$T/bundle" c9
-assert_match "a startContainer hook (in the container's namespaces): refused by name" \
-	'^nsrun: config.json: hooks\.startContainer: not supported' "$ERR"
+assert_match "a createContainer hook that fails: create fails, naming it" \
+	"(^|
+)nsrun: hooks\.createContainer\[0\] $T/hook-fails: exit status 3" "$ERR"
+check "  ... and the container is removed" test ! -e "$ROOT/c9"
 
 # ---- a bad config.json: the JSON path named, nothing made
 bundle_with '["true"]' 'c.pop("hooks", None); c["annotations"] = {"org.example.n": 1}'

@@ -289,6 +289,28 @@ static void print_escaped(const char *buf, size_t n)
 }
 
 /* read PATH: success = open + read worked; prints the byte count and the first bytes */
+/* stdin: copies its standard input to its standard output, to EOF (an OCI hook's
+ * state, say) */
+static int c_stdin(int argc, char **argv)
+{
+	char buf[4096];
+	ssize_t r;
+
+	(void)argv;
+	if (argc != 1)
+		return usage("stdin");
+	while ((r = read(0, buf, sizeof buf)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return denied(errno, "read stdin");
+		if (fwrite(buf, 1, (size_t)r, stdout) != (size_t)r)
+			return denied(errno, "write stdout");
+	}
+	fputc('\n', stdout);
+	return 0;
+}
+
 static int c_read(int argc, char **argv)
 {
 	if (argc != 2)
@@ -1364,6 +1386,7 @@ static const struct sub subs[] = {
 	{ "connect", c_connect, "HOST PORT: TCP connect, 2 s timeout" },
 	{ "loopback", c_loopback, "[ADDR]: listen+connect to itself on loopback" },
 	{ "read", c_read, "PATH" },
+	{ "stdin", c_stdin, "copy stdin to stdout" },
 	{ "write", c_write, "PATH [BYTES]" },
 	{ "open-write", c_open_write, "PATH: open for writing only" },
 	{ "mkdir", c_mkdir, "PATH" },
