@@ -88,7 +88,7 @@ DEMO_PKGS   := build-essential pkg-config libseccomp-dev libcap-dev libyajl-dev 
 DEB_PKGS    := $(DEMO_PKGS) curl iproute2 procps psmisc util-linux golang-github-containers-common golang-github-docker-docker-dev \
 	shellcheck cppcheck valgrind clang libclang-rt-14-dev python3-pytest python3-setuptools \
 	python3-jsonschema python3-docker systemd dbus-daemon time skopeo umoci docker-registry qemu-system-x86 cpio golang-go \
-	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt \
+	bubblewrap libarchive-tools attr podman runc python3-redis python3-psycopg2 redis-server hyperfine crun fuse-overlayfs strace passt slirp4netns \
 	help2man containerd nodejs
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -288,9 +288,8 @@ static void print_escaped(const char *buf, size_t n)
 	}
 }
 
-/* read PATH: success = open + read worked; prints the byte count and the first bytes */
-/* stdin: copies its standard input to its standard output, to EOF (an OCI hook's
- * state, say) */
+/* stdin: says "stdin: reading" on stderr, then copies its standard input to its
+ * standard output, to EOF (an OCI hook's state, what a terminal's user types) */
 static int c_stdin(int argc, char **argv)
 {
 	char buf[4096];
@@ -299,6 +298,7 @@ static int c_stdin(int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return usage("stdin");
+	fprintf(stderr, "stdin: reading\n");
 	while ((r = read(0, buf, sizeof buf)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -311,6 +311,36 @@ static int c_stdin(int argc, char **argv)
 	return 0;
 }
 
+/* serve PORT: listens on 0.0.0.0:PORT, answers one connection with a line, exits
+ * (a published port's server) */
+static int c_serve(int argc, char **argv)
+{
+	static const char msg[] = "served-by-nsrun-probe\n";
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1;
+
+	if (argc != 2 || parse_sockaddr("0.0.0.0", argv[1], &ss, &len) < 0)
+		return usage("serve PORT");
+	int l = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return denied(errno, "socket");
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, (struct sockaddr *)&ss, len) < 0)
+		return denied(errno, "bind 0.0.0.0:%s", argv[1]);
+	if (listen(l, 1) < 0)
+		return denied(errno, "listen");
+	ok("listening on %s", argv[1]);
+	int a = accept(l, NULL, NULL);
+	if (a < 0)
+		return denied(errno, "accept");
+	if (write(a, msg, sizeof msg - 1) != (ssize_t)(sizeof msg - 1))
+		return denied(errno, "write");
+	close(a);
+	return 0;
+}
+
+/* read PATH: success = open + read worked; prints the byte count and the first bytes */
 static int c_read(int argc, char **argv)
 {
 	if (argc != 2)
@@ -1387,6 +1417,7 @@ static const struct sub subs[] = {
 	{ "loopback", c_loopback, "[ADDR]: listen+connect to itself on loopback" },
 	{ "read", c_read, "PATH" },
 	{ "stdin", c_stdin, "copy stdin to stdout" },
+	{ "serve", c_serve, "PORT: answer one TCP connection on 0.0.0.0:PORT with a line" },
 	{ "write", c_write, "PATH [BYTES]" },
 	{ "open-write", c_open_write, "PATH: open for writing only" },
 	{ "mkdir", c_mkdir, "PATH" },
