@@ -398,7 +398,10 @@ void container_main(const struct container_args *a)
 		error_set(&err, errno, "signalfd");
 		die_with_error(a->sync_fd, &err);
 	}
-	if (a->exec_fifo_fd >= 0 && (fifo_fd = wait_exec_fifo(a, &err)) < 0)
+	/* OCI create: a command the container lacks fails create, as runc's does */
+	if (a->exec_fifo_fd >= 0 &&
+	    ((a->cfg->isolation == NSRUN_ISOLATION_FULL && exec_check_command(a->cfg, &err) < 0) ||
+	     (fifo_fd = wait_exec_fifo(a, &err)) < 0))
 		die_with_error(a->sync_fd, &err);
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		error_set(&err, errno, "pipe for the exec report");

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cleanup.h"
 #include "copy_archive.h"
 #include "exec.h"
 #include "landlock.h"
@@ -292,6 +293,37 @@ void exec_confine(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	if (seccomp && seccomp_apply(seccomp, &err) < 0)
 		fail(report_fd, &err, 125);
 	timing_mark(timing, TP_PAYLOAD_SECCOMP);
+}
+
+int exec_check_command(const struct nsrun_config *cfg, struct nsrun_error *err)
+{
+	const struct nsrun_process *proc = &cfg->process;
+	_cleanup_free_ char (*cand)[PATH_MAX] = calloc(EXEC_CANDIDATES_MAX, sizeof(*cand));
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t n;
+	int saved = ENOENT;
+
+	if (!cand || root < 0)
+		return 0; /* not decided here: the payload's execve says */
+	n = exec_candidates(proc->args.v[0], strv_getenv(&proc->env, "PATH"), cand, EXEC_CANDIDATES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		char p[PATH_MAX];
+		int fd;
+
+		if (snprintf(p, sizeof(p), "%s%s%s", cand[i][0] == '/' ? "" : proc->cwd, cand[i][0] == '/' ? "" : "/",
+			     cand[i]) >= (int)sizeof(p))
+			return 0;
+		fd = open_in_root(root, p, O_PATH);
+		if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR)) {
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		saved = errno;
+	}
+	/* a PATH search says ENOENT, as execvp(3); a path, its own errno (ENOTDIR) */
+	return error_set_stage(err, STAGE_EXEC, strchr(proc->args.v[0], '/') ? saved : ENOENT, "exec \"%s\"",
+			       proc->args.v[0]);
 }
 
 void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,

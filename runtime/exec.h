@@ -23,6 +23,15 @@ struct nsrun_seccomp;
 size_t exec_candidates(const char *cmd, const char *path_env, char out[][PATH_MAX], size_t max);
 struct timing;
 
+/* OCI create (pid 1, after pivot_root, before the container waits on its exec
+ * fifo): the payload's command is in the container, as exec_command will look for
+ * it (exec_candidates; a relative one from cfg->process.cwd; links resolved inside
+ * the root), so a missing one fails create as runc's and crun's do (podman reads
+ * "no such file or directory" there as 127).  Only ENOENT is decided here: any
+ * other answer is left to the payload's execve.  Returns 0, or -1 with err
+ * (stage exec, ENOENT or a path's ENOTDIR: exec_command's own message). */
+int exec_check_command(const struct nsrun_config *cfg, struct nsrun_error *err);
+
 /* Never returns.  In order: default signal dispositions and mask, setsid (no
  * controlling terminal: TIOCSTI cannot reach the caller's terminal), stdio[i] (if
  * >= 0) on fd i (capture pipes, --stdin), its own user

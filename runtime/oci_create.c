@@ -50,6 +50,46 @@ struct create_opts {
 	const char *id;
 };
 
+#define START_ERROR_FILE "start-error" /* in ROOT/ID/: why the container ended at start */
+
+/* The error of a start that failed, for start to say (start_error): "ERRNUM
+ * STAGE", the message and the hint, a line each.  Returns 0 or -1. */
+static int keep_start_error(int dir_fd, const struct nsrun_error *err)
+{
+	_cleanup_close_ int fd = openat(dir_fd, START_ERROR_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+					0600);
+	const char *hint = error_hint(err);
+	char text[1024];
+	int n;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(text, sizeof(text), "%d %d\n%s\n%s\n", err->errnum, err->stage, err->msg, hint ? hint : "");
+	return write_all(fd, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/* The error keep_start_error kept for container id (dir_fd) into err, its hint in
+ * hint (of size len; err->hint points there), or one saying the container ended.
+ * Returns -1. */
+static int start_error(int dir_fd, const char *id, struct nsrun_error *err, char *hint, size_t len)
+{
+	_cleanup_close_ int fd = openat(dir_fd, START_ERROR_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char text[1024], *msg, *h, *end;
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	int errnum, stage;
+
+	if (n <= 0 || (text[n] = '\0', sscanf(text, "%d %d", &errnum, &stage) != 2) || !(msg = strchr(text, '\n')) ||
+	    !(h = strchr(++msg, '\n')))
+		return error_set(err, 0, "container \"%s\" ended before its process was exec'd", id);
+	*h++ = '\0';
+	if ((end = strchr(h, '\n')))
+		*end = '\0';
+	error_set_stage(err, stage, errnum, "%s", error_one_line(msg));
+	snprintf(hint, len, "%s", error_one_line(h));
+	err->hint = hint[0] ? hint : NULL;
+	return -1;
+}
+
 /* True while create still reads ready_fd's other end (it has not had "R" and
  * returned): a pipe whose reader is gone polls POLLERR (pipe(7)). */
 static bool create_waits(int ready_fd)
@@ -80,9 +120,14 @@ static int monitor_main(struct nsrun_config *cfg, int dir_fd, int ready_fd, stru
 		if (write(ready_fd, &result.error, sizeof(result.error)) < 0) {
 			/* create is gone: nobody to tell */
 		}
-	} else {
+	} else if ((result.status == NSRUN_STATUS_ERROR && result.before_payload) ||
+		   result.status == NSRUN_STATUS_EXEC_FAILED) {
 		/* create returned: an error at start (the payload's exec, a startContainer
-		 * hook) is said here, on create's stderr (run's own) */
+		 * hook) is start's to say, as runc's start says it (podman reads "no such
+		 * file or directory" there as 127) */
+		if (keep_start_error(dir_fd, &result.error) < 0)
+			result_report(&result, stderr);
+	} else {
 		result_report(&result, stderr);
 	}
 	code = result_exit_code(&result);
@@ -353,8 +398,10 @@ out:
 }
 
 /* Lets the created container dir_fd go on: opens its fifo (which unblocks the
- * container's init), reads the byte it writes, removes the fifo.  Returns 0 or -1 with err. */
-static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
+ * container's init), reads the byte it writes, removes the fifo.  Returns 0 or -1
+ * with err: a container that ended before its payload's execve gives the error
+ * that ended it (start_error; its hint in hint, of size hint_len). */
+static int start_container(int dir_fd, const char *id, struct nsrun_error *err, char *hint, size_t hint_len)
 {
 	_cleanup_close_ int fd = -1;
 	char c;
@@ -383,8 +430,7 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err)
 			usleep(10000);
 		}
 		if (!state_is_alive(dir_fd))
-			return error_set(err, 0, "container \"%s\" ended before its process was exec'd (its error went to "
-						 "create's stderr)", id);
+			return start_error(dir_fd, id, err, hint, hint_len);
 	}
 	unlinkat(dir_fd, FIFO_FILE, 0);
 	return 0;
@@ -474,10 +520,10 @@ int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 	if (!run)
 		return 0;
 	{
-		char root[PATH_MAX];
+		char root[PATH_MAX], hint[512];
 		_cleanup_close_ int root_fd = oci_open_root(g, root, sizeof(root), &err), dir_fd = -1;
 		if (root_fd < 0 || (dir_fd = oci_open_container(root_fd, o.id, &err)) < 0 ||
-		    start_container(dir_fd, o.id, &err) < 0) {
+		    start_container(dir_fd, o.id, &err, hint, sizeof(hint)) < 0) {
 			/* run is create, start and delete: a start that failed (the payload
 			 * could not be exec'd, a startContainer hook failed) leaves nothing */
 			kill(monitor, SIGKILL);
@@ -520,12 +566,13 @@ static void poststart(const struct oci_globals *g, int dir_fd)
 int oci_cmd_start(const struct oci_globals *g, int argc, char **argv)
 {
 	struct nsrun_error err = { 0 };
+	char hint[512];
 	_cleanup_close_ int root_fd = -1, dir_fd = -1;
 
 	optind = 1;
 	if (argc != 2)
 		return oci_failf(g, "start: expected one container ID");
-	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err) < 0)
+	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0 || start_container(dir_fd, argv[1], &err, hint, sizeof(hint)) < 0)
 		return oci_fail(g, &err);
 	poststart(g, dir_fd);
 	return 0;

@@ -438,6 +438,21 @@ assert_match "run of a command the image lacks: the exec's own error said (the m
 	'(^|
 )nsrun: exec "/no-such-command": No such file or directory' "$ERR"
 check "  ... nothing left (run is create, start and delete)" test ! -e "$ROOT/c10"
+bundle_with '["/nsrun-probe", "write", "/out/ran-after"]' "c['hooks'] = {'startContainer': [$(probe_hook "'exit', '4'")]}"
+oci create --bundle "$T/bundle" c10
+oci start c10
+assert_match "start of a container whose startContainer hook fails: start itself names the hook (not only create's stderr)" \
+	'^nsrun: hooks\.startContainer\[0\] /nsrun-probe: exit status 4' "$ERR"
+assert_eq "  ... start's exit status 1" 1 "$RC"
+wait_status c10 stopped
+assert_match "  ... the container is stopped, for delete" '"status": "stopped"' "$OUT"
+oci delete c10
+bundle_with '["/no-such-command"]'
+oci create --bundle "$T/bundle" c10
+assert_match "create of a command the container lacks: create fails, saying so (as runc's and crun's)" \
+	'(^|
+)nsrun: exec "/no-such-command": No such file or directory' "$ERR"
+check "  ... nothing left" test ! -e "$ROOT/c10"
 bundle_with '["/nsrun-probe", "sleep", "300"]' "c['hooks'] = {'createContainer': [{'path': '$T/hook-fails'}]}"
 oci create --bundle "$T/bundle" c9
 assert_match "a createContainer hook that fails: create fails, naming it" \
@@ -495,6 +510,12 @@ assert_match "podman run -t: the payload's output comes through a terminal (--co
 	$'NoNewPrivs:\t1\r\n' "$OUT"
 pod run --rm --network none localhost/nsrun-probe /nsrun-probe exit 5
 assert_eq "podman run --rm: the payload's exit status" 5 "$RC"
+pod run --rm --network none localhost/nsrun-probe /no-such-command
+assert_eq "podman run of a command the image lacks: 127, as with runc and crun (nsrun's create says so)" \
+	"127|1" "$RC|$(grep -c 'exec "/no-such-command": No such file or directory' <<<"$ERR")"
+pod run --rm --network none localhost/nsrun-probe /etc/passwd
+assert_eq "  ... of a file not executable: 126 (start says permission denied)" \
+	"126|1" "$RC|$(grep -c 'exec "/etc/passwd": Permission denied' <<<"$ERR")"
 # podman's multi-id maps (linux.uidMappings ranges: 35-oci-namespaces.t); rootless
 # keep-id maps the user's id onto itself inside podman's user namespace
 if [ "$(id -u)" = 0 ]; then
