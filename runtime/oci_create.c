@@ -530,11 +530,8 @@ int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 			while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 				;
 			if (dir_fd >= 0) {
-				_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = NULL;
 				oci_wait_gone(dir_fd);
-				state = hooks ? oci_state_text(dir_fd) : NULL;
-				state_remove_dir(root_fd, o.id);
-				oci_hooks_warn(g, hooks, "poststop", state);
+				oci_remove(g, root_fd, dir_fd, o.id);
 			}
 			return oci_fail(g, &err);
 		}
@@ -544,11 +541,8 @@ int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 		while (waitpid(monitor, &status, 0) < 0 && errno == EINTR)
 			;
 		oci_wait_gone(dir_fd);
-		if (!o.keep) {
-			_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
-			state_remove_dir(root_fd, o.id);
-			oci_hooks_warn(g, hooks, "poststop", state);
-		}
+		if (!o.keep)
+			oci_remove(g, root_fd, dir_fd, o.id);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 }

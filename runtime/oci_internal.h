@@ -58,6 +58,10 @@ void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *
  * start; argv[0] is the verb.  Return the exit status. */
 int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run);
 int oci_cmd_start(const struct oci_globals *g, int argc, char **argv);
+/* Removes the state of container id (dir_fd, under root_fd), which has ended, then
+ * runs its poststop hooks with the state it had (a failure a warning): delete's
+ * and run's end.  Returns 0, or -1 with errno (nothing removed, no hook run). */
+int oci_remove(const struct oci_globals *g, int root_fd, int dir_fd, const char *id);
 /* The verbs of oci_verbs.c: argv[0] is the verb.  Return the exit status. */
 int oci_cmd_state(const struct oci_globals *g, int argc, char **argv);
 int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv);

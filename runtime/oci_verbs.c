@@ -198,6 +198,17 @@ void oci_hooks_warn(const struct oci_globals *g, const char *hooks, const char *
 		oci_hooks_run_each(hooks, kind, state, warn_hook, (void *)g);
 }
 
+int oci_remove(const struct oci_globals *g, int root_fd, int dir_fd, const char *id)
+{
+	/* poststop: once it is gone (runtime.md "Lifecycle" 12), with the state it had */
+	_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
+
+	if (state_remove_dir(root_fd, id) < 0)
+		return -1;
+	oci_hooks_warn(g, hooks, "poststop", state);
+	return 0;
+}
+
 static void print_gen(yajl_gen y)
 {
 	const unsigned char *buf;
@@ -353,13 +364,8 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		if (!oci_wait_gone(dir_fd))
 			return oci_failf(g, "container \"%s\" still running 10 s after SIGKILL", argv[optind]);
 	}
-	{
-		/* poststop: once it is gone (runtime.md "Lifecycle" 12) */
-		_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
-		if (state_remove_dir(root_fd, argv[optind]) < 0)
-			return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
-		oci_hooks_warn(g, hooks, "poststop", state);
-	}
+	if (oci_remove(g, root_fd, dir_fd, argv[optind]) < 0)
+		return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
 	return 0;
 }
 
