@@ -91,6 +91,23 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 
 /* ---- container side ---- */
 
+/* A detached copy of the mount tree at path (open_tree(2) OPEN_TREE_CLONE,
+ * recursive; at_flags added, e.g. AT_SYMLINK_NOFOLLOW), ready for attach_tree.
+ * Where the kernel (before 5.2) or valgrind has no open_tree: an O_PATH fd of
+ * path (o_flags added, e.g. O_NOFOLLOW), to be bound, and *legacy set.
+ * Returns the fd, or -1 with errno. */
+static int clone_tree(const char *path, unsigned at_flags, int o_flags, bool *legacy)
+{
+	int fd = mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | at_flags);
+
+	*legacy = false;
+	if (fd < 0 && errno == ENOSYS) {
+		*legacy = true;
+		fd = open(path, O_PATH | O_CLOEXEC | o_flags);
+	}
+	return fd;
+}
+
 /* A detached tree of source, ready to attach: the supervisor's, or one cloned here
  * by path and checked against the identity the supervisor saw.  Where the kernel
  * (before 5.2) or valgrind has no open_tree, an O_PATH fd opened here (in the
@@ -103,12 +120,7 @@ static int source_tree(const char *what, const char *path, const struct mount_so
 
 	if (s->tree_fd >= 0)
 		return s->tree_fd;
-	fd = mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-			   AT_SYMLINK_NOFOLLOW);
-	if (fd < 0 && errno == ENOSYS) {
-		*legacy = true;
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	}
+	fd = clone_tree(path, AT_SYMLINK_NOFOLLOW, O_NOFOLLOW, legacy);
 	if (fd < 0)
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);
 	if (fstat(fd, &st) < 0 || st.st_dev != s->dev || st.st_ino != s->ino)
@@ -698,12 +710,7 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
 	if (open_source_trees(cfg, plan, src, &trees, err) < 0)
 		return -1;
 	if (host_tmp) {
-		host_tmp->legacy = false;
-		host_tmp->fd = mount_sys_open_tree(AT_FDCWD, STAGING, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		if (host_tmp->fd < 0 && errno == ENOSYS) {
-			host_tmp->legacy = true;
-			host_tmp->fd = open(STAGING, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		}
+		host_tmp->fd = clone_tree(STAGING, 0, O_DIRECTORY, &host_tmp->legacy);
 		if (host_tmp->fd < 0)
 			return error_set(err, errno, "keep the host's %s for the createContainer hooks", STAGING);
 	}
