@@ -153,7 +153,8 @@ struct nsrun_add_host {
  * execve.  The state each gets on stdin is state_head[0] (status "creating") or
  * state_head[1] ("created"), then the pid, then state_tail (runtime.md "State"). */
 struct nsrun_oci_inside {
-	char *hooks;                    /* the hooks object as JSON text; NULL: none */
+	char *hooks;                    /* the hooks object as JSON text; NULL: neither kind */
+	bool create_container;          /* it has createContainer hooks (pid 1 needs the host's /tmp) */
 	char *state_head[2];            /* the state up to the pid's value */
 	char *state_tail;               /* the state after it */
 };

@@ -152,7 +152,7 @@ static int container_setup(const struct container_args *a, bool *unmapped, struc
 	/* reduced: no mount at all; the payload chroots itself (exec.c) */
 	if (a->cfg->isolation != NSRUN_ISOLATION_REDUCED) {
 		struct mount_host_tmp host_tmp = { .fd = -1 };
-		int rc = mount_build_root(cfg, a->plan, a->sources, cfg->oci_inside.hooks ? &host_tmp : NULL,
+		int rc = mount_build_root(cfg, a->plan, a->sources, cfg->oci_inside.create_container ? &host_tmp : NULL,
 					  a->timing, err);
 		/* OCI createContainer hooks: in the container's namespaces, its mounts
 		 * made, before pivot_root, their paths the runtime's (config.md

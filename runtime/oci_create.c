@@ -327,9 +327,11 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	st.created = (long long)time(NULL);
 	/* createContainer and startContainer: run by the container itself, with the
 	 * state as it will be then (its pid filled in there) */
-	if (hooks) {
+	if (oci_hooks_count(hooks, "createContainer") || oci_hooks_count(hooks, "startContainer")) {
 		struct nsrun_oci_inside *in = &cfg.oci_inside;
 		_cleanup_free_ char *same_tail = NULL;
+
+		in->create_container = oci_hooks_count(hooks, "createContainer") > 0;
 		if (!(in->hooks = strdup(hooks)) ||
 		    oci_state_split(dir_fd, &st, "creating", &in->state_head[0], &in->state_tail) < 0 ||
 		    oci_state_split(dir_fd, &st, "created", &in->state_head[1], &same_tail) < 0) {

@@ -264,6 +264,19 @@ int oci_hooks_run(const char *json, const char *kind, const char *state, struct 
 	return rc;
 }
 
+size_t oci_hooks_count(const char *json, const char *kind)
+{
+	yajl_val t, list;
+	size_t n = 0;
+
+	if (!json || !(t = yajl_tree_parse(json, NULL, 0)))
+		return 0;
+	if ((list = yajl_tree_get(t, (const char *[]){ kind, NULL }, yajl_t_array)))
+		n = list->u.array.len;
+	yajl_tree_free(t);
+	return n;
+}
+
 int oci_hooks_run_each(const char *json, const char *kind, const char *state,
 		       void (*warn)(void *ctx, const struct nsrun_error *err), void *ctx)
 {

@@ -56,6 +56,10 @@ int oci_annotations_load(const char *bundle, char **json, struct nsrun_error *er
  * status N", "...: timed out after N s", or the errno of fork(2), execve(2)). */
 int oci_hooks_run(const char *json, const char *kind, const char *state, struct nsrun_error *err);
 
+/* Returns how many hooks of kind json (a hooks object as JSON text, or NULL) has:
+ * 0 where it has none, or is NULL or not JSON. */
+size_t oci_hooks_count(const char *json, const char *kind);
+
 /* As oci_hooks_run, but every hook of kind runs even after one failed, and
  * warn(ctx, err) is called for each that failed: poststart and poststop (runtime.md
  * "Lifecycle": "log a warning, but the remaining hooks and lifecycle continue as
