@@ -39,8 +39,10 @@ static void __attribute__((noreturn)) die_with_error(int sync_fd, struct nsrun_e
  * would show nsrun's arguments (host paths, -e values).  The bounds of the
  * argument area are fields 48 and 49 of /proc/self/stat (proc(5), Linux 3.5);
  * the kernel then reads the zeroed area (get_mm_cmdline in fs/proc/base.c).
- * No allocation (a forked child).  Returns 0, or -1 with *err (errno of open(2)
- * or read(2), EINVAL for a stat line it cannot parse). */
+ * Nothing is written unless glibc's argv[0] lies in that area (under valgrind the
+ * area is valgrind's own).  No allocation (a forked child).  Returns 0, or -1
+ * with *err (errno of open(2) or read(2), EINVAL for a stat line it cannot
+ * parse). */
 static int hide_cmdline(struct nsrun_error *err)
 {
 	static const char title[] = "nsrun-init";
@@ -58,6 +60,10 @@ static int hide_cmdline(struct nsrun_error *err)
 		                       "/proc/self/stat: no argument area (fields 48 and 49)");
 	start = (unsigned long)area[0];
 	end = (unsigned long)area[1];
+	/* the area the kernel shows must be our own argv: under valgrind it is
+	 * valgrind's, which its client may not write (and nsrun's is not there) */
+	if ((unsigned long)program_invocation_name < start || (unsigned long)program_invocation_name >= end)
+		return 0;
 	memset((void *)start, 0, end - start);
 	memcpy((void *)start, title, end - start > sizeof(title) ? sizeof(title) : end - start - 1);
 	return 0;
