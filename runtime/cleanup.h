@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 static inline void cleanup_freep(void *p)
 {
@@ -47,10 +48,17 @@ static inline void cleanup_closedirp(DIR **d)
 	}
 }
 
+static inline void cleanup_yajlp(yajl_val *v)
+{
+	if (*v)
+		yajl_tree_free(*v);
+}
+
 #define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
 #define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(cleanup_fclosep)))
 #define _cleanup_closedir_ __attribute__((cleanup(cleanup_closedirp)))
+#define _cleanup_yajl_ __attribute__((cleanup(cleanup_yajlp)))
 
 /* Returns *pp and sets *pp to NULL: the caller takes ownership. */
 #define steal_ptr(pp) ({ __typeof__(*(pp)) _tmp = *(pp); *(pp) = NULL; _tmp; })

@@ -20,13 +20,6 @@
 
 #define IMAGE_JSON_MAX (1 << 20)
 
-static void yajl_freep(yajl_val *v)
-{
-	if (*v)
-		yajl_tree_free(*v);
-}
-#define _cleanup_yajl_ __attribute__((cleanup(yajl_freep)))
-
 char *image_store_dir(struct nsrun_error *err)
 {
 	const char *env = getenv("NSRUN_IMAGES");

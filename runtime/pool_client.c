@@ -79,11 +79,6 @@ struct pool_request {
 	size_t in_len;
 };
 
-static void yajl_tree_freep(yajl_val *v)
-{
-	yajl_tree_free(*v);
-}
-
 /* The text of a string node found by yajl_tree_get(..., yajl_t_string), "" for none. */
 static const char *str(yajl_val v)
 {
@@ -474,7 +469,7 @@ static int print_answer(const char *answer, const char *json_path, const uint64_
 	char ebuf[256];
 	const char *code_path[] = { "exit_code", NULL }, *err_path[] = { "error", NULL },
 		   *hint_path[] = { "pool", "hint", NULL }, *status_path[] = { "status", NULL };
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val doc =
+	_cleanup_yajl_ yajl_val doc =
 		json_scan_depth(answer, strlen(answer), JSON_MAX_DEPTH) < strlen(answer) ? NULL :
 		yajl_tree_parse(answer, ebuf, sizeof(ebuf));
 	yajl_val code, e, hint, status;

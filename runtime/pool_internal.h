@@ -102,6 +102,15 @@ static inline void pool_gen_str(yajl_gen g, const char *s)
 	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
+/* pool_request.c */
+/* Sends q's result document (the --json one, with its pool timings) to its client,
+ * if it still has one, then frees q and removes its slot. */
+void pool_reply(struct pool *p, struct pool_req *q);
+/* Parses a request's JSON text (NUL-terminated) into q, its limits no higher than
+ * the pool's, and makes the document its slot's P reads (q->ctl).  Returns 0 or
+ * -1 with err (errnum 0: a bad request; ENOMEM). */
+int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err);
+
 /* pool_serve.c */
 /* Removes slot s from p->slots (closing our ends; its request, if any, loses it). */
 void pool_slot_remove(struct pool *p, struct pool_slot *s);

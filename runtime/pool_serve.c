@@ -18,13 +18,6 @@
 #include "pool_internal.h"
 #include "sys.h"
 
-static void yajl_tree_freep(yajl_val *v)
-{
-	yajl_tree_free(*v);
-}
-
-static void reply(struct pool *p, struct pool_req *q);
-
 static void slot_close(struct pool_slot *s)
 {
 	int *fds[] = { &s->ctl, &s->in, &s->out, &s->err, &s->stat };
@@ -59,246 +52,9 @@ void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *m
 	error_set_stage(&q->r.error, STAGE_PREPARE, errnum, "%s", msg);
 	q->r.error.hint = hint;
 	q->exited = true;
-	reply(p, q);
+	pool_reply(p, q);
 }
 
-/* The zygote ended (its container's nsrun exited): what ran in it is gone with it. */
-/* ---- requests ------------------------------------------------------------ */
-
-static void reply(struct pool *p, struct pool_req *q)
-{
-	struct pool_client *c = q->client >= 0 ? &p->clients[q->client] : NULL;
-	struct nsrun_config cfg = p->cfg;         /* a shallow copy: this request's limits */
-	char *doc = NULL;
-	size_t len = 0;
-	bool ok = false;
-	FILE *f;
-
-	cfg.limits.timeout_us = q->timeout_us;
-	cfg.limits.memory_bytes = q->memory_bytes;
-	cfg.limits.pids = q->pids;
-	cfg.output.capture = true;
-	cfg.output.limit_bytes = q->output_limit;
-	q->r.pool.used = true;
-	q->r.pool.slot = q->slot ? (unsigned)q->slot->id : 0;
-	q->r.pool.zygote_restarts = p->restarts;
-	if (q->t_start) {
-		q->r.pool.queued_us = q->t_start - q->t_arrive;
-		q->r.pool.run_us = monotonic_us() - q->t_start;
-	} else {
-		q->r.pool.queued_us = monotonic_us() - q->t_arrive;
-	}
-	q->r.wall_time_us = monotonic_us() - q->t_arrive;
-	q->r.enforced.memory = cfg.limits.memory_bytes ? "rlimit" : NULL;
-	f = open_memstream(&doc, &len);
-	if (f) {
-		ok = result_write_json(&q->r, &cfg, f) == 0;
-		ok = fclose(f) == 0 && ok;
-	}
-	if (ok && c) {
-		unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
-					 (unsigned char)(len >> 8), (unsigned char)len };
-		/* a client that does not read its answer in 10 s loses it, not the pool */
-		struct timeval tv = { .tv_sec = 10 };
-		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
-		/* a streaming request's frames not yet sent go first */
-		if ((c->olen > c->ooff && write_all(c->fd, c->obuf + c->ooff, c->olen - c->ooff) < 0) ||
-		    send(c->fd, hdr, 4, MSG_NOSIGNAL) != 4 || write_all(c->fd, doc, len) < 0) {
-			close(c->fd);
-			c->fd = -1;
-		} else {
-			fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-		}
-	}
-	free(doc);
-	if (c) {
-		c->req = NULL;
-		c->olen = c->ooff = 0;
-		if (c->eof && c->fd >= 0)
-			pool_client_close(p, q->client);  /* it sends nothing more */
-	}
-	if (q->slot)
-		pool_slot_remove(p, q->slot);
-	result_free(&q->r);
-	free(q->ctl);
-	free(q->in);
-	free(q);
-}
-
-static const char *json_str(yajl_val root, const char *key)
-{
-	const char *path[] = { key, NULL };
-	yajl_val v = yajl_tree_get(root, path, yajl_t_string);
-	return v ? YAJL_GET_STRING(v) : NULL;
-}
-
-/* The request's key (a whole number, 1 or more) into *limit, which holds the
- * pool's (0: none).  Returns 0, or -1 with err when above the pool's. */
-static int req_limit(yajl_val root, const char *key, const char *flag, uint64_t *limit, struct nsrun_error *err)
-{
-	const char *path[] = { key, NULL };
-	yajl_val v = yajl_tree_get(root, path, yajl_t_number);
-	double d;
-
-	if (!v)
-		return 0;
-	d = YAJL_GET_DOUBLE(v);
-	if (!(d >= 1 && d <= 9007199254740992.0) || d != (double)(uint64_t)d)
-		return error_set(err, 0, "pool: \"%s\": a whole number, 1 or more", key);
-	if (*limit && (uint64_t)d > *limit) {
-		error_set(err, 0, "pool: \"%s\": %llu is more than the pool's %s %llu", key, (unsigned long long)d, flag,
-			  (unsigned long long)*limit);
-		err->hint = "a request may lower the pool's limits, not raise them: start the pool with a higher one";
-		return -1;
-	}
-	*limit = (uint64_t)d;
-	return 0;
-}
-
-/* Parses a request and makes the document its slot's P reads.  Returns 0 or -1
- * with err (errnum 0: a bad request). */
-static int req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err)
-{
-	char ebuf[256];
-	const char *code_path[] = { "code", NULL }, *args_path[] = { "args", NULL }, *env_path[] = { "env", NULL };
-	const char *t_path[] = { "timeout", NULL }, *o_path[] = { "output_limit", NULL };
-	/* yajl has no depth limit, and frees a tree by recursion: a request of [[[[...
-	 * took the server down (its stack) */
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val root =
-		json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text) ? NULL :
-		yajl_tree_parse(text, ebuf, sizeof(ebuf));
-	yajl_val code, args, env, t, o;
-	struct strv envv = { 0 };
-	const char *in;
-	yajl_gen g = NULL;
-	const unsigned char *buf;
-	size_t len;
-
-	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
-		return error_set(err, 0, "pool: the request is nested deeper than %d levels", JSON_MAX_DEPTH);
-	if (!root || !YAJL_IS_OBJECT(root))
-		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
-	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
-		return error_set(err, 0, "pool: the request has no \"code\" string");
-	/* a key given with the wrong type is an error, not a default */
-	for (size_t i = 0; i < root->u.object.len; i++) {
-		static const struct { const char *key; yajl_type t; } keys[] = {
-			{ "code", yajl_t_string }, { "stdin", yajl_t_string }, { "args", yajl_t_array },
-			{ "env", yajl_t_array }, { "timeout", yajl_t_number }, { "output_limit", yajl_t_number },
-			{ "memory", yajl_t_number }, { "pids_limit", yajl_t_number }, { "stream", yajl_t_true },
-		};
-		const char *k = root->u.object.keys[i];
-		yajl_val v = root->u.object.values[i];
-		size_t j;
-		for (j = 0; j < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[j].key, k) != 0; j++)
-			;
-		if (j == sizeof(keys) / sizeof(keys[0]))
-			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
-					 "output_limit, memory, pids_limit)", k);
-		if (keys[j].t == yajl_t_true) {
-			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
-				return error_set(err, 0, "pool: the request's \"%s\": expected true or false", k);
-			q->stream = YAJL_IS_TRUE(v);
-			continue;
-		}
-		if (v->type != keys[j].t)
-			return error_set(err, 0, "pool: the request's \"%s\": expected a %s", k,
-					 keys[j].t == yajl_t_string ? "string" : keys[j].t == yajl_t_array ? "list" : "number");
-	}
-	args = yajl_tree_get(root, args_path, yajl_t_array);
-	env = yajl_tree_get(root, env_path, yajl_t_array);
-	/* a request may shorten the pool's timeout and lower its output limit, never
-	 * raise them (a security review: the pool's --timeout bounds what one request
-	 * can hold a slot for); 0 or absent is the pool's, above it is capped at it */
-	q->timeout_us = p->cfg.limits.timeout_us;
-	q->output_limit = p->cfg.output.limit_bytes;
-	if ((t = yajl_tree_get(root, t_path, yajl_t_number))) {
-		double s = YAJL_GET_DOUBLE(t);
-		if (!(s >= 0 && s <= 86400 * 365))
-			return error_set(err, 0, "pool: \"timeout\": seconds, 0 (the pool's) or more");
-		if (s > 0 && (!q->timeout_us || s * 1e6 < (double)q->timeout_us))
-			q->timeout_us = s * 1e6 < 1 ? 1 : (uint64_t)(s * 1e6);
-	}
-	if ((o = yajl_tree_get(root, o_path, yajl_t_number))) {
-		double b = YAJL_GET_DOUBLE(o);
-		if (!(b >= 0 && b <= (double)NSRUN_MAX_OUTPUT_LIMIT))
-			return error_set(err, 0, "pool: \"output_limit\": bytes, at most 1g");
-		if (b < (double)q->output_limit)
-			q->output_limit = (uint64_t)b;
-	}
-	/* a request may lower the pool's memory and pids limits, not raise them: P
-	 * lowers its own rlimits, which takes no privilege; raising would */
-	q->memory_bytes = p->cfg.limits.memory_bytes;
-	q->pids = p->cfg.limits.pids;
-	if (req_limit(root, "memory", "--memory", &q->memory_bytes, err) < 0 ||
-	    req_limit(root, "pids_limit", "--pids-limit", &q->pids, err) < 0)
-		return -1;
-	if ((in = json_str(root, "stdin"))) {
-		q->in_len = strlen(in);
-		if (!(q->in = strdup(in)))
-			return error_set(err, ENOMEM, "pool: request");
-	}
-	for (size_t i = 0; i < p->cfg.process.env.n; i++)
-		if (strv_push(&envv, p->cfg.process.env.v[i]) < 0)
-			goto nomem;
-	for (size_t i = 0; env && i < env->u.array.len; i++) {
-		yajl_val e = env->u.array.values[i];
-		if (!YAJL_IS_STRING(e) || !is_env_assignment(YAJL_GET_STRING(e))) {
-			strv_free(&envv);
-			return error_set(err, 0, "pool: \"env\"[%zu]: expected \"KEY=VALUE\"", i);
-		}
-		if (strv_setenv(&envv, YAJL_GET_STRING(e)) < 0)
-			goto nomem;
-	}
-	if (!(g = yajl_gen_alloc(NULL)))
-		goto nomem;
-	yajl_gen_map_open(g);
-	pool_gen_str(g, "code");
-	pool_gen_str(g, YAJL_GET_STRING(code));
-	pool_gen_str(g, "cwd");
-	pool_gen_str(g, p->cfg.process.cwd);
-	pool_gen_str(g, "args");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; args && i < args->u.array.len; i++) {
-		yajl_val a = args->u.array.values[i];
-		if (!YAJL_IS_STRING(a)) {
-			yajl_gen_free(g);
-			strv_free(&envv);
-			return error_set(err, 0, "pool: \"args\"[%zu]: expected a string", i);
-		}
-		pool_gen_str(g, YAJL_GET_STRING(a));
-	}
-	yajl_gen_array_close(g);
-	if (q->memory_bytes != p->cfg.limits.memory_bytes) {
-		pool_gen_str(g, "memory_bytes");
-		yajl_gen_integer(g, (long long)q->memory_bytes);
-	}
-	if (q->pids != p->cfg.limits.pids) {
-		pool_gen_str(g, "pids");
-		yajl_gen_integer(g, (long long)q->pids);
-	}
-	pool_gen_str(g, "env");
-	yajl_gen_array_open(g);
-	for (size_t i = 0; i < envv.n; i++)
-		pool_gen_str(g, envv.v[i]);
-	yajl_gen_array_close(g);
-	yajl_gen_map_close(g);
-	strv_free(&envv);
-	if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || !(q->ctl = malloc(len))) {
-		yajl_gen_free(g);
-		return error_set(err, ENOMEM, "pool: request");
-	}
-	memcpy(q->ctl, buf, len);
-	q->ctl_len = len;
-	yajl_gen_free(g);
-	return 0;
-nomem:
-	strv_free(&envv);
-	return error_set(err, ENOMEM, "pool: request");
-}
-
-/* Sends what waits for the zygote, in order, as far as its socket takes it. */
 static void zflush(struct pool *p)
 {
 	size_t done = 0;
@@ -377,12 +133,12 @@ static void client_request(struct pool *p, int ci, char *text)
 	q->timeout_us = p->cfg.limits.timeout_us;
 	q->output_limit = p->cfg.output.limit_bytes;
 	p->clients[ci].req = q;
-	if (req_parse(p, q, text, &err) < 0) {
+	if (pool_req_parse(p, q, text, &err) < 0) {
 		free(text);
 		q->r.status = NSRUN_STATUS_ERROR;
 		q->r.error = err;
 		q->exited = true;
-		reply(p, q);
+		pool_reply(p, q);
 		return;
 	}
 	free(text);
@@ -668,7 +424,7 @@ static void slot_stat(struct pool *p, struct pool_slot *s)
 {
 	char buf[4096];
 	ssize_t n = read(s->stat, buf, sizeof(buf) - 1);
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val m = NULL;
+	_cleanup_yajl_ yajl_val m = NULL;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -696,7 +452,7 @@ static void zygote_message(struct pool *p)
 	int fds[5] = { -1, -1, -1, -1, -1 };
 	size_t nfds = 0;
 	ssize_t n = recvmsg(p->zfd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	__attribute__((cleanup(yajl_tree_freep))) yajl_val m = NULL;
+	_cleanup_yajl_ yajl_val m = NULL;
 	const char *ready_path[] = { "ready", NULL }, *hello_path[] = { "hello", NULL };
 	yajl_val v;
 
@@ -962,7 +718,7 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 		for (size_t i = 0; i < p->n_slots;) {
 			struct pool_slot *s = &p->slots[i];
 			if (s->req && s->req->exited && s->out < 0 && s->err < 0) {
-				reply(p, s->req);       /* removes the slot: i now holds another */
+				pool_reply(p, s->req);       /* removes the slot: i now holds another */
 				dispatch(p);
 				continue;
 			}
