@@ -216,6 +216,11 @@ bool oci_is_created(int dir_fd)
 	return faccessat(dir_fd, FIFO_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+bool oci_is_creating(int dir_fd)
+{
+	return faccessat(dir_fd, CREATING_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 bool oci_is_paused(int dir_fd)
 {
 	return faccessat(dir_fd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
@@ -225,6 +230,8 @@ const char *oci_status_of(int dir_fd)
 {
 	if (!state_is_alive(dir_fd))
 		return "stopped";
+	if (oci_is_creating(dir_fd))
+		return "creating";
 	return oci_is_created(dir_fd) ? "created" : oci_is_paused(dir_fd) ? "paused" : "running";
 }
 

@@ -204,6 +204,17 @@ static int systemd_cgroups_path(struct nsrun_config *cfg, struct strv *warnings,
 	return 0;
 }
 
+/* Removes the state directory id under root_fd if it is still dir_fd's: a delete
+ * --force may have removed it meanwhile, and a new create made another of that id. */
+static void remove_own_state(int root_fd, int dir_fd, const char *id)
+{
+	struct stat a, b;
+
+	if (fstat(dir_fd, &a) == 0 && fstatat(root_fd, id, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		state_remove_dir(root_fd, id);
+}
+
 /* Makes the container and its monitor; returns 0 with *monitor (our child), the
  * container waiting on its fifo, or -1 with err (nothing left).  *in_monitor is
  * set in the monitor, which returns its exit status in *code. */
@@ -306,6 +317,16 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		error_set(err, errno, "make %s", fifo);
 		goto remove;
 	}
+	/* "creating" until this create returns: start and delete refuse it while the
+	 * container sets up and its prestart and createRuntime hooks run (runtime.md
+	 * "Lifecycle" 2-4; the exec fifo alone would say "created" from now on) */
+	{
+		_cleanup_close_ int fd = openat(dir_fd, CREATING_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			error_set(err, errno, "make %s/%s/%s", root, o->id, CREATING_FILE);
+			goto remove;
+		}
+	}
 	memset(&st, 0, sizeof(st));
 	snprintf(st.name, sizeof(st.name), "%s", o->id);
 	snprintf(st.status, sizeof(st.status), "created");
@@ -368,8 +389,14 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 				error_set(err, errno, "container \"%s\": its state for the hooks", o->id);
 			else if (!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
 					    oci_hooks_run(hooks, "createRuntime", state, err) == 0)) {
-				rc = 0;
-				goto out;
+				/* created now, unless a delete --force or a kill ended it meanwhile */
+				bool deleted = unlinkat(dir_fd, CREATING_FILE, 0) < 0;
+				if (!deleted && state_is_alive(dir_fd)) {
+					rc = 0;
+					goto out;
+				}
+				error_set_stage(err, STAGE_SUPERVISE, 0, "container \"%s\" %s while it was being created",
+						o->id, deleted ? "was deleted" : "ended");
 			}
 		} else if (r == 1 && (n = read(ready[0], (char *)&cerr + 1, sizeof(cerr) - 1)) == (ssize_t)sizeof(cerr) - 1) {
 			memcpy(&cerr, &c, 1);
@@ -388,7 +415,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		;
 	oci_wait_gone(dir_fd);
 remove:
-	state_remove_dir(root_fd, o->id);
+	remove_own_state(root_fd, dir_fd, o->id);
 out:
 	if (ready[0] >= 0)
 		close(ready[0]);
@@ -410,6 +437,9 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err, 
 
 	if (!state_is_alive(dir_fd))
 		return error_set(err, 0, "container \"%s\" is stopped: it cannot be started", id);
+	if (oci_is_creating(dir_fd))
+		return error_set(err, 0, "container \"%s\" is still being created: start it once its create has returned",
+				 id);
 	if (!oci_is_created(dir_fd))
 		return error_set(err, 0, "container \"%s\" is running already", id);
 	if ((fd = openat(dir_fd, FIFO_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0)

@@ -12,6 +12,7 @@ struct service_state;
 
 #define FIFO_FILE "exec.fifo"           /* in ROOT/ID/ until start: the container is created */
 #define PAUSED_FILE "paused"            /* in ROOT/ID/ while its cgroup is frozen (pause) */
+#define CREATING_FILE "creating"        /* in ROOT/ID/ until create returns (its hooks run) */
 #define GONE_WAIT_US (10ULL * 1000000)  /* delete: how long a killed container may take to go */
 
 struct oci_globals {
@@ -35,9 +36,11 @@ int oci_open_root(const struct oci_globals *g, char *path, size_t len, struct ns
 int oci_open_container(int root_fd, const char *id, struct nsrun_error *err);
 /* Opens root and the ID argv[optind] into *root_fd, *dir_fd.  Returns 0 or -1 with err. */
 int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd, int *dir_fd, struct nsrun_error *err);
-/* created (exec.fifo is there); paused (frozen by pause); and "created",
- * "running", "paused" or "stopped". */
+/* created (exec.fifo is there, also while creating); creating (its create has not
+ * returned: prestart and createRuntime hooks may still run); paused (frozen by
+ * pause); and "creating", "created", "running", "paused" or "stopped". */
 bool oci_is_created(int dir_fd);
+bool oci_is_creating(int dir_fd);
 bool oci_is_paused(int dir_fd);
 const char *oci_status_of(int dir_fd);
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */

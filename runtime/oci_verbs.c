@@ -341,6 +341,9 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		return force && !err.errnum ? 0 : oci_fail(g, &err);
 	}
 	if (state_is_alive(dir_fd)) {
+		if (!force && oci_is_creating(dir_fd))
+			return oci_failf(g, "container \"%s\" is being created: wait for its create, or delete --force",
+				     argv[optind]);
 		if (!force && !oci_is_created(dir_fd))
 			return oci_failf(g, "container \"%s\" is running: stop it first (nsrun kill), or delete --force",
 				     argv[optind]);
@@ -364,7 +367,8 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		if (!oci_wait_gone(dir_fd))
 			return oci_failf(g, "container \"%s\" still running 10 s after SIGKILL", argv[optind]);
 	}
-	if (oci_remove(g, root_fd, dir_fd, argv[optind]) < 0)
+	/* ENOENT: a create that was still running removed it when its container ended */
+	if (oci_remove(g, root_fd, dir_fd, argv[optind]) < 0 && !(force && errno == ENOENT))
 		return oci_failf(g, "container \"%s\": remove its state: %s", argv[optind], strerror(errno));
 	return 0;
 }

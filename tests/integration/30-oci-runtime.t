@@ -351,8 +351,10 @@ bundle_with '["/nsrun-probe", "sleep", "300"]' "$all_hooks"
 oci create --bundle "$T/bundle" c8
 check "hooks: after create, prestart then createRuntime ran, with their env" \
 	test "$(cut -d' ' -f1,2 "$H" 2>/dev/null | tr '\n' ,)" = "prestart e-prestart,createRuntime e-createRuntime,"
-assert_match "  ... the state on stdin: created, the container's pid" \
-	'^createRuntime e-createRuntime \{"ociVersion":"1\.2\.0","id":"c8","status":"created","pid":[1-9]' "$(tail -1 "$H")"
+assert_match "  ... the state on stdin: creating (as runc gives it), the container's pid" \
+	'^createRuntime e-createRuntime \{"ociVersion":"1\.2\.0","id":"c8","status":"creating","pid":[1-9]' "$(tail -1 "$H")"
+oci state c8
+assert_match "  ... once create has returned: created" '"status": "created"' "$OUT"
 oci start c8
 assert_match "  ... start: then poststart, the state running" '^poststart e-poststart \{[^}]*"status":"running"' \
 	"$(tail -1 "$H")"
@@ -393,6 +395,66 @@ assert_eq "a poststart hook that fails: a warning, the run goes on (exit 0)" 0 "
 assert_match "  ... the warning names it" "nsrun: warning: hooks\.poststart\[0\] $T/hook-fails: exit status 3" "$ERR"
 assert_eq "  ... the next poststart hook runs all the same, and so for poststop (runtime-tools' poststop_fail)" \
 	"poststart-next,poststop-next," "$(cut -d' ' -f1 "$H" | tr '\n' ,)"
+
+# ---- create is not over until its hooks are: "creating" meanwhile, which start and
+# delete refuse (a payload started early would run before its prestart hook, or
+# though the hook failed); delete --force ends it, and that create fails
+# shellcheck disable=SC2016 # expanded by the hook
+printf '#!/bin/sh\ntouch "%s/held"\nuntil [ -e "%s/release" ]; do sleep 0.05; done\nexit "$1"\n' \
+	"$T/out" "$T/out" >"$T/hook-held"
+chmod +x "$T/hook-held"
+# create_held ID KIND EXIT: create ID in the background (held_bg), its one hook of KIND
+# held until $T/out/release, then exiting EXIT; returns once the hook is held
+create_held() {
+	rm -f "$T/out/held" "$T/out/release" "$T/out/ran-early"
+	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
+		"c['hooks'] = {'$2': [{'path': '$T/hook-held', 'args': ['hook-held', '$3']}]}"
+	timeout 120 "$NSRUN" --root "$ROOT" create --bundle "$T/bundle" "$1" >/dev/null 2>"$T/create.err" &
+	held_bg=$!
+	local end=$((SECONDS + 60))
+	until [ -e "$T/out/held" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
+	check "$2 hook of $1 held (control: the container is being created)" test -e "$T/out/held"
+}
+create_held c11 prestart 1
+oci state c11
+assert_match "  ... state: creating" '"status": "creating"' "$OUT"
+oci start c11
+assert_eq "  ... start refuses it, saying why" \
+	"1|nsrun: container \"c11\" is still being created: start it once its create has returned" "$RC|$(head -1 <<<"$ERR")"
+oci delete c11
+assert_match "  ... delete without --force refuses it" '^nsrun: container "c11" is being created' "$ERR"
+touch "$T/out/release"
+wait "$held_bg"
+assert_eq "  ... the hook fails (exit 1): create fails" 1 "$?"
+check "  ... the payload never ran" test ! -e "$T/out/ran-early"
+check "  ... nothing left" test ! -e "$ROOT/c11"
+create_held c11 prestart 0
+oci start c11
+assert_eq "  ... start refused while it is held" 1 "$RC"
+touch "$T/out/release"
+wait "$held_bg"
+assert_eq "  ... the hook passes: create exits 0 (control)" 0 "$?"
+oci state c11
+assert_match "  ... created" '"status": "created"' "$OUT"
+check "  ... the payload has not run (the refused start started nothing)" test ! -e "$T/out/ran-early"
+oci start c11
+wait_status c11 stopped
+check "  ... start now runs it (control of the probes above)" test -e "$T/out/ran-early"
+oci delete c11
+for kind in prestart createContainer; do
+	create_held c12 $kind 0
+	oci start c12
+	assert_match "  ... start refuses it, saying why" '^nsrun: container "c12" is still being created' "$ERR"
+	oci delete --force c12
+	assert_eq "  ... delete --force meanwhile: exit 0, no error" "0|" "$RC|$ERR"
+	touch "$T/out/release"
+	wait "$held_bg"
+	assert_eq "  ... that create fails (exit 1)" 1 "$?"
+	[ $kind = createContainer ] || assert_match "  ... saying why" \
+		'^nsrun: container "c12" was deleted while it was being created' "$(cat "$T/create.err")"
+	check "  ... the payload never ran" test ! -e "$T/out/ran-early"
+	check "  ... nothing left" test ! -e "$ROOT/c12"
+done
 
 # ---- hooks inside: createContainer by the container's pid 1 before pivot_root (its
 # path the runtime's), startContainer by the payload's process as confined as it (its
