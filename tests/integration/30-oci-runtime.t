@@ -451,7 +451,8 @@ for kind in prestart createContainer; do
 	wait "$held_bg"
 	assert_eq "  ... that create fails (exit 1)" 1 "$?"
 	[ $kind = createContainer ] || assert_match "  ... saying why" \
-		'^nsrun: container "c12" was deleted while it was being created' "$(cat "$T/create.err")"
+		'(^|
+)nsrun: container "c12" was deleted while it was being created' "$(cat "$T/create.err")"
 	check "  ... the payload never ran" test ! -e "$T/out/ran-early"
 	check "  ... nothing left" test ! -e "$ROOT/c12"
 done
