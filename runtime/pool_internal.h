@@ -106,6 +106,10 @@ static inline void pool_gen_str(yajl_gen g, const char *s)
 /* Sends q's result document (the --json one, with its pool timings) to its client,
  * if it still has one, then frees q and removes its slot. */
 void pool_reply(struct pool *p, struct pool_req *q);
+/* Answers the client at fd, which has no request of its own (too many clients, a
+ * frame too long), with an error result (errnum, msg, hint), as far as its socket
+ * takes it without waiting, then closes fd. */
+void pool_refuse(struct pool *p, int fd, int errnum, const char *msg, const char *hint);
 /* Parses a request's JSON text (NUL-terminated) into q, its limits no higher than
  * the pool's, and makes the document its slot's P reads (q->ctl).  Returns 0 or
  * -1 with err (errnum 0: a bad request; ENOMEM). */

@@ -17,15 +17,16 @@
 #include "sys.h"
 #include "util.h"
 
-void pool_reply(struct pool *p, struct pool_req *q)
+/* q's result document, as --json writes it, with the pool's timings: into *doc
+ * (malloc'd) and *len.  Returns true, or false (*doc NULL or to free). */
+static bool reply_doc(struct pool *p, struct pool_req *q, char **doc, size_t *len)
 {
-	struct pool_client *c = q->client >= 0 ? &p->clients[q->client] : NULL;
 	struct nsrun_config cfg = p->cfg;         /* a shallow copy: this request's limits */
-	char *doc = NULL;
-	size_t len = 0;
 	bool ok = false;
 	FILE *f;
 
+	*doc = NULL;
+	*len = 0;
 	cfg.limits.timeout_us = q->timeout_us;
 	cfg.limits.memory_bytes = q->memory_bytes;
 	cfg.limits.pids = q->pids;
@@ -42,11 +43,47 @@ void pool_reply(struct pool *p, struct pool_req *q)
 	}
 	q->r.wall_time_us = monotonic_us() - q->t_arrive;
 	q->r.enforced.memory = cfg.limits.memory_bytes ? "rlimit" : NULL;
-	f = open_memstream(&doc, &len);
+	f = open_memstream(doc, len);
 	if (f) {
 		ok = result_write_json(&q->r, &cfg, f) == 0;
 		ok = fclose(f) == 0 && ok;
 	}
+	return ok;
+}
+
+void pool_refuse(struct pool *p, int fd, int errnum, const char *msg, const char *hint)
+{
+	struct pool_req q = { .client = -1, .exited = true };
+	char *doc;
+	size_t len;
+
+	q.t_arrive = monotonic_us();
+	q.timeout_us = p->cfg.limits.timeout_us;
+	q.output_limit = p->cfg.output.limit_bytes;
+	q.memory_bytes = p->cfg.limits.memory_bytes;
+	q.pids = p->cfg.limits.pids;
+	q.r.status = NSRUN_STATUS_ERROR;
+	error_set_stage(&q.r.error, STAGE_PREPARE, errnum, "%s", msg);
+	q.r.error.hint = hint;
+	if (reply_doc(p, &q, &doc, &len)) {
+		unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+					 (unsigned char)(len >> 8), (unsigned char)len };
+		/* as far as the socket's buffer takes it at once: the pool never waits here */
+		if (send(fd, hdr, 4, MSG_NOSIGNAL | MSG_DONTWAIT) == 4)
+			(void)!send(fd, doc, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(doc);
+	result_free(&q.r);
+	close(fd);
+}
+
+void pool_reply(struct pool *p, struct pool_req *q)
+{
+	struct pool_client *c = q->client >= 0 ? &p->clients[q->client] : NULL;
+	char *doc = NULL;
+	size_t len = 0;
+	bool ok = reply_doc(p, q, &doc, &len);
+
 	if (ok && c) {
 		unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
 					 (unsigned char)(len >> 8), (unsigned char)len };
@@ -127,6 +164,8 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_
 
 	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
 		return error_set(err, 0, "pool: the request is nested deeper than %d levels", JSON_MAX_DEPTH);
+	if (json_scan_nul(text, strlen(text)) < strlen(text))
+		return error_set(err, 0, "pool: the request holds \"\\u0000\" in a string, which would end it there");
 	if (!root || !YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
 	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
@@ -145,7 +184,7 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_
 			;
 		if (j == sizeof(keys) / sizeof(keys[0]))
 			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
-					 "output_limit, memory, pids_limit)", k);
+					 "output_limit, memory, pids_limit, stream)", k);
 		if (keys[j].t == yajl_t_true) {
 			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
 				return error_set(err, 0, "pool: the request's \"%s\": expected true or false", k);
@@ -165,15 +204,21 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_
 	q->output_limit = p->cfg.output.limit_bytes;
 	if ((t = yajl_tree_get(root, t_path, yajl_t_number))) {
 		double s = YAJL_GET_DOUBLE(t);
-		if (!(s >= 0 && s <= 86400 * 365))
+		if (!(s >= 0))
 			return error_set(err, 0, "pool: \"timeout\": seconds, 0 (the pool's) or more");
+		/* (a pool without one: a year at most, which its microseconds hold) */
+		if (s > 86400 * 365)
+			s = 86400 * 365;
 		if (s > 0 && (!q->timeout_us || s * 1e6 < (double)q->timeout_us))
 			q->timeout_us = s * 1e6 < 1 ? 1 : (uint64_t)(s * 1e6);
 	}
 	if ((o = yajl_tree_get(root, o_path, yajl_t_number))) {
 		double b = YAJL_GET_DOUBLE(o);
-		if (!(b >= 0 && b <= (double)NSRUN_MAX_OUTPUT_LIMIT))
-			return error_set(err, 0, "pool: \"output_limit\": bytes, at most 1g");
+		/* (above the pool's: capped, docs/pool.md) */
+		if (b > (double)NSRUN_MAX_OUTPUT_LIMIT)
+			b = (double)NSRUN_MAX_OUTPUT_LIMIT;
+		if (!(b >= 0) || b != (double)(uint64_t)b)
+			return error_set(err, 0, "pool: \"output_limit\": a whole number of bytes");
 		if (b < (double)q->output_limit)
 			q->output_limit = (uint64_t)b;
 	}

@@ -284,7 +284,15 @@ static void client_read(struct pool *p, int ci)
 			return;
 		c->need = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
 		if (c->need > POOL_MAX_FRAME || !(c->buf = malloc(c->need + 1))) {
+			char msg[96];
+			int fd = steal_fd(&c->fd);
+			if (c->need > POOL_MAX_FRAME)
+				snprintf(msg, sizeof(msg), "pool: a request of %u bytes: more than %u MiB, the most it takes",
+					 (unsigned)c->need, POOL_MAX_FRAME >> 20);
+			else
+				snprintf(msg, sizeof(msg), "pool: a request of %u bytes: no memory for it", (unsigned)c->need);
 			pool_client_close(p, ci);
+			pool_refuse(p, fd, 0, msg, "send large input as a file in a volume of the pool's, not in the request");
 			return;
 		}
 		c->have = 0;
@@ -655,7 +663,8 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				for (i = 0; c >= 0 && i < POOL_MAX_CLIENTS && p->clients[i].fd >= 0; i++)
 					;
 				if (c >= 0 && i == POOL_MAX_CLIENTS)
-					close(c);
+					pool_refuse(p, c, 0, "pool: busy: 256 clients are connected, the most it serves",
+						    "send it again later, or share connections between threads");
 				else if (c >= 0)
 					p->clients[i] = (struct pool_client){ .fd = c };
 				break;

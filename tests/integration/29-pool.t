@@ -89,6 +89,52 @@ assert_eq "args, stdin, env and exit status of a request; uid 65534" "['a', 'b']
 	"$(field '"\(.stdout | rtrimstr("\n"))|\(.exit_code)"')"
 req '{"code": "print(1", "timeout": "x"}'
 assert_eq "a bad request is answered with status error, the pool goes on" "error" "$(field .status)"
+req '{"code": "print(1)", "bogus": 1}'
+assert_match "an unknown key: refused, listing every key it takes" \
+	'^pool: the request.s "bogus": unknown \(code, stdin, args, env, timeout, output_limit, memory, pids_limit, stream\)$' \
+	"$(field .error)"
+req '{"code": "print(1)", "output_limit": 1.5}'
+assert_eq "output_limit 1.5: refused, as memory's fractions are" 'error|pool: "output_limit": a whole number of bytes' \
+	"$(field '"\(.status)|\(.error)"')"
+req '{"code": "print(\"a\u0000b\")"}'
+assert_eq "code holding \\u0000 (a C string would end there): refused, not cut short" \
+	'error|pool: the request holds "\u0000" in a string, which would end it there' "$(field '"\(.status)|\(.error)"')"
+req '{"code": "print(1)", "timeout": 1e300}'
+assert_eq "timeout 1e300: capped at the pool's 300 s (docs/pool.md), the snippet runs" "exited|1|300000" \
+	"$(field '"\(.status)|\(.stdout | rtrimstr("\n"))|\(.limits.timeout_ms.value)"')"
+# raw frames: a length past 16 MiB, and a 257th client while 256 are connected; each is
+# answered with a result document saying why, then closed (control: the 256th is served)
+raw_answers=$(python3 - "$POOL_SOCK" <<'PY'
+import json, socket, struct, sys
+def connect():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])  # (blocking: waits while the pool's backlog is full)
+    s.settimeout(60)
+    return s
+def answer(s):
+    buf = b""
+    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            return {"status": "closed with no answer"}
+        buf += chunk
+    return json.loads(buf[4:])
+s = connect()
+s.sendall(struct.pack(">I", 17 << 20))
+print(answer(s).get("error"))
+held = [connect() for _ in range(256)]
+print(answer(connect()).get("error"))
+body = json.dumps({"code": "print(256)"}).encode()
+held[-1].sendall(struct.pack(">I", len(body)) + body)
+print(answer(held[-1]).get("stdout", "").strip())
+PY
+)
+mapfile -t raw <<<"$raw_answers"
+assert_eq "a frame of 17 MiB: answered, saying why, then closed" \
+	"pool: a request of 17825792 bytes: more than 16 MiB, the most it takes" "${raw[0]:-}"
+assert_eq "a 257th client: answered, saying why, then closed" \
+	"pool: busy: 256 clients are connected, the most it serves" "${raw[1]:-}"
+assert_eq "  ... (control: the 256th is served)" "256" "${raw[2]:-}"
 
 # ---- nsrun run --pool: the command line's request, output and status as a cold run's
 SNIP='import sys; print("out", sys.argv[1:]); print("err", file=sys.stderr); sys.exit(5)'
