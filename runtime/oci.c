@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -219,6 +220,13 @@ bool oci_is_created(int dir_fd)
 bool oci_is_creating(int dir_fd)
 {
 	return faccessat(dir_fd, CREATING_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool oci_create_ended(int dir_fd)
+{
+	_cleanup_close_ int fd = openat(dir_fd, CREATING_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) == 0;
 }
 
 bool oci_is_paused(int dir_fd)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -224,7 +225,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	struct nsrun_config cfg;
 	struct strv warnings = { 0 };
 	_cleanup_free_ char *bundle = NULL, *seccomp_json = NULL, *hooks = NULL, *annotations = NULL;
-	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1;
+	_cleanup_close_ int root_fd = -1, dir_fd = -1, lock_fd = -1, log_fd = -1, creating_fd = -1;
 	char root[PATH_MAX], fifo[PATH_MAX + NAME_MAX_LEN + 16];
 	struct service_state st;
 	struct nsrun_error cerr = { 0 };
@@ -280,6 +281,19 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			snprintf(err->msg, sizeof(err->msg), "container \"%s\" exists (delete it first)", o->id);
 		goto out;
 	}
+	/* "creating" until this create returns: start and delete refuse it while the
+	 * container sets up and its prestart and createRuntime hooks run (runtime.md
+	 * "Lifecycle" 2-4).  Made before the exec fifo, whose opening by a start
+	 * would let the payload run: a start that finds the fifo and then no
+	 * "creating" knows the hooks have passed (start_container) */
+	/* held locked (flock(2)) by this create alone, so start and delete tell a
+	 * create that was killed meanwhile (oci_create_ended); locked under another
+	 * name first, so it is never seen unlocked while this create lives */
+	if ((creating_fd = openat(dir_fd, CREATING_FILE ".new", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
+	    flock(creating_fd, LOCK_EX) < 0 || renameat(dir_fd, CREATING_FILE ".new", dir_fd, CREATING_FILE) < 0) {
+		error_set(err, errno, "make %s/%s/%s", root, o->id, CREATING_FILE);
+		goto remove;
+	}
 	/* the config's profile, compiled by the monitor as a --security-opt seccomp=PATH
 	 * would be (a bad one ends the create with its message) */
 	if (seccomp_json) {
@@ -316,16 +330,6 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	    !(cfg.exec_fifo = strdup(fifo)) || pipe2(ready, O_CLOEXEC) < 0) {
 		error_set(err, errno, "make %s", fifo);
 		goto remove;
-	}
-	/* "creating" until this create returns: start and delete refuse it while the
-	 * container sets up and its prestart and createRuntime hooks run (runtime.md
-	 * "Lifecycle" 2-4; the exec fifo alone would say "created" from now on) */
-	{
-		_cleanup_close_ int fd = openat(dir_fd, CREATING_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			error_set(err, errno, "make %s/%s/%s", root, o->id, CREATING_FILE);
-			goto remove;
-		}
 	}
 	memset(&st, 0, sizeof(st));
 	snprintf(st.name, sizeof(st.name), "%s", o->id);
@@ -368,6 +372,7 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 	}
 	if (*monitor == 0) {
 		close(ready[0]);
+		cleanup_closep(&creating_fd); /* its lock is this create's, not the monitor's */
 		*in_monitor = true;
 		*code = monitor_main(&cfg, dir_fd, ready[1], &st);
 		rc = 0;
@@ -437,11 +442,19 @@ static int start_container(int dir_fd, const char *id, struct nsrun_error *err, 
 
 	if (!state_is_alive(dir_fd))
 		return error_set(err, 0, "container \"%s\" is stopped: it cannot be started", id);
+	if (oci_is_creating(dir_fd) && oci_create_ended(dir_fd))
+		return error_set(err, 0, "container \"%s\": its create ended before its hooks did: delete it", id);
 	if (oci_is_creating(dir_fd))
 		return error_set(err, 0, "container \"%s\" is still being created: start it once its create has returned",
 				 id);
 	if (!oci_is_created(dir_fd))
 		return error_set(err, 0, "container \"%s\" is running already", id);
+	/* again, now that the fifo is there: create makes "creating" before the fifo
+	 * and removes it after its hooks, so only this order shuts out a start that
+	 * looked before "creating" was made (opening the fifo lets the payload run) */
+	if (oci_is_creating(dir_fd))
+		return error_set(err, 0, "container \"%s\" is still being created: start it once its create has returned",
+				 id);
 	if ((fd = openat(dir_fd, FIFO_FILE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return error_set(err, errno, "container \"%s\": open its exec fifo", id);
 	for (;;) {

@@ -41,6 +41,9 @@ int oci_open_id(const struct oci_globals *g, int argc, char **argv, int *root_fd
  * pause); and "creating", "created", "running", "paused" or "stopped". */
 bool oci_is_created(int dir_fd);
 bool oci_is_creating(int dir_fd);
+/* "creating" left by a create that is gone (killed during its hooks): nothing
+ * holds the file's flock(2), which that create took */
+bool oci_create_ended(int dir_fd);
 bool oci_is_paused(int dir_fd);
 const char *oci_status_of(int dir_fd);
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */

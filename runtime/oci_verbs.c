@@ -341,7 +341,8 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		return force && !err.errnum ? 0 : oci_fail(g, &err);
 	}
 	if (state_is_alive(dir_fd)) {
-		if (!force && oci_is_creating(dir_fd))
+		/* (a create that ended during its hooks left it "creating": deleted as created) */
+		if (!force && oci_is_creating(dir_fd) && !oci_create_ended(dir_fd))
 			return oci_failf(g, "container \"%s\" is being created: wait for its create, or delete --force",
 				     argv[optind]);
 		if (!force && !oci_is_created(dir_fd))

@@ -457,6 +457,41 @@ for kind in prestart createContainer; do
 	check "  ... nothing left" test ! -e "$ROOT/c12"
 done
 
+# ---- "creating" is made before the exec fifo, whose opening lets the payload run: a
+# start that finds the fifo while create has not gone further (held there by
+# strace, which delays each of create's fchmodat(2), the fifo's among them) is
+# refused, and a failing prestart hook then keeps the payload from running
+bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
+	"c['hooks'] = {'prestart': [{'path': '$T/hook-fails'}]}"
+rm -f "$T/out/ran-early"
+strace -o /dev/null -e trace=fchmodat -e inject=fchmodat:delay_exit=3000000 \
+	"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c13 >/dev/null 2>"$T/create.err" &
+held_bg=$!
+end=$((SECONDS + 60))
+until [ -p "$ROOT/c13/exec.fifo" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
+check "create of c13 held with its exec fifo made (control: strace can delay it)" test -p "$ROOT/c13/exec.fifo"
+oci start c13
+assert_match "  ... start refuses it, saying why" '^nsrun: container "c13" is still being created' "$ERR"
+wait "$held_bg"
+assert_eq "  ... the prestart hook fails (exit 3): create fails" 1 "$?"
+check "  ... the payload never ran" test ! -e "$T/out/ran-early"
+check "  ... nothing left" test ! -e "$ROOT/c13"
+
+# ---- a create killed during its hooks leaves a "creating" that nothing will finish:
+# start says so, and delete removes it without --force (the control, delete of c11
+# above, refuses while its create lives)
+create_held c14 prestart 0
+pkill -KILL -P "$held_bg" -x nsrun
+wait "$held_bg" 2>/dev/null # (bash says "Killed")
+oci start c14
+assert_eq "  ... its create killed: start refuses it, saying why" \
+	"1|nsrun: container \"c14\": its create ended before its hooks did: delete it" "$RC|$(head -1 <<<"$ERR")"
+oci delete c14
+assert_eq "  ... delete removes it, no --force needed" "0|" "$RC|$ERR"
+check "  ... nothing left" test ! -e "$ROOT/c14"
+touch "$T/out/release"
+check "  ... the payload never ran" test ! -e "$T/out/ran-early"
+
 # ---- hooks inside: createContainer by the container's pid 1 before pivot_root (its
 # path the runtime's), startContainer by the payload's process as confined as it (its
 # path the container's); the control of "in the container's namespaces" is prestart's
