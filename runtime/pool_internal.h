@@ -18,8 +18,11 @@
 #define POOL_MAX_FRAME (16U << 20)      /* a request: code and stdin */
 #define POOL_MAX_SIZE 64
 #define POOL_MAX_CLIENTS 256
-#define POOL_START_TRIES 3
-#define POOL_SOCKET_FILE "pool.sock"      /* nsrun pool -d: its socket in its service directory */              /* a zygote that ends before it is ready, in a row */
+#define POOL_START_TRIES 3              /* a zygote that ends before it is ready, in a row */
+#define POOL_SOCKET_FILE "pool.sock"    /* nsrun pool -d: its socket in its service directory */
+/* a client that takes none of its answer, or adds nothing to a request it has
+ * begun, for this long is closed: the pool never waits on one (pool_loop) */
+#define POOL_CLIENT_STALL_US (10ULL * 1000000)
 
 struct pool_req;
 
@@ -56,8 +59,10 @@ struct pool_client {
 	uint32_t need;
 	size_t have;
 	struct pool_req *req;
-	char *obuf;                     /* stream frames not yet written to fd */
+	char *obuf;                     /* stream frames and answers not yet written to fd */
 	size_t olen, ooff;
+	uint64_t out_since;             /* monotonic_us: its answer queued, or fd last took some */
+	uint64_t in_since;              /* monotonic_us: its unfinished frame last grew */
 	bool eof;                       /* it shut its side: its request is cancelled */
 };
 
@@ -120,8 +125,15 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_
 void pool_slot_remove(struct pool *p, struct pool_slot *s);
 /* Answers q with status error (msg, errnum, hint) and frees it. */
 void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *msg, const char *hint);
-/* Closes client ci; a request of it runs on, its answer dropped. */
+/* Closes client ci; a request of it is cancelled (nothing runs on for it). */
 void pool_client_close(struct pool *p, int ci);
+/* Queues a (alen bytes) then b (blen) for client ci, which the loop writes as
+ * its socket takes them (POLLOUT).  Returns 0, or -1 (no memory: nothing queued). */
+int pool_client_queue(struct pool *p, int ci, const void *a, size_t alen, const void *b, size_t blen);
+/* Writes what client ci's socket takes now of what is queued for it, never
+ * waiting.  Closes a client whose socket fails, and one that shut its side
+ * (eof) once it has no request and nothing queued. */
+void pool_client_flush(struct pool *p, int ci);
 /* Serves until p->stopping: returns 0, or -1 with err (the pool cannot go on). */
 int pool_loop(struct pool *p, struct nsrun_error *err);
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -84,29 +83,24 @@ void pool_reply(struct pool *p, struct pool_req *q)
 	size_t len = 0;
 	bool ok = reply_doc(p, q, &doc, &len);
 
-	if (ok && c) {
-		unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
-					 (unsigned char)(len >> 8), (unsigned char)len };
-		/* a client that does not read its answer in 10 s loses it, not the pool */
-		struct timeval tv = { .tv_sec = 10 };
-		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
-		/* a streaming request's frames not yet sent go first */
-		if ((c->olen > c->ooff && write_all(c->fd, c->obuf + c->ooff, c->olen - c->ooff) < 0) ||
-		    send(c->fd, hdr, 4, MSG_NOSIGNAL) != 4 || write_all(c->fd, doc, len) < 0) {
-			close(c->fd);
-			c->fd = -1;
-		} else {
-			fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-		}
-	}
-	free(doc);
 	if (c) {
 		c->req = NULL;
-		c->olen = c->ooff = 0;
-		if (c->eof && c->fd >= 0)
-			pool_client_close(p, q->client);  /* it sends nothing more */
+		/* after its stream frames; written as its socket takes it, never waited on:
+		 * a client that takes none of it for POOL_CLIENT_STALL_US is closed */
+		if (ok) {
+			unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+						 (unsigned char)(len >> 8), (unsigned char)len };
+			if (pool_client_queue(p, q->client, hdr, 4, doc, len) < 0)
+				ok = false;
+			else
+				c->out_since = monotonic_us();
+		}
+		if (!ok)
+			pool_client_close(p, q->client);  /* no answer: it must not wait for one */
+		else
+			pool_client_flush(p, q->client);
 	}
+	free(doc);
 	if (q->slot)
 		pool_slot_remove(p, q->slot);
 	result_free(&q->r);

@@ -224,8 +224,7 @@ static void client_watch(struct pool *p, int ci)
 	}
 }
 
-/* Writes what it can of c's stream frames.  A client that cannot take them is closed. */
-static void client_flush(struct pool *p, int ci)
+void pool_client_flush(struct pool *p, int ci)
 {
 	struct pool_client *c = &p->clients[ci];
 	ssize_t n = send(c->fd, c->obuf + c->ooff, c->olen - c->ooff, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -236,35 +235,47 @@ static void client_flush(struct pool *p, int ci)
 		pool_client_close(p, ci);
 		return;
 	}
+	if (n > 0)
+		c->out_since = monotonic_us();
 	c->ooff += (size_t)n;
-	if (c->ooff == c->olen)
+	if (c->ooff == c->olen) {
 		c->ooff = c->olen = 0;
+		if (c->eof && !c->req)
+			pool_client_close(p, ci);  /* it sends nothing more */
+	}
 }
 
-/* Queues a stream frame (kind, then len bytes of data) for c.  Returns 0 or -1
- * (no memory: the frame is lost, as output past a full pipe would not be). */
-static int client_frame(struct pool_client *c, unsigned char kind, const char *data, size_t len)
+int pool_client_queue(struct pool *p, int ci, const void *a, size_t alen, const void *b, size_t blen)
 {
-	size_t n = len + 1;
-	char *b;
+	struct pool_client *c = &p->clients[ci];
+	char *buf;
 
 	if (c->ooff) {
 		memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
 		c->olen -= c->ooff;
 		c->ooff = 0;
 	}
-	if (!(b = realloc(c->obuf, c->olen + 4 + n)))
+	if (!(buf = realloc(c->obuf, c->olen + alen + blen)))
 		return -1;
-	c->obuf = b;
-	b += c->olen;
-	b[0] = (char)(n >> 24);
-	b[1] = (char)(n >> 16);
-	b[2] = (char)(n >> 8);
-	b[3] = (char)n;
-	b[4] = (char)kind;
-	memcpy(b + 5, data, len);
-	c->olen += 4 + n;
+	c->obuf = buf;
+	memcpy(buf + c->olen, a, alen);
+	if (blen)
+		memcpy(buf + c->olen + alen, b, blen);
+	if (!c->olen)
+		c->out_since = monotonic_us();
+	c->olen += alen + blen;
 	return 0;
+}
+
+/* Queues a stream frame (kind, then len bytes of data) for client ci.  Returns 0
+ * or -1 (no memory: the frame is lost, as output past a full pipe would not be). */
+static int client_frame(struct pool *p, int ci, unsigned char kind, const char *data, size_t len)
+{
+	size_t n = len + 1;
+	unsigned char hdr[5] = { (unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8),
+				 (unsigned char)n, kind };
+
+	return pool_client_queue(p, ci, hdr, sizeof(hdr), data, len);
 }
 
 static void client_read(struct pool *p, int ci)
@@ -274,12 +285,17 @@ static void client_read(struct pool *p, int ci)
 
 	if (c->hdr_have < 4) {
 		n = read(c->fd, c->hdr + c->hdr_have, 4 - c->hdr_have);
+		if (n == 0 && !c->hdr_have && c->olen > c->ooff) {
+			c->eof = true;  /* closed once its answer is out (pool_client_flush) */
+			return;
+		}
 		if (n <= 0) {
 			if (n == 0 || (errno != EAGAIN && errno != EINTR))
 				pool_client_close(p, ci);
 			return;
 		}
 		c->hdr_have += (size_t)n;
+		c->in_since = monotonic_us();
 		if (c->hdr_have < 4)
 			return;
 		c->need = (uint32_t)c->hdr[0] << 24 | (uint32_t)c->hdr[1] << 16 | (uint32_t)c->hdr[2] << 8 | c->hdr[3];
@@ -305,6 +321,7 @@ static void client_read(struct pool *p, int ci)
 		return;
 	}
 	c->have += (size_t)n;
+	c->in_since = monotonic_us();
 	if (c->have < c->need)
 		return;
 	c->buf[c->need] = '\0';
@@ -336,7 +353,7 @@ static void req_read(struct pool *p, struct pool_req *q, int *fd, struct result_
 		else if (q->streamed[k] + keep > q->output_limit)
 			keep = (size_t)(q->output_limit - q->streamed[k]);
 		if (keep && q->client >= 0)
-			client_frame(&p->clients[q->client], k ? POOL_FRAME_STDERR : POOL_FRAME_STDOUT, buf, keep);
+			client_frame(p, q->client, k ? POOL_FRAME_STDERR : POOL_FRAME_STDOUT, buf, keep);
 		q->streamed[k] += keep;
 	} else if (st->len < q->output_limit) {
 		size_t keep = (size_t)n;
@@ -524,9 +541,28 @@ static void zygote_message(struct pool *p)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+/* When client c, with no request, is closed for stalling (POOL_CLIENT_STALL_US):
+ * an answer it takes none of, a frame it began and adds nothing to; or UINT64_MAX. */
+static uint64_t client_deadline(const struct pool_client *c)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (c->fd < 0 || c->req)
+		return d;
+	if (c->olen > c->ooff)
+		d = c->out_since + POOL_CLIENT_STALL_US;
+	if (c->hdr_have && c->in_since + POOL_CLIENT_STALL_US < d)
+		d = c->in_since + POOL_CLIENT_STALL_US;
+	return d;
+}
+
 static uint64_t next_deadline(struct pool *p)
 {
 	uint64_t d = UINT64_MAX;
+
+	for (int i = 0; i < POOL_MAX_CLIENTS; i++)
+		if (client_deadline(&p->clients[i]) < d)
+			d = client_deadline(&p->clients[i]);
 
 	for (size_t i = 0; i < p->n_slots; i++) {
 		struct pool_req *q = p->slots[i].req;
@@ -547,6 +583,9 @@ static void check_deadlines(struct pool *p)
 			zsend(p, "kill", p->slots[i].id);
 		}
 	}
+	for (int i = 0; i < POOL_MAX_CLIENTS; i++)
+		if (now >= client_deadline(&p->clients[i]))
+			pool_client_close(p, i);
 }
 
 /* What poll(2) watched, to find its entry again. */
@@ -689,7 +728,7 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				if (c->fd != fds[k].fd)
 					break;
 				if ((fds[k].revents & POLLOUT) && c->olen > c->ooff)
-					client_flush(p, w[k].index);
+					pool_client_flush(p, w[k].index);
 				if (c->fd < 0)
 					break;
 				if (!c->req && (fds[k].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -136,6 +136,76 @@ assert_eq "a 257th client: answered, saying why, then closed" \
 	"pool: busy: 256 clients are connected, the most it serves" "${raw[1]:-}"
 assert_eq "  ... (control: the 256th is served)" "256" "${raw[2]:-}"
 
+# clients that stall: the pool never waits on one.  A reads its answer of 1 MB
+# 4 KiB at a time; B, asking once A's first bytes came, is answered before A has
+# half of it (a pool that wrote A's answer to its end first answers B only once
+# the rest fits in the socket's buffer, some 100 KiB: seen at 917508 of 1001029);
+# A still gets all of it (control).  N never reads its answer and H sends half a
+# frame's length: each is closed (POLLHUP) once it has stalled 10 s, not left open.
+stall=$(timeout -k 5 150 python3 - "$POOL_SOCK" <<'PY'
+import json, select, socket, struct, sys, threading, time
+def connect():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.settimeout(60)
+    return s
+def send(s, code):
+    body = json.dumps({"code": code}).encode()
+    s.sendall(struct.pack(">I", len(body)) + body)
+def hung_up(s, limit):
+    p = select.poll()
+    p.register(s, select.POLLRDHUP)
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if any(ev & (select.POLLHUP | select.POLLRDHUP) for _, ev in p.poll(100)):
+            return True
+    return False
+big = "print('x' * 1000000)"
+n, h, a = connect(), connect(), connect()
+send(n, big)
+h.sendall(b"\0\0")
+send(a, big)
+first, b_answered, a_buf = threading.Event(), threading.Event(), bytearray()
+def read_a():
+    while len(a_buf) < 4 or len(a_buf) < 4 + struct.unpack(">I", a_buf[:4])[0]:
+        chunk = a.recv(4096)
+        if not chunk:
+            return
+        a_buf.extend(chunk)
+        first.set()
+        if not b_answered.is_set():
+            time.sleep(0.2)
+t = threading.Thread(target=read_a)
+t.start()
+first.wait(120)
+b = connect()
+send(b, "print(2)")
+b_buf = b""
+while len(b_buf) < 4 or len(b_buf) < 4 + struct.unpack(">I", b_buf[:4])[0]:
+    chunk = b.recv(65536)
+    if not chunk:
+        break
+    b_buf += chunk
+a_then = len(a_buf)
+b_answered.set()
+t.join(120)
+a_doc = json.loads(a_buf[4:]) if len(a_buf) > 4 else {}
+print(json.loads(b_buf[4:]).get("stdout", "").strip() if len(b_buf) > 4 else "no answer")
+print("before A had half" if 0 < a_then < len(a_buf) // 2 else "after A had %d of %d bytes" % (a_then, len(a_buf)))
+print(len(a_doc.get("stdout", "")))
+print("N closed" if hung_up(n, 60) else "N open")
+print("H closed" if hung_up(h, 60) else "H open")
+PY
+)
+mapfile -t stall <<<"$stall"
+assert_eq "a client reading its answer slowly: another's is answered meanwhile" \
+	"2|before A had half" "${stall[0]:-}|${stall[1]:-}"
+assert_eq "  ... (control: the slow one gets all of its answer)" 1000001 "${stall[2]:-}"
+assert_eq "  a client that reads none of its answer is closed, not waited on" "N closed" "${stall[3]:-}"
+assert_eq "  a client that sends half a frame is closed" "H closed" "${stall[4]:-}"
+req 'print(3)'
+assert_eq "  the pool goes on" 3 "$(field .stdout)"
+
 # ---- nsrun run --pool: the command line's request, output and status as a cold run's
 SNIP='import sys; print("out", sys.argv[1:]); print("err", file=sys.stderr); sys.exit(5)'
 run_nsrun --image python -- python3 -c "$SNIP" a b </dev/null
