@@ -115,10 +115,11 @@ void pool_reply(struct pool *p, struct pool_req *q);
  * frame too long), with an error result (errnum, msg, hint), as far as its socket
  * takes it without waiting, then closes fd. */
 void pool_refuse(struct pool *p, int fd, int errnum, const char *msg, const char *hint);
-/* Parses a request's JSON text (NUL-terminated) into q, its limits no higher than
+/* Parses a request's JSON text (text_len bytes, then a NUL; a NUL before is
+ * refused) into q, its limits no higher than
  * the pool's, and makes the document its slot's P reads (q->ctl).  Returns 0 or
  * -1 with err (errnum 0: a bad request; ENOMEM). */
-int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err);
+int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_len, struct nsrun_error *err);
 
 /* pool_serve.c */
 /* Removes slot s from p->slots (closing our ends; its request, if any, loses it). */

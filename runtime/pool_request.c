@@ -139,7 +139,7 @@ static int req_limit(yajl_val root, const char *key, const char *flag, uint64_t 
 	return 0;
 }
 
-int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_error *err)
+int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_len, struct nsrun_error *err)
 {
 	char ebuf[256];
 	const char *code_path[] = { "code", NULL }, *args_path[] = { "args", NULL }, *env_path[] = { "env", NULL };
@@ -156,6 +156,10 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, struct nsrun_
 	const unsigned char *buf;
 	size_t len;
 
+	/* (JSON has no place for one: after the document it would hide what follows) */
+	if (strlen(text) != text_len)
+		return error_set(err, 0, "pool: the request holds a NUL byte at %zu, which JSON does not allow",
+				 strlen(text));
 	if (json_scan_depth(text, strlen(text), JSON_MAX_DEPTH) < strlen(text))
 		return error_set(err, 0, "pool: the request is nested deeper than %d levels", JSON_MAX_DEPTH);
 	if (json_scan_nul(text, strlen(text)) < strlen(text))

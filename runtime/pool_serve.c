@@ -119,7 +119,7 @@ static void dispatch(struct pool *p)
 	}
 }
 
-static void client_request(struct pool *p, int ci, char *text)
+static void client_request(struct pool *p, int ci, char *text, size_t len)
 {
 	struct pool_req *q = calloc(1, sizeof(*q));
 	struct nsrun_error err = { 0 };
@@ -133,7 +133,7 @@ static void client_request(struct pool *p, int ci, char *text)
 	q->timeout_us = p->cfg.limits.timeout_us;
 	q->output_limit = p->cfg.output.limit_bytes;
 	p->clients[ci].req = q;
-	if (pool_req_parse(p, q, text, &err) < 0) {
+	if (pool_req_parse(p, q, text, len, &err) < 0) {
 		free(text);
 		q->r.status = NSRUN_STATUS_ERROR;
 		q->r.error = err;
@@ -326,7 +326,7 @@ static void client_read(struct pool *p, int ci)
 		return;
 	c->buf[c->need] = '\0';
 	c->hdr_have = 0;
-	client_request(p, ci, steal_ptr(&c->buf));
+	client_request(p, ci, steal_ptr(&c->buf), c->need);
 }
 
 /* Reads one stream of a running request; past its limit, keeps nothing more (and

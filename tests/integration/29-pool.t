@@ -127,6 +127,9 @@ print(answer(connect()).get("error"))
 body = json.dumps({"code": "print(256)"}).encode()
 held[-1].sendall(struct.pack(">I", len(body)) + body)
 print(answer(held[-1]).get("stdout", "").strip())
+body = b'{"code": "print(1)"}\0 and more'
+held[0].sendall(struct.pack(">I", len(body)) + body)
+print(answer(held[0]).get("error"))
 PY
 )
 mapfile -t raw <<<"$raw_answers"
@@ -135,6 +138,8 @@ assert_eq "a frame of 17 MiB: answered, saying why, then closed" \
 assert_eq "a 257th client: answered, saying why, then closed" \
 	"pool: busy: 256 clients are connected, the most it serves" "${raw[1]:-}"
 assert_eq "  ... (control: the 256th is served)" "256" "${raw[2]:-}"
+assert_eq "a NUL byte after the JSON (strlen would stop there): refused, not ignored" \
+	"pool: the request holds a NUL byte at 20, which JSON does not allow" "${raw[3]:-}"
 
 # clients that stall: the pool never waits on one.  A reads its answer of 1 MB
 # 4 KiB at a time; B, asking once A's first bytes came, is answered before A has
