@@ -243,6 +243,22 @@ const char *oci_status_of(int dir_fd)
 	return oci_is_created(dir_fd) ? "created" : oci_is_paused(dir_fd) ? "paused" : "running";
 }
 
+int oci_state_read(int dir_fd, struct service_state *st)
+{
+	uint64_t end = monotonic_us() + GONE_WAIT_US;
+
+	while (state_read(dir_fd, st) < 0) {
+		int e = errno;
+		if (monotonic_us() >= end || !state_is_alive(dir_fd) || !oci_is_creating(dir_fd) ||
+		    oci_create_ended(dir_fd)) {
+			errno = e;
+			return -1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
 bool oci_wait_gone(int dir_fd)
 {

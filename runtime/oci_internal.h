@@ -46,6 +46,9 @@ bool oci_is_creating(int dir_fd);
 bool oci_create_ended(int dir_fd);
 bool oci_is_paused(int dir_fd);
 const char *oci_status_of(int dir_fd);
+/* state_read(3) of dir_fd, waiting up to GONE_WAIT_US while a live create has not
+ * written it yet (its monitor writes it once forked).  Returns 0, or -1 with errno. */
+int oci_state_read(int dir_fd, struct service_state *st);
 /* Waits up to GONE_WAIT_US for the lock of dir_fd to be free.  Returns true if it is. */
 bool oci_wait_gone(int dir_fd);
 

@@ -248,7 +248,7 @@ int oci_cmd_state(const struct oci_globals *g, int argc, char **argv)
 		return oci_failf(g, "state: expected one container ID");
 	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
 		return oci_fail(g, &err);
-	if (state_read(dir_fd, &st) < 0)
+	if (oci_state_read(dir_fd, &st) < 0)
 		return oci_failf(g, "container \"%s\": read its state: %s", argv[1], strerror(errno));
 	if (!(y = yajl_gen_alloc(NULL)))
 		return oci_failf(g, "state: out of memory");
@@ -300,7 +300,7 @@ int oci_cmd_kill(const struct oci_globals *g, int argc, char **argv)
 		return oci_failf(g, "kill: \"%s\": not a signal name or number", argv[argc - 1]);
 	if (oci_open_id(g, argc, argv, &root_fd, &dir_fd, &err) < 0)
 		return oci_fail(g, &err);
-	if (state_read(dir_fd, &st) < 0 || !state_is_alive(dir_fd))
+	if (oci_state_read(dir_fd, &st) < 0 || !state_is_alive(dir_fd))
 		return oci_failf(g, "container \"%s\" is not running", argv[optind]);
 	/* the monitor forwards these to the payload (run.c); a created container has
 	 * no payload yet: any of them ends it, as it would runc's waiting init */
@@ -351,7 +351,7 @@ int oci_cmd_delete(const struct oci_globals *g, int argc, char **argv)
 		/* the container's init first: its monitor then ends the run as it does when a
 		 * payload ends (its cgroup, linux.cgroupsPath's parents too, removed); a
 		 * monitor SIGKILLed could remove nothing.  Then the monitor, if still there. */
-		if (state_read(dir_fd, &st) == 0) {
+		if (oci_state_read(dir_fd, &st) == 0) {
 			kill_own_in_joined_pid(dir_fd, &st);
 			long long init = oci_container_pid(dir_fd, &st);
 			_cleanup_close_ int pidfd = init > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)init, 0) : -1;

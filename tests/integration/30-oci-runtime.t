@@ -476,6 +476,32 @@ wait "$held_bg"
 assert_eq "  ... the prestart hook fails (exit 3): create fails" 1 "$?"
 check "  ... the payload never ran" test ! -e "$T/out/ran-early"
 check "  ... nothing left" test ! -e "$ROOT/c13"
+# state and delete --force there, before the monitor has written state.json: each
+# waits for it (before, both failed with "read the state")
+for verb in state delete; do
+	rm -f "$T/out/held" "$T/out/release"
+	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
+		"c['hooks'] = {'prestart': [{'path': '$T/hook-held', 'args': ['hook-held', '0']}]}"
+	strace -o /dev/null -e trace=fchmodat -e inject=fchmodat:delay_exit=3000000 \
+		"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c15 >/dev/null 2>"$T/create.err" &
+	held_bg=$!
+	end=$((SECONDS + 60))
+	until [ -p "$ROOT/c15/exec.fifo" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
+	check "create of c15 held before its monitor (control: no state.json yet)" \
+		test -p "$ROOT/c15/exec.fifo" -a ! -e "$ROOT/c15/state.json"
+	if [ $verb = state ]; then
+		oci state c15
+		assert_match "  ... state waits for it: creating" '"status": "creating"' "$OUT"
+		oci delete --force c15
+	else
+		oci delete --force c15
+		assert_eq "  ... delete --force waits for it: exit 0, no error" "0|" "$RC|$ERR"
+	fi
+	touch "$T/out/release"
+	wait "$held_bg"
+	assert_eq "  ... that create fails (exit 1)" 1 "$?"
+	check "  ... nothing left" test ! -e "$ROOT/c15"
+done
 
 # ---- a create killed during its hooks leaves a "creating" that nothing will finish:
 # start says so, and delete removes it without --force (the control, delete of c11
