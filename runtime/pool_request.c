@@ -141,7 +141,7 @@ static int req_limit(yajl_val root, const char *key, const char *flag, uint64_t 
 
 int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_len, struct nsrun_error *err)
 {
-	char ebuf[256];
+	char ebuf[256] = "";
 	const char *code_path[] = { "code", NULL }, *args_path[] = { "args", NULL }, *env_path[] = { "env", NULL };
 	const char *t_path[] = { "timeout", NULL }, *o_path[] = { "output_limit", NULL };
 	/* yajl has no depth limit, and frees a tree by recursion: a request of [[[[...
@@ -164,6 +164,7 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_l
 		return error_set(err, 0, "pool: the request is nested deeper than %d levels", JSON_MAX_DEPTH);
 	if (json_scan_nul(text, strlen(text)) < strlen(text))
 		return error_set(err, 0, "pool: the request holds \"\\u0000\" in a string, which would end it there");
+	ebuf[strcspn(ebuf, "\n")] = '\0'; /* yajl's first line says what; the rest points at it */
 	if (!root || !YAJL_IS_OBJECT(root))
 		return error_set(err, 0, "pool: the request is not a JSON object%s%s", root ? "" : ": ", root ? "" : ebuf);
 	if (!(code = yajl_tree_get(root, code_path, yajl_t_string)))
@@ -183,6 +184,10 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_l
 		if (j == sizeof(keys) / sizeof(keys[0]))
 			return error_set(err, 0, "pool: the request's \"%s\": unknown (code, stdin, args, env, timeout, "
 					 "output_limit, memory, pids_limit, stream)", k);
+		/* (yajl keeps both; its lookup would take the first, a reader of the text the last) */
+		for (size_t d = 0; d < i; d++)
+			if (strcmp(root->u.object.keys[d], k) == 0)
+				return error_set(err, 0, "pool: the request's \"%s\": given twice", k);
 		if (keys[j].t == yajl_t_true) {
 			if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
 				return error_set(err, 0, "pool: the request's \"%s\": expected true or false", k);

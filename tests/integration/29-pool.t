@@ -130,6 +130,9 @@ print(answer(held[-1]).get("stdout", "").strip())
 body = b'{"code": "print(1)"}\0 and more'
 held[0].sendall(struct.pack(">I", len(body)) + body)
 print(answer(held[0]).get("error"))
+for body in (b'{"code": "print(1)", "code": "print(2)"}', b'{"code": '):
+    held[1].sendall(struct.pack(">I", len(body)) + body)
+    print(json.dumps(answer(held[1]).get("error")))
 PY
 )
 mapfile -t raw <<<"$raw_answers"
@@ -140,6 +143,10 @@ assert_eq "a 257th client: answered, saying why, then closed" \
 assert_eq "  ... (control: the 256th is served)" "256" "${raw[2]:-}"
 assert_eq "a NUL byte after the JSON (strlen would stop there): refused, not ignored" \
 	"pool: the request holds a NUL byte at 20, which JSON does not allow" "${raw[3]:-}"
+assert_eq "a key given twice: refused, not the first or the last taken" \
+	'"pool: the request'"'"'s \"code\": given twice"' "${raw[4]:-}"
+assert_eq "JSON cut short: yajl's first line, not its picture of where" \
+	'"pool: the request is not a JSON object: parse error: premature EOF"' "${raw[5]:-}"
 
 # clients that stall: the pool never waits on one.  A reads its answer of 1 MB
 # 4 KiB at a time; B, asking once A's first bytes came, is answered before A has
