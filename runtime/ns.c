@@ -85,16 +85,20 @@ long ns_fdinfo_pid(const char *fdinfo)
 long ns_proc_pid(pid_t pid)
 {
 	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	_cleanup_free_ char *text = NULL;
-	char path[64];
+	_cleanup_close_ int fd = -1;
+	/* on the stack, not malloc'd: the supervisor calls this right after its clone,
+	 * when each heap page malloc touches is a copy-on-write fault */
+	char path[64], text[512];
+	size_t len = 0;
+	ssize_t r;
 	long n;
 
 	if (pidfd < 0) {
 		/* no pidfd (before 5.3, or a filter): the numbers agree if /proc is ours */
 		char self[32];
-		ssize_t len = readlink("/proc/self", self, sizeof(self) - 1);
-		if (len > 0) {
-			self[len] = '\0';
+		ssize_t k = readlink("/proc/self", self, sizeof(self) - 1);
+		if (k > 0) {
+			self[k] = '\0';
 			if (atol(self) == getpid())
 				return pid;
 		}
@@ -102,10 +106,15 @@ long ns_proc_pid(pid_t pid)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if (read_file(path, 4096, &text, NULL) < 0) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd >= 0 && len < sizeof(text) - 1 &&
+	       ((r = read(fd, text + len, sizeof(text) - 1 - len)) > 0 || (r < 0 && errno == EINTR)))
+		len += r > 0 ? (size_t)r : 0;
+	if (fd < 0 || len == 0) {
 		errno = ESRCH;
 		return -1;
 	}
+	text[len] = '\0';
 	n = ns_fdinfo_pid(text);
 	if (n < 0)
 		errno = ESRCH;

@@ -101,10 +101,13 @@ static uint32_t scmp_action(enum seccomp_profile_action a, unsigned errno_ret)
 #endif
 
 /* SPEC -> its bytes (allocated) and where they came from (a file, or the
- * built-in copy: seccomp_builtin.h), for messages and --debug. */
+ * built-in copy: seccomp_builtin.h), for messages and --debug.  With builtin not
+ * NULL, a built-in profile is not copied: *builtin points at it, *bytes is NULL. */
 static int read_spec(const char *spec, const char *profiles_dir, char *source, size_t source_len,
-                     char **bytes, size_t *len, struct nsrun_error *err)
+                     char **bytes, const char **builtin, size_t *len, struct nsrun_error *err)
 {
+	if (builtin)
+		*builtin = NULL;
 	size_t n = strlen(spec);
 
 	if (n == 0)
@@ -118,8 +121,8 @@ static int read_spec(const char *spec, const char *profiles_dir, char *source, s
 			return error_set_stage(err, STAGE_CONFIG, 0, "invalid seccomp profile name \"%s\"", spec);
 	if (spec[0] == '.' || spec[0] == '-')
 		return error_set_stage(err, STAGE_CONFIG, 0, "invalid seccomp profile name \"%s\"", spec);
-	return seccomp_builtin_load(spec, profiles_dir, NSRUN_INSTALLED_PROFILES, bytes, len, source, source_len,
-	                            err);
+	return seccomp_builtin_load(spec, profiles_dir, NSRUN_INSTALLED_PROFILES, bytes, builtin, len, source,
+	                            source_len, err);
 }
 
 static int host_info_get(struct host_info *hi, struct nsrun_error *err)
@@ -140,9 +143,11 @@ static void key_add(struct sha256_ctx *s, const void *data, size_t len)
 /* Everything the compiled program depends on: the profile's bytes, the flags,
  * libseccomp, the machine and kernel, and the build of nsrun itself (its GNU
  * build ID), so a change to the compiler logic never reuses an older program.
- * Returns false (no caching) when the build has no ID. */
-static bool cache_key(const char *bytes, size_t len, const struct host_info *hi, unsigned flags,
-                      uint8_t key[SHA256_DIGEST_SIZE])
+ * A built-in profile (bytes NULL) is named by source instead of hashed: its bytes
+ * are part of the build, so the build ID already covers them.  Returns false (no
+ * caching) when the build has no ID. */
+static bool cache_key(const char *bytes, size_t len, const char *source, const struct host_info *hi,
+                      unsigned flags, uint8_t key[SHA256_DIGEST_SIZE])
 {
 	const struct scmp_version *v = seccomp_version();
 	uint32_t format = SECCOMP_CACHE_FORMAT, api = (uint32_t)seccomp_api_get();
@@ -169,7 +174,10 @@ static bool cache_key(const char *bytes, size_t len, const struct host_info *hi,
 	/* minKernel rules make the program depend on the running kernel. */
 	key_add(&s, hi->uts.release, strlen(hi->uts.release) + 1);
 	key_add(&s, &len64, sizeof(len64));
-	key_add(&s, bytes, len);
+	if (bytes)
+		key_add(&s, bytes, len);
+	else
+		key_add(&s, source, strlen(source) + 1);
 	sha256_digest(&s, SHA256_DIGEST_SIZE, key);
 	return true;
 }
@@ -615,6 +623,7 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 {
 	_cleanup_free_ char *bytes = NULL;
 	_cleanup_free_ struct nsrun_seccomp *f = NULL;
+	const char *builtin = NULL;
 	char path[SECCOMP_SOURCE_MAX];
 	struct seccomp_cache_entry e = { 0 };
 	uint8_t key[SHA256_DIGEST_SIZE];
@@ -625,16 +634,20 @@ int seccomp_prepare(const char *spec, const char *profiles_dir, unsigned flags,
 	*out = NULL;
 	if (strcmp(spec, "unconfined") == 0)
 		return 0;
-	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, &len, err) < 0 ||
+	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, &builtin, &len, err) < 0 ||
 	    host_info_get(&hi, err) < 0)
 		return -1;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return error_set_stage(err, STAGE_PREPARE, ENOMEM, "seccomp program");
-	use_cache = use_cache && cache_key(bytes, len, &hi, flags, key);
+	use_cache = use_cache && cache_key(bytes, len, path, &hi, flags, key);
 	if (use_cache)
 		f->stats.cache_hit = seccomp_cache_load(key, &e);
 	if (!f->stats.cache_hit) {
+		if (builtin) {  /* the parser wants a NUL-terminated copy */
+			if (!(bytes = strndup(builtin, len)))
+				return error_set_stage(err, STAGE_PREPARE, ENOMEM, "seccomp profile \"%s\"", spec);
+		}
 		if (compile(path, bytes, len, &hi, flags, &e, err) < 0)
 			return -1;
 		if (use_cache)
@@ -712,7 +725,7 @@ int seccomp_describe(const char *spec, const char *profiles_dir, FILE *out, stru
 		fprintf(out, "profile: unconfined (no seccomp filter: every system call is allowed)\n");
 		return 0;
 	}
-	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, &len, err) < 0 ||
+	if (read_spec(spec, profiles_dir, path, sizeof(path), &bytes, NULL, &len, err) < 0 ||
 	    host_info_get(&hi, err) < 0 ||
 	    seccomp_profile_parse_buffer(path, bytes, len, &p, err) < 0)
 		return -1;

@@ -45,12 +45,15 @@ int seccomp_builtin_find(const char *name, const char **bytes, size_t *len)
 }
 
 int seccomp_builtin_load(const char *name, const char *dir_env, const char *installed, char **bytes,
-			 size_t *len, char *source, size_t source_len, struct nsrun_error *err)
+			 const char **builtin_out, size_t *len, char *source, size_t source_len,
+			 struct nsrun_error *err)
 {
 	const char *builtin;
 	size_t n;
 
 	*bytes = NULL;
+	if (builtin_out)
+		*builtin_out = NULL;
 	if (dir_env && *dir_env) {
 		snprintf(source, source_len, "%s/%s.json", dir_env, name);
 		if (seccomp_profile_read_file(source, bytes, len, err) < 0)
@@ -66,12 +69,17 @@ int seccomp_builtin_load(const char *name, const char *dir_env, const char *inst
 		return error_set_stage(err, STAGE_CONFIG, ENOENT, "seccomp profile \"%s\": not built in (%s), "
 				       "not in %s and NSRUN_SECCOMP_PROFILES is unset", name, seccomp_builtin_names,
 				       installed && *installed ? installed : "(no installed directory)");
+	snprintf(source, source_len, "built-in %s (compiled into nsrun)", name);
+	if (builtin_out) {
+		*builtin_out = builtin;
+		*len = n;
+		return 0;
+	}
 	*bytes = malloc(n + 1);
 	if (!*bytes)
 		return error_set_stage(err, STAGE_CONFIG, ENOMEM, "seccomp profile \"%s\"", name);
 	memcpy(*bytes, builtin, n);
 	(*bytes)[n] = '\0';
 	*len = n;
-	snprintf(source, source_len, "built-in %s (compiled into nsrun)", name);
 	return 0;
 }

@@ -28,9 +28,13 @@ extern const char seccomp_builtin_names[];
  *              silently passed over);
  *   installed  the installed profiles directory, used when it has NAME.json;
  *   else the built-in copy.
+ * When the built-in copy is chosen and builtin is not NULL, *builtin points at it
+ * (not NUL-terminated, *len bytes) and *bytes is NULL: no copy is made (a cold
+ * run whose program is cached never reads the profile).  Else *builtin is NULL.
  * source gets "FILE" or "built-in NAME (compiled into nsrun)" (size len).
  * Returns 0, or -1 with err (STAGE_CONFIG; the message names every place looked). */
 int seccomp_builtin_load(const char *name, const char *dir_env, const char *installed, char **bytes,
-			 size_t *len, char *source, size_t source_len, struct nsrun_error *err);
+			 const char **builtin, size_t *len, char *source, size_t source_len,
+			 struct nsrun_error *err);
 
 #endif

@@ -87,31 +87,50 @@ static void lookup_order(struct tap *t)
 	mkdir(installed, 0755);
 	mkdir(over, 0755);
 
-	tap_ok(t, seccomp_builtin_load("default", NULL, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	tap_ok(t, seccomp_builtin_load("default", NULL, installed, &bytes, NULL, &len, source, sizeof(source), &err) == 0 &&
 	       strstr(bytes, "\"defaultAction\"") != NULL, "nothing installed, no override: the built-in copy");
 	tap_str(t, "... and it says so", "built-in default (compiled into nsrun)", source);
 	free(bytes);
+	{
+		const char *builtin = NULL, *want;
+		size_t want_len = 0;
+
+		bytes = (char *)"untouched";
+		tap_ok(t, seccomp_builtin_load("default", NULL, installed, &bytes, &builtin, &len, source,
+					       sizeof(source), &err) == 0 && !bytes && builtin &&
+		       seccomp_builtin_find("default", &want, &want_len) == 0 && builtin == want && len == want_len,
+		       "asked for no copy: the built-in bytes themselves, none malloc'd");
+	}
 
 	snprintf(path, sizeof(path), "%s/default.json", installed);
 	write_text(path, "{\"installed\": 1}");
-	tap_ok(t, seccomp_builtin_load("default", "", installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	tap_ok(t, seccomp_builtin_load("default", "", installed, &bytes, NULL, &len, source, sizeof(source), &err) == 0 &&
 	       strcmp(bytes, "{\"installed\": 1}") == 0, "an installed default.json overrides the built-in one");
 	tap_str(t, "... and names its file", path, source);
 	free(bytes);
-	tap_ok(t, seccomp_builtin_load("strict", NULL, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	{
+		const char *builtin = (const char *)"untouched";
+
+		tap_ok(t, seccomp_builtin_load("default", "", installed, &bytes, &builtin, &len, source,
+					       sizeof(source), &err) == 0 && !builtin && bytes &&
+		       strcmp(bytes, "{\"installed\": 1}") == 0,
+		       "asked for no copy, an installed file: its bytes, and no built-in pointer");
+		free(bytes);
+	}
+	tap_ok(t, seccomp_builtin_load("strict", NULL, installed, &bytes, NULL, &len, source, sizeof(source), &err) == 0 &&
 	       strncmp(source, "built-in strict", 15) == 0, "a profile the installed directory lacks: built in");
 	free(bytes);
 
 	snprintf(path, sizeof(path), "%s/default.json", over);
 	write_text(path, "{\"override\": 1}");
-	tap_ok(t, seccomp_builtin_load("default", over, installed, &bytes, &len, source, sizeof(source), &err) == 0 &&
+	tap_ok(t, seccomp_builtin_load("default", over, installed, &bytes, NULL, &len, source, sizeof(source), &err) == 0 &&
 	       strcmp(bytes, "{\"override\": 1}") == 0, "NSRUN_SECCOMP_PROFILES overrides both");
 	free(bytes);
 	bytes = NULL;
-	tap_ok(t, seccomp_builtin_load("strict", over, installed, &bytes, &len, source, sizeof(source), &err) < 0 &&
+	tap_ok(t, seccomp_builtin_load("strict", over, installed, &bytes, NULL, &len, source, sizeof(source), &err) < 0 &&
 	       err.errnum == ENOENT && strstr(err.msg, "NSRUN_SECCOMP_PROFILES") && !bytes,
 	       "a profile NSRUN_SECCOMP_PROFILES lacks is an error naming it, not a quiet fallback");
-	tap_ok(t, seccomp_builtin_load("nosuch", NULL, installed, &bytes, &len, source, sizeof(source), &err) < 0 &&
+	tap_ok(t, seccomp_builtin_load("nosuch", NULL, installed, &bytes, NULL, &len, source, sizeof(source), &err) < 0 &&
 	       err.errnum == ENOENT && strstr(err.msg, "default, strict"), "an unknown name lists the built-in ones");
 
 	unlink(path);
