@@ -285,16 +285,49 @@ static uint64_t root_upper_used(int root_fd, uint64_t size)
  * and its memory map belongs to the host's user namespace, so an unprivileged
  * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
  * child is there yet, -1 with errno. */
+/* The root of a child of init, through init's task/TID/children (proc(5), Linux
+ * 3.5 with CONFIG_PROC_CHILDREN; readable though init is not dumpable): mw->root_fd
+ * when found.  0 when done or not known here, -1 with errno. */
+static int open_child_root(struct memwatch *mw, int host_proc)
+{
+	char path[64], list[256];
+	int fd;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%d/task/%d/children", (int)mw->init, (int)mw->init);
+	fd = openat(host_proc, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, list, sizeof(list) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	list[len] = '\0';
+	for (char *p = list, *end; mw->root_fd < 0 && *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p || pid <= 0)
+			break;
+		snprintf(path, sizeof(path), "%ld/root", pid);
+		mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
+			return -1;
+	}
+	return 0;
+}
+
 static int open_container(struct memwatch *mw)
 {
 	_cleanup_close_ int host_proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ pid_t *pids = NULL;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (host_proc < 0)
 		return -1;
-	n = proc_pids(host_proc, &pids);
-	if (n < 0)
+	/* init's children first: one small read, where the scan below reads every
+	 * process of the host */
+	if (open_child_root(mw, host_proc) < 0)
+		return -1;
+	if (mw->root_fd < 0 && (n = proc_pids(host_proc, &pids)) < 0)
 		return -1;
 	/* init's children: pids are handed out in increasing order until they wrap
 	 * (kernel/pid.c, alloc_pid), so the payload, forked after init, is among the
