@@ -36,6 +36,9 @@ struct container_args {
 	const struct ucounts_plan *ucounts;     /* limits of the container's user namespace */
 	int exec_fifo_fd;               /* OCI create: O_PATH fd of the exec fifo to wait on, or -1 */
 	const int *copy_fds;            /* --copy-archive: the archives, for the payload (exec.h); NULL: none */
+	bool solo;                      /* no process can join the container before its payload has
+					 * exec'd (a foreground run: no state directory names it), so
+					 * the payload may start in pid 1's memory (container.c) */
 };
 
 /* Never returns: exits 0 after reporting the payload's status, 125 when set-up

@@ -178,8 +178,8 @@ static void archive_instead(const struct nsrun_config *cfg, const struct nsrun_s
 }
 
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
-		  const int *copy_fds, struct timing *timing, int report_fd)
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, bool shared_mm,
+		  const int stdio[3], const int *copy_fds, struct timing *timing, int report_fd)
 {
 	struct nsrun_error err = { .stage = STAGE_CONTAINER };
 	const struct nsrun_process *proc = &cfg->process;
@@ -187,8 +187,9 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 	exec_reset_signals();
 	/* pid 1 changed ids, which made its memory (and so ours) non-dumpable, and our
 	 * /proc/self files root's: we could not write our own id maps (proc(5),
-	 * PR_SET_DUMPABLE in prctl(2)).  execve resets it for the payload anyway. */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+	 * PR_SET_DUMPABLE in prctl(2)).  execve resets it for the payload anyway.
+	 * In pid 1's own memory that waits for the maps below (see shared_mm). */
+	if (!shared_mm && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
 		error_set(&err, errno, "set dumpable");
 		fail(report_fd, &err, 125);
 	}
@@ -228,8 +229,22 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 		 * --userns subids: the container's namespace has the payload's ids itself;
 		 * the payload stays in it (its capabilities are those of --cap-add) */
 		bool own_userns = !unmapped && cfg->userns != NSRUN_USERNS_SUBIDS;
-		if (own_userns && ns_enter_payload_userns(proc->uid, proc->gid, &err) < 0)
-			fail(report_fd, &err, 125);
+		if (own_userns) {
+			/* shared_mm: pid 1's memory is dumpable (so open to ptrace(2) by its
+			 * uid) only for the few system calls that write our maps */
+			int rc;
+			if (shared_mm && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+				error_set(&err, errno, "set dumpable");
+				fail(report_fd, &err, 125);
+			}
+			rc = ns_enter_payload_userns(proc->uid, proc->gid, &err);
+			if (shared_mm && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+				error_set(&err, errno, "set non-dumpable");
+				fail(report_fd, &err, 125);
+			}
+			if (rc < 0)
+				fail(report_fd, &err, 125);
+		}
 		/* the caller's supplementary groups (overflow ids inside) go, the OCI
 		 * config's additionalGids come: the map newgidmap wrote allows setgroups(2) */
 		if (cfg->userns == NSRUN_USERNS_SUBIDS &&

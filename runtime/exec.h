@@ -45,10 +45,13 @@ int exec_check_command(const struct nsrun_config *cfg, struct nsrun_error *err);
  * execve with a PATH search.  Before the command, --copy-archive's archives
  * (copy_fds[i], cfg->copy_archive_tars.n of them; NULL: none) are extracted by a
  * child confined as the command (exec_confine), in order.  On failure writes the struct nsrun_error to report_fd
- * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up). */
+ * and exits 127 (ENOENT) or 126 (other exec errors) or 125 (set-up).
+ * shared_mm: we run in pid 1's memory (clone(2) CLONE_VM | CLONE_VFORK, container.c),
+ * so it is made dumpable only while our id maps are written, not until execve. */
 void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rlimits,
-		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, const int stdio[3],
-		  const int *copy_fds, struct timing *timing, int report_fd) __attribute__((noreturn));
+		  const struct nsrun_seccomp *seccomp, int landlock_abi, bool unmapped, bool shared_mm,
+		  const int stdio[3], const int *copy_fds, struct timing *timing, int report_fd)
+	__attribute__((noreturn));
 
 /* Never returns: the end of exec_payload, shared with `nsrun exec` (exec_join.h),
  * for a process that already is cfg's uid/gid in its final namespaces: chdir to

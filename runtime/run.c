@@ -164,6 +164,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			.ucounts = &run->ucounts,
 			.exec_fifo_fd = run->exec_fifo_fd,
 			.copy_fds = run->copy_fds,
+			.solo = run->solo,
 		};
 		if (cfg->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &a.winsize) < 0 &&
 		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &a.winsize) < 0)
@@ -334,7 +335,8 @@ int nsrun_run(const struct nsrun_config *cfg, struct nsrun_result *result, struc
 
 	publish_init(&pub);
 	return nsrun_run_service(cfg, result, timing,
-				 &(struct nsrun_service_io){ .pub = &pub, .ready_fd = -1, .stop_fd = -1, .log_index_fd = -1 });
+				 &(struct nsrun_service_io){ .pub = &pub, .ready_fd = -1, .stop_fd = -1, .log_index_fd = -1,
+							      .solo = true });
 }
 
 int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *result, struct timing *timing,
@@ -355,6 +357,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	run.ready_fd = io->ready_fd;
 	run.stop_fd = io->stop_fd;
 	run.log_index_fd = io->log_index_fd;
+	run.solo = io->solo;
 	run.console_socket = cfg->console_socket;
 	run.start_us = monotonic_us();
 	run.deadline_us = cfg->limits.timeout_us ? add_us(run.start_us, cfg->limits.timeout_us) : 0;

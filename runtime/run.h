@@ -57,6 +57,7 @@ struct nsrun_run {
 	int stop_fd;                    /* -d --stop-with-*: a pidfd, readable = stop as on SIGTERM
 					 * (the caller's: not closed here), else -1 */
 	int log_index_fd;               /* -d: the log's index (log_index.h; the caller's), else -1 */
+	bool solo;                      /* a foreground run (nsrun_service_io.solo) */
 	int image_lock_fd;              /* the image's rootfs, flock(LOCK_SH) for the run, or -1 */
 	int exec_fifo_fd;               /* cfg->exec_fifo opened O_PATH (the container reopens it), or -1 */
 	int *copy_fds;                  /* cfg->copy_archive_tars opened O_RDONLY, as the caller; NULL: none */
@@ -94,6 +95,8 @@ struct nsrun_service_io {
 					 * SIGTERM to nsrun (--stop-timeout, then SIGKILL) */
 	int log_index_fd;               /* -1: none (it stays open); the service log's index, which
 					 * the relay writes (log_index.h) */
+	bool solo;                      /* a foreground run (nsrun_run): nothing can join the container
+					 * (nsrun exec, hooks) before its payload has exec'd */
 };
 
 /* As nsrun_run, for a service: io says what it has beyond a foreground run

@@ -75,7 +75,10 @@ void timing_print(const struct timing *t, FILE *out)
 			continue;
 		uint64_t d = t->t_us[p] >= prev ? t->t_us[p] - prev : 0;
 		fprintf(out, "nsrun: timing: %8llu us %5.1f%%  %s\n", (unsigned long long)d,
-			total ? 100.0 * (double)d / (double)total : 0.0, timing_phase_name((enum timing_point)p));
+			total ? 100.0 * (double)d / (double)total : 0.0,
+			p == TP_PAYLOAD_IDS && t->payload_vfork ?
+				"payload: vfork (in init's memory), user namespace, ids, rlimits" :
+				timing_phase_name((enum timing_point)p));
 		prev = t->t_us[p];
 	}
 	fprintf(out, "nsrun: timing: %8llu us  total (exec to exit)\n", (unsigned long long)total);

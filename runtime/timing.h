@@ -8,6 +8,7 @@
 #ifndef NSRUN_TIMING_H
 #define NSRUN_TIMING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,7 @@ enum timing_point {
 
 struct timing {
 	uint64_t t_us[TP__COUNT];       /* 0: not reached */
+	bool payload_vfork;             /* pid 1 started the payload in its own memory (container.c) */
 };
 
 /* Maps a zeroed struct timing shared with future children. Returns NULL (errno)
