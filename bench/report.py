@@ -2,8 +2,9 @@
 
 Usage: report.py --stage DIR --runs N --results bench/RESULTS.md [--readme README.md]
 
-Sections written by others are kept as they are in RESULTS.md: those whose
-title is in KEPT (another bench writes them; a placeholder when absent).
+Every section of RESULTS.md this script does not write (its title is not in
+WRITTEN) is kept as it is, in its order, after the ones it writes: other benches
+and notes add their own.  KEPT are those that get a placeholder when absent.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ KEPT = {
     "## Choosing the isolation tier (bench/tier_start.py)": "recorded by bench/tier_start.py",
     "## Warm pool (bench/pool.py)": "recorded by bench/pool.py",
 }
+# the sections main() writes (the strace one only when it has a trace); any other
+# section of RESULTS.md is someone else's and is kept
+WRITTEN = ("## Targets", "## Start-up, one hyperfine run per payload",
+           "## Where nsrun's time goes (`--debug-timing`, `/bin/true`)",
+           "## Throughput (`nsrun --image python -- /bin/true`)", "## Memory", "## How each tool was run",
+           "## System calls of one run (`strace -f -c`, all three processes)")
 README_BEGIN = "<!-- bench-table:begin (written by make bench) -->"
 README_END = "<!-- bench-table:end -->"
 
@@ -168,7 +175,8 @@ def phase_table(ph: dict | None) -> tuple[list[str], dict[str, float], float, fl
 
 
 def kept_sections(results: Path) -> dict[str, str]:
-    """Bodies of the KEPT sections of the current RESULTS.md."""
+    """Bodies of the sections of the current RESULTS.md this script does not write,
+    in their order (dicts keep it)."""
     out = {}
     try:
         text = results.read_text()
@@ -177,7 +185,7 @@ def kept_sections(results: Path) -> dict[str, str]:
     parts = re.split(r"(?m)^(## .*)$", text)
     for i in range(1, len(parts) - 1, 2):
         title = parts[i].strip()
-        if title in KEPT:
+        if title not in WRITTEN:
             out[title] = parts[i + 1].strip("\n")
     return out
 
@@ -333,8 +341,11 @@ def main() -> int:
         lines += ["## System calls of one run (`strace -f -c`, all three processes)", "", "```",
                   *body[:22], "```", ""]
 
+    for title, body in kept.items():
+        lines += [title, "", body, ""]
     for title, placeholder in KEPT.items():
-        lines += [title, "", kept.get(title, placeholder), ""]
+        if title not in kept:
+            lines += [title, "", placeholder, ""]
 
     a.results.write_text("\n".join(lines).rstrip() + "\n")
     print("\n".join(lines[lines.index("## Targets"):lines.index("## Start-up, one hyperfine run per payload")]))
