@@ -69,7 +69,8 @@ static int payload_main(void *arg)
  * no other process of the container exists; we make it non-dumpable again after,
  * whatever the child did.  Not with the subids maps, the reduced tier (no maps of
  * its own), --copy-archive (the child forks) or under AddressSanitizer (its
- * runtime does not expect a second process in its memory); where clone refuses
+ * runtime is not told of the child's stack and warns of false reports, tried:
+ * the sanitizer suites cover the fork path); where clone refuses
  * the flags (valgrind, an outer seccomp filter), fork. */
 static pid_t payload_spawn(const struct container_args *a, struct payload_start *ps)
 {
