@@ -90,10 +90,10 @@ void pool_reply(struct pool *p, struct pool_req *q)
 		if (ok) {
 			unsigned char hdr[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
 						 (unsigned char)(len >> 8), (unsigned char)len };
+			/* the stall clock runs from when output became pending
+			 * (pool_client_queue), not from this answer */
 			if (pool_client_queue(p, q->client, hdr, 4, doc, len) < 0)
 				ok = false;
-			else
-				c->out_since = monotonic_us();
 		}
 		if (!ok)
 			pool_client_close(p, q->client);  /* no answer: it must not wait for one */

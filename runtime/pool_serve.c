@@ -650,9 +650,12 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 		for (int i = 0; i < POOL_MAX_CLIENTS; i++)
 			if (p->clients[i].fd >= 0) {
 				/* one request at a time per connection: the next is read after the
-				 * answer; meanwhile the end of its side cancels the request */
+				 * answer has gone out, whole (else a client that sends and never
+				 * reads would have its answers pile up here without bound);
+				 * meanwhile the end of its side cancels the request */
 				struct pool_client *c = &p->clients[i];
-				short ev = (short)((c->eof ? 0 : POLLIN) | (c->olen > c->ooff ? POLLOUT : 0));
+				bool unsent = c->olen > c->ooff;
+				short ev = (short)((c->eof || (!c->req && unsent) ? 0 : POLLIN) | (unsent ? POLLOUT : 0));
 				add(fds, w, &n, c->fd, ev, W_CLIENT, i);
 			}
 		for (size_t i = 0; i < p->n_slots; i++) {

@@ -215,6 +215,39 @@ assert_eq "a client reading its answer slowly: another's is answered meanwhile" 
 assert_eq "  ... (control: the slow one gets all of its answer)" 1000001 "${stall[2]:-}"
 assert_eq "  a client that reads none of its answer is closed, not waited on" "N closed" "${stall[3]:-}"
 assert_eq "  a client that sends half a frame is closed" "H closed" "${stall[4]:-}"
+
+# a client that keeps sending and never reads: each frame's answer used to be queued
+# in the pool whatever was unsent (its memory grew by 20 MB each 5 s, without bound;
+# found by a breaker).  The next frame is read only once the last answer is out, so
+# the socket fills, the client stalls and is closed; the pool's memory stays flat.
+rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$MAIN_PID/status"; }
+rss0=$(rss_kib)
+flood=$(timeout -k 5 90 python3 - "$POOL_SOCK" <<'PY'
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+blob = (struct.pack(">I", 7) + b'{"x":1}') * 200
+t0 = time.monotonic()
+while time.monotonic() - t0 < 40:
+    try:
+        s.sendall(blob)
+    except (socket.timeout, OSError) as e:
+        if isinstance(e, socket.timeout):
+            continue
+        print("closed")
+        break
+    time.sleep(0.05)
+else:
+    print("open after 40 s")
+PY
+)
+rss1=$(rss_kib)
+assert_eq "a client that sends frames and reads no answer is closed" "closed" "$flood"
+check "  ... and the pool's memory did not grow with what it sent (RSS ${rss0} -> ${rss1} KiB)" \
+	test "$((rss1 - rss0))" -lt 16384
+req 'print(4)'
+assert_eq "  ... and the pool answers the next request" 4 "$(field .stdout | tr -d '\n')"
 req 'print(3)'
 assert_eq "  the pool goes on" 3 "$(field .stdout)"
 
