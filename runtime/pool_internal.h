@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "memwatch.h"
 #include "result.h"
 #include "util.h"
 
@@ -29,7 +30,11 @@ struct pool_req;
 struct pool_slot {
 	int id;
 	int ctl, in, out, err;          /* ours: the request document, stdin, stdout, stderr */
-	int stat;                       /* R's report of P's end, read here (not through the zygote) */
+	int stat;                       /* R's messages, read here (not through the zygote): its
+					 * name, then its report of P's end */
+	pid_t r_pid;                    /* R (the slot's pid 1) as our /proc names it, from its
+					 * name's SCM_CREDENTIALS; 0: not known (yet) */
+	struct memwatch mw;             /* its request's memory, measured through R while it runs */
 	struct pool_req *req;           /* NULL: idle */
 };
 
@@ -45,6 +50,8 @@ struct pool_req {
 	struct pool_slot *slot;
 	struct nsrun_result r;
 	bool exited, timed_out, killed_for_output;
+	bool killed_for_memory;         /* its slot's measure passed memory_bytes */
+	bool measured;                  /* its memory was measured (the result says "supervisor") */
 	bool stream;                    /* "stream": output sent to the client as it comes */
 	bool cancelled;                 /* its client went away or shut its side: killed */
 	uint64_t streamed[2];           /* stream: the bytes of stdout, stderr sent (within output_limit) */
@@ -72,6 +79,10 @@ struct pool_client {
 #define POOL_FRAME_STDOUT 1
 #define POOL_FRAME_STDERR 2
 #define POOL_STREAM_BACKLOG (256U << 10)  /* a client's unsent frames past which its request's output waits */
+/* a request's memory is first measured this long after it starts: most snippets have
+ * ended by then, and until then RLIMIT_DATA holds each of its processes and the
+ * container's own limit has room for every slot at its limit (pool.c, child_args) */
+#define POOL_MEMWATCH_FIRST_US 5000
 
 struct pool {
 	struct nsrun_config cfg;
@@ -89,6 +100,9 @@ struct pool {
 	const char *name;               /* --name */
 	int state_fd, ready_fd;         /* -d: its service directory; the pipe told the socket once ready */
 	unsigned restarts, start_fails;
+	bool measure;                   /* this kernel lets us measure a slot (memwatch_can_measure) */
+	struct mount_op slot_tmp;       /* a slot's /tmp, for its measure (with its /dev/shm) */
+	struct mount_plan slot_plan;
 	struct pool_slot *slots;
 	size_t n_slots;
 	unsigned running;

@@ -41,7 +41,7 @@ static bool reply_doc(struct pool *p, struct pool_req *q, char **doc, size_t *le
 		q->r.pool.queued_us = monotonic_us() - q->t_arrive;
 	}
 	q->r.wall_time_us = monotonic_us() - q->t_arrive;
-	q->r.enforced.memory = cfg.limits.memory_bytes ? "rlimit" : NULL;
+	q->r.enforced.memory = !cfg.limits.memory_bytes ? NULL : q->measured ? "supervisor" : "rlimit";
 	f = open_memstream(doc, len);
 	if (f) {
 		ok = result_write_json(&q->r, &cfg, f) == 0;

@@ -26,6 +26,23 @@ static void slot_close(struct pool_slot *s)
 			close(*fds[i]);
 			*fds[i] = -1;
 		}
+	memwatch_close(&s->mw);
+	s->mw.next_us = 0;
+}
+
+/* Starts measuring the memory of the request on slot s once R is known: the first
+ * sample POOL_MEMWATCH_FIRST_US after its start (memwatch.h: every process of the
+ * slot's pid namespace through the slot's own /proc, its memfds, /tmp and /dev/shm). */
+static void slot_watch(struct pool *p, struct pool_slot *s)
+{
+	struct pool_req *q = s->req;
+
+	if (!q || q->exited || !p->measure || s->r_pid <= 0 || !q->memory_bytes || s->mw.next_us)
+		return;
+	memwatch_close(&s->mw);
+	memwatch_init(&s->mw, q->memory_bytes, NULL, &p->slot_plan, false);
+	memwatch_arm(&s->mw, s->r_pid, q->t_start + POOL_MEMWATCH_FIRST_US);
+	q->measured = true;
 }
 
 void pool_slot_remove(struct pool *p, struct pool_slot *s)
@@ -112,6 +129,7 @@ static void dispatch(struct pool *p)
 		q->r.out.captured = q->r.err_out.captured = true;
 		p->running++;
 		zsend(p, "take", s->id);
+		slot_watch(p, s);
 		if (!q->in_len && s->in >= 0) {
 			close(s->in);
 			s->in = -1;
@@ -369,7 +387,7 @@ static void req_read(struct pool *p, struct pool_req *q, int *fd, struct result_
 	}
 	if (st->total_bytes > q->output_limit) {
 		st->truncated = true;
-		if (p->cfg.output.limit_kill && !q->killed_for_output && !q->timed_out) {
+		if (p->cfg.output.limit_kill && !q->killed_for_output && !q->timed_out && !q->killed_for_memory) {
 			q->killed_for_output = true;
 			zsend(p, "kill", q->slot->id);
 		}
@@ -407,9 +425,18 @@ static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 	}
 	q->exited = true;
 	p->running--;
+	if (s->mw.samples)
+		q->r.memory_peak_bytes = s->mw.peak_bytes;
+	memwatch_close(&s->mw);
+	s->mw.next_us = 0;
 	if (q->timed_out) {
 		q->r.status = NSRUN_STATUS_TIMED_OUT;
 		q->r.timeout_us = q->timeout_us;
+	} else if (q->killed_for_memory) {
+		q->r.status = NSRUN_STATUS_OOM_KILLED;
+		q->r.memory_limit_bytes = q->memory_bytes;
+	} else if (q->r.error.msg[0]) {
+		q->r.status = NSRUN_STATUS_ERROR;           /* its memory could not be measured */
 	} else if (q->killed_for_output) {
 		q->r.status = NSRUN_STATUS_OUTPUT_LIMIT;
 	} else if (q->cancelled && !st) {
@@ -444,15 +471,34 @@ static bool zygote_gone(struct pool *p)
 	return p->zfd < 0 || (poll(&z, 1, 0) > 0 && (z.revents & (POLLHUP | POLLERR)));
 }
 
-/* R's report on the slot's stat pipe (one write, under PIPE_BUF), or its end. */
+/* R's message on the slot's stat socket (SOCK_SEQPACKET): "r", its name, with its
+ * pid in SCM_CREDENTIALS (unix(7): the kernel's, as our pid namespace sees it); its
+ * report; or its end. */
 static void slot_stat(struct pool *p, struct pool_slot *s)
 {
 	char buf[4096];
-	ssize_t n = read(s->stat, buf, sizeof(buf) - 1);
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(struct ucred))];
+	} cm;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	ssize_t n = recvmsg(s->stat, &mh, MSG_CMSG_CLOEXEC);
 	_cleanup_yajl_ yajl_val m = NULL;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n == 1 && buf[0] == 'r') {
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+				struct ucred u;
+				memcpy(&u, CMSG_DATA(c), sizeof(u));
+				s->r_pid = u.pid;
+			}
+		slot_watch(p, s);
+		return;
+	}
 	close(s->stat);
 	s->stat = -1;
 	/* no report because the zygote died (its slots die with it, after its socket
@@ -512,6 +558,7 @@ static void zygote_message(struct pool *p)
 			s = &p->slots[p->n_slots++];
 			*s = (struct pool_slot){ .id = (int)YAJL_GET_INTEGER(v), .ctl = fds[0], .in = fds[1],
 						 .out = fds[2], .err = fds[3], .stat = fds[4] };
+			memwatch_init(&s->mw, 0, NULL, NULL, false);
 			for (size_t i = 0; i < 5; i++)
 				fcntl(fds[i], F_SETFL, O_NONBLOCK);
 			dispatch(p);
@@ -568,8 +615,38 @@ static uint64_t next_deadline(struct pool *p)
 		struct pool_req *q = p->slots[i].req;
 		if (q && q->timeout_us && !q->timed_out && q->t_start + q->timeout_us < d)
 			d = q->t_start + q->timeout_us;
+		if (q && !q->exited && p->slots[i].mw.next_us && p->slots[i].mw.next_us < d)
+			d = p->slots[i].mw.next_us;
 	}
 	return d;
+}
+
+/* A sample of slot s's memory, if one is due: past its request's limit, or when it
+ * cannot be measured (a limit that cannot be kept must not pass for one that holds:
+ * as a cold run, memwatch.h), the slot is killed; not once R's report waits to be
+ * read (the request ended, and its slot's /proc with it). */
+static void slot_measure(struct pool *p, struct pool_slot *s, uint64_t now)
+{
+	struct pool_req *q = s->req;
+	struct nsrun_error e = { 0 };
+	struct pollfd st = { .fd = s->stat, .events = POLLIN };
+	int r;
+
+	if (!s->mw.next_us || now < s->mw.next_us || q->timed_out || q->killed_for_output || q->cancelled)
+		return;
+	r = memwatch_poll(&s->mw, now, &e);
+	if (r == 0)
+		return;
+	s->mw.next_us = 0;
+	if (s->stat >= 0 && poll(&st, 1, 0) > 0)
+		return;
+	if (r > 0) {
+		q->killed_for_memory = true;
+	} else {
+		q->r.error = e;
+		q->r.error.stage = STAGE_SUPERVISE;
+	}
+	zsend(p, "kill", s->id);
 }
 
 static void check_deadlines(struct pool *p)
@@ -582,6 +659,8 @@ static void check_deadlines(struct pool *p)
 			q->timed_out = true;
 			zsend(p, "kill", p->slots[i].id);
 		}
+		if (q && !q->exited)
+			slot_measure(p, &p->slots[i], now);
 	}
 	for (int i = 0; i < POOL_MAX_CLIENTS; i++)
 		if (now >= client_deadline(&p->clients[i]))

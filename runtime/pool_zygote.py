@@ -6,7 +6,8 @@
 #   S  (zygote's child) unshare(user, mount, pid, net, ipc, uts): fresh /tmp and
 #      /dev/shm, lo up, the channel hidden; forks R and reports its status
 #   R  pid 1 of the slot's pid namespace: a fresh /proc with the cold run's masks;
-#      forks P, reaps, reports P's wait status straight to nsrun; its exit ends the namespace
+#      tells nsrun its pid, forks P, reaps, reports P's wait status straight to
+#      nsrun (which measures the slot's memory meanwhile); its exit ends the namespace
 #   P  the request: fds 0-3 only, rlimits, every capability dropped, seccomp (the
 #      cold run's BPF, compiled by nsrun), and only then reads the request.
 # Python 3.11 has no os.unshare: the calls go through ctypes (unshare(2),
@@ -211,6 +212,10 @@ def slot_init(cfg, bpf, fds, stat_w, alive_r):
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     fresh_proc()
+    # R's first message names it to nsrun: the kernel adds its pid, as nsrun's /proc
+    # names it (SCM_CREDENTIALS, unix(7); SO_PASSCRED is set on both ends), and
+    # nsrun measures the slot's memory through it while a request runs
+    os.write(stat_w, b"r")
     # the report's encoder used once here, before P: its first use (the pages it
     # writes that R shares with the zygote) is not paid between P's end and the answer
     json.dumps({"status": 0, "utime": 0.0, "stime": 0.0, "maxrss": 0})
@@ -323,7 +328,11 @@ def main():
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        stat_r, stat_w = os.pipe()
+        # R's messages to nsrun: its name (with its pid), then its report
+        stat_a, stat_b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for end in (stat_a, stat_b):
+            end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        stat_r, stat_w = stat_a.detach(), stat_b.detach()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()

@@ -289,6 +289,40 @@ run_nsrun run --pool "$POOL_SOCK" --memory 64m -- python3 -c "$BIG" </dev/null
 assert_match "  --memory 64m: 200 MiB is refused (MemoryError)" '^1\|.*MemoryError' "$RC|$ERR"
 run_nsrun run --pool "$POOL_SOCK" -- python3 -c "$BIG" </dev/null
 assert_eq "  control: within the pool's 512m it is not" "0|200" "$RC|$OUT"
+# RLIMIT_DATA holds each process's private memory, not shared memory nor a sum over
+# forks: the slot's processes are measured together (memory_bytes, as a cold run's
+# without a cgroup); before, such a request could pass the container's limit, whose
+# out-of-memory kill ended the zygote and every request in it
+SHM='import mmap, sys
+m = mmap.mmap(-1, int(sys.argv[1]) << 20, mmap.MAP_SHARED)
+for i in range(0, len(m), 4096):
+    m[i] = 1
+print("done")'
+run_nsrun run --pool "$POOL_SOCK" --json - -- python3 -c pass
+R0=$(jq -r .pool.zygote_restarts <<<"$OUT")
+run_nsrun run --pool "$POOL_SOCK" --json - --memory 64m -- python3 -c "$SHM" 300
+assert_eq "  --memory 64m: 300 MiB of MAP_SHARED memory is killed as out of memory" "oom_killed 137 supervisor" \
+	"$(jq -r '"\(.status) \(.exit_code) \(.limits.memory_bytes.enforced)"' <<<"$OUT")"
+assert_eq "  ... and the zygote lives on" "$R0" "$(jq -r .pool.zygote_restarts <<<"$OUT")"
+run_nsrun run --pool "$POOL_SOCK" --memory 64m -- python3 -c "$SHM" 16 </dev/null
+assert_eq "  control: 16 MiB of it passes" "0|done" "$RC|$OUT"
+FORKS='import os, sys, time
+kids = []
+for _ in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(40 << 20)
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+print("done")'
+run_nsrun run --pool "$POOL_SOCK" --memory 64m -- python3 -c "$FORKS" 4 </dev/null
+assert_match "  4 forks of 40 MiB each (each under RLIMIT_DATA) are killed together" \
+	'^137\|nsrun: killed: out of memory \(limit 64 MiB' "$RC|$ERR"
+run_nsrun run --pool "$POOL_SOCK" --memory 64m -- python3 -c "$FORKS" 1 </dev/null
+assert_eq "  control: 1 fork of 40 MiB passes" "0|done" "$RC|$OUT"
 run_nsrun run --pool "$POOL_SOCK" --pids-limit 64 -- python3 -c pass </dev/null
 assert_match "  a limit above the pool's is refused, with a hint" \
 	"^125\|nsrun: pool: \"pids_limit\": 64 is more than the pool's --pids-limit 32.nsrun: hint: " "$RC|$(tr '\n' . <<<"$ERR")"
