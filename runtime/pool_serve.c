@@ -72,6 +72,13 @@ void pool_req_fail(struct pool *p, struct pool_req *q, int errnum, const char *m
 	pool_reply(p, q);
 }
 
+/* True once q's slot was told to die (its timeout, output or memory limit, its
+ * memory not measurable, its client gone): its output is bounded by what its pipes hold. */
+static bool slot_killed(const struct pool_req *q)
+{
+	return q->timed_out || q->killed_for_output || q->killed_for_memory || q->cancelled || q->r.error.msg[0];
+}
+
 static void zflush(struct pool *p)
 {
 	size_t done = 0;
@@ -483,9 +490,11 @@ static void slot_stat(struct pool *p, struct pool_slot *s)
 	} cm;
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
-	ssize_t n = recvmsg(s->stat, &mh, MSG_CMSG_CLOEXEC);
+	ssize_t n;
 	_cleanup_yajl_ yajl_val m = NULL;
 
+	buf[0] = '\0';
+	n = recvmsg(s->stat, &mh, MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == 1 && buf[0] == 'r') {
@@ -588,17 +597,19 @@ static void zygote_message(struct pool *p)
 
 /* ---- the loop ------------------------------------------------------------ */
 
-/* When client c, with no request, is closed for stalling (POOL_CLIENT_STALL_US):
- * an answer it takes none of, a frame it began and adds nothing to; or UINT64_MAX. */
+/* When client c is closed for stalling (POOL_CLIENT_STALL_US): an answer, or a
+ * streaming request's output, it takes none of (its request is then cancelled,
+ * as when it goes away); without a request, a frame it began and adds nothing
+ * to; or UINT64_MAX. */
 static uint64_t client_deadline(const struct pool_client *c)
 {
 	uint64_t d = UINT64_MAX;
 
-	if (c->fd < 0 || c->req)
+	if (c->fd < 0)
 		return d;
 	if (c->olen > c->ooff)
 		d = c->out_since + POOL_CLIENT_STALL_US;
-	if (c->hdr_have && c->in_since + POOL_CLIENT_STALL_US < d)
+	if (!c->req && c->hdr_have && c->in_since + POOL_CLIENT_STALL_US < d)
 		d = c->in_since + POOL_CLIENT_STALL_US;
 	return d;
 }
@@ -632,7 +643,7 @@ static void slot_measure(struct pool *p, struct pool_slot *s, uint64_t now)
 	struct pollfd st = { .fd = s->stat, .events = POLLIN };
 	int r;
 
-	if (!s->mw.next_us || now < s->mw.next_us || q->timed_out || q->killed_for_output || q->cancelled)
+	if (!s->mw.next_us || now < s->mw.next_us || slot_killed(q))
 		return;
 	r = memwatch_poll(&s->mw, now, &e);
 	if (r == 0)
@@ -748,8 +759,11 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				add(fds, w, &n, s->ctl, POLLOUT, W_CTL, (int)i);
 			if (s->in >= 0)
 				add(fds, w, &n, s->in, POLLOUT, W_IN, (int)i);
-			/* a streaming request's output waits while its client is behind */
-			if (s->req->stream && s->req->client >= 0 &&
+			/* a streaming request's output waits while its client is behind;
+			 * not once its slot is being killed: what is left in its pipes is
+			 * read, so that it is answered and its slot freed (its client, if it
+			 * takes none of it, is closed for stalling) */
+			if (s->req->stream && s->req->client >= 0 && !slot_killed(s->req) &&
 			    p->clients[s->req->client].olen - p->clients[s->req->client].ooff > POOL_STREAM_BACKLOG)
 				continue;
 			if (s->out >= 0)

@@ -393,6 +393,41 @@ assert_eq "  control: with --capture nothing is out before the end" "" "$FIRST"
 assert_eq "  SIGTERM to it: exit 143" 143 "$RC"
 assert_eq "  ... its request's sandbox gone" "" "$(state_in "$MAIN_PID" nsrun-capture)"
 assert_eq "  control: its client still waits for it" 0 "$(kill -0 "$OTHER" 2>/dev/null; echo $?)"
+
+# a streaming client that reads nothing: past a backlog its request's output waits,
+# and that used to hold its slot past its timeout, and the client, for good (found
+# by a breaker).  Its timeout now kills the slot, what is left in its pipes is
+# read, and a client that takes none of it for 10 s is closed.
+timeout -k 5 120 python3 - "$POOL_SOCK" >"$TESTTMP/sflood.out" 2>&1 8>&- <<'PY' &
+import json, select, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(sys.argv[1])
+code = "import ctypes, sys\nctypes.CDLL(None).prctl(15, b'nsrun-sflood')\nwhile True: sys.stdout.write('x' * 65536)"
+doc = json.dumps({"code": code, "stream": True, "timeout": 3}).encode()
+s.sendall(struct.pack(">I", len(doc)) + doc)
+p = select.poll()
+p.register(s, select.POLLRDHUP)
+end = time.monotonic() + 90
+while time.monotonic() < end:
+    if any(ev & (select.POLLHUP | select.POLLRDHUP) for _, ev in p.poll(100)):
+        print("closed")
+        break
+else:
+    print("open")
+PY
+SFLOOD=$!
+for ((i = 0; i < 1200; i++)); do [ -n "$(state_in "$MAIN_PID" nsrun-sflood)" ] && break; sleep 0.1; done
+T0=$SECONDS
+assert_match "control: a streaming request whose client reads nothing runs" '^[RS]$' "$(state_in "$MAIN_PID" nsrun-sflood)"
+wait_state nsrun-sflood ""
+assert_eq "  ... its timeout (3 s) ends it all the same" "gone" \
+	"$([ -z "$(state_in "$MAIN_PID" nsrun-sflood)" ] && [ $((SECONDS - T0)) -lt 60 ] && echo gone)"
+req 'print(5)'
+assert_eq "  ... and frees its slot: the next request runs (the other slot holds nsrun-other)" \
+	"5 S" "$(field .stdout | tr -d '\n') $(state_in "$MAIN_PID" nsrun-other)"
+wait "$SFLOOD"
+assert_eq "  ... and its client, which takes none of its output, is closed" "closed" "$(cat "$TESTTMP/sflood.out")"
 kill "$OTHER"
 wait "$OTHER" 2>/dev/null
 wait_state nsrun-other ""
