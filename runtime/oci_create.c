@@ -276,23 +276,19 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			  NAME_MAX_LEN);
 		goto out;
 	}
-	if ((dir_fd = state_create_dir(root_fd, o->id, &lock_fd, &log_fd, err)) < 0) {
+	/* "creating" until this create returns: start and delete refuse it while the
+	 * container sets up and its prestart and createRuntime hooks run (runtime.md
+	 * "Lifecycle" 2-4), and state, kill and delete --force wait for its state.
+	 * Made before the exec fifo, whose opening by a start would let the payload
+	 * run: a start that finds the fifo and then no "creating" knows the hooks
+	 * have passed (start_container).  It is in the directory before the directory
+	 * is seen, held locked (flock(2)) by this create alone, so that no one finds
+	 * the container without it and start and delete tell a create that was killed
+	 * meanwhile (oci_create_ended) */
+	if ((dir_fd = state_create_dir_held(root_fd, o->id, CREATING_FILE, &creating_fd, &lock_fd, &log_fd, err)) < 0) {
 		if (!err->errnum)
 			snprintf(err->msg, sizeof(err->msg), "container \"%s\" exists (delete it first)", o->id);
 		goto out;
-	}
-	/* "creating" until this create returns: start and delete refuse it while the
-	 * container sets up and its prestart and createRuntime hooks run (runtime.md
-	 * "Lifecycle" 2-4).  Made before the exec fifo, whose opening by a start
-	 * would let the payload run: a start that finds the fifo and then no
-	 * "creating" knows the hooks have passed (start_container) */
-	/* held locked (flock(2)) by this create alone, so start and delete tell a
-	 * create that was killed meanwhile (oci_create_ended); locked under another
-	 * name first, so it is never seen unlocked while this create lives */
-	if ((creating_fd = openat(dir_fd, CREATING_FILE ".new", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
-	    flock(creating_fd, LOCK_EX) < 0 || renameat(dir_fd, CREATING_FILE ".new", dir_fd, CREATING_FILE) < 0) {
-		error_set(err, errno, "make %s/%s/%s", root, o->id, CREATING_FILE);
-		goto remove;
 	}
 	/* the config's profile, compiled by the monitor as a --security-opt seccomp=PATH
 	 * would be (a bad one ends the create with its message) */
@@ -392,14 +388,21 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 			_cleanup_free_ char *state = hooks ? oci_state_text(dir_fd) : NULL;
 			if (hooks && !state)
 				error_set(err, errno, "container \"%s\": its state for the hooks", o->id);
-			else if (!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
-					    oci_hooks_run(hooks, "createRuntime", state, err) == 0)) {
-				/* created now, unless a delete --force or a kill ended it meanwhile */
+			else if ((!hooks || (oci_hooks_run(hooks, "prestart", state, err) == 0 &&
+					     oci_hooks_run(hooks, "createRuntime", state, err) == 0)) &&
+				 (!o->pid_file || oci_write_pid_file(o->pid_file, *monitor, err) == 0)) {
+				/* created now, unless a delete --force or a kill ended it meanwhile.
+				 * Asked before "creating" goes: from then on a start may run the
+				 * payload, which this create must not then fail and remove
+				 * (a payload that ended at once looks like a kill) */
+				bool alive = state_is_alive(dir_fd);
 				bool deleted = unlinkat(dir_fd, CREATING_FILE, 0) < 0;
-				if (!deleted && state_is_alive(dir_fd)) {
+				if (!deleted && alive) {
 					rc = 0;
 					goto out;
 				}
+				if (o->pid_file)
+					unlink(o->pid_file);
 				error_set_stage(err, STAGE_SUPERVISE, 0, "container \"%s\" %s while it was being created",
 						o->id, deleted ? "was deleted" : "ended");
 			}
@@ -558,10 +561,6 @@ int oci_cmd_create(const struct oci_globals *g, int argc, char **argv, bool run)
 		return oci_fail(g, &err);
 	if (in_monitor)
 		return code;
-	if (o.pid_file && oci_write_pid_file(o.pid_file, monitor, &err) < 0) {
-		kill(monitor, SIGKILL);
-		return oci_fail(g, &err);
-	}
 	if (!run)
 		return 0;
 	{

@@ -405,10 +405,18 @@ void state_print_log_tail(int dir_fd, FILE *out, int max_lines)
  * made.  Returns its fd (lock_fd: the lock, taken; log_fd: the log) or -1 with err. */
 int state_create_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, struct nsrun_error *err)
 {
+	return state_create_dir_held(root_fd, name, NULL, NULL, lock_fd, log_fd, err);
+}
+
+int state_create_dir_held(int root_fd, const char *name, const char *held, int *held_fd, int *lock_fd, int *log_fd,
+			  struct nsrun_error *err)
+{
 	char tmp[NAME_MAX_LEN + 32];
 	unsigned rnd = 0;
 	int fd;
 
+	if (held)
+		*held_fd = -1;
 	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
 		rnd = (unsigned)getpid();
 	snprintf(tmp, sizeof(tmp), ".%s.%08x", name, rnd);
@@ -421,6 +429,11 @@ int state_create_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, s
 	*log_fd = openat(fd, LOG_FILE, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (*lock_fd < 0 || *log_fd < 0 || flock(*lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		error_set(err, errno, "create the lock and log of \"%s\"", name);
+		goto fail;
+	}
+	if (held && ((*held_fd = openat(fd, held, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+		     flock(*held_fd, LOCK_EX | LOCK_NB) < 0)) {
+		error_set(err, errno, "create \"%s\" in the state directory of \"%s\"", held, name);
 		goto fail;
 	}
 	if (renameat2(root_fd, tmp, root_fd, name, RENAME_NOREPLACE) < 0) {
@@ -437,6 +450,10 @@ fail:
 	if (*log_fd >= 0)
 		close(*log_fd);
 	*lock_fd = *log_fd = -1;
+	if (held && *held_fd >= 0)
+		close(*held_fd);
+	if (held)
+		*held_fd = -1;
 	close(fd);
 	state_remove_dir(root_fd, tmp);
 	return -1;

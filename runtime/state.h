@@ -87,6 +87,13 @@ int state_open_private_dir(int parent_fd, const char *dir, const char *shown, st
  * locked *lock_fd and the *log_fd, or -1 with err (errnum 0: the name is in use). */
 int state_create_dir(int root_fd, const char *name, int *lock_fd, int *log_fd, struct nsrun_error *err);
 
+/* As state_create_dir, with one more file in it before it is seen: held, created
+ * and locked (flock(2) LOCK_EX) as *held_fd, so that a reader never finds the
+ * directory without it, nor it unlocked while its maker lives (an OCI create's
+ * "creating"). */
+int state_create_dir_held(int root_fd, const char *name, const char *held, int *held_fd, int *lock_fd, int *log_fd,
+			  struct nsrun_error *err);
+
 /* True while some process (the monitor, the container's init) holds the lock of dir_fd. */
 bool state_is_alive(int dir_fd);
 

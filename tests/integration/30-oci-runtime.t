@@ -503,6 +503,73 @@ for verb in state delete; do
 	check "  ... nothing left" test ! -e "$ROOT/c15"
 done
 
+# state, kill and delete --force right after the state directory is made (create
+# held by strace just after its rename, then by its prestart hook): "creating" is in
+# it from the start, so each waits for the state (before, "creating" came a moment
+# later, and each failed there, the container then left "created"; a breaker's)
+for verb in state kill delete; do
+	rm -f "$T/out/held" "$T/out/release" "$T/out/ran-early"
+	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
+		"c['hooks'] = {'prestart': [{'path': '$T/hook-held', 'args': ['hook-held', '0']}]}"
+	strace -o /dev/null -e trace=renameat2 -e inject=renameat2:delay_exit=3000000 \
+		"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c16 >/dev/null 2>"$T/create.err" &
+	held_bg=$!
+	end=$((SECONDS + 60))
+	until [ -d "$ROOT/c16" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
+	check "create of c16 held right after its state directory's rename (control: no exec fifo yet)" \
+		test -d "$ROOT/c16" -a ! -e "$ROOT/c16/exec.fifo"
+	case $verb in
+	state)
+		oci state c16
+		assert_match "  ... state waits for it: creating" '"status": "creating"' "$OUT"
+		oci delete --force c16 ;;
+	kill)
+		oci kill c16 KILL
+		assert_eq "  ... kill waits for it: exit 0, no error" "0|" "$RC|$ERR" ;;
+	delete)
+		oci delete --force c16
+		assert_eq "  ... delete --force waits for it: exit 0, no error" "0|" "$RC|$ERR" ;;
+	esac
+	touch "$T/out/release"
+	wait "$held_bg"
+	assert_eq "  ... and that create fails (exit 1)" 1 "$?"
+	check "  ... nothing left, the payload never ran" test ! -e "$ROOT/c16" -a ! -e "$T/out/ran-early"
+done
+
+# a start right after create has removed "creating" (create held there by strace)
+# runs the payload, which ends at once: create then succeeds, the container is
+# stopped, not removed (before, create asked whether it lived only after, saw it
+# ended, failed, and removed its state though the payload had run; a breaker's)
+bundle_with '["/nsrun-probe", "write", "/out/ran-early"]'
+rm -f "$T/out/ran-early"
+strace -o /dev/null -e trace=unlinkat -e inject=unlinkat:delay_exit=3000000 \
+	"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c17 >/dev/null 2>"$T/create.err" &
+held_bg=$!
+end=$((SECONDS + 60))
+until [ -p "$ROOT/c17/exec.fifo" ] && [ ! -e "$ROOT/c17/creating" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
+check "create of c17 held right after removing creating (control: its fifo there)" \
+	test -p "$ROOT/c17/exec.fifo" -a ! -e "$ROOT/c17/creating"
+oci start c17
+assert_eq "  ... start runs it" "0|" "$RC|$ERR"
+wait_status c17 stopped
+wait "$held_bg"
+assert_eq "  ... that create succeeds all the same" 0 "$?"
+check "  ... the payload ran" test -e "$T/out/ran-early"
+oci state c17
+assert_match "  ... and the container is there, stopped" '"status": "stopped"' "$OUT"
+oci delete c17
+
+# a pid file that cannot be written fails create, with nothing left (before, the
+# container stayed, listed as stopped)
+bundle_with '["/nsrun-probe", "write", "/out/ran-early"]'
+rm -f "$T/out/ran-early"
+oci create --bundle "$T/bundle" --pid-file "$T/no-such-dir/pid" c18
+assert_match "create --pid-file in a missing directory: exit 1, saying why" \
+	"^1\|nsrun: .*$T/no-such-dir/pid.*No such file or directory" "$RC|$(grep -v '^nsrun: warning' <<<"$ERR" | head -1)"
+check "  ... nothing left" test ! -e "$ROOT/c18"
+oci list
+assert_not_match "  ... list does not show it" 'c18' "$OUT"
+
 # ---- a create killed during its hooks leaves a "creating" that nothing will finish:
 # start says so, and delete removes it without --force (the control, delete of c11
 # above, refuses while its create lives)
