@@ -476,15 +476,21 @@ wait "$held_bg"
 assert_eq "  ... the prestart hook fails (exit 3): create fails" 1 "$?"
 check "  ... the payload never ran" test ! -e "$T/out/ran-early"
 check "  ... nothing left" test ! -e "$ROOT/c13"
+# create_straced ID SYSCALL — create ID in the background (held_bg), each of its
+# SYSCALL calls held 3 s on its way out by strace, then its prestart hook held until
+# $T/out/release
+create_straced() {
+	rm -f "$T/out/held" "$T/out/release" "$T/out/ran-early"
+	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
+		"c['hooks'] = {'prestart': [{'path': '$T/hook-held', 'args': ['hook-held', '0']}]}"
+	strace -o /dev/null -e trace="$2" -e inject="$2":delay_exit=3000000 \
+		"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" "$1" >/dev/null 2>"$T/create.err" &
+	held_bg=$!
+}
 # state and delete --force there, before the monitor has written state.json: each
 # waits for it (before, both failed with "read the state")
 for verb in state delete; do
-	rm -f "$T/out/held" "$T/out/release"
-	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
-		"c['hooks'] = {'prestart': [{'path': '$T/hook-held', 'args': ['hook-held', '0']}]}"
-	strace -o /dev/null -e trace=fchmodat -e inject=fchmodat:delay_exit=3000000 \
-		"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c15 >/dev/null 2>"$T/create.err" &
-	held_bg=$!
+	create_straced c15 fchmodat
 	end=$((SECONDS + 60))
 	until [ -p "$ROOT/c15/exec.fifo" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
 	check "create of c15 held before its monitor (control: no state.json yet)" \
@@ -508,12 +514,7 @@ done
 # it from the start, so each waits for the state (before, "creating" came a moment
 # later, and each failed there, the container then left "created"; a breaker's)
 for verb in state kill delete; do
-	rm -f "$T/out/held" "$T/out/release" "$T/out/ran-early"
-	bundle_with '["/nsrun-probe", "write", "/out/ran-early"]' \
-		"c['hooks'] = {'prestart': [{'path': '$T/hook-held', 'args': ['hook-held', '0']}]}"
-	strace -o /dev/null -e trace=renameat2 -e inject=renameat2:delay_exit=3000000 \
-		"$NSRUN" --root "$ROOT" create --bundle "$T/bundle" c16 >/dev/null 2>"$T/create.err" &
-	held_bg=$!
+	create_straced c16 renameat2
 	end=$((SECONDS + 60))
 	until [ -d "$ROOT/c16" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.02; done
 	check "create of c16 held right after its state directory's rename (control: no exec fifo yet)" \
