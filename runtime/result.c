@@ -430,7 +430,8 @@ int result_write_json(const struct nsrun_result *r, const struct nsrun_config *c
 		  r->enforced.ucounts ? "userns" : "none");
 	/* System V shm and message queues (ucounts.h): --memory each, in the container's IPC namespace */
 	gen_limit(g, "ipc_bytes", cfg->limits.memory_bytes && r->enforced.ucounts, cfg->limits.memory_bytes, "ipcns");
-	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, cfg->limits.timeout_us / 1000, "supervisor");
+	/* rounded up: a pool request's timeout under 1 ms is not said as 0 */
+	gen_limit(g, "timeout_ms", cfg->limits.timeout_us, (cfg->limits.timeout_us + 999) / 1000, "supervisor");
 	gen_limit(g, "tmpfs_bytes", true, cfg->limits.tmpfs_bytes, "tmpfs");
 	/* 0 keeps nothing (the streams are still drained): a limit, not "none" */
 	gen_limit(g, "output_bytes", cfg->output.capture, cfg->output.limit_bytes, "supervisor");

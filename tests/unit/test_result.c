@@ -87,5 +87,16 @@ int main(void)
 	fclose(f);
 	tap_int(&t, "--json of a payload killed by SIGRTMIN+3: \"signal\": \"SIGRTMIN+3\"", 1,
 	        strstr(buf, "\"signal\":\"SIGRTMIN+3\"") != NULL);
+	/* a limit under a millisecond (a pool request's "timeout": 0.0005) is not said as 0 */
+	memset(&r, 0, sizeof(r));
+	r.status = NSRUN_STATUS_TIMED_OUT;
+	memset(buf, 0, sizeof(buf));
+	f = fmemopen(buf, sizeof(buf), "w");
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.limits.timeout_us = 500;
+	result_write_json(&r, &cfg, f);
+	fclose(f);
+	tap_int(&t, "--json of a 500 us timeout: \"timeout_ms\" 1, rounded up", 1,
+	        strstr(buf, "\"timeout_ms\":{\"value\":1,") != NULL);
 	return tap_done(&t);
 }
