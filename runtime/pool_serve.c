@@ -155,8 +155,12 @@ static void client_request(struct pool *p, int ci, char *text, size_t len)
 	}
 	q->client = ci;
 	q->t_arrive = monotonic_us();
+	/* the pool's limits until the request's own are read: a request refused
+	 * before that is answered with them, as pool_refuse answers */
 	q->timeout_us = p->cfg.limits.timeout_us;
 	q->output_limit = p->cfg.output.limit_bytes;
+	q->memory_bytes = p->cfg.limits.memory_bytes;
+	q->pids = p->cfg.limits.pids;
 	p->clients[ci].req = q;
 	if (pool_req_parse(p, q, text, len, &err) < 0) {
 		free(text);

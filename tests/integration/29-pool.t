@@ -89,6 +89,8 @@ assert_eq "args, stdin, env and exit status of a request; uid 65534" "['a', 'b']
 	"$(field '"\(.stdout | rtrimstr("\n"))|\(.exit_code)"')"
 req '{"code": "print(1", "timeout": "x"}'
 assert_eq "a bad request is answered with status error, the pool goes on" "error" "$(field .status)"
+assert_eq "  ... its limits the pool's, as a refused one's (512m, 32 pids)" "536870912 32" \
+	"$(field '"\(.limits.memory_bytes.value) \(.limits.pids.value)"')"
 req '{"code": "print(1)", "bogus": 1}'
 assert_match "an unknown key: refused, listing every key it takes" \
 	'^pool: the request.s "bogus": unknown \(code, stdin, args, env, timeout, output_limit, memory, pids_limit, stream\)$' \
