@@ -281,33 +281,19 @@ static uint64_t root_upper_used(int root_fd, uint64_t size)
 	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
 }
 
-/* Opens the container's root (that of a child of init: init itself is not dumpable,
- * and its memory map belongs to the host's user namespace, so an unprivileged
- * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
- * child is there yet, -1 with errno. */
 /* The root of a child of init, through init's task/TID/children (proc(5), Linux
  * 3.5 with CONFIG_PROC_CHILDREN; readable though init is not dumpable): mw->root_fd
  * when found.  0 when done or not known here, -1 with errno. */
 static int open_child_root(struct memwatch *mw, int host_proc)
 {
-	char path[64], list[256];
-	int fd;
-	ssize_t len;
+	char path[64];
+	pid_t kids[32];
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "%d/task/%d/children", (int)mw->init, (int)mw->init);
-	fd = openat(host_proc, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, list, sizeof(list) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	list[len] = '\0';
-	for (char *p = list, *end; mw->root_fd < 0 && *p; p = end) {
-		long pid = strtol(p, &end, 10);
-		if (end == p || pid <= 0)
-			break;
-		snprintf(path, sizeof(path), "%ld/root", pid);
+	snprintf(path, sizeof(path), "%d/task/%d", (int)mw->init, (int)mw->init);
+	n = proc_children(host_proc, path, kids, sizeof(kids) / sizeof(kids[0]));
+	for (ssize_t i = 0; i < n && mw->root_fd < 0; i++) {
+		snprintf(path, sizeof(path), "%d/root", (int)kids[i]);
 		mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
 			return -1;
@@ -315,6 +301,10 @@ static int open_child_root(struct memwatch *mw, int host_proc)
 	return 0;
 }
 
+/* Opens the container's root (that of a child of init: init itself is not dumpable,
+ * and its memory map belongs to the host's user namespace, so an unprivileged
+ * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
+ * child is there yet, -1 with errno. */
 static int open_container(struct memwatch *mw)
 {
 	_cleanup_close_ int host_proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

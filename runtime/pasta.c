@@ -109,31 +109,19 @@ const char *pasta_resolv_conf(void)
 
 /* ---- the guard ---- */
 
-/* The pids of our children, from /proc/self/task/TID/children (proc(5)); the guard
+/* The pids of our children, from /proc/thread-self/children (proc(5)); the guard
  * is single-threaded, so that is all of them.  Returns how many (at most max). */
 static size_t my_children(pid_t *pids, size_t max)
 {
-	char path[64], buf[512];
-	size_t n = 0;
-	ssize_t r;
-	int fd;
-
+	pid_t found[64];
 	/* thread-self, not task/getpid(): /proc may be of another pid namespace */
-	snprintf(path, sizeof(path), "/proc/thread-self/children");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = '\0';
-	for (char *p = buf, *end; n < max; p = end) {
-		long v = strtol(p, &end, 10);
-		if (end == p)
-			break;
+	ssize_t r = proc_children(AT_FDCWD, "/proc/thread-self", found, sizeof(found) / sizeof(found[0]));
+	size_t n = 0;
+
+	for (ssize_t i = 0; i < r && n < max; i++) {
 		/* numbers of the /proc here, which may be of another pid namespace */
-		if (v > 0 && (v = ns_own_pid(v)) > 0)
+		long v = ns_own_pid(found[i]);
+		if (v > 0)
 			pids[n++] = (pid_t)v;
 	}
 	return n;

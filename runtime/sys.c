@@ -100,6 +100,35 @@ char *read_file_in(const char *dir, const char *file)
 	return text;
 }
 
+ssize_t proc_children(int dir_fd, const char *task, pid_t *pids, size_t max)
+{
+	char path[128], buf[512];   /* small: the supervisor's stack pages are faults (memwatch.c) */
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/children", task) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	for (char *p = buf, *end; n < max; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > 0)
+			pids[n++] = (pid_t)v;
+	}
+	return (ssize_t)n;
+}
+
 int proc_stat_fields(int dir_fd, const char *dir, int first, int n, unsigned long long *out)
 {
 	char path[PATH_MAX], buf[2048];

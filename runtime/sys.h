@@ -35,6 +35,13 @@ char *read_file_in(const char *dir, const char *file);
  * read(2); EINVAL when the file has no such fields). */
 int proc_stat_fields(int dir_fd, const char *dir, int first, int n, unsigned long long *out);
 
+/* The children of a thread: up to max pids of the "children" file of task (a
+ * task directory: "N/task/N" under dir_fd, a /proc's fd; or "/proc/thread-self"
+ * with AT_FDCWD), numbered as that /proc numbers them (proc(5), Linux 3.5 with
+ * CONFIG_PROC_CHILDREN; one read, readable where the thread is not dumpable).
+ * Returns how many, or -1 with errno (of openat(2), read(2)). */
+ssize_t proc_children(int dir_fd, const char *task, pid_t *pids, size_t max);
+
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 

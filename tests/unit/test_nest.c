@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ns.h"
@@ -201,6 +203,42 @@ static void stat_fields(struct tap *t)
 	rmdir(dir);
 }
 
+/* proc_children: the real /proc's, of this thread (a child made here), and a
+ * file of the same form with more pids than asked for */
+static void children(struct tap *t)
+{
+	char dir[] = "/tmp/nsrun-test-children.XXXXXX", path[96];
+	pid_t kids[4] = { 0 }, kid = fork();
+	ssize_t n;
+	FILE *f;
+
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	n = proc_children(AT_FDCWD, "/proc/thread-self", kids, 4);
+	tap_ok(t, kid > 0 && n == 1 && kids[0] == kid, "children: our one child, from /proc/thread-self");
+	if (kid > 0) {
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+	}
+	if (!mkdtemp(dir)) {
+		tap_ok(t, false, "mkdtemp for proc_children");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/children", dir);
+	if ((f = fopen(path, "w"))) {
+		fputs("12 345 6789 10 ", f);
+		fclose(f);
+	}
+	n = proc_children(AT_FDCWD, dir, kids, 3);
+	tap_ok(t, n == 3 && kids[0] == 12 && kids[1] == 345 && kids[2] == 6789, "children: at most max, in order");
+	unlink(path);
+	tap_int(t, "children: no such task", -1, (int)proc_children(AT_FDCWD, dir, kids, 3));
+	tap_int(t, "children: ... is ENOENT", ENOENT, errno);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	struct tap t = { 0 };
@@ -210,5 +248,6 @@ int main(void)
 	fdinfo_pid(&t);
 	status_nspid(&t);
 	stat_fields(&t);
+	children(&t);
 	return tap_done(&t);
 }
