@@ -281,6 +281,17 @@ static uint64_t root_upper_used(int root_fd, uint64_t size)
 	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
 }
 
+/* Opens pid's root (/proc/PID/root, O_PATH) into mw->root_fd: 0 when done or
+ * pid is gone (ENOENT, ESRCH: mw->root_fd stays -1), -1 with errno. */
+static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "%d/root", (int)pid);
+	mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return mw->root_fd < 0 && errno != ENOENT && errno != ESRCH ? -1 : 0;
+}
+
 /* The root of a child of init, through init's task/TID/children (proc(5), Linux
  * 3.5 with CONFIG_PROC_CHILDREN; readable though init is not dumpable): mw->root_fd
  * when found.  0 when done or not known here, -1 with errno. */
@@ -292,12 +303,9 @@ static int open_child_root(struct memwatch *mw, int host_proc)
 
 	snprintf(path, sizeof(path), "%d/task/%d", (int)mw->init, (int)mw->init);
 	n = proc_children(host_proc, path, kids, sizeof(kids) / sizeof(kids[0]));
-	for (ssize_t i = 0; i < n && mw->root_fd < 0; i++) {
-		snprintf(path, sizeof(path), "%d/root", (int)kids[i]);
-		mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
+	for (ssize_t i = 0; i < n && mw->root_fd < 0; i++)
+		if (open_root_of(mw, host_proc, kids[i]) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -331,9 +339,7 @@ static int open_container(struct memwatch *mw)
 				continue;
 			if (parent_of(host_proc, (snprintf(path, sizeof(path), "%d", (int)pids[i]), path)) != mw->init)
 				continue;
-			snprintf(path, sizeof(path), "%d/root", (int)pids[i]);
-			mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			if (mw->root_fd < 0 && errno != ENOENT && errno != ESRCH)
+			if (open_root_of(mw, host_proc, pids[i]) < 0)
 				return -1;
 		}
 	}
