@@ -53,6 +53,7 @@ struct build {
 	const struct seccomp_host *host;
 	bool strict;
 	bool allow_nested;              /* NSRUN_SECCOMP_ALLOW_NESTED */
+	bool no_sysv_ipc;               /* NSRUN_SECCOMP_NO_SYSV_IPC */
 	FILE *describe;                 /* `seccomp check` output, or NULL */
 	scmp_filter_ctx ctx;
 	uint32_t default_act;
@@ -154,6 +155,7 @@ static bool cache_key(const char *bytes, size_t len, const char *source, const s
 	uint64_t len64 = len;
 	uint8_t strict8 = (flags & NSRUN_SECCOMP_STRICT) != 0;
 	uint8_t nested8 = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0;
+	uint8_t sysv8 = (flags & NSRUN_SECCOMP_NO_SYSV_IPC) != 0;
 	const uint8_t *id;
 	size_t id_len;
 	char lib[48];
@@ -168,6 +170,7 @@ static bool cache_key(const char *bytes, size_t len, const char *source, const s
 	key_add(&s, id, id_len);
 	key_add(&s, &strict8, sizeof(strict8));
 	key_add(&s, &nested8, sizeof(nested8));
+	key_add(&s, &sysv8, sizeof(sysv8));
 	key_add(&s, lib, strlen(lib) + 1);
 	key_add(&s, &api, sizeof(api));
 	key_add(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
@@ -410,6 +413,48 @@ static int build_nested(struct build *b, struct nsrun_error *err)
 	return 0;
 }
 
+/* System V IPC objects outlive the processes that made them, in their IPC
+ * namespace: where nothing can set that namespace's limits (kernel.shmall,
+ * msgmni: a pool's slot, whose root is unmapped; ipc_namespaces(7)), no
+ * process's memory counts them, so they are not made at all. */
+static const char *const sysv_ipc_syscalls[] = { "shmget", "msgget", "semget" };
+
+static bool is_sysv_ipc_syscall(const char *name)
+{
+	for (size_t i = 0; i < sizeof(sysv_ipc_syscalls) / sizeof(sysv_ipc_syscalls[0]); i++)
+		if (strcmp(name, sysv_ipc_syscalls[i]) == 0)
+			return true;
+	return false;
+}
+
+/* NSRUN_SECCOMP_NO_SYSV_IPC: the calls of sysv_ipc_syscalls fail with ENOSYS, as
+ * where the kernel lacks them (CONFIG_SYSVIPC). */
+static int build_no_sysv_ipc(struct build *b, struct nsrun_error *err)
+{
+	uint32_t act = SCMP_ACT_ERRNO(ENOSYS);
+
+	if (!b->no_sysv_ipc || b->default_act == act)
+		return 0;
+	if (b->describe)
+		fprintf(b->describe, "  pool request: SCMP_ACT_ERRNO(ENOSYS):");
+	for (size_t i = 0; i < sizeof(sysv_ipc_syscalls) / sizeof(sysv_ipc_syscalls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(sysv_ipc_syscalls[i]);
+		int rc;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		rc = seccomp_rule_add(b->ctx, act, nr, 0);
+		if (rc < 0)
+			return error_set_stage(err, STAGE_PREPARE, -rc, "seccomp: refuse %s for a pool request",
+			                       sysv_ipc_syscalls[i]);
+		if (b->describe)
+			fprintf(b->describe, " %s", sysv_ipc_syscalls[i]);
+	}
+	if (b->describe)
+		fputc('\n', b->describe);
+	return 0;
+}
+
 static int build_rules(struct build *b, struct nsrun_error *err)
 {
 	for (size_t ri = 0; ri < b->p->n_rules; ri++) {
@@ -437,6 +482,9 @@ static int build_rules(struct build *b, struct nsrun_error *err)
 			}
 			/* --allow-nested: build_nested allows it outright */
 			if (b->allow_nested && act != SCMP_ACT_ALLOW && is_nested_syscall(r->names[ni]))
+				continue;
+			/* a pool request: build_no_sysv_ipc refuses it outright */
+			if (b->no_sysv_ipc && is_sysv_ipc_syscall(r->names[ni]))
 				continue;
 			if (add_rule(b, ri, act, nr, r->names[ni], err) < 0)
 				return -1;
@@ -526,7 +574,9 @@ static int build_filter(struct build *b, struct nsrun_error *err)
 		fprintf(b->describe, "rules:\n");
 	if (build_rules(b, err) < 0)
 		return -1;
-	return build_nested(b, err);
+	if (build_nested(b, err) < 0)
+		return -1;
+	return build_no_sysv_ipc(b, err);
 }
 
 static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, uint32_t *n,
@@ -576,7 +626,8 @@ static int compile(const char *name, const char *bytes, size_t len, const struct
 	_cleanup_profile_ struct seccomp_profile *p = NULL;
 	_cleanup_scmp_ scmp_filter_ctx ctx = NULL;
 	struct build b = { .host = &hi->h, .strict = (flags & NSRUN_SECCOMP_STRICT) != 0,
-	                   .allow_nested = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0 };
+	                   .allow_nested = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0,
+	                   .no_sysv_ipc = (flags & NSRUN_SECCOMP_NO_SYSV_IPC) != 0 };
 	int rc;
 
 	if (seccomp_profile_parse_buffer(name, bytes, len, &p, err) < 0)

@@ -308,6 +308,22 @@ assert_eq "  --memory 64m: 300 MiB of MAP_SHARED memory is killed as out of memo
 assert_eq "  ... and the zygote lives on" "$R0" "$(jq -r .pool.zygote_restarts <<<"$OUT")"
 run_nsrun run --pool "$POOL_SOCK" --memory 64m -- python3 -c "$SHM" 16 </dev/null
 assert_eq "  control: 16 MiB of it passes" "0|done" "$RC|$OUT"
+# System V IPC objects outlive their processes in the slot's IPC namespace, whose
+# limits (shmall, msgmni) its unmapped root cannot lower: a request held 1 GiB of
+# detached segments under --memory 32m (a breaker's).  A request's filter refuses
+# them (ENOSYS); a cold run's IPC namespace has --memory's limits and keeps them.
+SYSV='import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+for name, args in (("shmget", (0, 8 << 20, 0o1600)), ("msgget", (0, 0o1600)), ("semget", (0, 1, 0o1600))):
+    r = getattr(libc, name)(*args)
+    out.append("%s:%s" % (name, "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]))
+print(" ".join(out))'
+run_nsrun run --pool "$POOL_SOCK" -- python3 -c "$SYSV" </dev/null
+assert_eq "  System V shm, queues and semaphores: refused in a request (ENOSYS)" \
+	"0|shmget:ENOSYS msgget:ENOSYS semget:ENOSYS" "$RC|$OUT"
+run_nsrun --image python -- python3 -c "$SYSV" </dev/null
+assert_eq "  control: a cold run makes them" "0|shmget:ok msgget:ok semget:ok" "$RC|$OUT"
 FORKS='import os, sys, time
 kids = []
 for _ in range(int(sys.argv[1])):
