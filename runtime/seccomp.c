@@ -375,43 +375,12 @@ static void describe_rule(const struct build *b, size_t ri, const char *skipped)
  * keeps the profile's ENOSYS: nsrun falls back to clone, whose flags are seen.
  * Each takes effect only in a user namespace the payload makes itself: it holds
  * no capability in the container's. */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static const char *const nested_syscalls[] = {
 	"clone", "unshare", "mount", "umount2", "open_tree", "move_mount", "mount_setattr", "pivot_root",
 	"sethostname",
 };
-
-static bool is_nested_syscall(const char *name)
-{
-	for (size_t i = 0; i < sizeof(nested_syscalls) / sizeof(nested_syscalls[0]); i++)
-		if (strcmp(name, nested_syscalls[i]) == 0)
-			return true;
-	return false;
-}
-
-/* --allow-nested: the calls of nested_syscalls allowed without condition. */
-static int build_nested(struct build *b, struct nsrun_error *err)
-{
-	if (!b->allow_nested || b->default_act == SCMP_ACT_ALLOW)
-		return 0;
-	if (b->describe)
-		fprintf(b->describe, "  --allow-nested: SCMP_ACT_ALLOW:");
-	for (size_t i = 0; i < sizeof(nested_syscalls) / sizeof(nested_syscalls[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(nested_syscalls[i]);
-		int rc;
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		rc = seccomp_rule_add(b->ctx, SCMP_ACT_ALLOW, nr, 0);
-		if (rc < 0)
-			return error_set_stage(err, STAGE_PREPARE, -rc, "seccomp: allow %s for --allow-nested",
-			                       nested_syscalls[i]);
-		if (b->describe)
-			fprintf(b->describe, " %s", nested_syscalls[i]);
-	}
-	if (b->describe)
-		fputc('\n', b->describe);
-	return 0;
-}
 
 /* System V IPC objects outlive the processes that made them, in their IPC
  * namespace: where nothing can set that namespace's limits (kernel.shmall,
@@ -419,39 +388,54 @@ static int build_nested(struct build *b, struct nsrun_error *err)
  * process's memory counts them, so they are not made at all. */
 static const char *const sysv_ipc_syscalls[] = { "shmget", "msgget", "semget" };
 
-static bool is_sysv_ipc_syscall(const char *name)
+/* True if name is one of the n of names. */
+static bool in_list(const char *const *names, size_t n, const char *name)
 {
-	for (size_t i = 0; i < sizeof(sysv_ipc_syscalls) / sizeof(sysv_ipc_syscalls[0]); i++)
-		if (strcmp(name, sysv_ipc_syscalls[i]) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
 			return true;
 	return false;
 }
 
-/* NSRUN_SECCOMP_NO_SYSV_IPC: the calls of sysv_ipc_syscalls fail with ENOSYS, as
- * where the kernel lacks them (CONFIG_SYSVIPC). */
-static int build_no_sysv_ipc(struct build *b, struct nsrun_error *err)
+/* Adds act (its profile spelling act_name) for each of the n calls of names
+ * without condition, those libseccomp does not know skipped; nothing when act is
+ * the default.  label says why, for --describe and errors. */
+static int build_outright(struct build *b, const char *const *names, size_t n, uint32_t act, const char *act_name,
+                          const char *label, struct nsrun_error *err)
 {
-	uint32_t act = SCMP_ACT_ERRNO(ENOSYS);
-
-	if (!b->no_sysv_ipc || b->default_act == act)
+	if (b->default_act == act)
 		return 0;
 	if (b->describe)
-		fprintf(b->describe, "  pool request: SCMP_ACT_ERRNO(ENOSYS):");
-	for (size_t i = 0; i < sizeof(sysv_ipc_syscalls) / sizeof(sysv_ipc_syscalls[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(sysv_ipc_syscalls[i]);
+		fprintf(b->describe, "  %s: %s:", label, act_name);
+	for (size_t i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
 		int rc;
 
 		if (nr == __NR_SCMP_ERROR)
 			continue;
 		rc = seccomp_rule_add(b->ctx, act, nr, 0);
 		if (rc < 0)
-			return error_set_stage(err, STAGE_PREPARE, -rc, "seccomp: refuse %s for a pool request",
-			                       sysv_ipc_syscalls[i]);
+			return error_set_stage(err, STAGE_PREPARE, -rc, "seccomp: %s %s for %s",
+			                       act == SCMP_ACT_ALLOW ? "allow" : "refuse", names[i], label);
 		if (b->describe)
-			fprintf(b->describe, " %s", sysv_ipc_syscalls[i]);
+			fprintf(b->describe, " %s", names[i]);
 	}
 	if (b->describe)
 		fputc('\n', b->describe);
+	return 0;
+}
+
+/* --allow-nested: the calls of nested_syscalls allowed; a pool request
+ * (NSRUN_SECCOMP_NO_SYSV_IPC): those of sysv_ipc_syscalls fail with ENOSYS, as
+ * where the kernel lacks them (CONFIG_SYSVIPC). */
+static int build_overrides(struct build *b, struct nsrun_error *err)
+{
+	if (b->allow_nested && build_outright(b, nested_syscalls, ARRAY_SIZE(nested_syscalls), SCMP_ACT_ALLOW,
+	                                      "SCMP_ACT_ALLOW", "--allow-nested", err) < 0)
+		return -1;
+	if (b->no_sysv_ipc && build_outright(b, sysv_ipc_syscalls, ARRAY_SIZE(sysv_ipc_syscalls),
+	                                     SCMP_ACT_ERRNO(ENOSYS), "SCMP_ACT_ERRNO(ENOSYS)", "a pool request", err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -480,11 +464,12 @@ static int build_rules(struct build *b, struct nsrun_error *err)
 					return -1;
 				continue;
 			}
-			/* --allow-nested: build_nested allows it outright */
-			if (b->allow_nested && act != SCMP_ACT_ALLOW && is_nested_syscall(r->names[ni]))
+			/* --allow-nested: build_overrides allows it outright */
+			if (b->allow_nested && act != SCMP_ACT_ALLOW &&
+			    in_list(nested_syscalls, ARRAY_SIZE(nested_syscalls), r->names[ni]))
 				continue;
-			/* a pool request: build_no_sysv_ipc refuses it outright */
-			if (b->no_sysv_ipc && is_sysv_ipc_syscall(r->names[ni]))
+			/* a pool request: build_overrides refuses it outright */
+			if (b->no_sysv_ipc && in_list(sysv_ipc_syscalls, ARRAY_SIZE(sysv_ipc_syscalls), r->names[ni]))
 				continue;
 			if (add_rule(b, ri, act, nr, r->names[ni], err) < 0)
 				return -1;
@@ -574,9 +559,7 @@ static int build_filter(struct build *b, struct nsrun_error *err)
 		fprintf(b->describe, "rules:\n");
 	if (build_rules(b, err) < 0)
 		return -1;
-	if (build_nested(b, err) < 0)
-		return -1;
-	return build_no_sysv_ipc(b, err);
+	return build_overrides(b, err);
 }
 
 static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, uint32_t *n,
