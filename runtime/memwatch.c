@@ -93,6 +93,7 @@ void memwatch_close(struct memwatch *mw)
 	if (mw->proc_fd >= 0)
 		close(mw->proc_fd);
 	mw->root_fd = mw->proc_fd = -1;
+	mw->next_us = 0;
 }
 
 static bool is_pid_name(const char *s)

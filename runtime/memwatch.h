@@ -88,7 +88,7 @@ int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms
  * memory cannot be measured (the run must then end: the limit cannot be kept). */
 int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err);
 
-/* Closes what memwatch_arm opened. */
+/* Closes what memwatch_arm opened, and disarms the watch (no sample is due). */
 void memwatch_close(struct memwatch *mw);
 
 #endif

@@ -27,7 +27,6 @@ static void slot_close(struct pool_slot *s)
 			*fds[i] = -1;
 		}
 	memwatch_close(&s->mw);
-	s->mw.next_us = 0;
 }
 
 /* Starts measuring the memory of the request on slot s once R is known: the first
@@ -439,7 +438,6 @@ static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 	if (s->mw.samples)
 		q->r.memory_peak_bytes = s->mw.peak_bytes;
 	memwatch_close(&s->mw);
-	s->mw.next_us = 0;
 	if (q->timed_out) {
 		q->r.status = NSRUN_STATUS_TIMED_OUT;
 		q->r.timeout_us = q->timeout_us;
