@@ -371,6 +371,9 @@ static int create_container(const struct oci_globals *g, const struct create_opt
 		cleanup_closep(&creating_fd); /* its lock is this create's, not the monitor's */
 		*in_monitor = true;
 		*code = monitor_main(&cfg, dir_fd, ready[1], &st);
+		/* held until the kernel ends this process: a stop or delete waits for that,
+		 * not for the close before our exit's work (an ASan build's leak check) */
+		lock_fd = -1;
 		rc = 0;
 		goto out;
 	}

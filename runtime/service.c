@@ -364,7 +364,11 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 		prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 		close(ready[0]);
 		host_out_free(&json);
-		return monitor_main(cfg, timing, &pub, root_fd, dir_fd, log_fd, ready[1], stop_fd, &st);
+		r = monitor_main(cfg, timing, &pub, root_fd, dir_fd, log_fd, ready[1], stop_fd, &st);
+		/* held until the kernel ends this process: nsrun stop waits for that, not
+		 * for the close before our exit's work (an ASan build's leak check) */
+		lock_fd = -1;
+		return r;
 	}
 	close(ready[1]);
 	cleanup_closep(&stop_fd); /* the monitor's */

@@ -574,6 +574,27 @@ check "  ... nothing left" test ! -e "$ROOT/c18"
 oci list
 assert_not_match "  ... list does not show it" 'c18' "$OUT"
 
+# "stopped" is said once the monitor has ended, not before: strace holds each
+# exit_group(2) 3 s, as an ASan build's leak check holds the monitor's exit (the
+# monitor had let go of its lock before its exit, and state said "stopped", and
+# delete removed the state, while it ran).  Through a script, so that strace's own
+# command line does not name the container.
+bundle_with '["/nsrun-probe", "write", "/out/ran"]'
+printf '%s\n' "exec \"\$NSRUN\" --root \"$ROOT\" create --bundle \"$T/bundle\" c19" >"$T/create-c19"
+"${STRACE[@]}" -f -e trace=exit_group -e inject=exit_group:delay_enter=3000000 \
+	bash "$T/create-c19" >/dev/null 2>"$T/create.err" &
+held_bg=$!
+end=$((SECONDS + 60))
+until [ -e "$ROOT/c19/state.json" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
+check "create of c19 under strace (control: it is created)" wait_status c19 created
+check "  ... its monitor has the container's id in its command line (control)" pgrep -f -- 'create --bundle .* c19$'
+oci start c19
+check "  ... started, it ends" wait_status c19 stopped
+check "  ... no process of it left once it is stopped" bash -c "! pgrep -f -- 'create --bundle .* c19\$'"
+oci delete c19
+assert_eq "  ... delete: exit 0" "0|" "$RC|$ERR"
+wait "$held_bg"
+
 # ---- a create killed during its hooks leaves a "creating" that nothing will finish:
 # start says so, and delete removes it without --force (the control, delete of c11
 # above, refuses while its create lives)

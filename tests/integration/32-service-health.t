@@ -82,7 +82,23 @@ run_nsrun rm -f --all --filter label=nobody
 assert_eq "rm -f --all --filter that matches none: exit 0, none removed" "0 running" "$RC$OUT $(status "$N-c")"
 run_nsrun rm -f "$N-c"
 
-# ---- --wait-log: late, and never
+# ---- stop returns once the monitor has ended, not before: strace holds each
+# exit_group(2) 3 s, as an ASan build's leak check holds the monitor's exit (the
+# monitor had let go of its lock before its exit, and stop returned while it ran)
+STRACE=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -o /dev/null)
+# (through a script, so that strace's own command line does not name the service)
+printf '%s\n' "exec \"\$NSRUN\" -d --name $N-held --image python -- sleep 600" >"$TESTTMP/start-held"
+"${STRACE[@]}" -e trace=exit_group -e inject=exit_group:delay_enter=3000000 \
+	bash "$TESTTMP/start-held" >"$TESTTMP/held.out" 2>&1 &
+held_bg=$!
+check "a service started under strace (control: it runs)" wait_until 60 has_status "$N-held" running
+check "  ... its monitor has the service's name in its command line (control for no_trace)" \
+	pgrep -f -- "--name $N-held( |\$)"
+run_nsrun stop -t 30 "$N-held"
+assert_eq "stop of a service whose monitor's exit is slow: exit 0" "0" "$RC"
+check "  ... nothing of it left when stop returned" no_trace "$N-held"
+wait "$held_bg"
+
 run_nsrun -d --name "$N-log" --wait-log 'ready to (serve|go)$' --ready-timeout 30 --image python -- \
 	sh -c 'echo starting; sleep 1; echo "now ready to serve"; exec sleep 600'
 assert_eq "--wait-log, the line printed after 1 s: started" 0 "$RC"
