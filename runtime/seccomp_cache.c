@@ -9,6 +9,7 @@
  */
 #include "seccomp_cache.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nettle/base16.h>
@@ -305,6 +307,75 @@ static char *serialise(const uint8_t key[SHA256_DIGEST_SIZE], const struct secco
 	return buf;
 }
 
+struct aged {
+	struct timespec mtime;
+	char name[96];
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct aged *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Keeps the directory dfd to the SECCOMP_CACHE_MAX_ENTRIES entries stored last
+ * (by mtime: a hit does not touch its file), and removes temporary files older
+ * than SECCOMP_CACHE_STALE_TMP_S (a writer that died).  Each nsrun build and
+ * profile makes entries of its own; without this they would pile up for ever.
+ * Best effort, as everything here. */
+static void prune(int dfd)
+{
+	_cleanup_free_ struct aged *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd = dup(dfd);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		bool entry = strncmp(de->d_name, "seccomp-", 8) == 0 && len > 12 &&
+			     strcmp(de->d_name + len - 4, ".bpf") == 0;
+		bool tmp = strncmp(de->d_name, ".seccomp-", 9) == 0 && len > 4 &&
+			   strcmp(de->d_name + len - 4, ".tmp") == 0;
+
+		if ((!entry && !tmp) || len >= sizeof(v->name) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (tmp) {
+			if (st.st_mtime + SECCOMP_CACHE_STALE_TMP_S < time(NULL))
+				unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			struct aged *w = reallocarray(v, cap ? 2 * cap : 64, sizeof(*v));
+			if (!w)
+				break;
+			v = w;
+			cap = cap ? 2 * cap : 64;
+		}
+		v[n].mtime = st.st_mtim;
+		memcpy(v[n].name, de->d_name, len + 1);
+		n++;
+	}
+	closedir(d);
+	if (n <= SECCOMP_CACHE_MAX_ENTRIES)
+		return;
+	qsort(v, n, sizeof(*v), older_first);
+	for (size_t i = 0; i < n - SECCOMP_CACHE_MAX_ENTRIES; i++)
+		unlinkat(dfd, v[i].name, 0);
+}
+
 bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_SIZE], const struct seccomp_cache_entry *e)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
@@ -330,6 +401,8 @@ bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_SIZE], const struct sec
 	     renameat(dfd, tmp, dfd, name) == 0;
 	if (!ok)
 		unlinkat(dfd, tmp, 0);
+	else
+		prune(dfd);
 	return ok;
 }
 

@@ -5,7 +5,8 @@
  * computes it).  Entries are written atomically (temporary file + rename(2)) and
  * checked before use: magic, format version, key, sizes and a SHA-256 of header
  * and body.  Anything odd is a miss.  Cache problems are never errors: the
- * caller just compiles.  NSRUN_SECCOMP_CACHE=0 disables the cache.
+ * caller just compiles.  Each store prunes the directory to the entries stored
+ * last.  NSRUN_SECCOMP_CACHE=0 disables the cache.
  */
 #ifndef NSRUN_SECCOMP_CACHE_H
 #define NSRUN_SECCOMP_CACHE_H
@@ -18,6 +19,10 @@
 #include <nettle/sha2.h>     /* SHA256_DIGEST_SIZE */
 
 #define SECCOMP_CACHE_FORMAT 2u
+/* a store keeps this many entries, the ones stored last (about 7 KB each) */
+#define SECCOMP_CACHE_MAX_ENTRIES 64u
+/* a temporary file older than this (seconds) is a dead writer's */
+#define SECCOMP_CACHE_STALE_TMP_S 3600
 
 struct seccomp_cache_entry {
 	struct sock_filter *insns;      /* n_insns classic BPF instructions */
@@ -45,8 +50,9 @@ bool seccomp_cache_enabled(void);
  * seccomp_cache_entry_clear) on a valid hit; false on a miss or any problem. */
 bool seccomp_cache_load(const uint8_t key[SHA256_DIGEST_SIZE], struct seccomp_cache_entry *e);
 
-/* Stores *e under key, creating the directory (mode 0700) if needed.  Returns
- * true when the entry was written. */
+/* Stores *e under key, creating the directory (mode 0700) if needed, then keeps
+ * the directory to the SECCOMP_CACHE_MAX_ENTRIES entries stored last and removes
+ * dead writers' temporary files.  Returns true when the entry was written. */
 bool seccomp_cache_store(const uint8_t key[SHA256_DIGEST_SIZE], const struct seccomp_cache_entry *e);
 
 /* Frees what *e owns and zeroes it. */

@@ -33,9 +33,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "seccomp.h"
+#include "seccomp_cache.h"
 #include "seccomp_profile.h"
 
 #define PODMAN_PROFILE "/usr/share/containers/seccomp.json"
@@ -560,6 +562,88 @@ static void test_cache(void)
 	seccomp_free(f);
 	seccomp_free(first);
 	setenv("XDG_CACHE_HOME", cache, 1);
+}
+
+/* touch DIR/NAME with an mtime age_s seconds ago */
+static bool make_aged(const char *dir, const char *name, long age_s)
+{
+	char path[4400];
+	struct timespec t[2];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age_s;
+	t[1] = t[0];
+	return futimens(fd, t) == 0 && close(fd) == 0;
+}
+
+static size_t count_matching(const char *pattern)
+{
+	glob_t g;
+	size_t n = 0;
+
+	if (glob(pattern, GLOB_PERIOD, NULL, &g) == 0)
+		n = g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* A store keeps the cache to the entries stored last: builds and profiles come
+ * and go, and each made an entry that stayed for ever. */
+static void test_cache_prune(void)
+{
+	char cache[4200], dir[4300], pattern[4400], name[96], profile[4200];
+	struct nsrun_seccomp *f = NULL;
+	struct nsrun_error err = { 0 };
+	unsigned extra = 6;
+	bool made = true;
+
+	snprintf(cache, sizeof(cache), "%s/cache-prune", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/nsrun", cache);
+	snprintf(profile, sizeof(profile), "%s/prune.json", tmpdir);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	unsetenv("NSRUN_SECCOMP_CACHE");
+	made = mkdir(cache, 0700) == 0 && mkdir(dir, 0700) == 0;
+	/* the oldest first: entry i is 1000 - i minutes old */
+	for (unsigned i = 0; made && i < SECCOMP_CACHE_MAX_ENTRIES + extra; i++) {
+		snprintf(name, sizeof(name), "seccomp-%064x.bpf", i);
+		made = make_aged(dir, name, (1000L - i) * 60);
+	}
+	made = made && make_aged(dir, "not-ours", 100000) && make_aged(dir, ".seccomp-dead.bpf.1.tmp", 7200) &&
+	       make_aged(dir, ".seccomp-busy.bpf.2.tmp", 10);
+	ok(made, "a cache with %u old entries, a file not the cache's, a dead and a live writer's temporary file",
+	   SECCOMP_CACHE_MAX_ENTRIES + extra);
+	write_file(profile, "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[\"kexec_load\"],"
+			    "\"action\":\"SCMP_ACT_ERRNO\"}]}");
+	ok(seccomp_prepare(profile, NULL, false, NULL, NULL, &f, &err) == 0 && seccomp_stats(f)->cache_written,
+	   "a new profile is compiled and stored");
+	seccomp_free(f);
+	snprintf(pattern, sizeof(pattern), "%s/seccomp-*.bpf", dir);
+	ok(count_matching(pattern) == SECCOMP_CACHE_MAX_ENTRIES, "  ... the cache keeps %u entries (has %zu)",
+	   SECCOMP_CACHE_MAX_ENTRIES, count_matching(pattern));
+	/* extra + 1 old ones and the new one were too many: the extra + 1 oldest went */
+	snprintf(name, sizeof(name), "seccomp-%064x.bpf", extra);
+	snprintf(pattern, sizeof(pattern), "seccomp-%064x.bpf", extra + 1);
+	ok(!exists_in(dir, name) && exists_in(dir, pattern), "  ... the oldest went, the ones after them stayed");
+	ok(exists_in(dir, "not-ours"), "  ... a file that is not an entry stays (control)");
+	ok(!exists_in(dir, ".seccomp-dead.bpf.1.tmp") && exists_in(dir, ".seccomp-busy.bpf.2.tmp"),
+	   "  ... a dead writer's temporary file went, a live one's stayed");
+	f = NULL;
+	ok(seccomp_prepare(profile, NULL, false, NULL, NULL, &f, &err) == 0 && seccomp_stats(f)->cache_hit,
+	   "  ... the new entry is there: a hit");
+	seccomp_free(f);
 }
 
 static void test_specs(void)
@@ -1125,6 +1209,7 @@ int main(void)
 	test_values_and_applies();
 	test_unknown_names();
 	test_cache();
+	test_cache_prune();
 	test_specs();
 	test_program();
 	test_load();
