@@ -224,7 +224,7 @@ int api_reap(struct api_server *srv)
 				 * sees the exit code before the container goes */
 				if (fd >= 0 && fstatat(fd, STATE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				    time(NULL) - st.st_mtime >= AUTO_REMOVE_AFTER_S)
-					state_remove_dir(root_fd, v[i].name);
+					state_remove_dead(root_fd, v[i].name, fd);
 			}
 		}
 	}

@@ -754,7 +754,7 @@ static enum MHD_Result remove_container(struct api_server *srv, struct MHD_Conne
 	pthread_mutex_lock(&srv->lock);
 	fd = api_open_dir(c.name, &root_fd);
 	if (fd >= 0 && !state_is_alive(fd))
-		state_remove_dir(root_fd, c.name);
+		state_remove_dead(root_fd, c.name, fd);
 	pthread_mutex_unlock(&srv->lock);
 	api_ctr_free(&c);
 	return api_reply(conn, 204, NULL, "", 0);

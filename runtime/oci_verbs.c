@@ -203,7 +203,7 @@ int oci_remove(const struct oci_globals *g, int root_fd, int dir_fd, const char 
 	/* poststop: once it is gone (runtime.md "Lifecycle" 12), with the state it had */
 	_cleanup_free_ char *hooks = oci_hooks_of(dir_fd), *state = hooks ? oci_state_text(dir_fd) : NULL;
 
-	if (state_remove_dir(root_fd, id) < 0)
+	if (state_remove_dead(root_fd, id, dir_fd) < 0)
 		return -1;
 	oci_hooks_warn(g, hooks, "poststop", state);
 	return 0;

@@ -297,7 +297,7 @@ void service_clean_if_stale(int root_fd, const char *name)
 	/* an exited service keeps its name until rm, as docker's; a dead monitor does not */
 	if (state_read(fd, &st) == 0 && state_is_kept(&st))
 		return;
-	state_remove_dir(root_fd, name);
+	state_remove_dead(root_fd, name, fd);
 }
 
 int service_detach(struct nsrun_config *cfg, struct timing *timing)
@@ -540,7 +540,7 @@ static int cmd_ps(int argc, char **argv)
 			continue; /* starting: not written yet */
 		if (!alive && !state_is_kept(&st)) {
 			/* its monitor died (SIGKILL, OOM): so did the container; clean up */
-			state_remove_dir(root_fd, e->d_name);
+			state_remove_dead(root_fd, e->d_name, fd);
 			continue;
 		}
 		if (!filter_matches(&st, &filter))
@@ -681,8 +681,8 @@ static int stop_service(int root_fd, int dir_fd, const char *name, uint64_t time
 				return fail_msg("\"%s\": still running after SIGKILL", name);
 		}
 	}
-	if (state_remove_dir(root_fd, name) < 0)
-		return fail_msg("remove the state of \"%s\"", name);
+	if (state_remove_dead(root_fd, name, dir_fd) < 0)
+		return fail_msg("remove the state of \"%s\": %s", name, strerror(errno));
 	return 0;
 }
 

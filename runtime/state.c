@@ -376,6 +376,52 @@ int state_remove_dir(int root_fd, const char *name)
 	return unlinkat(root_fd, name, AT_REMOVEDIR);
 }
 
+int state_remove_dead(int root_fd, const char *name, int dir_fd)
+{
+	_cleanup_close_ int lock = -1;
+	struct stat ours, now;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	if (fstat(dir_fd, &ours) < 0)
+		return -1;
+	/* the lock, taken: no monitor holds it, and a second remover waits for the first */
+	for (int tries = 0;; tries++) {
+		lock = openat(dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (lock < 0 && errno == ENOENT)
+			goto name; /* its files are gone: another removed it */
+		if (lock < 0)
+			return -1;
+		if (flock(lock, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (errno != EWOULDBLOCK || tries == 200) {
+			errno = errno == EWOULDBLOCK ? EBUSY : errno;
+			return -1;
+		}
+		cleanup_closep(&lock);
+		usleep(5000);
+	}
+	if ((fd = dup(dir_fd)) < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+name:
+	if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+		return 0;
+	/* not empty: the name is another directory's now (a service started under it
+	 * meanwhile, whose files are made before its name), which stays */
+	if (fstatat(root_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino))
+		return 0;
+	return -1;
+}
+
 /* Prints the last lines of the log at dir_fd to out. */
 void state_print_log_tail(int dir_fd, FILE *out, int max_lines)
 {

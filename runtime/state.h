@@ -109,6 +109,13 @@ void state_gen(yajl_gen g, const struct service_state *st, const char *dir);
 /* Removes NAME's directory under root_fd and its files.  Returns 0 or -1 (errno). */
 int state_remove_dir(int root_fd, const char *name);
 
+/* Removes the directory dir_fd, found as NAME under root_fd and seen not alive:
+ * its files through dir_fd under its lock (so never those of a service started
+ * under NAME since, nor of one that lives: EBUSY), then NAME if it is still that
+ * directory.  One that another removed meanwhile is not an error.  Returns 0 or
+ * -1 (errno). */
+int state_remove_dead(int root_fd, const char *name, int dir_fd);
+
 /* Prints the last max_lines lines of the log of dir_fd to out, after a header line. */
 void state_print_log_tail(int dir_fd, FILE *out, int max_lines);
 

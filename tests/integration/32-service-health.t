@@ -99,6 +99,33 @@ assert_eq "stop of a service whose monitor's exit is slow: exit 0" "0" "$RC"
 check "  ... nothing of it left when stop returned" no_trace "$N-held"
 wait "$held_bg"
 
+# ---- a remover that found a service dead removes that one, never another started
+# under its name since: rm of an exited service, held by strace after it saw it
+# dead (each flock(2) held 4 s before it is made, its look at the lock among them),
+# while another rm removes it and a new service takes the name (before, the held
+# rm then emptied and removed the new one's state by name, leaving it running
+# where no nsrun command found it; a breaker's)
+run_nsrun -d --name "$N-re" --image python -- sleep 1
+check "an exited service (control: ps shows it exited)" wait_until 30 has_status "$N-re" "exited (0)"
+"${STRACE[@]}" -e trace=flock -e inject=flock:delay_enter=4000000 "$NSRUN" rm "$N-re" >"$TESTTMP/re.out" 2>&1 &
+held_bg=$!
+# has_dir_open: the held rm has the service's directory open
+has_dir_open() {
+	local pid
+	pid=$(pgrep -x -f -- "$NSRUN rm $N-re") && ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "/$N-re\$"
+}
+check "  ... an rm of it held by strace (control: it has the directory open)" wait_until 30 has_dir_open
+run_nsrun rm "$N-re"
+assert_eq "  ... another rm removes it meanwhile" "0 $N-re" "$RC $OUT"
+run_nsrun -d --name "$N-re" --image python -- sleep 600
+assert_eq "  ... and a new service takes the name" 0 "$RC"
+wait "$held_bg"
+assert_eq "  ... the held rm ends (the service it found is gone): exit 0" "0" "$?"
+assert_eq "  ... the new service is still known, running" "running" "$(status "$N-re")"
+run_nsrun rm -f "$N-re"
+assert_eq "  ... and rm -f stops it" "0 $N-re" "$RC $OUT"
+check "  ... nothing of it left" no_trace "$N-re"
+
 run_nsrun -d --name "$N-log" --wait-log 'ready to (serve|go)$' --ready-timeout 30 --image python -- \
 	sh -c 'echo starting; sleep 1; echo "now ready to serve"; exec sleep 600'
 assert_eq "--wait-log, the line printed after 1 s: started" 0 "$RC"
