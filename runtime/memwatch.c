@@ -23,6 +23,7 @@
 #define MAX_COSTLY_INTERVAL_US 1000000
 #define COST_FACTOR 10                          /* interval >= 10 x the last sample's time */
 #define MAX_SEEN 4096                           /* inodes counted once per sample */
+#define MEMFD_FDS_PER_SAMPLE 1024               /* open files a sample looks at for memfds */
 
 /* n first and each pair together: a sample writes only the pages it uses.  On a
  * guest with shadow page tables each first touch of a page is a fault of about
@@ -94,6 +95,8 @@ void memwatch_close(struct memwatch *mw)
 		close(mw->proc_fd);
 	mw->root_fd = mw->proc_fd = -1;
 	mw->next_us = 0;
+	free(mw->pass_seen);
+	mw->pass_seen = NULL;
 }
 
 static bool is_pid_name(const char *s)
@@ -223,13 +226,15 @@ static int process_bytes(int proc_fd, pid_t pid, bool precise, uint64_t *bytes)
 	return 0;
 }
 
-/* The allocated bytes of the memfds pid holds open, each inode once. */
-static uint64_t memfd_bytes(int proc_fd, pid_t pid, struct seen *seen)
+/* Adds to *sum the allocated bytes of the memfds pid holds open as fds from
+ * first_fd on, each inode once, looking at *budget of them at most.  Returns -1
+ * when the budget ran out (*next_fd: where to go on), else 0. */
+static int memfd_bytes(int proc_fd, pid_t pid, int first_fd, struct seen *seen, size_t *budget, uint64_t *sum,
+		       int *next_fd)
 {
 	char path[64];
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	uint64_t sum = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "%d/fd", (int)pid);
@@ -243,15 +248,62 @@ static uint64_t memfd_bytes(int proc_fd, pid_t pid, struct seen *seen)
 		char link[64];
 		struct stat st;
 		ssize_t n;
-		if (!is_pid_name(de->d_name))
+		int num;
+		if (!is_pid_name(de->d_name) || (num = atoi(de->d_name)) < first_fd)
 			continue;
+		if (*budget == 0) {
+			*next_fd = num;
+			return -1;
+		}
+		(*budget)--;
 		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
 		if (n < 7 || memcmp(link, "/memfd:", 7) != 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && !seen_before(seen, st.st_dev, st.st_ino))
-			sum += (uint64_t)st.st_blocks * 512;
+			*sum += (uint64_t)st.st_blocks * 512;
 	}
-	return sum;
+	return 0;
+}
+
+static int pid_order(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The memfds of the n processes of pids (sorted here), each inode once: a pass
+ * over them looks at MEMFD_FDS_PER_SAMPLE open files a sample at most, and the
+ * next sample goes on where it stopped, so that a container of a million open
+ * files does not hold the supervisor (and the run's timeout) for seconds.  Until a
+ * pass ends, the larger of its sum so far and the last whole pass's counts. */
+static uint64_t memfds_counted(struct memwatch *mw, pid_t *pids, size_t n)
+{
+	size_t budget = MEMFD_FDS_PER_SAMPLE;
+
+	if (!mw->pass_seen) {
+		if (!(mw->pass_seen = malloc(sizeof(*mw->pass_seen))))
+			return mw->memfd_last_pass;
+		mw->pass_seen->n = 0;
+	}
+	qsort(pids, n, sizeof(*pids), pid_order);
+	for (size_t i = 0; i < n; i++) {
+		int next_fd = 0;
+		if (pids[i] < mw->pass_pid)
+			continue;
+		if (memfd_bytes(mw->proc_fd, pids[i], pids[i] == mw->pass_pid ? mw->pass_fd : 0, mw->pass_seen,
+				&budget, &mw->memfd_pass, &next_fd) < 0) {
+			mw->pass_pid = pids[i];
+			mw->pass_fd = next_fd;
+			return mw->memfd_pass > mw->memfd_last_pass ? mw->memfd_pass : mw->memfd_last_pass;
+		}
+	}
+	mw->memfd_last_pass = mw->memfd_pass;
+	mw->memfd_pass = 0;
+	mw->pass_pid = 0;
+	mw->pass_fd = 0;
+	mw->pass_seen->n = 0;
+	return mw->memfd_last_pass;
 }
 
 /* Used bytes of the tmpfs at path in the container, once per file system. */
@@ -379,8 +431,8 @@ static int measure(struct memwatch *mw, uint64_t *total)
 	n = mw->host_scan ? host_descendants(mw->proc_fd, mw->init, &pids) : proc_pids(mw->proc_fd, &pids);
 	if (n < 0)
 		return -1;
-	for (ssize_t i = 0; i < n; i++)
-		shared += memfd_bytes(mw->proc_fd, pids[i], seen);
+	if (!mw->no_memfds)
+		shared += memfds_counted(mw, pids, (size_t)n);
 	if (mw->root_upper_bytes)
 		shared += root_upper_used(mw->root_fd, mw->root_upper_bytes);
 	if (!mw->host_scan) {

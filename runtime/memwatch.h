@@ -12,7 +12,11 @@
  *     page tables): pages shared with n processes count 1/n, so pages shared after
  *     fork(2) count once, and only a container really over the limit is ended;
  *   - every memfd it holds open (memfd_create(2)), by its allocated blocks, once
- *     per inode, mapped or not;
+ *     per inode, mapped or not: a sample looks at 1024 open files at most, the
+ *     next goes on from there (a container of many open files has its memfds
+ *     counted over several samples, and the last whole count holds meanwhile);
+ *     a memfd sent over a unix socket and closed waits in the socket's queue, in
+ *     no process's files, and is not counted (a pool request cannot make one);
  *   - the used blocks of the container's tmpfs mounts (/tmp, /dev/shm, --tmpfs;
  *     statfs(2)), files unlinked but still open included, and with a writable
  *     root (root_upper_bytes) those of the tmpfs under its overlay (statfs(2) of
@@ -44,6 +48,8 @@
 #include "error.h"
 #include "mount_plan.h"
 
+struct seen;
+
 struct memwatch {
 	uint64_t limit_bytes;           /* 0: not watching */
 	const struct cgroup_v1 *cg1;    /* the limit is this group's: watch its OOM kills only */
@@ -64,6 +70,12 @@ struct memwatch {
 	uint64_t samples;               /* how many, and their cost: for --debug and bench/RESULTS.md */
 	uint64_t precise_samples;       /* of them, those that also read the page tables */
 	uint64_t cost_us;
+	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
+	struct seen *pass_seen;         /* the memfd pass (memwatch.c, memfds_counted): inodes counted */
+	uint64_t memfd_pass;            /* its bytes so far */
+	uint64_t memfd_last_pass;       /* the last whole pass's */
+	pid_t pass_pid;                 /* where the next sample goes on: this pid, */
+	int pass_fd;                    /* from this fd */
 };
 
 /* True if this kernel lets the supervisor measure a process (/proc/self/smaps_rollup

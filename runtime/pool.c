@@ -141,7 +141,7 @@ static int write_seccomp(struct pool *p, struct nsrun_error *err)
 	/* the cold run's, without System V IPC: a slot's IPC namespace keeps the
 	 * kernel's own limits, which its unmapped root cannot lower (docs/pool.md) */
 	if (seccomp_prepare(p->cfg.security.seccomp, seccomp_profiles_dir(),
-			    (p->cfg.security.strict ? NSRUN_SECCOMP_STRICT : 0) | NSRUN_SECCOMP_NO_SYSV_IPC, NULL, NULL,
+			    (p->cfg.security.strict ? NSRUN_SECCOMP_STRICT : 0) | NSRUN_SECCOMP_POOL_REQUEST, NULL, NULL,
 			    &f, err) < 0)
 		return -1;
 	if (!f)

@@ -53,7 +53,7 @@ struct build {
 	const struct seccomp_host *host;
 	bool strict;
 	bool allow_nested;              /* NSRUN_SECCOMP_ALLOW_NESTED */
-	bool no_sysv_ipc;               /* NSRUN_SECCOMP_NO_SYSV_IPC */
+	bool pool_request;              /* NSRUN_SECCOMP_POOL_REQUEST */
 	FILE *describe;                 /* `seccomp check` output, or NULL */
 	scmp_filter_ctx ctx;
 	uint32_t default_act;
@@ -155,7 +155,7 @@ static bool cache_key(const char *bytes, size_t len, const char *source, const s
 	uint64_t len64 = len;
 	uint8_t strict8 = (flags & NSRUN_SECCOMP_STRICT) != 0;
 	uint8_t nested8 = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0;
-	uint8_t sysv8 = (flags & NSRUN_SECCOMP_NO_SYSV_IPC) != 0;
+	uint8_t pool8 = (flags & NSRUN_SECCOMP_POOL_REQUEST) != 0;
 	const uint8_t *id;
 	size_t id_len;
 	char lib[48];
@@ -170,7 +170,7 @@ static bool cache_key(const char *bytes, size_t len, const char *source, const s
 	key_add(&s, id, id_len);
 	key_add(&s, &strict8, sizeof(strict8));
 	key_add(&s, &nested8, sizeof(nested8));
-	key_add(&s, &sysv8, sizeof(sysv8));
+	key_add(&s, &pool8, sizeof(pool8));
 	key_add(&s, lib, strlen(lib) + 1);
 	key_add(&s, &api, sizeof(api));
 	key_add(&s, hi->uts.machine, strlen(hi->uts.machine) + 1);
@@ -382,11 +382,16 @@ static const char *const nested_syscalls[] = {
 	"sethostname",
 };
 
-/* System V IPC objects outlive the processes that made them, in their IPC
- * namespace: where nothing can set that namespace's limits (kernel.shmall,
- * msgmni: a pool's slot, whose root is unmapped; ipc_namespaces(7)), no
- * process's memory counts them, so they are not made at all. */
-static const char *const sysv_ipc_syscalls[] = { "shmget", "msgget", "semget" };
+/* What a pool request cannot make, as its memory is nsrun's measure of its slot
+ * (memwatch.h), never a cgroup's:
+ * - System V IPC objects outlive the processes that made them, in their IPC
+ *   namespace: where nothing can set that namespace's limits (kernel.shmall,
+ *   msgmni: a pool's slot, whose root is unmapped; ipc_namespaces(7)), no
+ *   process's memory counts them;
+ * - a memfd sent over a unix socket (SCM_RIGHTS) and closed is in no process's
+ *   fd table while it waits in the socket's queue, so no measure finds it
+ *   (memfd_create(2), unix(7)); memfd_secret(2) likewise. */
+static const char *const pool_request_refused[] = { "shmget", "msgget", "semget", "memfd_create", "memfd_secret" };
 
 /* True if name is one of the n of names. */
 static bool in_list(const char *const *names, size_t n, const char *name)
@@ -426,14 +431,14 @@ static int build_outright(struct build *b, const char *const *names, size_t n, u
 }
 
 /* --allow-nested: the calls of nested_syscalls allowed; a pool request
- * (NSRUN_SECCOMP_NO_SYSV_IPC): those of sysv_ipc_syscalls fail with ENOSYS, as
+ * (NSRUN_SECCOMP_POOL_REQUEST): those of pool_request_refused fail with ENOSYS, as
  * where the kernel lacks them (CONFIG_SYSVIPC). */
 static int build_overrides(struct build *b, struct nsrun_error *err)
 {
 	if (b->allow_nested && build_outright(b, nested_syscalls, ARRAY_SIZE(nested_syscalls), SCMP_ACT_ALLOW,
 	                                      "SCMP_ACT_ALLOW", "--allow-nested", err) < 0)
 		return -1;
-	if (b->no_sysv_ipc && build_outright(b, sysv_ipc_syscalls, ARRAY_SIZE(sysv_ipc_syscalls),
+	if (b->pool_request && build_outright(b, pool_request_refused, ARRAY_SIZE(pool_request_refused),
 	                                     SCMP_ACT_ERRNO(ENOSYS), "SCMP_ACT_ERRNO(ENOSYS)", "a pool request", err) < 0)
 		return -1;
 	return 0;
@@ -469,7 +474,7 @@ static int build_rules(struct build *b, struct nsrun_error *err)
 			    in_list(nested_syscalls, ARRAY_SIZE(nested_syscalls), r->names[ni]))
 				continue;
 			/* a pool request: build_overrides refuses it outright */
-			if (b->no_sysv_ipc && in_list(sysv_ipc_syscalls, ARRAY_SIZE(sysv_ipc_syscalls), r->names[ni]))
+			if (b->pool_request && in_list(pool_request_refused, ARRAY_SIZE(pool_request_refused), r->names[ni]))
 				continue;
 			if (add_rule(b, ri, act, nr, r->names[ni], err) < 0)
 				return -1;
@@ -610,7 +615,7 @@ static int compile(const char *name, const char *bytes, size_t len, const struct
 	_cleanup_scmp_ scmp_filter_ctx ctx = NULL;
 	struct build b = { .host = &hi->h, .strict = (flags & NSRUN_SECCOMP_STRICT) != 0,
 	                   .allow_nested = (flags & NSRUN_SECCOMP_ALLOW_NESTED) != 0,
-	                   .no_sysv_ipc = (flags & NSRUN_SECCOMP_NO_SYSV_IPC) != 0 };
+	                   .pool_request = (flags & NSRUN_SECCOMP_POOL_REQUEST) != 0 };
 	int rc;
 
 	if (seccomp_profile_parse_buffer(name, bytes, len, &p, err) < 0)

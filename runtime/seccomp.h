@@ -32,7 +32,7 @@ struct nsrun_seccomp_stats {
 
 #define NSRUN_SECCOMP_STRICT 1u       /* unenforceable deny rules are errors */
 #define NSRUN_SECCOMP_ALLOW_NESTED 2u /* --allow-nested: what an inner nsrun needs */
-#define NSRUN_SECCOMP_NO_SYSV_IPC 4u  /* a pool request: no System V shm, queues, semaphores */
+#define NSRUN_SECCOMP_POOL_REQUEST 4u /* a pool request: no System V IPC, no memfd */
 
 /* Compiles a profile, in the parent, before clone.
  *   spec: "unconfined"; a profile NAME (letters, digits, '.', '_', '-'): the file
@@ -46,9 +46,9 @@ struct nsrun_seccomp_stats {
  *         clone with CLONE_NEW* flags, unshare, mount, umount2, open_tree,
  *         move_mount, mount_setattr, pivot_root and sethostname are allowed,
  *         whatever the profile says (what nsrun inside the payload needs).
- *         NSRUN_SECCOMP_NO_SYSV_IPC: shmget, msgget and semget fail with ENOSYS,
- *         whatever the profile says (a pool request, whose IPC namespace's limits
- *         nothing can set: docs/pool.md).
+ *         NSRUN_SECCOMP_POOL_REQUEST: shmget, msgget, semget, memfd_create and
+ *         memfd_secret fail with ENOSYS, whatever the profile says (a pool
+ *         request, whose memory only nsrun's measure holds: docs/pool.md).
  *   warn, ctx: each warning, one line without the "nsrun: " prefix, is passed to
  *         warn(ctx, line) when warn is not NULL; also on a cache hit.
  * *out is NULL for "unconfined", else a program to free with seccomp_free().

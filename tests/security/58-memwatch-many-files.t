@@ -1,0 +1,72 @@
+#!/bin/bash
+# A container of a million open files must not hold its supervisor, and with it
+# the run's --timeout.  Where no cgroup holds --memory, the supervisor measures
+# the container (memwatch.h), and looked at every open file of every process for
+# memfds in each sample: a payload that dup'd a pipe 19990 times in each of 50
+# processes made one sample take seconds, and a run under --timeout 3 was ended
+# after 17 s (a breaker's).  A sample now looks at 1024 files at most and the next
+# goes on from there.  Probe: about 2,000,000 open files under --timeout 4: timed
+# out (124) within 4 s of it (the kill of 2,000,000 files takes 1 s here; a sample of
+# them took 6).  Control: the files were made (the payload says so
+# before the timeout).  And the memfds are still found, if over several samples:
+# 150 MiB in a memfd (written, not mapped: only that look finds it) behind 5000
+# open files, under --memory 64m, ends the run as out of memory (137); control:
+# 24 MiB there runs to its end.  As root the limit is a cgroup's and nothing is
+# measured: the same outcomes.
+. "$(dirname "$0")/../lib.sh"
+require_nsrun
+require_userns
+require_image python
+
+plan 8
+
+cat >"$TESTTMP/files.py" <<'PY'
+import os, resource, sys, time
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+per = min(hard, 1 << 20) - 64
+resource.setrlimit(resource.RLIMIT_NOFILE, (per + 64, hard))
+procs = min(-(-2000000 // per), 200)
+r, w = os.pipe()
+for _ in range(procs - 1):
+    if os.fork() == 0:
+        break
+for _ in range(per):
+    os.dup(r)
+os.write(w, b"x")
+if os.getpid() == 2:
+    # pid 2 is the first payload process (pid 1 is the init)
+    time.sleep(0.5)
+    print(f"files {procs * per} in {procs} processes", flush=True)
+time.sleep(60)
+PY
+chmod a+r "$TESTTMP/files.py"
+start=$(date +%s%N)
+run_nsrun --image python --memory 256m --pids-limit 300 --timeout 4 -v "$TESTTMP/files.py:/files.py:ro" -- \
+	python3 /files.py
+took=$((($(date +%s%N) - start) / 1000000))
+assert_eq "about 2,000,000 open files under --timeout 4: timed out (124)" 124 "$RC"
+n=$(sed -n 's/^files \([0-9]*\) .*/\1/p' <<<"$OUT")
+check "  ... control: the payload made them before the timeout ($OUT)" test "${n:-0}" -ge 1000000
+check "  ... ended within 4 s of the timeout (took $took ms)" test "$took" -lt 8000
+assert_match "  ... said as a timeout" "timed out|timeout" "$ERR"
+
+# memfd MIB: MIB MiB written to a memfd opened after 5000 other files, held 3 s
+memfd() {
+	run_nsrun --image python --memory 64m --timeout 60 -- python3 -c "
+import os, resource, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (6000, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+r, w = os.pipe()
+for _ in range(5000):
+    os.dup(r)
+fd = os.memfd_create('big')
+for _ in range($1):
+    os.write(fd, b'x' * (1 << 20))
+time.sleep(3)
+print('held')"
+}
+memfd 150
+assert_eq "150 MiB in a memfd behind 5000 open files under --memory 64m: killed (137)" 137 "$RC"
+assert_match "  ... said as out of memory" "out of memory" "$ERR"
+memfd 24
+assert_eq "  ... control: 24 MiB there runs to its end" "0" "$RC"
+assert_eq "  ... and held them" "held" "$OUT"
