@@ -240,13 +240,21 @@ int pool_req_parse(struct pool *p, struct pool_req *q, char *text, size_t text_l
 	for (size_t i = 0; i < p->cfg.process.env.n; i++)
 		if (strv_push(&envv, p->cfg.process.env.v[i]) < 0)
 			goto nomem;
-	for (size_t i = 0; env && i < env->u.array.len; i++) {
-		yajl_val e = env->u.array.values[i];
-		if (!YAJL_IS_STRING(e) || !is_env_assignment(YAJL_GET_STRING(e))) {
-			strv_free(&envv);
-			return error_set(err, 0, "pool: \"env\"[%zu]: expected \"KEY=VALUE\"", i);
+	if (env && env->u.array.len) {
+		/* (the request's, over the pool's: one sort, as n strv_setenv would be n^2:
+		 * 60,000 of them held the pool for 12 s, a breaker's) */
+		_cleanup_free_ const char **kvs = calloc(env->u.array.len, sizeof(*kvs));
+		if (!kvs)
+			goto nomem;
+		for (size_t i = 0; i < env->u.array.len; i++) {
+			yajl_val e = env->u.array.values[i];
+			if (!YAJL_IS_STRING(e) || !is_env_assignment(YAJL_GET_STRING(e))) {
+				strv_free(&envv);
+				return error_set(err, 0, "pool: \"env\"[%zu]: expected \"KEY=VALUE\"", i);
+			}
+			kvs[i] = YAJL_GET_STRING(e);
 		}
-		if (strv_setenv(&envv, YAJL_GET_STRING(e)) < 0)
+		if (strv_setenv_many(&envv, kvs, env->u.array.len) < 0)
 			goto nomem;
 	}
 	if (!(g = yajl_gen_alloc(NULL)))

@@ -139,6 +139,63 @@ int strv_setenv(struct strv *sv, const char *kv)
 	return strv_push(sv, kv);
 }
 
+struct env_entry {
+	const char *kv;
+	size_t klen;
+	size_t idx;
+};
+
+static int env_entry_order(const void *a, const void *b)
+{
+	const struct env_entry *x = a, *y = b;
+	int c = memcmp(x->kv, y->kv, x->klen < y->klen ? x->klen : y->klen);
+
+	if (c)
+		return c;
+	if (x->klen != y->klen)
+		return x->klen < y->klen ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int strv_setenv_many(struct strv *sv, const char *const *kvs, size_t n)
+{
+	size_t total = sv->n + n;
+	struct env_entry *e = calloc(total ? total : 1, sizeof(*e));
+	const char **at = calloc(total ? total : 1, sizeof(*at));
+	struct strv out = { 0 };
+	int rc = 0;
+
+	if (!e || !at) {
+		free(e);
+		free(at);
+		return -1;
+	}
+	for (size_t i = 0; i < total; i++) {
+		e[i].kv = i < sv->n ? sv->v[i] : kvs[i - sv->n];
+		e[i].klen = env_key_len(e[i].kv);
+		e[i].idx = i;
+	}
+	/* by key, then by place: each key's first place gets its last value */
+	qsort(e, total, sizeof(*e), env_entry_order);
+	for (size_t i = 0, j; i < total; i = j) {
+		for (j = i + 1; j < total && e[j].klen == e[i].klen && memcmp(e[j].kv, e[i].kv, e[i].klen) == 0; j++)
+			;
+		at[e[i].idx] = e[j - 1].kv;
+	}
+	for (size_t i = 0; i < total && !rc; i++)
+		if (at[i] && strv_push(&out, at[i]) < 0)
+			rc = -1;
+	free(e);
+	free(at);
+	if (rc) {
+		strv_free(&out);
+		return -1;
+	}
+	strv_free(sv);
+	*sv = out;
+	return 0;
+}
+
 const char *strv_getenv(const struct strv *sv, const char *key)
 {
 	size_t klen = strlen(key);

@@ -31,6 +31,10 @@ struct strv {
 int strv_push(struct strv *sv, const char *s);
 /* Appends "key=value" replacing an entry with the same key. Returns 0 or -1 (ENOMEM). */
 int strv_setenv(struct strv *sv, const char *kv);
+/* As strv_setenv of each of the n of kvs in turn (a key set twice keeps its first
+ * place and its last value), in O((sv->n + n) log(sv->n + n)) where n calls would
+ * take O(n^2).  Returns 0 or -1 (ENOMEM; sv unchanged). */
+int strv_setenv_many(struct strv *sv, const char *const *kvs, size_t n);
 /* Looks up KEY in a "KEY=VALUE" vector; returns the value or NULL. */
 const char *strv_getenv(const struct strv *sv, const char *key);
 void strv_free(struct strv *sv);

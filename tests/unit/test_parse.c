@@ -358,6 +358,71 @@ static void image_command_tests(struct tap *t)
 }
 
 /* shell_quote_join: what nsrun ps shows of a service's command */
+static bool same_strv(const struct strv *a, const struct strv *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return false;
+	return true;
+}
+
+/* strv_setenv_many is n strv_setenv in one sort (a pool request's env: 60,000
+ * entries took 12 s one at a time, a breaker's) */
+static void setenv_many_cases(struct tap *t)
+{
+	struct strv a = { 0 }, b = { 0 }, want = { 0 };
+	static const char *const kvs[] = { "B=3", "C=4", "A=5", "C=6", "AB=7", "A=" };
+	char buf[64];
+	unsigned seed = 7;
+	bool ok = true;
+
+	strv_push(&a, "A=1");
+	strv_push(&a, "B=2");
+	strv_push(&want, "A=");
+	strv_push(&want, "B=3");
+	strv_push(&want, "C=6");
+	strv_push(&want, "AB=7");
+	tap_ok(t, strv_setenv_many(&a, kvs, 6) == 0 && same_strv(&a, &want),
+	       "setenv_many: a key keeps its first place and takes its last value; AB is not A");
+	strv_free(&a);
+	strv_free(&want);
+	/* the same as one strv_setenv each, over 3000 entries of 40 keys */
+	{
+		static char text[3000][16];
+		const char *many[3000];
+		strv_push(&a, "K7=base");
+		strv_push(&b, "K7=base");
+		for (size_t i = 0; i < 3000; i++) {
+			seed = seed * 1103515245u + 12345u;
+			snprintf(text[i], sizeof(text[i]), "K%u=%zu", (seed >> 16) % 40, i);
+			many[i] = text[i];
+			ok = ok && strv_setenv(&b, text[i]) == 0;
+		}
+		tap_ok(t, ok && strv_setenv_many(&a, many, 3000) == 0 && same_strv(&a, &b) && a.n == 40,
+		       "setenv_many: 3000 entries as 3000 strv_setenv");
+		strv_free(&a);
+		strv_free(&b);
+	}
+	/* 200,000 distinct keys: all there */
+	{
+		const char **many = calloc(200000, sizeof(*many));
+		char *pool = calloc(200000, 16);
+		for (size_t i = 0; many && pool && i < 200000; i++) {
+			snprintf(pool + 16 * i, 16, "V%zu=x", i);
+			many[i] = pool + 16 * i;
+		}
+		snprintf(buf, sizeof(buf), "V199999=x");
+		tap_ok(t, many && pool && strv_setenv_many(&a, many, 200000) == 0 && a.n == 200000 &&
+		       strcmp(a.v[199999], buf) == 0, "setenv_many: 200,000 keys");
+		strv_free(&a);
+		free(many);
+		free(pool);
+	}
+	tap_ok(t, strv_setenv_many(&a, NULL, 0) == 0 && a.n == 0, "setenv_many: none into none");
+}
+
 static void quote_cases(struct tap *t)
 {
 	const char *a[] = { "redis-server", "", "a b", "it's", "--port=6379", "$HOME" };
@@ -379,6 +444,7 @@ int main(void)
 	char buf[32];
 
 	quote_cases(&t);
+	setenv_many_cases(&t);
 	image_command_tests(&t);
 	size_ok(&t, "4096", 4096);
 	size_ok(&t, "64m", 64ULL << 20);
