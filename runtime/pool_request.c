@@ -127,14 +127,17 @@ static int req_limit(yajl_val root, const char *key, const char *flag, uint64_t 
 	if (!v)
 		return 0;
 	d = YAJL_GET_DOUBLE(v);
-	if (!(d >= 1 && d <= 9007199254740992.0) || d != (double)(uint64_t)d)
+	/* (a double past 2^64 is whole, and no uint64_t holds it) */
+	if (!(d >= 1) || (d < 18446744073709551616.0 && d != (double)(uint64_t)d))
 		return error_set(err, 0, "pool: \"%s\": a whole number, 1 or more", key);
-	if (*limit && (uint64_t)d > *limit) {
-		error_set(err, 0, "pool: \"%s\": %llu is more than the pool's %s %llu", key, (unsigned long long)d, flag,
+	if (*limit && d > (double)*limit) {
+		error_set(err, 0, "pool: \"%s\": %.0f is more than the pool's %s %llu", key, d, flag,
 			  (unsigned long long)*limit);
 		err->hint = "a request may lower the pool's limits, not raise them: start the pool with a higher one";
 		return -1;
 	}
+	if (d > 9007199254740992.0)
+		return error_set(err, 0, "pool: \"%s\": %.0f is more than 2^53", key, d);
 	*limit = (uint64_t)d;
 	return 0;
 }

@@ -98,6 +98,10 @@ assert_match "an unknown key: refused, listing every key it takes" \
 req '{"code": "print(1)", "output_limit": 1.5}'
 assert_eq "output_limit 1.5: refused, as memory's fractions are" 'error|pool: "output_limit": a whole number of bytes' \
 	"$(field '"\(.status)|\(.error)"')"
+req '{"code": "print(1)", "memory": 1e19}'
+assert_eq "memory 1e19 (past what a uint64_t holds): refused as more than the pool's, not as a fraction" \
+	"error|pool: \"memory\": 10000000000000000000 is more than the pool's --memory 536870912" \
+	"$(field '"\(.status)|\(.error)"')"
 req '{"code": "print(\"a\u0000b\")"}'
 assert_eq "code holding \\u0000 (a C string would end there): refused, not cut short" \
 	'error|pool: the request holds "\u0000" in a string, which would end it there' "$(field '"\(.status)|\(.error)"')"
