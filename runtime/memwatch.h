@@ -14,7 +14,8 @@
  *   - every memfd it holds open (memfd_create(2)), by its allocated blocks, once
  *     per inode, mapped or not: a sample looks at 1024 open files at most, the
  *     next goes on from there (a container of many open files has its memfds
- *     counted over several samples, and the last whole count holds meanwhile);
+ *     counted over several samples, and the last whole count holds meanwhile; a
+ *     memfd freed during such a pass counts until it ends: an over-estimate);
  *     a memfd sent over a unix socket and closed waits in the socket's queue, in
  *     no process's files, and is not counted (a pool request cannot make one);
  *   - the used blocks of the container's tmpfs mounts (/tmp, /dev/shm, --tmpfs;
