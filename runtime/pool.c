@@ -30,6 +30,7 @@
 #include "service.h"
 #include "state.h"
 #include "sys.h"
+#include "ucounts.h"
 
 /* The zygote's source, put into .rodata as seccomp_builtin.c does its profiles. */
 __asm__(".section .rodata\n"
@@ -124,6 +125,27 @@ static int write_zygote_config(struct pool *p, const char *preload, struct nsrun
 	pool_gen_str(g, p->cfg.hostname);
 	pool_gen_str(g, "channel");
 	pool_gen_str(g, POOL_CHANNEL);
+	/* inotify instances and watches are counted up the chain of user namespaces:
+	 * the container's limits (ucounts.h) bound every slot's together, so one
+	 * request could take them all (a breaker's).  Each slot's own namespace gets
+	 * a share, as many slots as the container may hold (2 x --size + 1). */
+	pool_gen_str(g, "ucounts");
+	yajl_gen_map_open(g);
+	{
+		struct ucounts_plan plan = { 0 };
+		struct nsrun_error ignored = { 0 };
+		static const char *const names[] = { "max_inotify_instances", "max_inotify_watches" };
+		long slots = 2L * (long)p->size + 1;
+		if (ucounts_plan(&plan, &ignored) == 0 && plan.settable)
+			for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+				long v = ucounts_value(&plan, names[i]);
+				if (v > 0) {
+					pool_gen_str(g, names[i]);
+					yajl_gen_integer(g, v / slots > 0 ? v / slots : 1);
+				}
+			}
+	}
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	rc = write_at(p->chan, "config.json", buf, len, 0644, err);

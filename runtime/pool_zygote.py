@@ -72,8 +72,16 @@ PROC_MASK_DIRS = ("acpi", "asound", "scsi", "driver")
 PROC_READONLY = ("bus", "fs", "irq", "sys", "sysrq-trigger")
 
 
-def fresh_proc():
+def fresh_proc(ucounts):
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # the slot's share of the container's inotify limits (pool.c), written for the
+    # slot's own user namespace while its /proc/sys is still writable (where it is
+    # not, the requests share the container's, as before)
+    for name, value in ucounts.items():
+        try:
+            write_file("/proc/sys/user/" + name, "%d\n" % value)
+        except OSError:
+            pass
     for f in PROC_MASK_FILES:
         if os.path.exists("/proc/" + f):
             mount("/dev/null", "/proc/" + f, None, MS_BIND)
@@ -211,7 +219,7 @@ def slot_init(cfg, bpf, fds, stat_w, alive_r):
     os.close(alive_r)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
-    fresh_proc()
+    fresh_proc(cfg.get("ucounts", {}))
     # R's first message names it to nsrun: the kernel adds its pid, as nsrun's /proc
     # names it (SCM_CREDENTIALS, unix(7); SO_PASSCRED is set on both ends), and
     # nsrun measures the slot's memory through it while a request runs

@@ -341,6 +341,26 @@ run_nsrun run --pool "$POOL_SOCK" -- python3 -c "$MEMFD" </dev/null
 assert_eq "  memfd_create: refused in a request (ENOSYS)" "0|memfd_create:ENOSYS" "$RC|$OUT"
 run_nsrun --image python -- python3 -c "$MEMFD" </dev/null
 assert_eq "  control: a cold run makes one" "0|memfd_create:ok" "$RC|$OUT"
+# inotify instances are counted up the chain of user namespaces, so the
+# container's limit bounded every slot's together: one request took all 64 and a
+# concurrent one got EMFILE (a breaker's).  Each slot's namespace now has a share
+# of the container's.  Request A takes every instance it can and holds them; B,
+# meanwhile, still gets some.
+INOTIFY='import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 100000 and libc.inotify_init() >= 0:
+    n += 1
+print(n, flush=True)
+time.sleep(float(sys.argv[1]))'
+"$NSRUN" run --pool "$POOL_SOCK" -- python3 -c "$INOTIFY" 5 </dev/null >"$TESTTMP/inotify-a" 2>&1 &
+a_bg=$!
+for ((i = 0; i < 300; i++)); do [ -s "$TESTTMP/inotify-a" ] && break; sleep 0.1; done
+run_nsrun run --pool "$POOL_SOCK" -- python3 -c "$INOTIFY" 0 </dev/null
+wait "$a_bg"
+a_n=$(head -1 "$TESTTMP/inotify-a")
+check "  inotify: a request that takes every instance it can gets some (control: it ran; $a_n)" test "${a_n:-0}" -ge 1
+check "  ... and one beside it still gets some ($OUT), not none" test "$RC" = 0 -a "${OUT:-0}" -ge 1
 FORKS='import os, sys, time
 kids = []
 for _ in range(int(sys.argv[1])):
