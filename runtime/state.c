@@ -382,7 +382,7 @@ int state_remove_dead(int root_fd, const char *name, int dir_fd)
 	struct stat ours, now;
 	DIR *d;
 	struct dirent *e;
-	int fd;
+	int fd, pass = 0, why;
 
 	if (fstat(dir_fd, &ours) < 0)
 		return -1;
@@ -402,24 +402,35 @@ int state_remove_dead(int root_fd, const char *name, int dir_fd)
 		cleanup_closep(&lock);
 		usleep(5000);
 	}
-	if ((fd = dup(dir_fd)) < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	rewinddir(d);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
+	/* a file made while the first pass ran (a last write of a process that was
+	 * ending, its temporary file renamed in) is taken by the next */
+	for (;; pass++) {
+		if ((fd = dup(dir_fd)) < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		rewinddir(d);
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
 name:
-	if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-		return 0;
-	/* not empty: the name is another directory's now (a service started under it
-	 * meanwhile, whose files are made before its name), which stays */
-	if (fstatat(root_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino))
-		return 0;
-	return -1;
+		if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		why = errno;
+		/* not empty: the name is another directory's now (a service started under
+		 * it meanwhile, whose files are made before its name), which stays */
+		if (fstatat(root_fd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? 0 : -1;
+		if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino)
+			return 0;
+		if (why != ENOTEMPTY || pass == 200) {
+			errno = why;
+			return -1;
+		}
+		usleep(10000);
+	}
 }
 
 /* Prints the last lines of the log at dir_fd to out. */
