@@ -474,12 +474,13 @@ static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 }
 
 /* True once the zygote's end of its socket is closed (it died or is dying). */
-static bool zygote_gone(struct pool *p)
+static bool zygote_gone_within(struct pool *p, int timeout_ms)
 {
 	struct pollfd z = { .fd = p->zfd, .events = POLLIN };
 
-	return p->zfd < 0 || (poll(&z, 1, 0) > 0 && (z.revents & (POLLHUP | POLLERR)));
+	return p->zfd < 0 || (poll(&z, 1, timeout_ms) > 0 && (z.revents & (POLLHUP | POLLERR)));
 }
+
 
 /* R's message on the slot's stat socket (SOCK_SEQPACKET): "r", its name, with its
  * pid in SCM_CREDENTIALS (unix(7): the kernel's, as our pid namespace sees it); its
@@ -516,7 +517,9 @@ static void slot_stat(struct pool *p, struct pool_slot *s)
 	/* no report because the zygote died (its slots die with it, after its socket
 	 * closed): the request is failed as such once its container's end is seen
 	 * (pool_zygote_ended), not as a sandbox that ended without a status */
-	if (n <= 0 && s->req && zygote_gone(p))
+	/* (its socket may close a moment after the slot's, the slot's processes being
+	 * the last to hold it: a slot that ended with no report waits that moment) */
+	if (n <= 0 && s->req && zygote_gone_within(p, 200))
 		return;
 	if (n > 0) {
 		buf[n] = '\0';
