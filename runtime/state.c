@@ -356,23 +356,34 @@ bool state_is_alive(int dir_fd)
 	return errno == EWOULDBLOCK;
 }
 
-/* Removes NAME's directory and what it holds (regular files only, no recursion). */
-int state_remove_dir(int root_fd, const char *name)
+/* Unlinks what the directory dir_fd holds (regular files only, no recursion),
+ * read through a copy of dir_fd from its start.  Returns 0 or -1 (errno). */
+static int unlink_entries(int dir_fd)
 {
-	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = dup(dir_fd);
 	DIR *d;
 	struct dirent *e;
 
-	if (fd < 0)
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
-	d = fdopendir(fd);
-	if (!d)
-		return -1;
-	fd = -1; /* the DIR owns it */
+	}
+	rewinddir(d);
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			unlinkat(dirfd(d), e->d_name, 0);
 	closedir(d);
+	return 0;
+}
+
+/* Removes NAME's directory and what it holds (regular files only, no recursion). */
+int state_remove_dir(int root_fd, const char *name)
+{
+	_cleanup_close_ int fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || unlink_entries(fd) < 0)
+		return -1;
 	return unlinkat(root_fd, name, AT_REMOVEDIR);
 }
 
@@ -380,9 +391,7 @@ int state_remove_dead(int root_fd, const char *name, int dir_fd)
 {
 	_cleanup_close_ int lock = -1;
 	struct stat ours, now;
-	DIR *d;
-	struct dirent *e;
-	int fd, pass = 0, why;
+	int pass = 0, why;
 
 	if (fstat(dir_fd, &ours) < 0)
 		return -1;
@@ -405,16 +414,8 @@ int state_remove_dead(int root_fd, const char *name, int dir_fd)
 	/* a file made while the first pass ran (a last write of a process that was
 	 * ending, its temporary file renamed in) is taken by the next */
 	for (;; pass++) {
-		if ((fd = dup(dir_fd)) < 0 || !(d = fdopendir(fd))) {
-			if (fd >= 0)
-				close(fd);
+		if (unlink_entries(dir_fd) < 0)
 			return -1;
-		}
-		rewinddir(d);
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
 name:
 		if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
 			return 0;
