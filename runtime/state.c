@@ -387,19 +387,42 @@ int state_remove_dir(int root_fd, const char *name)
 	return unlinkat(root_fd, name, AT_REMOVEDIR);
 }
 
+/* NAME's directory under root_fd removed if it is still ours (a new one made
+ * under NAME stays).  Returns 0 (removed, or not ours), 1 (ours and not empty:
+ * errno ENOTEMPTY) or -1 (errno). */
+static int remove_name_if_ours(int root_fd, const char *name, const struct stat *ours)
+{
+	struct stat now;
+	int why;
+
+	if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+		return 0;
+	why = errno;
+	/* not empty: the name is another directory's now (a service started under
+	 * it meanwhile, whose files are made before its name), which stays */
+	if (fstatat(root_fd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (now.st_dev != ours->st_dev || now.st_ino != ours->st_ino)
+		return 0;
+	errno = why;
+	return why == ENOTEMPTY ? 1 : -1;
+}
+
 int state_remove_dead(int root_fd, const char *name, int dir_fd)
 {
 	_cleanup_close_ int lock = -1;
-	struct stat ours, now;
-	int pass = 0, why;
+	struct stat ours;
+	bool emptied = false; /* its files are gone: another removed them */
 
 	if (fstat(dir_fd, &ours) < 0)
 		return -1;
 	/* the lock, taken: no monitor holds it, and a second remover waits for the first */
 	for (int tries = 0;; tries++) {
 		lock = openat(dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (lock < 0 && errno == ENOENT)
-			goto name; /* its files are gone: another removed it */
+		if (lock < 0 && errno == ENOENT) {
+			emptied = true;
+			break;
+		}
 		if (lock < 0)
 			return -1;
 		if (flock(lock, LOCK_EX | LOCK_NB) == 0)
@@ -411,25 +434,19 @@ int state_remove_dead(int root_fd, const char *name, int dir_fd)
 		cleanup_closep(&lock);
 		usleep(5000);
 	}
-	/* a file made while the first pass ran (a last write of a process that was
-	 * ending, its temporary file renamed in) is taken by the next */
-	for (;; pass++) {
-		if (unlink_entries(dir_fd) < 0)
+	/* a file made while a pass ran (a last write of a process that was ending,
+	 * its temporary file renamed in) is taken by the next */
+	for (int pass = 0;; pass++) {
+		int rc;
+
+		if (!emptied && unlink_entries(dir_fd) < 0)
 			return -1;
-name:
-		if (unlinkat(root_fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-			return 0;
-		why = errno;
-		/* not empty: the name is another directory's now (a service started under
-		 * it meanwhile, whose files are made before its name), which stays */
-		if (fstatat(root_fd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
-			return errno == ENOENT ? 0 : -1;
-		if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino)
-			return 0;
-		if (why != ENOTEMPTY || pass == 200) {
-			errno = why;
-			return -1;
-		}
+		emptied = false;
+		rc = remove_name_if_ours(root_fd, name, &ours);
+		if (rc <= 0)
+			return rc;
+		if (pass == 200)
+			return -1; /* errno: ENOTEMPTY */
 		usleep(10000);
 	}
 }
