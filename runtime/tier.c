@@ -75,12 +75,12 @@ const char *tier_lacks(enum nsrun_isolation t, bool root)
 		       "resolve); the image read-only by Landlock, not by a mount; where the outer sandbox refuses "
 		       "the id maps the user namespace stays unmapped";
 	case NSRUN_ISOLATION_MINIMAL:
-		return root ? "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
-			      "seccomp), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev, no "
+		return root ? "no namespace at all: host pid, network (sockets refused by seccomp, but "
+			      "socketpair), ipc and hostname; chroot into the image as uid 65534; no /proc, no /dev, no "
 			      "/etc/hosts of nsrun's; "
 			      "a process that outlives nsrun is not killed with it"
-			    : "no namespace at all: host pid, network (sockets other than AF_UNIX refused by "
-			      "seccomp), ipc and hostname; the payload runs as you, on this sandbox's own file "
+			    : "no namespace at all: host pid, network (sockets refused by seccomp, but "
+			      "socketpair), ipc and hostname; the payload runs as you, on this sandbox's own file "
 			      "system (read-only by Landlock), not in the image; --pids-limit is not enforced "
 			      "without a cgroup; a process that outlives nsrun is not killed with it";
 	default:
@@ -378,6 +378,12 @@ int tier_load_no_net_filter(struct nsrun_error *err)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	/* nor an AF_UNIX socket: without a network namespace the caller's own
+	 * (an `nsrun api` socket, the session bus, ssh-agent) and the host's abstract
+	 * ones are in reach, and a Landlock ruleset does not stop a connect(2) to a
+	 * socket file.  A socketpair(2) reaches nothing outside and stays. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	/* io_uring can open sockets too (IORING_OP_SOCKET) */
 	for (size_t i = 0; rc == 0 && i < sizeof(io_uring) / sizeof(io_uring[0]); i++) {
 		int nr = seccomp_syscall_resolve_name(io_uring[i]);

@@ -8,7 +8,7 @@
  *            as root (an unmapped namespace would keep host uid 0).
  *   minimal  where no user namespace can be made at all (Docker's default seccomp
  *            profile, user.max_user_namespaces=0, AppArmor's restriction):
- *            seccomp that also refuses every socket but AF_UNIX, Landlock,
+ *            seccomp that also refuses every socket (socketpair stays), Landlock,
  *            rlimits, no_new_privs; as root also chroot into the image and uid
  *            65534.  Unprivileged, the payload sees the outer file system
  *            read-only (it needs Landlock), not the image.
@@ -63,7 +63,8 @@ const char *tier_lacks(enum nsrun_isolation t, bool root);
 
 /* The minimal tier's stand-in for a network namespace, in the payload after
  * no_new_privs and before its seccomp profile: socket(2) of any family but
- * AF_UNIX fails with EAFNOSUPPORT, io_uring with EPERM, another ABI is killed
+ * AF_UNIX fails with EAFNOSUPPORT, of AF_UNIX with EPERM (socketpair(2) stays),
+ * io_uring with EPERM, another ABI is killed
  * (seccomp(2), libseccomp).  Returns 0, or -1 with err. */
 int tier_load_no_net_filter(struct nsrun_error *err);
 

@@ -90,7 +90,7 @@ assert_match "  ... and chroot is its old name" '"isolation":"reduced"' "$OUT"
 run_nsrun --isolation minimal --image python -- python3 -c "$PRIVS"
 assert_eq "minimal: no capability, no_new_privs, seccomp filters" "capeff 0 nnp 1 seccomp 2" "$OUT"
 assert_match "  ... one warning line names the tier and what it lacks" \
-	'^nsrun: warning: isolation minimal: no namespace at all: host pid, network \(sockets other than AF_UNIX refused by seccomp\).*\(--strict refuses it\)$' "$ERR"
+	'^nsrun: warning: isolation minimal: no namespace at all: host pid, network \(sockets refused by seccomp, but socketpair\).*\(--strict refuses it\)$' "$ERR"
 minimal_probe connect 127.0.0.1 "$PORT"
 assert_match "minimal: no network socket (the host's loopback included)" '^connect: denied EAFNOSUPPORT' "$OUT"
 minimal_probe ids
@@ -121,7 +121,41 @@ minimal_probe loopback 127.0.0.1
 assert_match "minimal: AF_INET refused even on loopback" '^loopback: denied EAFNOSUPPORT' "$OUT"
 run_nsrun --isolation minimal --image python -- python3 -c '
 import socket; a, b = socket.socketpair(); a.send(b"x"); print("unix", b.recv(1).decode())'
-assert_eq "  control: AF_UNIX sockets work" "unix x" "$OUT"
+assert_eq "  control: AF_UNIX socketpairs work" "unix x" "$OUT"
+# no network namespace: a socket of the caller's (an nsrun api, the session bus)
+# or an abstract one of the host's would be in reach, and Landlock does not stop
+# a connect(2) to a socket file (breaker, session 18).  A name that starts with
+# @ is an abstract one: its @ stands for the NUL byte.
+UNIX_LISTEN='import socket, sys, time
+keep = []
+for name in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX); s.bind(name.replace("@", "\0", 1)); s.listen(8); keep.append(s)
+print("listening", flush=True); time.sleep(60)'
+UNIX_CONNECT='import errno, socket, sys
+for name in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(name.replace("@", "\0", 1)); print(name[0], "connected")
+    except OSError as e:
+        print(name[0], "denied", errno.errorcode[e.errno])'
+usock="$TESTTMP/tier-unix.sock"
+asock="@nsrun-tier-$$-$RANDOM"
+coproc LISTENER { exec python3 -c "$UNIX_LISTEN" "$usock" "$asock"; }
+at_exit "kill $LISTENER_PID 2>/dev/null"
+read -r -t 10 ready <&"${LISTENER[0]}" || true
+assert_eq "  (a unix socket listens at a path and in the abstract namespace)" "listening" "$ready"
+if [ $ROOT = 1 ]; then
+	# chrooted as 65534: the path is out of reach anyway, the abstract name is not
+	run_nsrun --isolation minimal --image python -- python3 -c "$UNIX_CONNECT" "$asock"
+	assert_eq "minimal: no AF_UNIX socket, so no abstract socket of the host's" "@ denied EPERM" "$OUT"
+else
+	run_nsrun --isolation minimal --rootfs "$CR" -- python3 -c "$UNIX_CONNECT" "$usock" "$asock"
+	assert_eq "minimal: no AF_UNIX socket, so no socket file of the caller's nor abstract one" \
+		"/ denied EPERM
+@ denied EPERM" "$OUT"
+fi
+run_cmd python3 -c "$UNIX_CONNECT" "$usock" "$asock"
+assert_eq "  control: the caller connects to both" "/ connected
+@ connected" "$OUT"
 # no pid namespace: what the payload leaves behind (setsid, its own session) still dies
 marker="nsrun-tier-$$-$RANDOM"
 minimal_probe setsid-sleep 30 "$marker"
@@ -161,3 +195,4 @@ run_nsrun --strict --memory 0 --pids-limit 0 --json - --image python -- true
 assert_match "--strict without --isolation: full" '"isolation":"full"' "$OUT"
 
 done_testing
+
