@@ -279,10 +279,17 @@ static int put(const char *dir)
 			rc = fail_line(archive_errno(disk), "extract into", dir, archive_error_string(disk));
 			goto out;
 		}
+		/* a data block's ARCHIVE_WARN is a failed write(2) (ENOSPC in a full
+		 * tmpfs) or a truncation: the file would be left short, its tail zeros */
 		while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-			if (archive_write_data_block(disk, buf, len, off) < ARCHIVE_WARN) {
-				rc = fail_line(archive_errno(disk), "extract into", dir,
-					       archive_error_string(disk));
+			if (archive_write_data_block(disk, buf, len, off) < ARCHIVE_OK) {
+				char msg[768];
+				int errnum = archive_errno(disk);
+
+				snprintf(msg, sizeof(msg), "%s: %s%s%s", archive_entry_pathname(e),
+					 archive_error_string(disk) ? archive_error_string(disk) : "write",
+					 errnum > 0 ? ": " : "", errnum > 0 ? strerror(errnum) : "");
+				rc = fail_line(errnum, "extract into", dir, msg);
 				goto out;
 			}
 		if (r < ARCHIVE_WARN) {

@@ -219,6 +219,33 @@ assert_eq "the service stops: the exec'd command is killed (137)" 137 "$RC"
 for _ in $(seq 50); do pgrep -f "sleep 60[01].$$" >/dev/null || break; sleep 0.1; done
 assert_eq "  ... nothing of either is left" "" "$(pgrep -af "sleep 60[01].$$")"
 
+# --archive-put (docker cp, PUT .../archive) into a /tmp too small for it: the
+# write(2) that fails with ENOSPC made libarchive warn, which was taken for
+# success, and the file was left at its full size, its tail zeros (breaker,
+# session 18).  Control: the same archive with a member that fits.
+python3 - "$TESTTMP" <<'PY'
+import io, sys, tarfile
+for name, size in (("big", 3 << 20), ("small", 256 << 10)):
+    with tarfile.open(f"{sys.argv[1]}/{name}.tar", "w") as t:
+        for member, n in ((name + "A", size), ("after", 5)):
+            i = tarfile.TarInfo(member); i.size = n; i.mode = 0o644
+            t.addfile(i, io.BytesIO(b"A" * n))
+PY
+run_nsrun -d --name "x$$-full" --tmpfs-size 1m --image python -- sleep 600
+assert_eq "a service with a 1 MiB /tmp" 0 "$RC"
+run_cmd sh -c '"$0" exec -i --archive-put /tmp "$1" <"$2"' "$NSRUN" "x$$-full" "$TESTTMP/big.tar"
+assert_match "archive-put of a 3 MiB member into it: fails, saying the disk is full" \
+	'^!28 extract into /tmp: bigA: .*No space left on device' "$OUT"
+ex "x$$-full" -- sh -c 'ls /tmp; wc -c </tmp/bigA 2>/dev/null'
+assert_ne "  ... nothing after the failed member was extracted" "after" "$(printf '%s\n' "$OUT" | grep -x after)"
+ex "x$$-full" -- rm -f /tmp/bigA
+run_cmd sh -c '"$0" exec -i --archive-put /tmp "$1" <"$2"' "$NSRUN" "x$$-full" "$TESTTMP/small.tar"
+assert_match "  control: one of 256 KiB is extracted" '^[^!]' "$OUT"
+ex "x$$-full" -- sh -c 'wc -c </tmp/smallA; cat /tmp/after'
+assert_eq "  ... whole, and the member after it" "262144
+AAAAA" "$OUT"
+run_nsrun rm -f "x$$-full"
+
 run_nsrun stop -t 1 "$SVC"
 assert_eq "the service stops" 0 "$RC"
 done_testing
