@@ -178,9 +178,20 @@ static int write_map(long n, const char *name, const char *s, bool optional, str
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/%s", n, name);
-	if (write_file(path, s) < 0 && !(optional && errno == ENOENT))
-		return error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
+	if (write_file(path, s) < 0 && !(optional && errno == ENOENT)) {
+		error_set_stage(err, STAGE_ID_MAPS, errno, "write %s", path);
+		if (errno == EROFS)
+			err->hint = "the /proc here is read-only (an outer sandbox's --ro-bind /proc or --remount-ro "
+				    "/proc): mount a /proc of nsrun's own there (bubblewrap: --proc /proc), or "
+				    "--isolation reduced, which runs unmapped";
+		return -1;
+	}
 	return 0;
+}
+
+bool ns_id_maps_refused(int errnum)
+{
+	return errnum == EACCES || errnum == EPERM || errnum == EROFS;
 }
 
 int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err)

@@ -33,6 +33,12 @@ pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *er
  * open(2)/write(2); ESRCH when pid has no number in that /proc). */
 int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_error *err);
 
+/* True when errnum, of ns_write_id_maps, is an outer sandbox's refusal of the
+ * maps, under which the reduced tier goes on unmapped: EACCES or EPERM (a
+ * Landlock ruleset, a masked /proc), EROFS (a read-only /proc: bubblewrap
+ * --remount-ro /proc or --ro-bind /proc /proc). */
+bool ns_id_maps_refused(int errnum);
+
 /* The "Pid:" field of a /proc/PID/fdinfo text of a pidfd (proc(5)): a number > 0,
  * or -1 when there is none or it is 0 (the process has no number in that /proc's
  * pid namespace).  Pure, for unit tests. */

@@ -200,7 +200,7 @@ static int run_start(const struct nsrun_config *cfg, struct nsrun_run *run, stru
 			return -1;
 	} else if (cfg->isolation != NSRUN_ISOLATION_MINIMAL && !net_join_active(&run->join) &&
 		   ns_write_id_maps(run->child, host_uid, host_gid, err) < 0) {
-		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || (err->errnum != EACCES && err->errnum != EPERM))
+		if (cfg->isolation != NSRUN_ISOLATION_REDUCED || !ns_id_maps_refused(err->errnum))
 			return -1;
 		if (tier_host_root()) {
 			error_prefix(err, "isolation reduced as root needs the id maps (unmapped, the payload would "

@@ -235,7 +235,7 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 	if (ns_host_ids(&uid, &gid, e) < 0) {
 		/* nothing */
 	} else if (ns_write_id_maps(pid, uid, gid, e) == 0 ||
-	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && (e->errnum == EACCES || e->errnum == EPERM))) {
+	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && ns_id_maps_refused(e->errnum))) {
 		memset(e, 0, sizeof(*e));
 		if (write(go[1], &b, 1) != 1 || read(rep[0], e, sizeof(*e)) != (ssize_t)sizeof(*e))
 			error_set_stage(e, STAGE_CONTAINER, 0, "the isolation probe's pid 1 died without a report "

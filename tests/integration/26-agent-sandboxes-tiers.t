@@ -140,4 +140,19 @@ run_cmd "${AGENT[@]+"${AGENT[@]}"}" unshare -Ur sh -c 'exec unshare -U --map-use
 assert_eq "control: without the limit one can" 0 "$RC"
 cell minimal "user.max_user_namespaces reached" 65000 "${LIMITED[@]}"
 
+# ---------------------------------------------------------------- (d) a read-only /proc
+# the id maps cannot be written (EROFS): reduced goes on unmapped, as under a
+# Landlock ruleset.  It failed there, and a run without --isolation fell to
+# minimal: the host's pids and network (breaker, session 18).
+RO_PROC=("${AGENT[@]+"${AGENT[@]}"}" bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --remount-ro /proc --)
+run_cmd "${RO_PROC[@]}" sh -c 'echo x >/proc/self/comm'
+assert_match "control: /proc is read-only there" 'Read-only file system' "$ERR"
+run_cmd "${RO_PROC[@]::${#RO_PROC[@]}-3}" -- sh -c 'echo x >/proc/self/comm'
+assert_eq "control: the same bwrap without --remount-ro lets it be written" 0 "$RC"
+cell reduced "a read-only /proc (bwrap --remount-ro /proc)" 65534 "${RO_PROC[@]}"
+run_cmd "${RO_PROC[@]}" "$NSRUN" --isolation full --image python -- true
+assert_match "  ... full fails there naming the read-only /proc, with the fix" \
+	'^nsrun: write /proc/[0-9]+/setgroups: Read-only file system
+nsrun: hint: the /proc here is read-only' "$ERR"
+
 done_testing
