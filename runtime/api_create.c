@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +96,127 @@ static bool is_true(yajl_val v)
 static bool nonempty(yajl_val v)
 {
 	return v && ((YAJL_IS_ARRAY(v) && v->u.array.len) || (YAJL_IS_OBJECT(v) && v->u.object.len));
+}
+
+/* What a field of a create request may hold (or null: Go's zero value). */
+enum field_kind { K_BOOL, K_STR, K_NUM, K_OBJ, K_ARR, K_STRS, K_STRSLICE };
+
+static const char *const field_kind_names[] = {
+	[K_BOOL] = "a boolean", [K_STR] = "a string", [K_NUM] = "a whole number", [K_OBJ] = "an object",
+	[K_ARR] = "an array", [K_STRS] = "an array of strings",
+	[K_STRSLICE] = "a string or an array of strings",
+};
+
+struct field {
+	const char *name;
+	enum field_kind kind;
+};
+
+/* The fields nsrun api reads, as Docker's types have them (api/types/container:
+ * Config, HostConfig, mount.Mount); K_STRSLICE is strslice.StrSlice, which
+ * takes one string too.  Docker answers 400 to any other type: so do we, as a
+ * field of another type would otherwise be left out, and with it the isolation
+ * it asked for (CapDrop "ALL", ReadonlyRootfs "true"). */
+static const struct field config_fields[] = {
+	{ "Image", K_STR },       { "Hostname", K_STR },     { "Domainname", K_STR },  { "User", K_STR },
+	{ "WorkingDir", K_STR },  { "StopSignal", K_STR },   { "Env", K_STRS },        { "Cmd", K_STRSLICE },
+	{ "Entrypoint", K_STRSLICE }, { "Tty", K_BOOL },     { "OpenStdin", K_BOOL },  { "StdinOnce", K_BOOL },
+	{ "AttachStdin", K_BOOL }, { "AttachStdout", K_BOOL }, { "AttachStderr", K_BOOL },
+	{ "NetworkDisabled", K_BOOL }, { "Labels", K_OBJ },  { "ExposedPorts", K_OBJ }, { "Volumes", K_OBJ },
+	{ "Healthcheck", K_OBJ }, { "StopTimeout", K_NUM },  { "HostConfig", K_OBJ },
+};
+static const struct field host_fields[] = {
+	{ "Binds", K_STRS },        { "CapAdd", K_STRSLICE },  { "CapDrop", K_STRSLICE }, { "SecurityOpt", K_STRS },
+	{ "ExtraHosts", K_STRS },   { "Links", K_STRS },       { "VolumesFrom", K_STRS },
+	{ "DeviceCgroupRules", K_STRS }, { "ReadonlyRootfs", K_BOOL }, { "Privileged", K_BOOL },
+	{ "AutoRemove", K_BOOL },   { "PublishAllPorts", K_BOOL }, { "Init", K_BOOL },  { "Memory", K_NUM },
+	{ "MemorySwap", K_NUM },    { "PidsLimit", K_NUM },    { "NanoCpus", K_NUM },    { "Mounts", K_ARR },
+	{ "Devices", K_ARR },       { "DeviceRequests", K_ARR }, { "Tmpfs", K_OBJ },     { "PortBindings", K_OBJ },
+	{ "Sysctls", K_OBJ },       { "NetworkMode", K_STR },  { "IpcMode", K_STR },     { "PidMode", K_STR },
+	{ "UTSMode", K_STR },       { "UsernsMode", K_STR },   { "CgroupnsMode", K_STR },
+};
+static const struct field mount_fields[] = {
+	{ "Type", K_STR },       { "Source", K_STR },      { "Target", K_STR },        { "ReadOnly", K_BOOL },
+	{ "BindOptions", K_OBJ }, { "TmpfsOptions", K_OBJ }, { "VolumeOptions", K_OBJ },
+};
+
+static bool kind_ok(yajl_val v, enum field_kind k)
+{
+	if (YAJL_IS_NULL(v))
+		return true;
+	switch (k) {
+	case K_BOOL:
+		return YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v);
+	case K_STR:
+		return YAJL_IS_STRING(v);
+	case K_NUM:
+		return YAJL_IS_INTEGER(v);
+	case K_OBJ:
+		return YAJL_IS_OBJECT(v);
+	case K_ARR:
+		return YAJL_IS_ARRAY(v);
+	case K_STRSLICE:
+		if (YAJL_IS_STRING(v))
+			return true;
+		/* fall through */
+	case K_STRS:
+		if (!YAJL_IS_ARRAY(v))
+			return false;
+		for (size_t i = 0; i < v->u.array.len; i++)
+			if (!YAJL_IS_STRING(v->u.array.values[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static int check_fields(struct create_ctx *x, yajl_val o, const char *where, const struct field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		yajl_val v = api_get(o, f[i].name, yajl_t_any);
+		if (v && !kind_ok(v, f[i].kind))
+			return refuse(x, 400, "%s%s: expected %s", where, f[i].name, field_kind_names[f[i].kind]);
+	}
+	return 0;
+}
+
+/* Refuses (400) a field of the wrong type, and a mount's bind propagation,
+ * which nsrun api does not give (its binds are private, as a Binds entry's
+ * "shared" is refused).  Returns 0 or -1. */
+static int check_types(struct create_ctx *x, yajl_val body)
+{
+	yajl_val hc = api_get(body, "HostConfig", yajl_t_object), m = api_get(hc, "Mounts", yajl_t_array);
+
+	if (check_fields(x, body, "", config_fields, sizeof(config_fields) / sizeof(config_fields[0])) < 0 ||
+	    check_fields(x, hc, "HostConfig.", host_fields, sizeof(host_fields) / sizeof(host_fields[0])) < 0)
+		return -1;
+	for (size_t i = 0; m && i < m->u.array.len; i++) {
+		yajl_val e = m->u.array.values[i];
+		const char *prop;
+		char where[64];
+
+		snprintf(where, sizeof(where), "HostConfig.Mounts[%zu].", i);
+		if (!YAJL_IS_OBJECT(e))
+			return refuse(x, 400, "HostConfig.Mounts[%zu]: expected an object", i);
+		if (check_fields(x, e, where, mount_fields, sizeof(mount_fields) / sizeof(mount_fields[0])) < 0)
+			return -1;
+		prop = api_get_str(api_get(e, "BindOptions", yajl_t_object), "Propagation");
+		if (prop && *prop && strcmp(prop, "private") != 0 && strcmp(prop, "rprivate") != 0)
+			return refuse(x, 400, "%sBindOptions.Propagation \"%s\": not supported by nsrun api (its binds "
+				      "are private)", where, prop);
+	}
+	return 0;
+}
+
+/* The strings of a strslice (K_STRSLICE, checked): one string, or an array. */
+static size_t strslice_len(yajl_val v)
+{
+	return !v ? 0 : YAJL_IS_STRING(v) ? 1 : YAJL_IS_ARRAY(v) ? v->u.array.len : 0;
+}
+
+static const char *strslice_at(yajl_val v, size_t i)
+{
+	return YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : YAJL_GET_STRING(v->u.array.values[i]);
 }
 
 static long long get_ll(yajl_val o, const char *key)
@@ -478,6 +600,9 @@ static int limits(struct create_ctx *x, yajl_val hc)
 	long long mem = get_ll(hc, "Memory"), swap = get_ll(hc, "MemorySwap"), pids = get_ll(hc, "PidsLimit");
 	long long cpus = get_ll(hc, "NanoCpus");
 
+	/* Docker's own floor (daemon/daemon_unix.go linuxMinMemory) */
+	if (mem > 0 && mem < 6 * 1024 * 1024)
+		return refuse(x, 400, "Minimum memory limit allowed is 6MB");
 	/* 0 keeps nsrun's default limits (Docker's 0 is "none") */
 	if (mem > 0 && add_fmt(x, "--memory", "%lld", mem) < 0)
 		return -1;
@@ -544,25 +669,22 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 {
 	char ubuf[128];
 	const char *user = effective_user(x, body, ubuf, sizeof(ubuf));
-	yajl_val add_caps = api_get(hc, "CapAdd", yajl_t_array), drop = api_get(hc, "CapDrop", yajl_t_array);
+	/* each a string or an array of strings (check_types) */
+	yajl_val add_caps = api_get(hc, "CapAdd", yajl_t_any), drop = api_get(hc, "CapDrop", yajl_t_any);
 	uint64_t keep = caps_docker_default(), dropped = 0;
 	struct subid_maps m;
 	struct nsrun_error e = { 0 };
 	char names[256];
 
-	if (nonempty(api_get(hc, "CapAdd", yajl_t_any)) && !add_caps)
-		return refuse(x, 400, "HostConfig.CapAdd: expected an array of strings");
-	for (size_t i = 0; add_caps && i < add_caps->u.array.len; i++) {
-		const char *c = YAJL_GET_STRING(add_caps->u.array.values[i]);
-		if (!c || caps_parse_add(c, &keep, &e) < 0)
+	for (size_t i = 0; i < strslice_len(add_caps); i++) {
+		const char *c = strslice_at(add_caps, i);
+		/* Docker's ALL is every capability, not its default set */
+		if (strcasecmp(c, "ALL") == 0 || caps_parse_add(c, &keep, &e) < 0)
 			return refuse(x, 403, "CapAdd: refused by nsrun api: \"%s\" is beyond Docker's default "
-				      "capabilities, the most a container gets (inside its user namespace)", c ? c : "?");
+				      "capabilities, the most a container gets (inside its user namespace)", c);
 	}
-	for (size_t i = 0; drop && i < drop->u.array.len; i++) {
-		const char *c = YAJL_GET_STRING(drop->u.array.values[i]);
-		if (c)
-			caps_parse_add(c, &dropped, &e); /* one never granted is dropped already */
-	}
+	for (size_t i = 0; i < strslice_len(drop); i++)
+		caps_parse_add(strslice_at(drop, i), &dropped, &e); /* one never granted is dropped already */
 	keep &= ~dropped;
 	if (!is_true(api_get(hc, "ReadonlyRootfs", yajl_t_any)) && add(x, "--read-only=false", NULL) < 0)
 		return -1;
@@ -767,10 +889,10 @@ char *api_create_config(const struct api_server *srv, const char *body_text, siz
 	x.ryuk = api_is_ryuk(api_get_str(body, "Image"));
 	if (x.ryuk)
 		snprintf(image, sizeof(image), "testcontainers/ryuk");
-	else if (image_option(&x, body, image, sizeof(image)) < 0 || host_namespaces(&x, hc) < 0 ||
-	    security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 || tmpfs_and_mounts(&x, hc) < 0 ||
-	    ports(&x, body, hc) < 0 || docker_semantics(&x, body, hc) < 0 || process(&x, body, hc) < 0 ||
-	    check_options(&x, name) < 0)
+	else if (check_types(&x, body) < 0 || image_option(&x, body, image, sizeof(image)) < 0 ||
+		 host_namespaces(&x, hc) < 0 || security_opts(&x, hc) < 0 || limits(&x, hc) < 0 || binds(&x, hc) < 0 ||
+		 tmpfs_and_mounts(&x, hc) < 0 || ports(&x, body, hc) < 0 || docker_semantics(&x, body, hc) < 0 ||
+		 process(&x, body, hc) < 0 || check_options(&x, name) < 0)
 		goto out;
 	if (!(g = api_gen())) {
 		refuse(&x, 500, "out of memory");

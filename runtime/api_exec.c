@@ -111,6 +111,17 @@ enum MHD_Result api_exec_create(struct api_server *srv, struct MHD_Connection *c
 	v = api_parse(body ? body : "", len, msg, sizeof(msg));
 	if (!v)
 		return api_error(conn, 400, "exec: %s", msg);
+	{
+		/* Docker's exec with Privileged has every capability: never here, said */
+		yajl_val priv = api_get(v, "Privileged", yajl_t_any);
+		if (priv && !YAJL_IS_NULL(priv) && !YAJL_IS_FALSE(priv)) {
+			bool yes = YAJL_IS_TRUE(priv);
+			yajl_tree_free(v);
+			return yes ? api_error(conn, 403, "Privileged: refused by nsrun api: an exec never gets the "
+					       "host's privileges")
+				   : api_error(conn, 400, "exec: Privileged: expected a boolean");
+		}
+	}
 	x = calloc(1, sizeof(*x));
 	env = api_get(v, "Env", yajl_t_array);
 	if (!x || !str_array(api_get(v, "Cmd", yajl_t_array), &x->cmd) || !str_array(env, &envs) || !x->cmd.n) {

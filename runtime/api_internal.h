@@ -83,7 +83,9 @@ void api_gen_value(yajl_gen g, yajl_val v);
 /* Parses text (len bytes) as JSON, refusing nesting deeper than JSON_MAX_DEPTH.
  * Returns the tree or NULL (why in msg). */
 yajl_val api_parse(const char *text, size_t len, char *msg, size_t msg_len);
-/* The value at key of the object v with the type, or NULL. */
+/* The value at key of the object v with the type (yajl_t_any: any), or NULL.
+ * Keys match as Go's encoding/json matches a struct's fields, which is how
+ * Docker reads a request: in any case, the last of several winning. */
 yajl_val api_get(yajl_val v, const char *key, yajl_type type);
 /* v's string, or "" when v is not one. */
 const char *api_str(yajl_val v);

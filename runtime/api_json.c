@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,9 +152,16 @@ yajl_val api_parse(const char *text, size_t len, char *msg, size_t msg_len)
 
 yajl_val api_get(yajl_val v, const char *key, yajl_type type)
 {
-	const char *path[] = { key, NULL };
+	yajl_val found = NULL;
 
-	return v && YAJL_IS_OBJECT(v) ? yajl_tree_get(v, path, type) : NULL;
+	if (!v || !YAJL_IS_OBJECT(v))
+		return NULL;
+	/* as Docker's decoder (Go's encoding/json) reads a struct: a key matches
+	 * in any case, and of several that match the last wins */
+	for (size_t i = 0; i < v->u.object.len; i++)
+		if (strcasecmp(v->u.object.keys[i], key) == 0)
+			found = v->u.object.values[i];
+	return found && (type == yajl_t_any || found->type == type) ? found : NULL;
 }
 
 const char *api_get_str(yajl_val v, const char *key)

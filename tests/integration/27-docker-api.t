@@ -131,6 +131,41 @@ done
 check "  ... nothing was created by a refusal" test "$(grep -c '^created$' <<<"$PROBES")" = 0
 assert_eq "  ... no container is left" "" "$(state_entries)"
 
+# ---- fields as Docker's decoder reads them: CapDrop as one string (a strslice),
+# keys in any case, the last of two winning; a field of another type is a 400.
+# Each was left out before, and the container got Docker's default capabilities
+# or a writable root instead (breaker, session 18).  Control: the defaults.
+py types "ty-$$"
+TY=$OUT
+assert_match "control: a root payload has Docker's default capabilities and a writable root" \
+	'(^|
+)control capeff 0*a80425fb root writable' "$TY"
+has_ty() { assert_match "$1" "(^|
+)$2" "$TY"; }
+has_ty 'CapDrop "ALL" (one string): every capability dropped' 'capdrop-string capeff 0+ root writable'
+has_ty '"hostconfig": {"capdrop": ["ALL"]} (any case): dropped' 'capdrop-lower capeff 0+ '
+has_ty '"readonlyrootfs": true (any case): a read-only root' 'readonly-lower capeff 0*a80425fb root Read-only file system'
+has_ty '"CapDrop": [] then "CAPDROP": ["ALL"]: the last wins, as in Docker' 'dup-last-wins capeff 0+ '
+has_ty '"ReadonlyRootfs": "true": 400' 'bad ReadonlyRootfs 400 \{"message":"HostConfig.ReadonlyRootfs: expected a boolean"\}'
+has_ty '"ReadonlyRootfs": 1: 400' 'bad ReadonlyRootfs 400 .*expected a boolean'
+has_ty '"Privileged": "yes": 400' 'bad Privileged 400 .*expected a boolean'
+has_ty '"CapAdd": 5: 400' 'bad CapAdd 400 .*expected a string or an array of strings'
+has_ty '"CapDrop": [1]: 400' 'bad CapDrop 400 .*expected a string or an array of strings'
+has_ty '"Memory": "1g": 400' 'bad Memory 400 .*expected a whole number'
+has_ty '"Binds": "/x:/y": 400' 'bad Binds 400 .*expected an array of strings'
+has_ty '"SecurityOpt": "no-new-privileges": 400' 'bad SecurityOpt 400 .*expected an array of strings'
+has_ty '"Env": "A=1": 400' 'bad 400 \{"message":"Env: expected an array of strings"\}'
+has_ty 'a mount'"'"'s "ReadOnly": "yes": 400' 'bad 400 \{"message":"HostConfig.Mounts\[0\].ReadOnly: expected a boolean"\}'
+has_ty 'a mount'"'"'s BindOptions.Propagation "rshared": 400, as Binds'"'"' :shared' \
+	'bad 400 \{"message":"HostConfig.Mounts\[0\].BindOptions.Propagation \\"rshared\\": not supported'
+has_ty 'CapAdd ["ALL"] (every capability, in Docker): 403' 'bad 403 \{"message":"CapAdd: refused by nsrun api: \\"ALL\\"'
+has_ty 'Memory 1 (Docker'"'"'s floor is 6 MB): 400' 'bad 400 \{"message":"Minimum memory limit allowed is 6MB"\}'
+has_ty 'an exec with Privileged: 403, not run unprivileged in silence' \
+	'exec privileged True 403 Privileged: refused by nsrun api: an exec never gets'
+has_ty '  ... of another type: 400' 'exec privileged yes 400 exec: Privileged: expected a boolean'
+has_ty '  control: Privileged false: created' 'exec privileged False created'
+assert_eq "  ... no container is left" "" "$(state_entries)"
+
 # ---- garbage, and a client leaving mid-stream: the server goes on
 py garbage ::: follow_and_drop "drop-$$"
 assert_match "garbage request: 400, the server goes on" $'^HTTP/1.1 400' "$OUT"

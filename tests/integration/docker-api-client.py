@@ -151,6 +151,71 @@ def garbage():
     print("ping=%s" % client().ping())
 
 
+def post_create(doc, name):
+    """POST /containers/create of doc as it is (docker-py would convert its types):
+    (status, body)."""
+    body = json.dumps(doc).encode()
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(SOCK)
+    s.sendall(b"POST /v1.41/containers/create?name=%s HTTP/1.1\r\nHost: d\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (name.encode(), len(body), body))
+    s.settimeout(30)
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    s.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), rest.decode(errors="replace").strip()
+
+
+def types(prefix):
+    """Fields as Docker's decoder reads them: a strslice as one string, keys in any
+    case; a field of another type is a 400, never left out (and its isolation
+    with it).  Each container runs as uid 0 and says its capabilities and
+    whether / is writable."""
+    probe = ("import os\nprint('capeff', open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
+             "try:\n open('/x', 'w'); print('root writable')\nexcept OSError as e:\n print('root', e.strerror)\n")
+    c = client()
+    cases = [("control", {}), ("capdrop-string", {"HostConfig": {"CapDrop": "ALL"}}),
+             ("capdrop-lower", {"hostconfig": {"capdrop": ["ALL"]}}),
+             ("readonly-lower", {"HostConfig": {"readonlyrootfs": True}}),
+             ("dup-last-wins", {"HostConfig": {"CapDrop": [], "CAPDROP": ["ALL"]}})]
+    for i, (what, extra) in enumerate(cases):
+        doc = {"Image": "python", "User": "0", "Cmd": ["python3", "-c", probe]}
+        doc.update(extra)
+        status, body = post_create(doc, "%s-t%d" % (prefix, i))
+        if status != 201:
+            print(what, status, body)
+            continue
+        ctr = c.containers.get("%s-t%d" % (prefix, i))
+        ctr.start()
+        ctr.wait(timeout=60)
+        print(what, " ".join(ctr.logs().decode().split()))
+        ctr.remove(force=True)
+    bad = [("ReadonlyRootfs", "true"), ("ReadonlyRootfs", 1), ("Privileged", "yes"), ("CapAdd", 5),
+           ("CapDrop", [1]), ("Memory", "1g"), ("Binds", "/x:/y"), ("SecurityOpt", "no-new-privileges")]
+    for field, value in bad:
+        status, body = post_create({"Image": "python", "HostConfig": {field: value}}, prefix + "-bad")
+        print("bad", field, status, body)
+    for doc in ({"Image": "python", "Env": "A=1"},
+                {"Image": "python", "HostConfig": {"Mounts": [{"Type": "tmpfs", "Target": "/m", "ReadOnly": "yes"}]}},
+                {"Image": "python", "HostConfig": {"Mounts": [{"Type": "bind", "Source": "/tmp", "Target": "/m",
+                                                               "BindOptions": {"Propagation": "rshared"}}]}},
+                {"Image": "python", "HostConfig": {"CapAdd": ["ALL"]}},
+                {"Image": "python", "HostConfig": {"Memory": 1}}):
+        status, body = post_create(doc, prefix + "-bad")
+        print("bad", status, body)
+    # an exec with Privileged would have every capability in Docker
+    ctr = c.containers.run("python", ["sleep", "60"], name=prefix + "-ex", detach=True)
+    for priv in (True, "yes", False):
+        try:
+            r = c.api.exec_create(ctr.id, ["true"], privileged=priv)
+            print("exec privileged", priv, "created" if r.get("Id") else r)
+        except docker.errors.APIError as e:
+            print("exec privileged", priv, e.response.status_code, e.explanation)
+    ctr.remove(force=True)
+
+
 def follow_and_drop(name):
     """A looping container; its logs followed, then the client goes mid-stream."""
     c = client()
