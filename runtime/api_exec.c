@@ -489,6 +489,7 @@ done:
  * frames as the response's body, stdin /dev/null. */
 struct exec_plain {
 	struct api_server *srv;
+	int client; /* the connection's socket, watched for its end (the server's shutdown too) */
 	char id[API_ID_LEN + 1];
 	struct exec_io io;
 	pid_t pid;
@@ -527,8 +528,14 @@ static ssize_t exec_plain_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (max <= 8)
 		return 0;
 	while (e->io.out >= 0 || e->io.err >= 0) {
-		struct pollfd p[2] = { { .fd = e->io.out, .events = POLLIN }, { .fd = e->io.err, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		struct pollfd p[3] = { { .fd = e->io.out, .events = POLLIN }, { .fd = e->io.err, .events = POLLIN },
+				       { .fd = e->client, .events = 0 } };
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		/* the client closed its end (a half-close is not that), or the server
+		 * shuts its connections down (SIGTERM): this thread must not wait for
+		 * the command, which exec_plain_free ends */
+		if (p[2].revents & (POLLHUP | POLLERR))
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		for (int i = 0; i < 2; i++) {
 			int *fd = i ? &e->io.err : &e->io.out;
@@ -595,6 +602,10 @@ static enum MHD_Result exec_plain(struct api_server *srv, struct MHD_Connection 
 		return api_error(conn, 500, "out of memory");
 	}
 	e->srv = srv;
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		e->client = ci ? ci->connect_fd : -1;
+	}
 	snprintf(e->id, sizeof(e->id), "%s", id);
 	e->io = (struct exec_io){ .in = -1, .out = -1, .err = -1, .slave = -1 };
 	/* no connection to read from or to be a terminal: -i and -t are dropped, only

@@ -307,9 +307,31 @@ assert_eq "  ... exits 0 on SIGTERM" 0 "$?"
 check "  ... and leaves the socket to its owner" test -S "$ACT_SOCK"
 assert_eq "  ... having said where it served" "nsrun: api: serving on (fd 3 from LISTEN_FDS)" "$(cat "$TESTTMP/act.err")"
 
+# an exec started without an upgrade streams from a thread of the server, which
+# waited for the command's output with no end: the server did not exit on SIGTERM
+# until the command ended, its socket still open (breaker, session 18)
+PLAIN_MARK="$((300 + $$ % 200)).$$"
+"${CLIENT[@]}" plain_exec "plain-$$" "$PLAIN_MARK" >"$TESTTMP/plain.out" 2>&1 &
+PLAIN_PID=$!
+at_exit "kill $PLAIN_PID 2>/dev/null; $NSRUN rm -f plain-$$ >/dev/null 2>&1"
+for _ in $(seq 100); do pgrep -f "sleep $PLAIN_MARK" >/dev/null && break; sleep 0.1; done
+assert_ne "a plain (not upgraded) exec's command runs" "" "$(pgrep -f "sleep $PLAIN_MARK" || true)"
 kill "$API_PID"
+for _ in $(seq 100); do kill -0 "$API_PID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$API_PID" 2>/dev/null; then
+	not_ok "SIGTERM: nsrun api exits within 10 s, a plain exec streaming"
+	kill -KILL "$API_PID"
+else
+	ok "SIGTERM: nsrun api exits within 10 s, a plain exec streaming"
+fi
 wait "$API_PID"
-assert_eq "SIGTERM: nsrun api exits 0" 0 "$?"
+assert_eq "  ... with 0" 0 "$?"
+for _ in $(seq 50); do pgrep -f "sleep $PLAIN_MARK" >/dev/null || break; sleep 0.1; done
+assert_eq "  ... and the exec'd command was ended with it" "" "$(pgrep -af "sleep $PLAIN_MARK" || true)"
+wait "$PLAIN_PID"
+assert_eq "  ... its client saw the stream end" "streaming
+ended" "$(cat "$TESTTMP/plain.out")"
+run_nsrun rm -f "plain-$$"
 check "  ... and removes its socket" test ! -e "$SOCK"
 assert_eq "  ... having said only where it served (no sanitizer report either)" \
 	"nsrun: api: serving on unix://$SOCK" "$(cat "$TESTTMP/api.err")"

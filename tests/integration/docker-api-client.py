@@ -216,6 +216,23 @@ def types(prefix):
     ctr.remove(force=True)
 
 
+def plain_exec(name, seconds):
+    """A container, and an exec of sleep SECONDS started without an upgrade (a plain
+    POST body, as a client that does not hijack sends): its output streams in the
+    response.  Says "streaming", then waits on the response until the server ends."""
+    c = client()
+    ctr = c.containers.run("python", ["sleep", "600"], name=name, detach=True)
+    r = c.api.exec_create(ctr.id, ["sleep", seconds], stdout=True, stderr=True)
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(SOCK)
+    s.sendall(b"POST /v1.41/exec/%s/start HTTP/1.1\r\nHost: d\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 2\r\n\r\n{}" % r["Id"].encode())
+    print("streaming", flush=True)
+    while s.recv(65536):
+        pass
+    print("ended")
+
+
 def follow_and_drop(name):
     """A looping container; its logs followed, then the client goes mid-stream."""
     c = client()
