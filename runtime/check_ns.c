@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "check_internal.h"
 #include "diagnose.h"
 #include "ns.h"
@@ -149,8 +150,8 @@ static void __attribute__((noreturn)) start_child(int sync_fd)
 		error_set(&e, errno, "become root of the user namespace");
 	else if (sethostname("nsrun", 5) < 0)
 		error_set(&e, errno, "set the hostname \"nsrun\"");
-	else
-		ns_loopback_up(&via, &e);
+	else if (ns_loopback_up(&via, &e) == 0)
+		caps_clear_and_nnp(&e); /* as every tier's payload does (an outer filter may deny capset) */
 	/* sync: EXEC_OK (as the answer of the probe: the name of the socket lo came up
 	 * through, a static string, is valid in both copies of the program, as sync.h's hint) */
 	if (e.msg[0])
@@ -214,7 +215,7 @@ void check_start(struct check_list *l)
 		return;
 	}
 	snprintf(detail, sizeof(detail), "clone with a run's namespaces, id maps 0 -> %u written by nsrun, sync "
-		 "by write/read, hostname, lo up through %s", (unsigned)uid,
+		 "by write/read, hostname, lo up through %s, capabilities cleared", (unsigned)uid,
 		 msg.value ? (const char *)(intptr_t)msg.value : "?");
 	check_add_error(l, "container start", true, &err, detail);
 }

@@ -12,11 +12,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <seccomp.h>    /* libseccomp's (runtime/ is an -iquote directory) */
 
+#include "caps.h"
 #include "diagnose.h"
 #include "landlock.h"
 #include "ns.h"
@@ -130,6 +132,15 @@ static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
 	return -1;
 }
 
+/* What the payload of every tier does last before its filters (exec.c):
+ * every capability set cleared, no_new_privs.  An outer seccomp filter that
+ * denies capset(2) fails every tier there.  Returns 0 or -1. */
+static int drop_privileges(struct nsrun_error *e)
+{
+	e->stage = STAGE_EXEC;
+	return caps_clear_and_nnp(e);
+}
+
 /* pid 1 of the full probe, mapped: what container.c and mount.c do first. */
 static void full_inside(struct nsrun_error *e)
 {
@@ -155,6 +166,21 @@ static void full_inside(struct nsrun_error *e)
 		diag_proc_mount(errno, PROC, e);
 		return;
 	}
+	/* into the tmpfs as mount_pivot_root does (its /proc is then at /proc);
+	 * EINVAL, the initramfs, it goes round by moving the root */
+	if (chdir("/tmp") < 0) {
+		error_set_stage(e, STAGE_MOUNT, errno, "chdir into the tmpfs");
+		return;
+	}
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0) {
+			error_set_stage(e, STAGE_MOUNT, errno, "detach the old root");
+			return;
+		}
+	} else if (errno != EINVAL) {
+		error_set_stage(e, STAGE_MOUNT, errno, "pivot_root");
+		return;
+	}
 	e->stage = STAGE_CONTAINER;
 	if (sethostname("nsrun", 5) < 0) {
 		error_set(e, errno, "set the hostname");
@@ -164,8 +190,9 @@ static void full_inside(struct nsrun_error *e)
 	if (ns_loopback_up(NULL, e) < 0)
 		return;
 	/* the payload's own user namespace, as exec.c makes it (dumpable again first) */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0)
-		ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e);
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 &&
+	    ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0)
+		drop_privileges(e);
 }
 
 /* reduced: unmapped, no mount; what container.c does there. */
@@ -194,6 +221,7 @@ static void reduced_inside(struct nsrun_error *e)
 		error_set(e, errno, "chroot in the user namespace");
 		return;
 	}
+	drop_privileges(e);
 }
 
 /* Clones the namespaces of tier t; with full, writes the id maps as run.c does
@@ -289,10 +317,8 @@ static void probe_minimal(struct nsrun_error *e)
 			  "kernel has %d", landlock_abi());
 		return;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		error_set(e, errno, "set no_new_privs");
+	if (drop_privileges(e) < 0)
 		return;
-	}
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		error_set(e, ENOMEM, "seccomp_init");

@@ -155,4 +155,48 @@ assert_match "  ... full fails there naming the read-only /proc, with the fix" \
 	'^nsrun: write /proc/[0-9]+/setgroups: Read-only file system
 nsrun: hint: the /proc here is read-only' "$ERR"
 
+# ---------------------------------------------------------------- (e) an outer filter denies pivot_root or capset
+# the probe of full did not try pivot_root, nor any probe capset: with pivot_root
+# denied, check named reduced while a run failed (the probe of full worked, so its
+# failure was taken for the run's own); with capset denied, check said full
+# while every run failed (breaker, session 18).  Now a run takes the tier check
+# names, and where none works both say so with the same cause.
+if [ -z "$SECCOMP_BPF" ]; then
+	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
+else
+	for call in pivot_root capset; do
+		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_ERRNO"}]}\n' \
+			"$call" >"$TESTTMP/deny-$call.json"
+		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/deny-$call.json" >"$TESTTMP/deny-$call.bpf"
+	done
+	chmod a+r "$TESTTMP"/deny-*.bpf
+	# shellcheck disable=SC2016
+	denied() { local call=$1; shift; run_cmd "${AGENT[@]+"${AGENT[@]}"}" sh -c 'exec "$@" 9<"$0"' "$TESTTMP/deny-$call.bpf" \
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 -- "$@"; }
+	denied pivot_root unshare -rm sh -c 'mkdir -p /tmp/p && mount -t tmpfs t /tmp/p && cd /tmp/p && exec pivot_root . .'
+	assert_match "control: pivot_root is denied there" 'Operation not permitted' "$ERR"
+	denied capset sh -c 'exec setpriv --inh-caps=-all true'
+	assert_ne "control: capset is denied there" 0 "$RC"
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc -- setpriv --inh-caps=-all true
+	assert_eq "control: ... and allowed by the same bwrap without the filter" 0 "$RC"
+	PIVOT_DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/deny-pivot_root.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+	run_cmd "${PIVOT_DENIED[@]}" "$NSRUN" check
+	assert_eq "pivot_root denied: nsrun check exits 1" 1 "$RC"
+	assert_match "  ... naming the reduced tier" "(^|
+)isolation: missing: not full; a run takes the reduced tier" "$OUT"
+	run_cmd "${PIVOT_DENIED[@]}" "$NSRUN" --json - --image python -- python3 -c "$SNIPPET"
+	assert_eq "  ... and a run works there" 0 "$RC"
+	assert_match "  ... in the reduced tier" '"isolation":"reduced"' "$OUT"
+	assert_match "  ... its warning naming pivot_root" '^nsrun: warning: isolation reduced \(full: pivot_root: ' "$ERR"
+	CAPSET_DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/deny-capset.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+	run_cmd "${CAPSET_DENIED[@]}" "$NSRUN" check
+	assert_eq "capset denied: nsrun check exits 2 (no tier works)" 2 "$RC"
+	assert_match "  ... saying capset is why" 'clear the capability sets' "$OUT"
+	run_cmd "${CAPSET_DENIED[@]}" "$NSRUN" --image python -- true
+	assert_eq "  ... and a run fails there (125)" 125 "$RC"
+	assert_match "  ... saying so" '^nsrun: .*clear the capability sets' "$ERR"
+fi
+
 done_testing
