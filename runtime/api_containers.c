@@ -576,6 +576,21 @@ enum MHD_Result api_list(struct api_server *srv, struct MHD_Connection *conn)
 
 	if (ftext && !(f = api_parse(ftext, strlen(ftext), msg, sizeof(msg))))
 		return api_error(conn, 400, "invalid filters: %s", msg);
+	/* Docker's two forms, {"label": ["a"]} and {"label": {"a": true}}: anything
+	 * else would match every container (a listing wider than asked) */
+	for (size_t i = 0; f && i < (YAJL_IS_OBJECT(f) ? f->u.object.len : 1); i++) {
+		yajl_val x = YAJL_IS_OBJECT(f) ? f->u.object.values[i] : NULL;
+		bool ok = x && (YAJL_IS_OBJECT(x) || YAJL_IS_ARRAY(x));
+		for (size_t j = 0; ok && YAJL_IS_ARRAY(x) && j < x->u.array.len; j++)
+			ok = YAJL_IS_STRING(x->u.array.values[j]);
+		if (!ok) {
+			enum MHD_Result r = api_error(conn, 400, "invalid filters: %s%s%s", x ? "\"" : "",
+						      x ? f->u.object.keys[i] : "expected an object",
+						      x ? "\": expected an array of strings or an object" : "");
+			yajl_tree_free(f);
+			return r;
+		}
+	}
 	pthread_mutex_lock(&srv->lock);
 	int rc = api_ctrs_load(&v, &n, msg, sizeof(msg));
 	pthread_mutex_unlock(&srv->lock);

@@ -160,6 +160,10 @@ has_ty 'a mount'"'"'s BindOptions.Propagation "rshared": 400, as Binds'"'"' :sha
 	'bad 400 \{"message":"HostConfig.Mounts\[0\].BindOptions.Propagation \\"rshared\\": not supported'
 has_ty 'CapAdd ["ALL"] (every capability, in Docker): 403' 'bad 403 \{"message":"CapAdd: refused by nsrun api: \\"ALL\\"'
 has_ty 'Memory 1 (Docker'"'"'s floor is 6 MB): 400' 'bad 400 \{"message":"Minimum memory limit allowed is 6MB"\}'
+has_ty 'a list filter of another type: 400, not every container' 'filters \{"label":5\} 400 .*invalid filters: \\"label\\": expected an array of strings or an object'
+has_ty '  ... nor one of its values' 'filters \{"label":\[1\]\} 400 .*invalid filters'
+has_ty '  ... nor filters that are no object' 'filters 5 400 .*invalid filters: expected an object'
+has_ty '  control: a label no container has: 200, none' 'filters \{"label":\["suite=none"\]\} 200 \[\]'
 has_ty 'an exec with Privileged: 403, not run unprivileged in silence' \
 	'exec privileged True 403 Privileged: refused by nsrun api: an exec never gets'
 has_ty '  ... of another type: 400' 'exec privileged yes 400 exec: Privileged: expected a boolean'

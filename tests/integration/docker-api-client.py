@@ -6,6 +6,7 @@ import os
 import socket
 import sys
 import time
+import urllib.parse
 
 import docker
 
@@ -205,6 +206,18 @@ def types(prefix):
                 {"Image": "python", "HostConfig": {"Memory": 1}}):
         status, body = post_create(doc, prefix + "-bad")
         print("bad", status, body)
+    for filters in ('{"label":5}', '{"label":[1]}', '5', '{"label":["suite=none"]}'):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(SOCK)
+        s.sendall(b"GET /v1.41/containers/json?all=1&filters=%s HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n"
+                  % urllib.parse.quote(filters).encode())
+        s.settimeout(30)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        s.close()
+        head, _, rest = data.partition(b"\r\n\r\n")
+        print("filters", filters, head.split(b" ")[1].decode(), rest.decode(errors="replace").strip())
     # an exec with Privileged would have every capability in Docker
     ctr = c.containers.run("python", ["sleep", "60"], name=prefix + "-ex", detach=True)
     for priv in (True, "yes", False):
