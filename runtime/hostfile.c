@@ -12,6 +12,14 @@
 #include "hostfile.h"
 #include "sys.h"
 
+/* Clears O_NONBLOCK of fd.  Returns 0 or -1 (errno). */
+static int set_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
+}
+
 /* Root follows no symlink it does not own on the way to dir (a payload's links on
  * the host are 65534's: root's container maps to it): a link planted in a rw volume
  * must not turn `--json vol/out/r.json` into a file in /etc/sudoers.d.  Another
@@ -105,8 +113,11 @@ int host_in_open(const char *path, const char *what, struct nsrun_error *err)
 	dir_fd = open_parent(path, what, &name, err);
 	if (dir_fd < 0 || check_last(dir_fd, name, what, path, &follow, &st, err) < 0)
 		return -1;
-	fd = openat(dir_fd, name, O_RDONLY | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0)
+	/* O_NONBLOCK: a FIFO's open waits for a writer, and no --timeout runs yet
+	 * (one a payload planted in a rw volume would wait for ever); blocking again
+	 * after, its read without a writer is the end of input */
+	fd = openat(dir_fd, name, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0 || set_blocking(fd) < 0)
 		return error_set(err, errno, "%s \"%s\"", what, path);
 	/* a directory as stdin would be a way into the host's tree (/proc/self/fd/0/...) */
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
@@ -170,12 +181,24 @@ int host_out_prepare(const char *path, const char *what, const struct nsrun_conf
 						 "replace it; name a file outside it", what, path, vol);
 		}
 	}
+	/* a FIFO named as it is: whoever reads it gets the document, and a payload
+	 * with a rw volume can make one where a later run's --json will be */
+	if (!follow && S_ISFIFO(st.st_mode)) {
+		error_set(err, EINVAL, "%s \"%s\": a FIFO, not written (whoever opened it would read the "
+			  "document; a payload with a rw volume can make one)", what, path);
+		err->hint = "name a regular file, or give - and send standard output where the document should go";
+		return -1;
+	}
 	if (follow || (st.st_mode && !S_ISREG(st.st_mode))) {
-		/* /dev/stdout, a pipe, a terminal: there is nothing to rename over */
-		h->fd = openat(h->dir_fd, h->name, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC |
+		/* /dev/stdout, a pipe, a terminal: there is nothing to rename over.
+		 * O_NONBLOCK: a FIFO without a reader is ENXIO now, not a wait before
+		 * --timeout runs */
+		h->fd = openat(h->dir_fd, h->name, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC | O_NONBLOCK |
 			       (follow ? 0 : O_NOFOLLOW), 0666);
-		if (h->fd < 0 || fstat(h->fd, &st) < 0)
-			return error_set(err, errno, "%s \"%s\"", what, path);
+		if (h->fd < 0 || set_blocking(h->fd) < 0 || fstat(h->fd, &st) < 0) {
+			error_set(err, errno, "%s \"%s\"%s", what, path, errno == ENXIO ? ": a FIFO no one reads" : "");
+			return -1;
+		}
 		h->dev = st.st_dev;
 		h->ino = st.st_ino;
 		return 0;

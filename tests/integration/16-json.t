@@ -437,6 +437,19 @@ json_run --image python -- python3 -c 'import sys; print(repr(sys.stdin.read()))
 expect "stdin is empty with --json (not the caller's)" $'{"stdout": "\'\'\\n"}'
 json_run --image python --stdin "$TESTTMP/in.txt" -- python3 -c 'import sys; print(repr(sys.stdin.read()))'
 expect "--stdin FILE" $'{"stdout": "\'from the caller\'\\n"}'
+# a FIFO: the open waited for the other end before --timeout ran, for ever if no
+# one came; one a payload planted in a rw volume at a later run's --json path
+# read that run's document (breaker, session 18)
+mkfifo "$TESTTMP/in.fifo" "$TESTTMP/out.fifo"
+run_cmd timeout 30 "$NSRUN" --image python --timeout 2 --stdin "$TESTTMP/in.fifo" -- python3 -c 'import sys; print(repr(sys.stdin.read()))'
+assert_eq "--stdin FIFO with no writer: the run starts, and its --timeout holds (124)" 124 "$RC"
+if elapsed_lt 15; then ok "  ... within 15 s (${ELAPSED}s)"; else not_ok "  ... within 15 s" "took ${ELAPSED}s"; fi
+run_cmd timeout 20 "$NSRUN" --image python --timeout 5 --json "$TESTTMP/out.fifo" -- true
+assert_eq "--json FIFO: refused at once (125), not waited on" 125 "$RC"
+assert_match "  ... saying why, with what to name instead" '^nsrun: --json ".*/out.fifo": a FIFO, not written' "$ERR"
+assert_nsrun_error "  ... in one line and a hint"
+run_cmd timeout 20 sh -c 'exec 3<>"$1"; "$0" --image python --timeout 5 --json - -- true >&3 && head -c 10 <&3' "$NSRUN" "$TESTTMP/out.fifo"
+assert_eq "  control: the caller's own FIFO, opened by the caller, takes --json -" '0 {"schema":' "$RC $OUT"
 
 # ---------------------------------------------------------------- nsrun's own failure
 json_run --image no-such-image-xyz -- true
