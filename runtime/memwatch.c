@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -48,6 +49,15 @@ static bool seen_before(struct seen *s, dev_t dev, ino_t ino)
 		s->id[s->n].ino = ino;
 		s->n++;
 	}
+	return false;
+}
+
+/* True if (dev, ino) is in s (NULL: empty). */
+static bool seen_has(const struct seen *s, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->id[i].dev == dev && s->id[i].ino == ino)
+			return true;
 	return false;
 }
 
@@ -97,6 +107,8 @@ void memwatch_close(struct memwatch *mw)
 	mw->next_us = 0;
 	free(mw->pass_seen);
 	mw->pass_seen = NULL;
+	free(mw->last_seen);
+	mw->last_seen = NULL;
 }
 
 static bool is_pid_name(const char *s)
@@ -194,35 +206,86 @@ static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
 	return (ssize_t)found;
 }
 
-/* The process's memory in bytes: with precise, the Pss of /proc/PID/smaps_rollup
- * (a walk of its page tables); else the resident pages of /proc/PID/statm (the mm's
- * counters, O(1)), which count shared pages in full and so are never less.  0 for
- * a process that is gone or a zombie.  Returns 0 or -1 with errno. */
-static int process_bytes(int proc_fd, pid_t pid, bool precise, uint64_t *bytes)
+/* The files a sample counts whole already (tmpfs_bytes: a tmpfs's dev, with
+ * ino 0; memfds_counted: a memfd's dev and ino), whose pages a process's Pss
+ * would count again where it maps them. */
+struct counted {
+	const struct seen *tmpfs, *memfds, *memfds_last;
+};
+
+/* Is the mapping of a /proc/PID/smaps header line a shared one of a counted file? */
+static bool counted_mapping(const char *line, const struct counted *c)
+{
+	char perms[8], path[16] = "";
+	unsigned maj, min;
+	unsigned long long ino;
+	dev_t dev;
+
+	if (sscanf(line, "%*x-%*x %7s %*x %x:%x %llu %15s", perms, &maj, &min, &ino, path) < 4 || perms[3] != 's')
+		return false;
+	dev = makedev(maj, min);
+	if (seen_has(c->tmpfs, dev, 0))
+		return true;
+	return strncmp(path, "/memfd:", 7) == 0 &&
+	       (seen_has(c->memfds, dev, (ino_t)ino) || seen_has(c->memfds_last, dev, (ino_t)ino));
+}
+
+/* The Pss of the process's mappings, less those of files counted whole (c):
+ * /proc/PID/smaps, a mapping at a time.  Returns 0 or -1 with errno. */
+static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
+{
+	FILE *f = fdopen(fd, "r");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	bool skip = false;
+
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		/* a header starts with the mapping's range, a field with its name */
+		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'))
+			skip = counted_mapping(line, c);
+		else if (!skip && strncmp(line, "Pss:", 4) == 0)
+			*bytes += strtoull(line + 4, NULL, 10) * 1024;
+	}
+	if (ferror(f) && errno != ESRCH) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The process's memory in bytes: with precise, its Pss (a walk of its page
+ * tables, pss_bytes), less the pages of files counted whole (c); else the
+ * resident pages of /proc/PID/statm (the mm's counters, O(1)), which count
+ * shared pages in full and so are never less.  0 for a process that is gone or a
+ * zombie.  Returns 0 or -1 with errno. */
+static int process_bytes(int proc_fd, pid_t pid, const struct counted *precise, uint64_t *bytes)
 {
 	char path[64], buf[2048];
 	_cleanup_close_ int fd = -1;
 	unsigned long long size, resident;
 	ssize_t n;
-	const char *p;
 
 	*bytes = 0;
-	snprintf(path, sizeof(path), precise ? "%d/smaps_rollup" : "%d/statm", (int)pid);
+	snprintf(path, sizeof(path), precise ? "%d/smaps" : "%d/statm", (int)pid);
 	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	if (precise) {
+		int rc = pss_bytes(fd, precise, bytes);
+		fd = -1; /* closed */
+		return rc;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
 		return errno == ESRCH ? 0 : -1;
 	buf[n] = '\0';
-	if (!precise) {
-		if (sscanf(buf, "%llu %llu", &size, &resident) == 2)
-			*bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-		return 0;
-	}
-	p = strstr(buf, "\nPss:");
-	if (p)
-		*bytes = strtoull(p + 5, NULL, 10) * 1024;
+	if (sscanf(buf, "%llu %llu", &size, &resident) == 2)
+		*bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 	return 0;
 }
 
@@ -302,6 +365,14 @@ static uint64_t memfds_counted(struct memwatch *mw, pid_t *pids, size_t n)
 	mw->memfd_pass = 0;
 	mw->pass_pid = 0;
 	mw->pass_fd = 0;
+	/* its inodes stay known (counted_file): the next pass starts empty */
+	if (!mw->last_seen && (mw->last_seen = malloc(sizeof(*mw->last_seen))))
+		mw->last_seen->n = 0;
+	if (mw->last_seen) {
+		struct seen *t = mw->last_seen;
+		mw->last_seen = mw->pass_seen;
+		mw->pass_seen = t;
+	}
 	mw->pass_seen->n = 0;
 	return mw->memfd_last_pass;
 }
@@ -441,6 +512,8 @@ static int measure(struct memwatch *mw, uint64_t *total)
 			if (mw->plan->ops[i].kind == MOP_TMPFS)
 				shared += tmpfs_bytes(mw->root_fd, mw->plan->ops[i].target, seen);
 	}
+	/* mapped, their pages are in a Pss too: counted once (a cgroup charges a page once) */
+	struct counted counted = { .tmpfs = seen, .memfds = mw->pass_seen, .memfds_last = mw->last_seen };
 	for (int precise = 0; precise < 2; precise++) {
 		*total = shared;
 		for (ssize_t i = 0; i < n; i++) {
@@ -448,7 +521,7 @@ static int measure(struct memwatch *mw, uint64_t *total)
 			/* the init (pid 1 inside, or init in the host's list) is nsrun's own and not
 			 * readable by an unprivileged caller (see open_container): its few pages are not counted */
 			bool is_init = mw->host_scan ? pids[i] == mw->init : pids[i] == 1;
-			if (process_bytes(mw->proc_fd, pids[i], precise, &b) < 0) {
+			if (process_bytes(mw->proc_fd, pids[i], precise ? &counted : NULL, &b) < 0) {
 				if (is_init)
 					continue;
 				return -1;

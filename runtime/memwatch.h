@@ -73,6 +73,7 @@ struct memwatch {
 	uint64_t cost_us;
 	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
 	struct seen *pass_seen;         /* the memfd pass (memwatch.c, memfds_counted): inodes counted */
+	struct seen *last_seen;         /* those of the last whole pass */
 	uint64_t memfd_pass;            /* its bytes so far */
 	uint64_t memfd_last_pass;       /* the last whole pass's */
 	pid_t pass_pid;                 /* where the next sample goes on: this pid, */

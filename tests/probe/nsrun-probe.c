@@ -867,7 +867,7 @@ static int c_memhog_via(int argc, char **argv)
 	double hold = 1;
 	if ((argc != 3 && argc != 4) || parse_long(argv[2], &mib) < 0 || mib < 0 ||
 	    (argc == 4 && parse_double(argv[3], &hold) < 0))
-		return usage("memhog-via malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]");
+		return usage("memhog-via malloc|memfd|shm|memfd-mapped|shm-mapped|shared|procs:N|forked:N MIB [HOLD_S]");
 	const char *kind = argv[1];
 	size_t len = (size_t)mib << 20;
 	if (strcmp(kind, "malloc") == 0) {
@@ -887,6 +887,19 @@ static int c_memhog_via(int argc, char **argv)
 			return denied(errno, "open /dev/shm/hog");
 		if (fill_fd(fd, mib) < 0)
 			return denied(errno, "write to /dev/shm/hog");
+	} else if (strcmp(kind, "memfd-mapped") == 0 || strcmp(kind, "shm-mapped") == 0) {
+		/* the file's pages written through a shared mapping, which stays */
+		int fd = kind[0] == 'm' ? (int)syscall(SYS_memfd_create, "hog", 0)
+					: open("/dev/shm/hog", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		char *p;
+		if (fd < 0)
+			return denied(errno, "%s", kind[0] == 'm' ? "memfd_create" : "open /dev/shm/hog");
+		if (ftruncate(fd, (off_t)len) < 0)
+			return denied(errno, "ftruncate %ld MiB", mib);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return denied(errno, "mmap MAP_SHARED %ld MiB", mib);
+		touch_pages(p, len);
 	} else if (strcmp(kind, "shared") == 0) {
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -932,7 +945,7 @@ static int c_memhog_via(int argc, char **argv)
 			}
 		}
 	} else {
-		return usage("memhog-via malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]");
+		return usage("memhog-via malloc|memfd|shm|memfd-mapped|shm-mapped|shared|procs:N|forked:N MIB [HOLD_S]");
 	}
 	struct timespec ts = { (time_t)hold, (long)((hold - (double)(time_t)hold) * 1e9) };
 	nanosleep(&ts, NULL);
@@ -1439,7 +1452,7 @@ static const struct sub subs[] = {
 	{ "setuid0", c_setuid0, "" },
 	{ "forkbomb", c_forkbomb, "SECONDS [MAX]" },
 	{ "memhog", c_memhog, "MIB" },
-	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|shared|procs:N|forked:N MIB [HOLD_S]" },
+	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|memfd-mapped|shm-mapped|shared|procs:N|forked:N MIB [HOLD_S]" },
 	{ "reserve", c_reserve, "GIB: MAP_NORESERVE, one page touched" },
 	{ "fds", c_fds, "list open fds" },
 	{ "env", c_env, "print environ" },
