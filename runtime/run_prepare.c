@@ -125,6 +125,12 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 	}
 	if (l->cpus_milli && !run->cg.cpu && !cfg->isolation_retry)
 		error_warn(stderr, "--cpus is not enforced: %s", why_no_controller(&run->cg, "cpu"));
+	/* nsrun measures the container's mounts: a tmpfs of the payload's own
+	 * namespaces is no cgroup's and none of them (docs/limits.md) */
+	if (cfg->security.allow_nested && l->memory_bytes && !run->cg.memory && !run->cg1.path &&
+	    !cfg->isolation_retry)
+		error_warn(stderr, "--allow-nested: --memory does not count a tmpfs the payload mounts in namespaces "
+			   "of its own (no memory cgroup here: %s)", why_no_controller(&run->cg, "memory"));
 	/* per-user kernel counters (inotify, fanotify, namespaces): the container's own
 	 * limits, which no option asks for; where /proc/sys is read-only (nested in
 	 * another sandbox) they stay the caller's own, as before, and --json says
