@@ -365,7 +365,7 @@ static uint64_t memfds_counted(struct memwatch *mw, pid_t *pids, size_t n)
 	mw->memfd_pass = 0;
 	mw->pass_pid = 0;
 	mw->pass_fd = 0;
-	/* its inodes stay known (counted_file): the next pass starts empty */
+	/* its inodes stay known (counted_mapping): the next pass starts empty */
 	if (!mw->last_seen && (mw->last_seen = malloc(sizeof(*mw->last_seen))))
 		mw->last_seen->n = 0;
 	if (mw->last_seen) {
@@ -413,7 +413,12 @@ static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
 
 	snprintf(path, sizeof(path), "%d/root", (int)pid);
 	mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return mw->root_fd < 0 && errno != ENOENT && errno != ESRCH ? -1 : 0;
+	/* EACCES: not dumpable (yet).  The payload is started in init's memory
+	 * (exec.c), and init goes on, and says EXEC_OK, once its execve(2) has
+	 * switched memory, before the exec makes that memory dumpable
+	 * (begin_new_exec: exec_mmap, then set_dumpable); or it runs a file it may
+	 * not read.  Tried again at the next sample. */
+	return mw->root_fd < 0 && errno != ENOENT && errno != ESRCH && errno != EACCES ? -1 : 0;
 }
 
 /* The root of a child of init, through init's task/TID/children (proc(5), Linux
@@ -557,7 +562,8 @@ int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 			 * that cannot be measured must not pass for one that holds */
 			if (now_us - mw->armed_us > NOT_FOUND_LIMIT_US)
 				return error_set(err, ESRCH, "--memory: the container's processes cannot be found "
-						 "in /proc to measure their memory");
+						 "(or may not be read: a payload file it may not read) in /proc to "
+						 "measure their memory");
 			mw->next_us = now_us + MIN_INTERVAL_US;
 			return 0;
 		}

@@ -174,6 +174,33 @@ if [ "$HOW" = supervisor ]; then
 	assert_eq "  control: the 150 processes it did not read were there" 150 "$alive"
 fi
 
+# ---------------------------------------------------------------- a payload not dumpable at first
+# The supervisor opens the container through the payload's /proc/PID/root, which
+# an unprivileged supervisor may do only while the payload is dumpable.  init
+# says EXEC_OK once the payload's execve has switched memory, a moment before
+# the exec makes that memory dumpable: the CI's VM tier caught that moment, and
+# the run failed (125, "open the container's /proc").  Built here for 0.3 s: a
+# first exec of a file the payload may not read and whose owner its namespaces
+# do not map (root's, mode 0111) keeps it not dumpable until it execs sleep.
+# The sample now waits for it.  Only root can make such a file: as root, the
+# run is made as nobody (no cgroup is delegated to it: the supervisor measures).
+# Control: nobody may not read that file.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$TESTTMP/xo"
+	cp "$PROBE" "$TESTTMP/xo/probe"
+	chmod 0111 "$TESTTMP/xo/probe"
+	chmod 0755 "$TESTTMP/xo" "$TESTTMP"
+	NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/ XDG_CACHE_HOME="$TESTTMP/nobody-cache")
+	run_cmd "${NOBODY[@]}" "$NSRUN" --json - --memory 256m --timeout 20 -v "$TESTTMP/xo:/xo:ro" --image python -- \
+		/xo/probe sleep-exec 0.3 /bin/sleep 0.5
+	assert_match "a payload not dumpable for 0.3 s from its exec, measured by the supervisor: runs (0)" \
+		'"status":"exited","exit_code":0,.*"memory_bytes":\{"value":268435456,"enforced":"supervisor"\}' "$OUT"
+	run_cmd "${NOBODY[@]}" "$NSRUN" -v "$TESTTMP/xo:/xo:ro" --image python -- /bin/cat /xo/probe
+	assert_match "  control: the payload may not read that file" 'Permission denied' "$ERR"
+else
+	diag "a payload not dumpable at first: needs a file of root's (the root suite runs it)"
+fi
+
 # ---------------------------------------------------------------- a sample as the container ends
 # The CI's VM tier once ended a run of a short payload as nsrun's error ("--memory: open
 # the container's /proc to measure its memory", 125): the supervisor had opened the

@@ -856,6 +856,19 @@ static int fill_fd(int fd, long mib)
 	return 0;
 }
 
+/* sleep-exec SECONDS CMD [ARG...]: sleep, then exec CMD (a first exec of a file
+ * the process may not read leaves it not dumpable until the second). */
+static int c_sleep_exec(int argc, char **argv)
+{
+	double s;
+	if (argc < 3 || parse_double(argv[1], &s) < 0)
+		return usage("sleep-exec SECONDS CMD [ARG...]");
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	nanosleep(&ts, NULL);
+	execv(argv[2], argv + 2);
+	return denied(errno, "exec %s", argv[2]);
+}
+
 /* memhog-via KIND MIB [HOLD_S]: use MIB MiB of memory in one way and hold it HOLD_S
  * seconds (default 1): malloc (private anonymous), memfd (memfd_create + write, not
  * mapped), shm (a file in /dev/shm), shared (MAP_SHARED|MAP_ANONYMOUS), procs:N (N
@@ -1452,6 +1465,7 @@ static const struct sub subs[] = {
 	{ "setuid0", c_setuid0, "" },
 	{ "forkbomb", c_forkbomb, "SECONDS [MAX]" },
 	{ "memhog", c_memhog, "MIB" },
+	{ "sleep-exec", c_sleep_exec, "SECONDS CMD [ARG...]: sleep, then exec CMD" },
 	{ "memhog-via", c_memhog_via, "malloc|memfd|shm|memfd-mapped|shm-mapped|shared|procs:N|forked:N MIB [HOLD_S]" },
 	{ "reserve", c_reserve, "GIB: MAP_NORESERVE, one page touched" },
 	{ "fds", c_fds, "list open fds" },
