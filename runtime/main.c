@@ -711,6 +711,17 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return code;
 	}
+	/* what is not captured is never past --output-limit: the kill asked for
+	 * would never come (never silent) */
+	if (cfg.output.limit_kill && !cfg.output.capture) {
+		error_set_stage(&err, STAGE_CONFIG, 0, "--output-limit-action kill: only captured output has a "
+				"limit (--capture or --json); this run streams its output");
+		err.hint = "add --capture (output printed after the run) or --json";
+		code = fail(&err);
+		config_free(&cfg);
+		timing_free(timing);
+		return code;
+	}
 	/* rejected before anything starts: a --json file we cannot write */
 	if (foreground_json_prepare(&cfg, &json, &json_stdout, &err) < 0) {
 		host_out_free(&json);

@@ -406,6 +406,14 @@ expect "output limit, kill" '{"status": "output_limit", "exit_code": 137, "error
 	"max_rss_kib": Between(1, 1 << 20)}'
 json_run --image python --output-limit 1m --output-limit-action kill -- sh -c 'echo small'
 expect "output limit, kill: a run under the limit is a normal exit" '{"stdout": "small\n", "max_rss_kib": Between(1, 1 << 20)}'
+# streamed output (no --capture, no --json) has no limit: the kill asked for would
+# never come, and 5000 bytes passed --output-limit 1k in silence (breaker, session 18)
+run_nsrun --image python --output-limit 1k --output-limit-action kill -- python3 -c 'print("x" * 5000)'
+assert_eq "--output-limit-action kill without --capture or --json: refused (125)" 125 "$RC"
+assert_match "  ... saying only captured output has a limit" '^nsrun: --output-limit-action kill: only captured output' "$ERR"
+assert_nsrun_error "  ... in one line and a hint"
+run_nsrun --capture --image python --output-limit 1k --output-limit-action kill -- python3 -c 'print("x" * 5000)'
+assert_eq "  control: with --capture the run is ended at the limit (137)" 137 "$RC"
 
 # --output-limit 0: the document must say what happened — either 0 means none (all kept) or 0
 # bytes are kept (value 0, truncated); not "no limit" with the output thrown away
