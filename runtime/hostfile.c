@@ -12,14 +12,6 @@
 #include "hostfile.h"
 #include "sys.h"
 
-/* Clears O_NONBLOCK of fd.  Returns 0 or -1 (errno). */
-static int set_blocking(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? -1 : 0;
-}
-
 /* Root follows no symlink it does not own on the way to dir (a payload's links on
  * the host are 65534's: root's container maps to it): a link planted in a rw volume
  * must not turn `--json vol/out/r.json` into a file in /etc/sudoers.d.  Another
@@ -117,7 +109,7 @@ int host_in_open(const char *path, const char *what, struct nsrun_error *err)
 	 * (one a payload planted in a rw volume would wait for ever); blocking again
 	 * after, its read without a writer is the end of input */
 	fd = openat(dir_fd, name, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0 || set_blocking(fd) < 0)
+	if (fd < 0 || fd_set_nonblock(fd, false) < 0)
 		return error_set(err, errno, "%s \"%s\"", what, path);
 	/* a directory as stdin would be a way into the host's tree (/proc/self/fd/0/...) */
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
@@ -195,7 +187,7 @@ int host_out_prepare(const char *path, const char *what, const struct nsrun_conf
 		 * --timeout runs */
 		h->fd = openat(h->dir_fd, h->name, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC | O_NONBLOCK |
 			       (follow ? 0 : O_NOFOLLOW), 0666);
-		if (h->fd < 0 || set_blocking(h->fd) < 0 || fstat(h->fd, &st) < 0) {
+		if (h->fd < 0 || fd_set_nonblock(h->fd, false) < 0 || fstat(h->fd, &st) < 0) {
 			error_set(err, errno, "%s \"%s\"%s", what, path, errno == ENXIO ? ": a FIFO no one reads" : "");
 			return -1;
 		}

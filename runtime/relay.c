@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "relay.h"
+#include "sys.h"
 
 #define WRITE_GUARD_US 20000    /* the longest a write to the caller's fd may block the loop */
 #define BACKGROUND_POLL_MS 100  /* how often a background run looks whether it is in the foreground again */
@@ -28,13 +29,6 @@ static bool harmless_device(const struct stat *st)
 	unsigned m = minor(st->st_rdev);
 
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && (m == 3 || m == 5 || m == 7 || m == 8 || m == 9);
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 static int stream_buf(struct relay_stream *s, struct nsrun_error *err)
@@ -70,7 +64,7 @@ static int setup_in(struct stdio_relay *r, int in_fd, struct nsrun_error *err)
 	s->src = in_fd;
 	s->src_tty = isatty(in_fd);
 	s->src_regular = S_ISREG(st.st_mode);
-	if (set_nonblock(p[1]) < 0)
+	if (fd_set_nonblock(p[1], true) < 0)
 		return error_set(err, errno, "make the stdin pipe nonblocking");
 	return stream_buf(s, err);
 }
@@ -105,7 +99,7 @@ static int setup_out(struct stdio_relay *r, int fd, struct nsrun_error *err)
 		s->limited = true;
 		s->log_stream = (unsigned char)fd;
 	}
-	if (set_nonblock(p[0]) < 0)
+	if (fd_set_nonblock(p[0], true) < 0)
 		return error_set(err, errno, "make the output pipe nonblocking");
 	return stream_buf(s, err);
 }

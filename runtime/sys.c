@@ -450,3 +450,10 @@ int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv
 	}
 	return 0;
 }
+
+int fd_set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) < 0 ? -1 : 0;
+}

@@ -97,6 +97,10 @@ int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], c
 int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		     const int stdio[3], const int *keep, size_t n_keep);
 
+/* Sets (on) or clears O_NONBLOCK of fd's open file description (fcntl(2)
+ * F_GETFL, F_SETFL).  Returns 0 or -1 (errno). */
+int fd_set_nonblock(int fd, bool on);
+
 /* CLOCK_MONOTONIC (clock_gettime(2)) in microseconds: for deadlines and durations. */
 uint64_t monotonic_us(void);
 
