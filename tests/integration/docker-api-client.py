@@ -152,14 +152,12 @@ def garbage():
     print("ping=%s" % client().ping())
 
 
-def post_create(doc, name):
-    """POST /containers/create of doc as it is (docker-py would convert its types):
+def exchange(request):
+    """Sends one whole request (Connection: close) and reads the answer to its end:
     (status, body)."""
-    body = json.dumps(doc).encode()
     s = socket.socket(socket.AF_UNIX)
     s.connect(SOCK)
-    s.sendall(b"POST /v1.41/containers/create?name=%s HTTP/1.1\r\nHost: d\r\nContent-Type: application/json\r\n"
-              b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (name.encode(), len(body), body))
+    s.sendall(request)
     s.settimeout(30)
     data = b""
     while chunk := s.recv(65536):
@@ -167,6 +165,15 @@ def post_create(doc, name):
     s.close()
     head, _, rest = data.partition(b"\r\n\r\n")
     return int(head.split(b" ")[1]), rest.decode(errors="replace").strip()
+
+
+def post_create(doc, name):
+    """POST /containers/create of doc as it is (docker-py would convert its types):
+    (status, body)."""
+    body = json.dumps(doc).encode()
+    return exchange(b"POST /v1.41/containers/create?name=%s HTTP/1.1\r\nHost: d\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                    % (name.encode(), len(body), body))
 
 
 def types(prefix):
@@ -207,17 +214,9 @@ def types(prefix):
         status, body = post_create(doc, prefix + "-bad")
         print("bad", status, body)
     for filters in ('{"label":5}', '{"label":[1]}', '5', '{"label":["suite=none"]}'):
-        s = socket.socket(socket.AF_UNIX)
-        s.connect(SOCK)
-        s.sendall(b"GET /v1.41/containers/json?all=1&filters=%s HTTP/1.1\r\nHost: d\r\nConnection: close\r\n\r\n"
-                  % urllib.parse.quote(filters).encode())
-        s.settimeout(30)
-        data = b""
-        while chunk := s.recv(65536):
-            data += chunk
-        s.close()
-        head, _, rest = data.partition(b"\r\n\r\n")
-        print("filters", filters, head.split(b" ")[1].decode(), rest.decode(errors="replace").strip())
+        status, body = exchange(b"GET /v1.41/containers/json?all=1&filters=%s HTTP/1.1\r\nHost: d\r\n"
+                                b"Connection: close\r\n\r\n" % urllib.parse.quote(filters).encode())
+        print("filters", filters, status, body)
     # an exec with Privileged would have every capability in Docker
     ctr = c.containers.run("python", ["sleep", "60"], name=prefix + "-ex", detach=True)
     for priv in (True, "yes", False):
