@@ -99,10 +99,10 @@ if [ "$writable" = 1 ]; then
 	assert_match "inside, the cgroup namespace is rooted at the run's cgroup" '^0::/$' "$(grep '^0::' <<<"$OUT")"
 
 	# a timed-out container that forked and setsid'd: every process dies with the cgroup
-	run_nsrun --image python --timeout 1 -v "$PROBE_DIR:/mnt:ro" -- sh -c '/mnt/nsrun-probe setsid-sleep 20 & exec sleep 30'
+	run_nsrun --image python --timeout 1 -v "$PROBE_DIR:/mnt:ro" -- sh -c '/mnt/nsrun-probe setsid-sleep 20.'$$' & exec sleep 30'
 	assert_eq "timeout with a setsid'd grandchild: 124" 124 "$RC"
-	for _ in $(seq 100); do pgrep -f 'nsrun-probe setsid-sleep 20' >/dev/null || break; sleep 0.05; done
-	assert_eq "  ... nothing of it left" "" "$(pgrep -f 'nsrun-probe setsid-sleep 20' || true)"
+	for _ in $(seq 100); do pgrep -f "nsrun-probe setsid-sleep 20\\.$$" >/dev/null || break; sleep 0.05; done
+	assert_eq "  ... nothing of it left" "" "$(pgrep -f "nsrun-probe setsid-sleep 20\\.$$" || true)"
 
 	# a SIGKILLed supervisor leaves its cgroup; the next run removes it
 	start_nsrun --debug --image python -- sh -c 'echo ready; exec sleep 30'

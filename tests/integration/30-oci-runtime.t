@@ -201,7 +201,7 @@ assert_match "  ... \"/\": create fails, naming the field" '^nsrun: config.json:
 check "  ... and leaves nothing" test ! -e "$ROOT/c2"
 
 # ---- kill: a signal by name reaches the payload, whose status run returns
-bundle_with '["/nsrun-probe", "sleep", "300"]'
+bundle_with '["/nsrun-probe", "sleep", "300.'$$'"]'
 timeout 60 "$NSRUN" --root "$ROOT" run --bundle "$T/bundle" c3 >/dev/null 2>&1 &
 bg=$!
 # (run makes c3 in the background: wait until it is there at all, then running)
@@ -212,7 +212,7 @@ assert_match "a sleeping payload: running" '"status": "running"' "$OUT"
 # (running: its fifo was opened; the SIGTERM below is for the payload, so wait until
 # the probe has been exec'd, which on a loaded machine comes a moment later)
 end=$((SECONDS + 60))
-until pgrep -f '^/nsrun-probe sleep 300$' >/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
+until pgrep -f "^/nsrun-probe sleep 300\\.$$\$" >/dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 oci delete c3
 assert_match "delete of a running container without --force: refused" \
 	'^nsrun: container "c3" is running: stop it first' "$ERR"
@@ -587,10 +587,10 @@ held_bg=$!
 end=$((SECONDS + 60))
 until [ -e "$ROOT/c19/state.json" ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.1; done
 check "create of c19 under strace (control: it is created)" wait_status c19 created
-check "  ... its monitor has the container's id in its command line (control)" pgrep -f -- 'create --bundle .* c19$'
+check "  ... its monitor has the container's id in its command line (control)" pgrep -f -- "create --bundle $T/bundle c19\$"
 oci start c19
 check "  ... started, it ends" wait_status c19 stopped
-check "  ... no process of it left once it is stopped" bash -c "! pgrep -f -- 'create --bundle .* c19\$'"
+check "  ... no process of it left once it is stopped" bash -c "! pgrep -f -- 'create --bundle $T/bundle c19\$'"
 oci delete c19
 assert_eq "  ... delete: exit 0" "0|" "$RC|$ERR"
 wait "$held_bg"

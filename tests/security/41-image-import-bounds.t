@@ -17,7 +17,7 @@ image_import_setup gzip
 # nothing of NAME: no image, no temp dir, no sandbox process left
 nothing_left() {
 	[ ! -e "$STORE/$1" ] && ! compgen -G "$STORE/.$1.tmp.*" >/dev/null &&
-		! pgrep -f "\.$1\.tmp\." >/dev/null
+		! pgrep -f -- "$STORE/\.$1\.tmp\." >/dev/null
 }
 IMPORT=("$TOOL" import --quiet --interpreter /bin/hello)
 # bounded WHAT NAME SOURCE OPTION TIGHT LOOSE MESSAGE CMD... — CMD OPTION TIGHT SOURCE

@@ -18,7 +18,7 @@
 image_import_setup unshare
 
 nothing_left() {  # NAME — no temporary directory, no sandbox process
-	! compgen -G "$STORE/.$1.tmp.*" >/dev/null && ! pgrep -f "\.$1\.tmp\." >/dev/null
+	! compgen -G "$STORE/.$1.tmp.*" >/dev/null && ! pgrep -f -- "$STORE/\.$1\.tmp\." >/dev/null
 }
 # the mounts of this (the host's) mount namespace that name PRIV or are on /dev/shm or /mnt
 host_mounts() { awk -v p="$PRIV" 'index($4 $5, p) || $5 == "/dev/shm" || $5 == "/mnt"' /proc/self/mountinfo; }
