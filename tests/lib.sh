@@ -432,14 +432,17 @@ _snap_procs() {
 
 # Temp files: nsrun-named entries of $TMPDIR and /tmp, and every entry of /tmp owned by us.
 # An unprivileged user's nsrun makes nothing that root owns: in the rootless suite a
-# root-owned entry is another job's (CI runs make fuzz and the VM tier as root beside
-# it), never a leak of its own.
+# root-owned entry is another job's (CI runs make check-asan, make fuzz and the VM tier
+# as root beside it), never a leak of its own.  NSRUN_TEST_BESIDE_UID (CI, for the root
+# suite it runs beside the rootless one) names the uid of a suite run beside this one:
+# its nsrun-named entries are that suite's.
 _snap_tmp() {
-	local d me not_root=()
+	local d me others=()
 	me=$(id -u)
-	[ "$me" = 0 ] || not_root=(! -uid 0)
+	[ "$me" = 0 ] || others=(! -uid 0)
+	[ -z "${NSRUN_TEST_BESIDE_UID:-}" ] || [ "$NSRUN_TEST_BESIDE_UID" = "$me" ] || others+=(! -uid "$NSRUN_TEST_BESIDE_UID")
 	for d in "${TMPDIR:-/tmp}" /tmp; do
-		find "$d" -mindepth 1 -maxdepth 1 \( -name '*nsrun*' "${not_root[@]}" -o -uid "$me" \) -printf '%p\n' 2>/dev/null
+		find "$d" -mindepth 1 -maxdepth 1 \( -name '*nsrun*' "${others[@]}" -o -uid "$me" \) -printf '%p\n' 2>/dev/null
 	done | grep -v -F "$TESTTMP" | grep -v '/nsrun-probe-cache\.' | grep -v '/nsrun-tests\.' \
 	     | awk -v re="$NSRUN_LEAK_IGNORE" '{ n = $0; sub(/.*\//, "", n); if (n !~ re) print }' | sort -u
 }
