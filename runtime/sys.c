@@ -306,8 +306,16 @@ static int open_in_root_how(int root_fd, const char *path, int flags, bool no_sy
 		rel++;
 	if (!*rel)
 		rel = ".";
-	fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+	/* EAGAIN: a rename or a mount anywhere on the host raced a ".." of the walk
+	 * (one in the path or in a relative symlink of the image), and openat2(2) says
+	 * to try again.  A busy host can do that time after time, so after a few tries
+	 * the walk is done one component at a time, which no such race fails. */
+	for (int tries = 0; tries < 8; tries++) {
+		fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != EAGAIN))
 		return fd;
 	return walk_in_root(root_fd, rel, flags, no_symlinks);
 }

@@ -48,7 +48,8 @@ int write_all(int fd, const void *buf, size_t len);
 /* Opens path inside the tree at root_fd as if root_fd were "/": symlinks and ".."
  * never lead out of it (openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; where
  * the kernel or a tool such as valgrind lacks openat2, the same walk is done one
- * component at a time with O_NOFOLLOW).  flags are open(2) flags (O_CLOEXEC is
+ * component at a time with O_NOFOLLOW, and so it is where a rename or mount on the
+ * host keeps racing a ".." of the path: openat2's EAGAIN).  flags are open(2) flags (O_CLOEXEC is
  * added); the last component's symlink is followed unless flags has O_NOFOLLOW.
  * Returns an fd, or -1 with errno (ELOOP after 40 links). */
 int open_in_root(int root_fd, const char *path, int flags);
