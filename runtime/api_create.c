@@ -678,13 +678,21 @@ static int docker_semantics(struct create_ctx *x, yajl_val body, yajl_val hc)
 
 	for (size_t i = 0; i < strslice_len(add_caps); i++) {
 		const char *c = strslice_at(add_caps, i);
+		/* as Docker (moby oci/caps NormalizeLegacyCapabilities): 400 for a name it does not know */
+		if (strcasecmp(c, "ALL") != 0 && !caps_known(c))
+			return refuse(x, 400, "invalid CapAdd: unknown capability: \"%s\"", c);
 		/* Docker's ALL is every capability, not its default set */
 		if (strcasecmp(c, "ALL") == 0 || caps_parse_add(c, &keep, &e) < 0)
 			return refuse(x, 403, "CapAdd: refused by nsrun api: \"%s\" is beyond Docker's default "
 				      "capabilities, the most a container gets (inside its user namespace)", c);
 	}
-	for (size_t i = 0; i < strslice_len(drop); i++)
-		caps_parse_add(strslice_at(drop, i), &dropped, &e); /* one never granted is dropped already */
+	for (size_t i = 0; i < strslice_len(drop); i++) {
+		const char *c = strslice_at(drop, i);
+		/* a misspelt name would leave the capability it meant: refused, as Docker does */
+		if (strcasecmp(c, "ALL") != 0 && !caps_known(c))
+			return refuse(x, 400, "invalid CapDrop: unknown capability: \"%s\"", c);
+		caps_parse_add(c, &dropped, &e); /* one never granted is dropped already */
+	}
 	keep &= ~dropped;
 	if (!is_true(api_get(hc, "ReadonlyRootfs", yajl_t_any)) && add(x, "--read-only=false", NULL) < 0)
 		return -1;

@@ -1,4 +1,5 @@
 /* caps.c - see caps.h */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,25 @@ void caps_format(uint64_t mask, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(docker_default) / sizeof(docker_default[0]) && n < len; i++)
 		if (mask & (1ULL << docker_default[i].cap))
 			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", docker_default[i].name);
+}
+
+bool caps_known(const char *name)
+{
+	char lower[64] = "cap_";
+	size_t n = 4;
+	cap_value_t v;
+
+	if (strncasecmp(name, "CAP_", 4) == 0)
+		name += 4;
+	/* one name: libcap's parser would also take a list ("chown,kill") */
+	for (; *name && n < sizeof(lower) - 1; name++) {
+		if (!isalnum((unsigned char)*name) && *name != '_')
+			return false;
+		lower[n++] = (char)tolower((unsigned char)*name);
+	}
+	lower[n] = '\0';
+	/* libcap also takes a bare number ("12"): Docker's names only */
+	return !*name && n > 4 && !(lower[4] >= '0' && lower[4] <= '9') && cap_from_name(lower, &v) == 0;
 }
 
 int caps_parse_add(const char *arg, uint64_t *mask, struct nsrun_error *err)

@@ -2,6 +2,7 @@
 #ifndef NSRUN_CAPS_H
 #define NSRUN_CAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,11 @@ uint64_t caps_docker_default(void);
  * ORs the bits into *mask.  Returns 0, or -1 with err naming the refused one
  * (capabilities beyond Docker's default are not granted). */
 int caps_parse_add(const char *arg, uint64_t *mask, struct nsrun_error *err);
+
+/* Whether name is a capability the kernel headers libcap was built with know
+ * (capabilities(7)), with or without "CAP_", any case: cap_from_name(3).  ALL is
+ * not one. */
+bool caps_known(const char *name);
 
 /* Writes the names of mask's capabilities of Docker's default set to buf, comma-
  * separated (what --cap-add takes); "" for none. */

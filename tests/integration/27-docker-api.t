@@ -143,6 +143,10 @@ assert_match "control: a root payload has Docker's default capabilities and a wr
 has_ty() { assert_match "$1" "(^|
 )$2" "$TY"; }
 has_ty 'CapDrop "ALL" (one string): every capability dropped' 'capdrop-string capeff 0+ root writable'
+has_ty 'CapDrop SYS_ADMIN (never granted) and cap_net_raw: taken, NET_RAW dropped' 'capdrop-beyond capeff 0*a80405fb '
+has_ty 'CapDrop "NET_RAWW" (misspelt): 400, never the capability left silently' \
+	'bad 400 \{"message":"invalid CapDrop: unknown capability: \\"NET_RAWW\\""\}'
+has_ty 'CapAdd "CHOWNN": 400 too' 'bad 400 \{"message":"invalid CapAdd: unknown capability: \\"CHOWNN\\""\}'
 has_ty '"hostconfig": {"capdrop": ["ALL"]} (any case): dropped' 'capdrop-lower capeff 0+ '
 has_ty '"readonlyrootfs": true (any case): a read-only root' 'readonly-lower capeff 0*a80425fb root Read-only file system'
 has_ty '"CapDrop": [] then "CAPDROP": ["ALL"]: the last wins, as in Docker' 'dup-last-wins capeff 0+ '

@@ -185,6 +185,7 @@ def types(prefix):
              "try:\n open('/x', 'w'); print('root writable')\nexcept OSError as e:\n print('root', e.strerror)\n")
     c = client()
     cases = [("control", {}), ("capdrop-string", {"HostConfig": {"CapDrop": "ALL"}}),
+             ("capdrop-beyond", {"HostConfig": {"CapDrop": ["SYS_ADMIN", "cap_net_raw"]}}),
              ("capdrop-lower", {"hostconfig": {"capdrop": ["ALL"]}}),
              ("readonly-lower", {"HostConfig": {"readonlyrootfs": True}}),
              ("dup-last-wins", {"HostConfig": {"CapDrop": [], "CAPDROP": ["ALL"]}})]
@@ -210,6 +211,8 @@ def types(prefix):
                 {"Image": "python", "HostConfig": {"Mounts": [{"Type": "bind", "Source": "/tmp", "Target": "/m",
                                                                "BindOptions": {"Propagation": "rshared"}}]}},
                 {"Image": "python", "HostConfig": {"CapAdd": ["ALL"]}},
+                {"Image": "python", "HostConfig": {"CapDrop": ["NET_RAWW"]}},
+                {"Image": "python", "HostConfig": {"CapAdd": ["CHOWNN"]}},
                 {"Image": "python", "HostConfig": {"Memory": 1}}):
         status, body = post_create(doc, prefix + "-bad")
         print("bad", status, body)

@@ -74,6 +74,12 @@ static void cap_add(struct tap *t)
 	tap_ok(t, strstr(err.msg, "\"SYS_ADMIN\"") != NULL, "  ... naming it");
 	tap_ok(t, caps_parse_add("sys_ptrace", &m, &err) < 0, "--cap-add sys_ptrace: refused");
 	tap_ok(t, caps_parse_add("", &m, &err) == 0 && m == (1ULL << 13), "  ... an empty value adds nothing");
+	/* the API's CapDrop: a name the kernel knows, Docker's default or not */
+	tap_ok(t, caps_known("SYS_ADMIN") && caps_known("cap_net_raw") && caps_known("Chown"),
+	       "caps_known: SYS_ADMIN, cap_net_raw, Chown");
+	tap_ok(t, !caps_known("NET_RAWW") && !caps_known("ALL") && !caps_known("") && !caps_known("CAP_") &&
+		  !caps_known("12") && !caps_known("CHOWN,KILL"),
+	       "  ... not NET_RAWW, ALL, \"\", CAP_, a number, or a list");
 }
 
 static void spec(struct tap *t)
