@@ -308,7 +308,7 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	struct service_state st;
 	char root[PATH_MAX], dir[PATH_MAX + NAME_MAX_LEN + 2], name[NAME_MAX_LEN + 1];
 	int ready[2] = { -1, -1 };
-	int r, status = -1;
+	int r, status = -1, not_started = 125;
 	pid_t monitor;
 	struct host_out json = { .dir_fd = -1, .fd = -1 };
 
@@ -420,12 +420,16 @@ int service_detach(struct nsrun_config *cfg, struct timing *timing)
 	} else {
 		error_set_stage(&err, STAGE_SUPERVISE, 0, "service \"%s\" ended before it was ready (status %d)", name,
 				WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		/* as docker run -d: a command that is not there (127) or cannot be executed
+		 * (126) ends the monitor with that status, which is the exit status too */
+		if (WIFEXITED(status) && (WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127))
+			not_started = WEXITSTATUS(status);
 	}
 	state_print_log_tail(dir_fd, stderr, LOG_TAIL_LINES);
 	state_remove_dir(root_fd, name);
 	error_print(&err, stderr);
 	host_out_free(&json);
-	return 125;
+	return not_started;
 fail_remove:
 	publish_close(&pub);
 	if (ready[0] >= 0)

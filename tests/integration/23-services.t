@@ -129,9 +129,13 @@ assert_match "  ... with the service's last log lines" 'this one never listens' 
 check "  ... no state directory" test ! -e "$STATE/t$$-never"
 assert_eq "  ... nothing of it runs" "" "$(live_procs)"
 run_nsrun -d --name "t$$-missing" --image services -- no-such-server
-assert_eq "a command that is not there: exit 125" 125 "$RC"
+assert_eq "a command that is not there: exit 127, as docker run -d" 127 "$RC"
 assert_match "  ... ended before it was ready (127), with the reason" 'No such file or directory(.|\n)*ended before it was ready \(status 127\)' "$ERR"
 check "  ... no state directory" test ! -e "$STATE/t$$-missing"
+run_nsrun -d --name "t$$-noexec" --image services -- /etc/hostname
+assert_eq "a command that cannot be executed: exit 126, as docker run -d" 126 "$RC"
+assert_match "  ... ended before it was ready (126), with the reason" 'Permission denied(.|\n)*ended before it was ready \(status 126\)' "$ERR"
+check "  ... no state directory" test ! -e "$STATE/t$$-noexec"
 
 # ---- the default state directory, without XDG_RUNTIME_DIR: in HOME, never in /tmp
 ND="t$$-default"
