@@ -71,7 +71,7 @@ const char *result_signal_name(int sig, char *buf, size_t len)
 
 size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 {
-	char secs[32], name[32];
+	char secs[32], name[32], limit[32], peak[32];
 
 	buf[0] = '\0';
 	switch (r->status) {
@@ -83,13 +83,10 @@ size_t result_message(const struct nsrun_result *r, char *buf, size_t len)
 		snprintf(buf, len, "killed: the output passed --output-limit");
 		break;
 	case NSRUN_STATUS_OOM_KILLED:
-		if (r->memory_peak_bytes)
-			snprintf(buf, len, "killed: out of memory (limit %llu MiB, peak %llu MiB)",
-				 (unsigned long long)(r->memory_limit_bytes >> 20),
-				 (unsigned long long)(r->memory_peak_bytes >> 20));
-		else
-			snprintf(buf, len, "killed: out of memory (limit %llu MiB)",
-				 (unsigned long long)(r->memory_limit_bytes >> 20));
+		format_bytes(r->memory_limit_bytes, limit, sizeof(limit));
+		format_bytes(r->memory_peak_bytes, peak, sizeof(peak));
+		snprintf(buf, len, "killed: out of memory (limit %s%s%s)", limit, r->memory_peak_bytes ? ", peak " : "",
+			 r->memory_peak_bytes ? peak : "");
 		break;
 	case NSRUN_STATUS_EXEC_FAILED:
 	case NSRUN_STATUS_ERROR:

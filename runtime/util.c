@@ -218,10 +218,28 @@ void strv_free(struct strv *sv)
 
 void format_seconds(uint64_t us, char *buf, size_t len)
 {
-	if (us % 1000000 == 0)
+	char frac[8];
+	size_t n;
+
+	if (us % 1000000 == 0) {
 		snprintf(buf, len, "%llus", (unsigned long long)(us / 1000000));
+		return;
+	}
+	/* whole microseconds, never an exponent ("0.000001s", not "1e-06s") */
+	snprintf(frac, sizeof(frac), "%06llu", (unsigned long long)(us % 1000000));
+	for (n = strlen(frac); n > 1 && frac[n - 1] == '0'; n--)
+		frac[n - 1] = '\0';
+	snprintf(buf, len, "%llu.%ss", (unsigned long long)(us / 1000000), frac);
+}
+
+void format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1 << 20)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+	else if (bytes >= 1 << 10)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes >> 10));
 	else
-		snprintf(buf, len, "%gs", (double)us / 1e6);
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
 }
 
 /* Appends the shell word of s at buf + *o; false (nothing appended) if it does not fit. */

@@ -42,6 +42,10 @@ void strv_free(struct strv *sv);
 /* Formats microseconds as seconds for messages ("2s", "0.5s") into buf. */
 void format_seconds(uint64_t us, char *buf, size_t len);
 
+/* Formats a size in bytes for messages into buf, rounded down to its largest
+ * whole unit: "64 MiB", "512 KiB", "1 bytes" (so no limit under 1 MiB reads 0). */
+void format_bytes(uint64_t bytes, char *buf, size_t len);
+
 /* Joins the n strings of v with spaces into buf (len bytes, always terminated),
  * each as a POSIX shell word would read back: as it is when made only of
  * [A-Za-z0-9_@%+=:,./-], else in single quotes, a ' as '\'' (so an empty

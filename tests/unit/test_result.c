@@ -50,6 +50,10 @@ int main(void)
 	result_report(&r, f);
 	fclose(f);
 	tap_str(&t, "timeout report line", "nsrun: timed out after 2.5s\n", buf);
+	format_seconds(1, buf, sizeof(buf));
+	tap_str(&t, "  ... a microsecond: no exponent", "0.000001s", buf);
+	format_seconds(61250000, buf, sizeof(buf));
+	tap_str(&t, "  ... 61.25s", "61.25s", buf);
 
 	memset(&r, 0, sizeof(r));
 	r.status = NSRUN_STATUS_EXITED;
@@ -59,6 +63,20 @@ int main(void)
 	result_report(&r, f);
 	fclose(f);
 	tap_str(&t, "a payload's failure prints nothing of nsrun's", "", buf);
+
+	memset(&r, 0, sizeof(r));
+	r.status = NSRUN_STATUS_OOM_KILLED;
+	r.memory_limit_bytes = 64 << 20;
+	r.memory_peak_bytes = (64 << 20) + 5;
+	result_message(&r, buf, sizeof(buf));
+	tap_str(&t, "out of memory: the limit and the peak", "killed: out of memory (limit 64 MiB, peak 64 MiB)", buf);
+	r.memory_limit_bytes = 1;
+	r.memory_peak_bytes = 0;
+	result_message(&r, buf, sizeof(buf));
+	tap_str(&t, "  ... --memory 1: 1 bytes, never 0 MiB", "killed: out of memory (limit 1 bytes)", buf);
+	r.memory_limit_bytes = 512 << 10;
+	result_message(&r, buf, sizeof(buf));
+	tap_str(&t, "  ... --memory 512k: 512 KiB", "killed: out of memory (limit 512 KiB)", buf);
 
 	/* issue 17, kind 7: every signal has a name, real-time ones as `kill -l` says */
 	tap_str(&t, "signal name: SIGTERM", "SIGTERM", result_signal_name(SIGTERM, buf, sizeof(buf)));
