@@ -12,13 +12,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "check_internal.h"
 #include "diagnose.h"
+#include "mount.h"
 #include "ns.h"
 #include "sync.h"
 #include "sys.h"
@@ -255,15 +255,11 @@ static void probe_mounts_inside(struct mount_report *r)
 			diag_refine(&r->dev, PROC);
 		}
 	}
-	/* pivot_root(".", ".") as mount.c does; EINVAL when / is the initramfs (rootfs) */
-	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0) {
-		int e = errno;
-		error_set_stage(&r->pivot, STAGE_MOUNT, e, "pivot_root");
-		if (e == EINVAL)
-			r->pivot.hint = "the root file system is the initramfs (rootfs), which pivot_root cannot "
-					"leave: boot with a real root, or have init switch_root to a tmpfs first";
+	/* into the tmpfs as a run does (on the initramfs too, where a run moves the root) */
+	if (chdir("/tmp") < 0)
+		error_set_stage(&r->pivot, STAGE_MOUNT, errno, "chdir into the tmpfs");
+	else if (mount_pivot_here(&r->pivot) < 0)
 		diag_refine(&r->pivot, PROC);
-	}
 }
 
 static void probe_mounts(int out_fd, void *p)

@@ -734,18 +734,24 @@ int mount_host_tmp_back(const struct mount_host_tmp *host_tmp, struct nsrun_erro
 	return attach_tree(host_tmp->fd, host_tmp->legacy, STAGING, -1, err, "the host's " STAGING " again");
 }
 
-int mount_pivot_root(const struct nsrun_config *cfg, struct timing *timing, struct nsrun_error *err)
+int mount_pivot_here(struct nsrun_error *err)
 {
 	err->stage = STAGE_MOUNT;
 	/* pivot_root(".", "."): the old root is stacked on the new one and detached at once */
 	if (syscall(SYS_pivot_root, ".", ".") == 0) {
 		if (umount2(".", MNT_DETACH) < 0)
 			return error_set(err, errno, "detach the old root");
-	} else if (errno != EINVAL) {
-		return error_set(err, errno, "pivot_root");
-	} else if (move_root(err) < 0) {
-		return -1;
+		return 0;
 	}
+	if (errno != EINVAL)
+		return error_set(err, errno, "pivot_root");
+	return move_root(err);
+}
+
+int mount_pivot_root(const struct nsrun_config *cfg, struct timing *timing, struct nsrun_error *err)
+{
+	if (mount_pivot_here(err) < 0)
+		return -1;
 	if (chdir("/") < 0)
 		return error_set(err, errno, "chdir /");
 	if (mount_root_propagation(cfg->rootfs_propagation, err) < 0 || mount_binds_propagation(cfg, err) < 0)

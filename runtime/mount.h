@@ -77,6 +77,15 @@ int mount_build_root(const struct nsrun_config *cfg, const struct mount_plan *pl
  * move_mount(2), or mount(2) before Linux 5.2). */
 int mount_host_tmp_back(const struct mount_host_tmp *host_tmp, struct nsrun_error *err);
 
+/* Makes the working directory the root of this process's mount namespace, as a
+ * run does it: pivot_root(".", ".") and the old root detached (pivot_root(2)), or,
+ * where "/" is the kernel's initramfs and pivot_root fails with EINVAL, the working
+ * directory moved over "/" and chrooted into, as switch_root(8) does.  The working
+ * directory is then the new root.  Used by the run and by the probes of nsrun check
+ * and of the isolation tiers, so that they agree.  Returns 0, or -1 with err (stage
+ * STAGE_MOUNT; errno of the failing call, EINVAL in a chroot, with a hint). */
+int mount_pivot_here(struct nsrun_error *err);
+
 /* Container side, after mount_build_root: pivot_root(2) into the working directory
  * and detaches the old root (switch_root's move where the old root is the
  * initramfs), then the root's and the binds' propagation (OCI).  Returns 0, or -1

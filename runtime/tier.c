@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "caps.h"
 #include "diagnose.h"
 #include "landlock.h"
+#include "mount.h"
 #include "ns.h"
 #include "sys.h"
 #include "tier.h"
@@ -166,21 +166,13 @@ static void full_inside(struct nsrun_error *e)
 		diag_proc_mount(errno, PROC, e);
 		return;
 	}
-	/* into the tmpfs as mount_pivot_root does (its /proc is then at /proc);
-	 * EINVAL, the initramfs, it goes round by moving the root */
+	/* into the tmpfs as a run does (its /proc is then at /proc) */
 	if (chdir("/tmp") < 0) {
 		error_set_stage(e, STAGE_MOUNT, errno, "chdir into the tmpfs");
 		return;
 	}
-	if (syscall(SYS_pivot_root, ".", ".") == 0) {
-		if (umount2(".", MNT_DETACH) < 0) {
-			error_set_stage(e, STAGE_MOUNT, errno, "detach the old root");
-			return;
-		}
-	} else if (errno != EINVAL) {
-		error_set_stage(e, STAGE_MOUNT, errno, "pivot_root");
+	if (mount_pivot_here(e) < 0)
 		return;
-	}
 	e->stage = STAGE_CONTAINER;
 	if (sethostname("nsrun", 5) < 0) {
 		error_set(e, errno, "set the hostname");

@@ -696,6 +696,8 @@ initramfs_results() {
 	is "B23: ... as 65534" "$(key $f ids | cut -d' ' -f1-4)" "rc=0 ids: ok uid=65534"
 	case $(key $f write-root) in "rc=1 write: denied EROFS"*) record ok "B23: ... on a read-only root" ;; *) record fail "B23: ... on a read-only root" ;; esac
 	case $(key $f initramfs) in "rc=1 read: denied ENOENT"*) record ok "B23: ... the initramfs out of reach" ;; *) record fail "B23: ... the initramfs out of reach" ;; esac
+	is "B23: nsrun check there says pivot_root works, as the runs found" "$(key $f check-pivot)" "pivot_root: ok"
+	is "B23: ... and that a run gets full isolation" "$(key $f check-isolation)" "isolation: ok (full:"
 }
 
 # ---------------------------------------------------------------- main

@@ -26,6 +26,10 @@ run pids pids
 run ids ids
 run write-root write /escape
 run initramfs read /init
+# nsrun check must say what these runs found: pivot_root works here (by moving the root)
+out=$(timeout -s KILL 60 "$HERE/nsrun" check 2>&1)
+echo "check-pivot $(echo "$out" | grep '^pivot_root:')"
+echo "check-isolation $(echo "$out" | grep '^isolation:' | cut -d' ' -f1-3)"
 rm -rf "$R"
 umount /dev 2>/dev/null
 umount /proc
