@@ -398,7 +398,7 @@ static void req_read(struct pool *p, struct pool_req *q, int *fd, struct result_
 	}
 	if (st->total_bytes > q->output_limit) {
 		st->truncated = true;
-		if (p->cfg.output.limit_kill && !q->killed_for_output && !q->timed_out && !q->killed_for_memory) {
+		if (p->cfg.output.limit_kill && !slot_killed(q)) {
 			q->killed_for_output = true;
 			zsend(p, "kill", q->slot->id);
 		}
