@@ -315,21 +315,6 @@ static int open_pty(const struct container_args *a, struct nsrun_error *err)
 
 /* Reads the payload's exec report: EOF means execve succeeded (the pipe is
  * close-on-exec); otherwise the struct nsrun_error it wrote. Returns 1 on success. */
-static int read_exec_report(int fd, struct nsrun_error *err)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, err, sizeof(*err));
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		return 1;
-	if (n != (ssize_t)sizeof(*err))
-		error_set_stage(err, STAGE_CONTAINER, n < 0 ? errno : EPROTO, "read the exec report");
-	err->msg[sizeof(err->msg) - 1] = '\0';
-	return 0;
-}
-
 /* Reaps every child; returns 1 and sets *status when the payload was among them. */
 static int reap(pid_t payload, int *status)
 {
@@ -514,7 +499,8 @@ void container_main(const struct container_args *a)
 	for (int i = 0; i < 3; i++)
 		if (stdio[i] >= 0 && (i == 0 || stdio[i] != stdio[i - 1]))
 			close(stdio[i]);
-	if (read_exec_report(report[0], &err)) {
+	int exec_rc = exec_report_read(report[0], &err);
+	if (exec_rc == 1) {
 		timing_mark(a->timing, TP_EXEC_OK);
 		/* sync: EXEC_OK */
 		if (sync_send(a->sync_fd, SYNC_EXEC_OK, payload, &err) < 0)
@@ -525,6 +511,8 @@ void container_main(const struct container_args *a)
 		/* sync: EXEC_OK (as EXEC_FAILED or ERROR) */
 		int status = 0;
 		waitpid(payload, &status, 0);
+		if (exec_rc < 0)
+			exec_report_died(status, &err);
 		sync_send_error(a->sync_fd, err.stage == STAGE_EXEC ? SYNC_EXEC_FAILED : SYNC_ERROR, &err);
 		_exit(125);
 	}

@@ -21,10 +21,14 @@
 #include "rlimits.h"
 #include "ns.h"
 #include "oci_hooks.h"
+#include "result.h"
 #include "seccomp.h"
 #include "sys.h"
 #include "tier.h"
 #include "timing.h"
+
+/* exec_report_read's byte: the child got as far as its execve */
+#define EXEC_REPORT_CONFINED 'E'
 
 static void __attribute__((noreturn)) fail(int report_fd, struct nsrun_error *err, int code)
 {
@@ -172,7 +176,8 @@ static void archive_instead(const struct nsrun_config *cfg, const struct nsrun_s
 	/* no execve follows: really closed, not only close-on-exec */
 	close_fds_except(&keep, 1);
 	exec_confine(cfg, seccomp, landlock_abi, timing, report_fd);
-	/* its end tells the parent the "command" started, as execve's would */
+	/* it tells the parent the "command" started, as an execve would */
+	exec_report_confined(report_fd);
 	close(report_fd);
 	_exit(copy_archive_run((enum copy_archive_op)cfg->archive_op, cfg->archive_path));
 }
@@ -356,6 +361,8 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	 * the command (config.md "startContainer Hooks"); the state's pid is init's */
 	if (oci_hooks_run_inside(&cfg->oci_inside, "startContainer", getppid(), &err) < 0)
 		fail(report_fd, &err, 125);
+	/* got this far: an end of the report without this is a death on the way */
+	exec_report_confined(report_fd);
 	for (size_t i = 0; i < n; i++) {
 		execve(cand[i], proc->args.v, proc->env.v);
 		/* as execvp(3): remember EACCES, keep looking on ENOENT/ENOTDIR */
@@ -369,4 +376,57 @@ void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *se
 	/* error_set: the command is the image's (its Entrypoint) or the caller's, one line */
 	error_set_stage(&err, STAGE_EXEC, saved, "exec \"%s\"", proc->args.v[0]);
 	fail(report_fd, &err, saved == ENOENT ? 127 : 126);
+}
+
+void exec_report_confined(int report_fd)
+{
+	(void)write_all(report_fd, &(char){ EXEC_REPORT_CONFINED }, 1);
+}
+
+int exec_report_read(int fd, struct nsrun_error *err)
+{
+	char buf[1 + sizeof(*err)];
+	size_t got = 0, off;
+
+	while (got < sizeof(buf)) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_set_stage(err, STAGE_CONTAINER, errno, "read the exec report");
+			return 0;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0)
+		return -1;
+	if (got == 1 && buf[0] == EXEC_REPORT_CONFINED)
+		return 1;
+	off = buf[0] == EXEC_REPORT_CONFINED && got == sizeof(buf) ? 1 : 0;
+	if (got - off != sizeof(*err)) {
+		error_set_stage(err, STAGE_CONTAINER, EPROTO, "read the exec report");
+		return 0;
+	}
+	memcpy(err, buf + off, sizeof(*err));
+	err->msg[sizeof(err->msg) - 1] = '\0';
+	return 0;
+}
+
+int exec_report_died(int status, struct nsrun_error *err)
+{
+	char sig[32];
+
+	if (WIFSIGNALED(status)) {
+		result_signal_name(WTERMSIG(status), sig, sizeof(sig));
+		error_set_stage(err, STAGE_CONTAINER, 0, "the payload's set-up was killed by %s before its execve", sig);
+		if (WTERMSIG(status) == SIGSYS)
+			err->hint = "an outer seccomp filter kills a system call nsrun makes there (strace -f names "
+				    "it); nsrun check says which isolation works here";
+	} else {
+		error_set_stage(err, STAGE_CONTAINER, 0, "the payload's set-up ended (status %d) before its execve",
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	return -1;
 }

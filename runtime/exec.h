@@ -63,6 +63,25 @@ void exec_payload(const struct nsrun_config *cfg, const struct nsrun_limits *rli
 void exec_command(const struct nsrun_config *cfg, const struct nsrun_seccomp *seccomp, int landlock_abi,
 		  struct timing *timing, int report_fd) __attribute__((noreturn));
 
+/* The report of exec_payload's or exec_command's child on its report_fd, read
+ * to its end (EOF: the pipe is close-on-exec, or the child ended).  The child
+ * writes one byte once confined, just before its execve (or, for an archive
+ * operation, its work), and a struct nsrun_error on a failure: so a child killed
+ * before it got there (SIGSYS of an outer seccomp filter that kills a call nsrun
+ * makes, capset or unshare) is told apart from one that exec'd.  Returns 1: it
+ * exec'd; 0: *err says why it failed (its hint as the child set it); -1: it ended
+ * before its execve without a word (its status says how). */
+int exec_report_read(int fd, struct nsrun_error *err);
+
+/* The child's byte of exec_report_read: it is confined and about to execve (or,
+ * for an archive operation, to do its work instead). */
+void exec_report_confined(int report_fd);
+
+/* For a child that ended without a word before its execve (exec_report_read -1)
+ * with wait status: err says so, naming the signal, with a hint where it is
+ * SIGSYS (an outer seccomp filter).  Returns -1. */
+int exec_report_died(int status, struct nsrun_error *err);
+
 /* Returns only when confined: exec_command without the execve, for a command that
  * nsrun runs in-process after it (copy_archive.h): chdir to cfg's cwd, every fd but
  * 0-2 close-on-exec, no capabilities, no_new_privs, Landlock, seccomp.  On failure

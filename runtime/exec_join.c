@@ -52,7 +52,7 @@ struct joiner_args {
 	bool detach;                            /* OCI --detach: it outlives nsrun exec (no parent-death signal) */
 	int stdio[3];                           /* the relay's ends for fds 0-2, -1: ours as they are */
 	int pid_fd;                             /* the command's pid goes there */
-	int report_fd;                          /* a struct nsrun_error on failure; EOF: exec'd */
+	int report_fd;                          /* exec_report_read's protocol (exec.h) */
 	pid_t parent;                           /* nsrun exec */
 	enum copy_archive_op archive;           /* not NONE: this instead of the command */
 	const char *archive_path;
@@ -121,11 +121,12 @@ static void __attribute__((noreturn)) command_main(const struct joiner_args *a)
 	if (a->archive != COPY_ARCHIVE_NONE) {
 		/* no execve follows: nsrun's fds (state dir, /proc/<pid>, namespaces, pipes)
 		 * must really be closed, not only marked close-on-exec; fds 0-2 and the
-		 * report stay.  Confined as the command would be; then the report's EOF
-		 * says it started. */
+		 * report stay.  Confined as the command would be; then the report says
+		 * it started. */
 		int keep = a->report_fd;
 		close_fds_except(&keep, 1);
 		exec_confine(a->cfg, a->seccomp, a->landlock_abi, NULL, a->report_fd);
+		exec_report_confined(a->report_fd);
 		close(a->report_fd);
 		_exit(copy_archive_run(a->archive, a->archive_path));
 	}
@@ -519,13 +520,14 @@ static int run_command(const struct nsrun_config *cfg, const struct exec_target 
 		}
 		goto out;
 	}
-	/* sync: the command's report; EOF: it exec'd (the pipe is close-on-exec) */
-	n = read_full(report_r, &cerr, sizeof(cerr));
-	if (n == (ssize_t)sizeof(cerr)) {
-		cerr.msg[sizeof(cerr.msg) - 1] = '\0';
+	/* sync: the command's report (exec_report_read) */
+	n = exec_report_read(report_r, &cerr);
+	if (n != 1) {
 		cerr.hint = NULL;
 		wait_child(cmd, &status);
 		cmd = -1;
+		if (n < 0)
+			exec_report_died(status, &cerr);
 		if (cerr.stage != STAGE_EXEC) {
 			*err = cerr;
 			goto out;

@@ -199,4 +199,42 @@ else
 	assert_match "  ... saying so" '^nsrun: .*clear the capability sets' "$ERR"
 fi
 
+# ---------------------------------------------------------------- (f) an outer filter kills unshare or capset
+# A filter that kills (SCMP_ACT_KILL_PROCESS) instead of failing the call: the
+# payload's set-up process died before its execve, and the end of its report was
+# taken for an exec, so the run said its payload was killed by SIGSYS (159, status
+# "signaled", isolation full) with no word of nsrun's, while check named minimal
+# (breaker, session 19).  Now the set-up's death is nsrun's error: where a lower
+# tier works the run takes it, as check says; where none does, 125 naming SIGSYS.
+if [ -z "$SECCOMP_BPF" ]; then
+	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
+else
+	for call in unshare capset; do
+		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_KILL_PROCESS"}]}\n' \
+			"$call" >"$TESTTMP/kill-$call.json"
+		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/kill-$call.json" >"$TESTTMP/kill-$call.bpf"
+	done
+	chmod a+r "$TESTTMP"/kill-*.bpf
+	killed() { local call=$1; shift; run_cmd sh -c 'exec "$@" 9<"$0"' "$TESTTMP/kill-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}" \
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 -- "$@"; }
+	killed unshare unshare -U true
+	assert_eq "control: the filter kills unshare (SIGSYS)" 159 "$RC"
+	killed unshare "$NSRUN" check
+	assert_eq "unshare killed: nsrun check exits 1" 1 "$RC"
+	assert_match "  ... naming the minimal tier" "(^|
+)isolation: missing: not full; a run takes the minimal tier" "$OUT"
+	killed unshare "$NSRUN" --json - --image python -- python3 -c "$SNIPPET"
+	assert_eq "  ... and a run works there (not 159)" 0 "$RC"
+	assert_match "  ... in the minimal tier, as check said" '"isolation":"minimal"' "$OUT"
+	assert_match "  ... with its warning" '^nsrun: warning: isolation minimal' "$ERR"
+	killed capset "$NSRUN" check
+	assert_eq "capset killed: nsrun check exits 2 (no tier works)" 2 "$RC"
+	killed capset "$NSRUN" --json - --image python -- true
+	assert_eq "  ... and a run fails there with nsrun's error (125, not 159)" 125 "$RC"
+	assert_match "  ... saying the set-up was killed by SIGSYS, and why" \
+		'^nsrun: the payload.s set-up was killed by SIGSYS before its execve
+nsrun: hint: an outer seccomp filter kills' "$ERR"
+	assert_match "  ... and --json says nsrun failed" '"status":"error"' "$OUT"
+fi
+
 done_testing
