@@ -70,7 +70,7 @@ static unsigned long existing_flags(int fd)
 }
 
 /* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
- * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
+ * where the kernel (before 5.12), valgrind or an outer filter lacks it, a bind remount keeping the
  * mount's other flags.  Returns 0 or -1 with errno. */
 int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 {
@@ -79,7 +79,8 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 
 	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), attrs) == 0)
 		return 0;
-	if (errno != ENOSYS)
+	/* EPERM: an outer filter's (in our own mount namespace we may remount) */
+	if (errno != ENOSYS && errno != EPERM)
 		return -1;
 	ms |= (attrs & MOUNT_ATTR_RDONLY) ? MS_RDONLY : 0;
 	ms |= (attrs & MOUNT_ATTR_NOSUID) ? MS_NOSUID : 0;
@@ -91,17 +92,36 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 
 /* ---- container side ---- */
 
+/* Whether a detached tree can be set up and attached here: move_mount(2) and
+ * mount_setattr(2) are there (5.2, 5.12) and no outer filter refuses them.  Each is
+ * called with arguments the kernel refuses on their own (EINVAL, ENOENT): ENOSYS or
+ * EPERM (we hold CAP_SYS_ADMIN in our mount namespace) can only be the kernel's
+ * lack or a filter's.  A kernel of 5.2 to 5.11 has open_tree but no
+ * mount_setattr, and a detached tree cannot be remounted (EINVAL): every run
+ * failed there. */
+static bool new_mount_api(void)
+{
+	if (sys_move_mount(-1, "", -1, "", 0) < 0 && (errno == ENOSYS || errno == EPERM))
+		return false;
+	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && (errno == ENOSYS || errno == EPERM))
+		return false;
+	return true;
+}
+
 /* A detached copy of the mount tree at path (open_tree(2) OPEN_TREE_CLONE,
  * recursive; at_flags added, e.g. AT_SYMLINK_NOFOLLOW), ready for attach_tree.
- * Where the kernel (before 5.2) or valgrind has no open_tree: an O_PATH fd of
- * path (o_flags added, e.g. O_NOFOLLOW), to be bound, and *legacy set.
+ * Where the kernel (before 5.2), valgrind or an outer filter has no open_tree, or
+ * no move_mount or mount_setattr (new_mount_api): an O_PATH fd of path (o_flags
+ * added, e.g. O_NOFOLLOW), to be bound, and *legacy set.
  * Returns the fd, or -1 with errno. */
 static int clone_tree(const char *path, unsigned at_flags, int o_flags, bool *legacy)
 {
-	int fd = mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | at_flags);
+	int fd = new_mount_api() ?
+		 mount_sys_open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | at_flags) :
+		 (errno = ENOSYS, -1);
 
 	*legacy = false;
-	if (fd < 0 && errno == ENOSYS) {
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
 		*legacy = true;
 		fd = open(path, O_PATH | O_CLOEXEC | o_flags);
 	}
