@@ -337,8 +337,11 @@ static bool nproc_exempt(void)
 	int status;
 	pid_t pid = fork();
 
+	/* EAGAIN: RLIMIT_NPROC (a low one of the caller's, prlimit --nproc=15) already
+	 * holds us, which it never does host root; anything else: cannot tell, assume
+	 * the worst */
 	if (pid < 0)
-		return true;    /* cannot tell: assume the worst */
+		return errno != EAGAIN;
 	if (pid == 0) {
 		struct rlimit none = { 0, 0 };
 		pid_t g;

@@ -35,6 +35,13 @@ static int set_own(const struct nsrun_limits *limits, int resource, const char *
 		soft = a->soft;
 	if (a && a->hard < hard)
 		hard = a->hard;
+	/* under a lower hard limit of the caller's (prlimit --nproc=100, an outer
+	 * sandbox's), that one: stricter than asked, never an EPERM that fails the run */
+	struct rlimit cur;
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < hard)
+		hard = cur.rlim_max;
+	if (soft > hard)
+		soft = hard;
 	return set_limit(resource, name, soft, hard, err);
 }
 

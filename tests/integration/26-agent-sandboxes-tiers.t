@@ -291,4 +291,24 @@ mount_setattr Invalid argument' "$OUT"
 	done
 fi
 
+# ---------------------------------------------------------------- (h) a hard RLIMIT_NPROC below --pids-limit
+# prlimit --nproc=60 around the sandbox: the payload's RLIMIT_NPROC of 128 (the
+# default --pids-limit) is above that hard limit, and every run failed with
+# "setrlimit RLIMIT_NPROC: Operation not permitted" while check said full; where
+# the user's processes already filled such a limit, the probe of host root (a fork
+# under RLIMIT_NPROC 0) failed and was taken for "uid N here is host root"
+# (breaker, session 19).  Now the payload gets the caller's hard limit, stricter
+# than asked, and a run is full as check says.
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" prlimit --nproc=60 bwrap --dev-bind / / --unshare-user --unshare-pid \
+	--proc /proc -- "$NSRUN" check
+assert_eq "a hard RLIMIT_NPROC of 60: nsrun check exits 0" 0 "$RC"
+assert_match "  ... full" "(^|
+)isolation: ok \(full" "$OUT"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" prlimit --nproc=60 bwrap --dev-bind / / --unshare-user --unshare-pid \
+	--proc /proc -- "$NSRUN" --image python -- python3 -c \
+	'import resource; print(resource.getrlimit(resource.RLIMIT_NPROC))'
+assert_eq "  ... and a run works there" 0 "$RC"
+assert_eq "  ... full, without a warning" "" "$ERR"
+assert_eq "  ... its RLIMIT_NPROC the caller's hard limit (60), not the default 128" "(60, 60)" "$OUT"
+
 done_testing
