@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -599,6 +600,31 @@ static void ensure_std_fds(void)
 		}
 	}
 }
+/* nsrun's own files at once: its poll of the payload's pipes, the relay, the
+ * sync channel, signalfd, state and /proc fds (about 20) */
+#define NSRUN_FILES_MIN 64
+
+/* A soft RLIMIT_NOFILE below what nsrun needs (prlimit --nofile=12 around it) made
+ * poll(2) fail with EINVAL, or signalfd with EMFILE, naming neither: it is raised
+ * to the hard limit's, up to NSRUN_FILES_MIN (any process may, getrlimit(2)), and a
+ * hard limit below that is refused by name.  Returns 0, or -1 with err. */
+static int ensure_nofile(struct nsrun_error *err)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= NSRUN_FILES_MIN)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 16) {
+		error_set(err, 0, "RLIMIT_NOFILE: the hard limit %llu is below the 16 open files nsrun needs at least",
+			  (unsigned long long)rl.rlim_max);
+		err->hint = "raise it where nsrun is started (ulimit -Hn, prlimit --nofile, the outer sandbox's limit)";
+		return -1;
+	}
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > NSRUN_FILES_MIN ? NSRUN_FILES_MIN : rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct nsrun_config cfg;
@@ -613,6 +639,11 @@ int main(int argc, char **argv)
 
 	timing_start(timing);
 	ensure_std_fds();
+	if (ensure_nofile(&err) < 0) {
+		error_print(&err, stderr);
+		timing_free(timing);
+		return 125;
+	}
 
 	/* (runc's ps ID is the OCI runtime's, below) */
 	if (argc > 1 && !oci_is_command(argc, argv) &&

@@ -311,4 +311,18 @@ assert_eq "  ... and a run works there" 0 "$RC"
 assert_eq "  ... full, without a warning" "" "$ERR"
 assert_eq "  ... its RLIMIT_NPROC the caller's hard limit (60), not the default 128" "(60, 60)" "$OUT"
 
+# ---------------------------------------------------------------- (i) a low RLIMIT_NOFILE
+# prlimit --nofile=12: runs failed with "poll: Invalid argument" (8: "signalfd: Too
+# many open files"), naming no limit, while check said full (breaker, session 19).
+# A soft limit below what nsrun needs is raised to the hard one's; a hard limit
+# below 16 is refused by name.
+NOFILE_PY='import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE))'
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" prlimit --nofile=8:20 "$NSRUN" --image python -- python3 -c "$NOFILE_PY"
+assert_eq "a soft RLIMIT_NOFILE of 8 (hard 20): a run works" 0 "$RC"
+assert_eq "  ... the soft limit raised to the hard one" "(20, 20)" "$OUT"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" prlimit --nofile=12 "$NSRUN" --image python -- true
+assert_eq "a hard RLIMIT_NOFILE of 12: nsrun's error (125)" 125 "$RC"
+assert_match "  ... naming the limit, with a fix" '^nsrun: RLIMIT_NOFILE: the hard limit 12 is below the 16 open files nsrun needs at least
+nsrun: hint: raise it' "$ERR"
+
 done_testing
