@@ -266,7 +266,8 @@ static void check_landlock(struct check_list *l)
 		snprintf(it->detail, sizeof(it->detail), "the kernel has Landlock but it is not enabled");
 		snprintf(it->fix, sizeof(it->fix), "add landlock to the lsm= boot parameter (cat /sys/kernel/security/lsm)");
 	} else {
-		snprintf(it->detail, sizeof(it->detail), "landlock_create_ruleset: %s%s", strerror(errno),
+		snprintf(it->detail, sizeof(it->detail),
+			 "landlock_create_ruleset, landlock_add_rule or landlock_restrict_self: %s%s", strerror(errno),
 			 errno == ENOSYS ? " (a kernel without Landlock, or an outer filter denies it)" : "");
 		snprintf(it->fix, sizeof(it->fix), "none needed: runs go without this extra layer; "
 			 "a kernel 5.13+ with CONFIG_SECURITY_LANDLOCK adds it");

@@ -56,7 +56,21 @@ int landlock_abi(void)
 {
 	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
 
-	return v > 0 ? (int)v : 0;
+	if (v <= 0)
+		return 0;
+	/* the other two calls, with a flag no kernel knows: add_rule checks it before
+	 * anything else (EINVAL), so ENOSYS or EPERM is an outer filter's; restrict_self
+	 * first says EPERM without no_new_privs, which is ours only where an outer
+	 * sandbox set it (bwrap does).  A refusal would fail the payload's ruleset, so
+	 * none is made, as on a kernel without Landlock. */
+	if (syscall(SYS_landlock_add_rule, -1, 0, NULL, 0x80000000U) < 0 && (errno == ENOSYS || errno == EPERM))
+		return 0;
+	if (syscall(SYS_landlock_restrict_self, -1, 0x80000000U) < 0 &&
+	    (errno == ENOSYS || (errno == EPERM && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1))) {
+		errno = errno == ENOSYS ? ENOSYS : EPERM;
+		return 0;
+	}
+	return (int)v;
 }
 
 /* Every filesystem access right of ABI abi. */

@@ -24,7 +24,8 @@
 /* The Landlock ABI version of the running kernel (landlock_create_ruleset(2)
  * with LANDLOCK_CREATE_RULESET_VERSION): 1 or more, or 0 when the kernel has no
  * Landlock or it is disabled at boot (then errno is landlock_create_ruleset's:
- * ENOSYS, EOPNOTSUPP).  No side effects. */
+ * ENOSYS, EOPNOTSUPP), or an outer seccomp filter refuses landlock_add_rule or
+ * landlock_restrict_self (errno ENOSYS or EPERM).  No side effects. */
 int landlock_abi(void);
 
 /* In the payload, after PR_SET_NO_NEW_PRIVS (the kernel requires it or

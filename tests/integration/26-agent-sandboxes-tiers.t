@@ -325,4 +325,30 @@ assert_eq "a hard RLIMIT_NOFILE of 12: nsrun's error (125)" 125 "$RC"
 assert_match "  ... naming the limit, with a fix" '^nsrun: RLIMIT_NOFILE: the hard limit 12 is below the 16 open files nsrun needs at least
 nsrun: hint: raise it' "$ERR"
 
+# ---------------------------------------------------------------- (j) landlock_add_rule or landlock_restrict_self refused
+# With landlock_create_ruleset allowed and either of the others refused by a
+# filter, every run failed ("landlock: add a rule for \"/\"") while check said its
+# landlock line was ok; docs/nesting.md says runs go without that extra layer there
+# (breaker, session 19).  Now check says the line is missing (not needed) and a
+# run is full without it.
+if [ -z "$SECCOMP_BPF" ]; then
+	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
+else
+	for call in landlock_add_rule landlock_restrict_self; do
+		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_ERRNO"}]}\n' \
+			"$call" >"$TESTTMP/no-$call.json"
+		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/no-$call.json" >"$TESTTMP/no-$call.bpf"
+		chmod a+r "$TESTTMP/no-$call.bpf"
+		FILTERED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/no-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+		run_cmd "${FILTERED[@]}" "$NSRUN" check
+		assert_eq "$call refused: nsrun check exits 0" 0 "$RC"
+		assert_match "  ... its landlock line missing, naming the call" \
+			"(^|
+)landlock: missing: .*$call.*: Operation not permitted; fix: none needed" "$OUT"
+		run_cmd "${FILTERED[@]}" "$NSRUN" --image python -- python3 -c 'print(1)'
+		assert_eq "  ... and a run works there, full (no warning)" "0 1 " "$RC $OUT $ERR"
+	done
+fi
+
 done_testing
