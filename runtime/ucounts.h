@@ -32,7 +32,8 @@ struct ucounts_plan {
 
 /* Supervisor side, before clone: reads the caller's limits from
  * /proc/sys/user/max_* and plans half of each (at least 1) for the container.
- * p->settable is false when /proc/sys is mounted read-only (an outer sandbox):
+ * p->settable is false when /proc/sys is mounted read-only (an outer sandbox),
+ * and p is empty (no limit known) where /proc shows no sys/ (subset=pid):
  * nothing is written, and the payload is charged against the caller's limits
  * only.  Returns 0, or
  * -1 with *err (errno of open(2)/read(2) when /proc/sys/user is unreadable). */

@@ -351,4 +351,25 @@ else
 	done
 fi
 
+# ---------------------------------------------------------------- (k) a /proc without sys/ (subset=pid)
+# An outer /proc mounted with subset=pid has no sys/: every run failed with "open
+# /proc/sys/user: No such file or directory" while check said full (breaker,
+# session 19).  Now the container's user namespace limits are left as they are,
+# as under a read-only /proc/sys, and --json says "none" for them.
+cat >"$TESTTMP/subset-pid.sh" <<'SH'
+#!/bin/sh
+# subset-pid.sh CMD...: CMD as the caller's uid, under a /proc of subset=pid
+u=$(id -u) g=$(id -g)
+exec unshare -Urmpf --mount-proc=/proc sh -c 'umount -l /proc && mount -t proc -o subset=pid proc /proc &&
+	g=$1 && shift && exec unshare -U --map-user="$0" --map-group="$g" "$@"' "$u" "$g" "$@"
+SH
+chmod a+rx "$TESTTMP/subset-pid.sh"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" "$TESTTMP/subset-pid.sh" sh -c 'test -e /proc/self && ! test -e /proc/sys'
+assert_eq "control: that /proc has the processes and no sys/" 0 "$RC"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" "$TESTTMP/subset-pid.sh" "$NSRUN" --json - --image python -- python3 -c 'print(1)'
+assert_eq "a /proc of subset=pid: a run works" 0 "$RC"
+assert_match "  ... full" '"isolation":"full"' "$OUT"
+assert_match "  ... the payload's output" '"stdout":"1\\n"' "$OUT"
+assert_match "  ... --json says no user namespace limit was set" '"inotify_instances":\{"value":null,"enforced":"none"\}' "$OUT"
+
 done_testing
