@@ -118,10 +118,16 @@ static int run_prepare_limits(const struct nsrun_config *cfg, struct nsrun_run *
 		const char *which = l->memory_bytes && !run->cg.memory && !run->cg1.path ? "memory" :
 				    l->pids && !run->cg.pids ? "pids" :
 				    l->cpus_milli && !run->cg.cpu ? "cpu" : NULL;
-		if (which)
-			return error_set(err, 0, "--%s cannot be enforced by a cgroup here (--strict): %s",
-					 strcmp(which, "pids") == 0 ? "pids-limit" : strcmp(which, "cpu") == 0 ? "cpus" : which,
-					 why_no_controller(&run->cg, which));
+		if (which) {
+			error_set(err, 0, "--%s cannot be enforced by a cgroup here (--strict): %s",
+				  strcmp(which, "pids") == 0 ? "pids-limit" : strcmp(which, "cpu") == 0 ? "cpus" : which,
+				  why_no_controller(&run->cg, which));
+			/* --memory and --pids-limit have defaults: --strict refuses them too */
+			err->hint = "--strict wants each limit, the defaults of --memory and --pids-limit included, in "
+				    "a cgroup: delegate the controller (docs/limits.md); to refuse only weaker "
+				    "isolation, use --isolation full instead";
+			return -1;
+		}
 	}
 	if (l->cpus_milli && !run->cg.cpu && !cfg->isolation_retry)
 		error_warn(stderr, "--cpus is not enforced: %s", why_no_controller(&run->cg, "cpu"));
