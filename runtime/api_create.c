@@ -646,14 +646,14 @@ static const char *effective_user(struct create_ctx *x, yajl_val body, char *buf
  * mapped in the user namespace).  Says so, why and the fix, in x->warning. */
 static void subid_warning(struct create_ctx *x, const struct nsrun_error *e)
 {
-	struct passwd *pw = getpwuid(geteuid());
+	_cleanup_free_ char *me = subid_user_name(geteuid());
 	const char *why = strncmp(e->msg, "--userns subids: ", 17) == 0 ? e->msg + 17 : e->msg;
 
 	char fix[256];
 
 	if (strstr(e->msg, "has no subordinate ids") || !e->hint)
 		snprintf(fix, sizeof(fix), "usermod --add-subuids 100000-165535 --add-subgids 100000-165535 %s",
-			 pw ? pw->pw_name : "USER");
+			 me ? me : "USER");
 	else
 		snprintf(fix, sizeof(fix), "%s", e->hint);
 	warn(x, "nsrun: one id inside this container (%s): an entrypoint that switches user (setpriv, gosu, su) "

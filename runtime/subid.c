@@ -69,9 +69,7 @@ int subid_find(const char *text, const char *user, unsigned long id, struct subi
 	return 0;
 }
 
-/* The name of uid from /etc/passwd, read with fgetpwent(3) (no NSS in a static
- * binary); NULL when it has none there (the uid's number still names it). */
-static char *user_name(uid_t uid)
+char *subid_user_name(uid_t uid)
 {
 	FILE *f = fopen("/etc/passwd", "re");
 	struct passwd *pw;
@@ -221,7 +219,7 @@ int subid_maps_for_caller(struct subid_maps *m, struct nsrun_error *err)
 	m->uid = geteuid();
 	m->gid = getegid();
 	m->direct = m->uid == 0;
-	name = user_name(m->uid);
+	name = subid_user_name(m->uid);
 	if (find_range("/etc/subuid", name, m->uid, &m->uids, err) < 0 ||
 	    find_range("/etc/subgid", name, m->uid, &m->gids, err) < 0)
 		return -1;

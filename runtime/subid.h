@@ -67,4 +67,9 @@ int subid_write_maps(pid_t pid, const struct subid_maps *m, struct nsrun_error *
  * root).  Returns 0 when it worked, or -1 with err saying why not. */
 int subid_check(struct nsrun_error *err);
 
+/* The name of uid from /etc/passwd, read with fgetpwent(3) (no NSS in a static
+ * binary, whose getpwuid(3) needs the shared libraries of its glibc); malloc'd,
+ * or NULL when it has none there (the uid's number still names it). */
+char *subid_user_name(uid_t uid);
+
 #endif
