@@ -44,6 +44,13 @@ SECCOMP_BPF=$(helper seccomp-bpf) || SECCOMP_BPF=
 mkdir -p "$TESTTMP/bin"
 for h in "$LANDLOCK" "$SECCOMP_BPF"; do [ -n "$h" ] && cp "$h" "$TESTTMP/bin/"; done
 chmod -R a+rX "$TESTTMP/bin"
+# filter_bpf NAME CALL ACTION [ERRNO]: $TESTTMP/NAME.bpf, readable by all, a filter
+# (compiled by tests/sandboxes/seccomp-bpf) that answers CALL with ACTION (and ERRNO)
+filter_bpf() {
+	printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"%s"%s}]}\n' \
+		"$2" "$3" "${4:+,\"errnoRet\":$4}" >"$TESTTMP/$1.json" &&
+		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/$1.json" >"$TESTTMP/$1.bpf" && chmod a+r "$TESTTMP/$1.bpf"
+}
 LANDLOCK=${LANDLOCK:+$TESTTMP/bin/landlock-sandbox}
 
 # cell TIER DESC CMD... — in the sandbox CMD: check's status and verdict, then a run
@@ -165,11 +172,8 @@ if [ -z "$SECCOMP_BPF" ]; then
 	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
 else
 	for call in pivot_root capset; do
-		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_ERRNO"}]}\n' \
-			"$call" >"$TESTTMP/deny-$call.json"
-		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/deny-$call.json" >"$TESTTMP/deny-$call.bpf"
+		filter_bpf "deny-$call" "$call" SCMP_ACT_ERRNO
 	done
-	chmod a+r "$TESTTMP"/deny-*.bpf
 	# shellcheck disable=SC2016
 	denied() { local call=$1; shift; run_cmd "${AGENT[@]+"${AGENT[@]}"}" sh -c 'exec "$@" 9<"$0"' "$TESTTMP/deny-$call.bpf" \
 		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 -- "$@"; }
@@ -210,11 +214,8 @@ if [ -z "$SECCOMP_BPF" ]; then
 	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
 else
 	for call in unshare capset; do
-		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_KILL_PROCESS"}]}\n' \
-			"$call" >"$TESTTMP/kill-$call.json"
-		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/kill-$call.json" >"$TESTTMP/kill-$call.bpf"
+		filter_bpf "kill-$call" "$call" SCMP_ACT_KILL_PROCESS
 	done
-	chmod a+r "$TESTTMP"/kill-*.bpf
 	killed() { local call=$1; shift; run_cmd sh -c 'exec "$@" 9<"$0"' "$TESTTMP/kill-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}" \
 		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 -- "$@"; }
 	killed unshare unshare -U true
@@ -270,10 +271,7 @@ for path in ("/", "/w"):
 mount_setattr Invalid argument' "$OUT"
 	for case in mount_setattr:38 move_mount:1; do
 		call=${case%:*} errno=${case#*:}
-		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_ERRNO","errnoRet":%s}]}\n' \
-			"$call" "$errno" >"$TESTTMP/no-$call.json"
-		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/no-$call.json" >"$TESTTMP/no-$call.bpf"
-		chmod a+r "$TESTTMP/no-$call.bpf"
+		filter_bpf "no-$call" "$call" SCMP_ACT_ERRNO "$errno"
 		FILTERED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/no-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}" "${BW[@]}" --seccomp 9 --)
 		want=$([ "$errno" = 38 ] && echo 'Function not implemented' || echo 'Operation not permitted')
 		run_cmd "${FILTERED[@]}" unshare -rm python3 -c "$CALLS"
@@ -335,10 +333,7 @@ if [ -z "$SECCOMP_BPF" ]; then
 	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
 else
 	for call in landlock_add_rule landlock_restrict_self; do
-		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["%s"],"action":"SCMP_ACT_ERRNO"}]}\n' \
-			"$call" >"$TESTTMP/no-$call.json"
-		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/no-$call.json" >"$TESTTMP/no-$call.bpf"
-		chmod a+r "$TESTTMP/no-$call.bpf"
+		filter_bpf "no-$call" "$call" SCMP_ACT_ERRNO
 		FILTERED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/no-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}"
 			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
 		run_cmd "${FILTERED[@]}" "$NSRUN" check
