@@ -123,7 +123,8 @@ static void check_cgroup(struct check_list *l)
 	struct nsrun_error err = { 0 };
 	struct cgroup_run cg;
 	struct check_item *it;
-	static const char fallback[] = "--memory is measured by nsrun (a cgroup v1 group as root on a hybrid host), --pids-limit falls back to RLIMIT_NPROC; --cpus is not enforced";
+	/* root on a hybrid host has a cgroup v1 memory group; nobody else does */
+	const char *v1 = geteuid() == 0 ? " (or a cgroup v1 group, as root on a hybrid host)" : "";
 
 	if (config_init(&cfg, &err) < 0) {
 		check_add_error(l, "cgroup v2", false, &err, NULL);
@@ -135,8 +136,9 @@ static void check_cgroup(struct check_list *l)
 	} else if (!cg.path) {
 		it = check_add(l, "cgroup v2", false, false);
 		snprintf(it->detail, sizeof(it->detail), "%s", cg.why_not);
-		snprintf(it->fix, sizeof(it->fix), "none needed: %s (a delegated cgroup v2 subtree enforces "
-			 "them: see docs/limits.md)", fallback);
+		snprintf(it->fix, sizeof(it->fix), "none needed: --memory is measured by nsrun%s, --pids-limit "
+			 "falls back to RLIMIT_NPROC; --cpus is not enforced (a delegated cgroup v2 subtree enforces "
+			 "them: see docs/limits.md)", v1);
 	} else {
 
 		it = check_add(l, "cgroup v2", false, true);
@@ -147,7 +149,7 @@ static void check_cgroup(struct check_list *l)
 		if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
 				 "cgroups here");
-			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use (a cgroup v1 group as root on a hybrid host)");
+			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use%s", v1);
 		}
 		it = check_add(l, "cgroup pids", false, cg.pids);
 		if (!cg.pids) {

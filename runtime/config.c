@@ -132,8 +132,14 @@ int config_set_file(struct nsrun_config *cfg, const char *file, struct nsrun_err
 	struct nsrun_mount *m;
 	struct stat st;
 
-	if (!real || stat(real, &st) < 0)
-		return error_set(err, errno, "file \"%s\"", file);
+	if (!real || stat(real, &st) < 0) {
+		error_set(err, errno, "file \"%s\"", file);
+		/* nsrun FILE reads a script of the host's; a program of the image's goes after -- */
+		if (errno == ENOENT)
+			err->hint = "FILE is a script on the host, relative to the working directory; to run a "
+				    "program of the image, put it after --: nsrun --image NAME -- python3 /path/in/image.py";
+		return -1;
+	}
 	if (S_ISDIR(st.st_mode))
 		return error_set(err, EISDIR, "file \"%s\"", file);
 	if (!S_ISREG(st.st_mode))

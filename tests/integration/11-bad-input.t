@@ -138,6 +138,8 @@ bad "--json into a missing directory" 125 "nsrun: --json \"$T/nope/r.json\": No 
 bad "--stdin missing" 125 "nsrun: --stdin \"$T/nope\": No such file" -- "$N" "${IMG[@]}" --stdin "$T/nope" -- true
 # FILE
 bad "FILE missing" 125 "nsrun: file \"$T/missing.py\": No such file" -- "$N" "${IMG[@]}" "$T/missing.py"
+assert_match "  ... its hint: FILE is the host's; a program of the image's goes after --" \
+	'nsrun: hint: FILE is a script on the host, .*put it after --' "$ERR"
 bad "FILE a directory" 125 "nsrun: file \"$T/adir\": Is a directory" -- "$N" "${IMG[@]}" "$T/adir"
 bad "FILE a fifo" 125 "nsrun: file \"$T/fifo\": not a regular file" -- "$N" "${IMG[@]}" "$T/fifo"
 bad "FILE a dangling symlink" 125 "nsrun: file \"$T/dangling.py\": No such file" -- "$N" "${IMG[@]}" "$T/dangling.py"
