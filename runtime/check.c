@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "check.h"
 #include "check_internal.h"
+#include "ns.h"
 #include "subid.h"
 #include "diagnose.h"
 #include "landlock.h"
@@ -104,8 +105,12 @@ int check_enter_userns(struct nsrun_error *e)
 	if (unshare(CLONE_NEWUSER) < 0)
 		return diag_userns(errno, PROC, e);
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		return error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/setgroups");
+	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT) {
+		error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/setgroups");
+		if (e->errnum == EACCES)
+			e->hint = NS_MAPS_EACCES_HINT;
+		return -1;
+	}
 	if (write_file("/proc/self/gid_map", map) < 0)
 		return error_set_stage(e, STAGE_ID_MAPS, errno, "write /proc/self/gid_map");
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);

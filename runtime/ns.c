@@ -184,6 +184,8 @@ static int write_map(long n, const char *name, const char *s, bool optional, str
 			err->hint = "the /proc here is read-only (an outer sandbox's --ro-bind /proc or --remount-ro "
 				    "/proc): mount a /proc of nsrun's own there (bubblewrap: --proc /proc), or "
 				    "--isolation reduced, which runs unmapped";
+		else if (errno == EACCES)
+			err->hint = NS_MAPS_EACCES_HINT;
 		return -1;
 	}
 	return 0;

@@ -39,6 +39,13 @@ int ns_write_id_maps(pid_t pid, uid_t host_uid, gid_t host_gid, struct nsrun_err
  * --remount-ro /proc or --ro-bind /proc /proc). */
 bool ns_id_maps_refused(int errnum);
 
+/* The hint for EACCES on a write of our own /proc id map files, which their mode
+ * allows: a Linux security module refused it. */
+#define NS_MAPS_EACCES_HINT                                                                                  \
+	"a security module refuses writes to /proc: an outer Landlock domain (Codex's sandbox allows writes "   \
+	"only to its workspace and /tmp), or AppArmor; without --isolation full a run takes the reduced "      \
+	"tier, which runs unmapped"
+
 /* The "Pid:" field of a /proc/PID/fdinfo text of a pidfd (proc(5)): a number > 0,
  * or -1 when there is none or it is 0 (the process has no number in that /proc's
  * pid namespace).  Pure, for unit tests. */

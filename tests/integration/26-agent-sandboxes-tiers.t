@@ -104,6 +104,17 @@ else
 	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" --image python -- python3 -c \
 		'import os; print(os.getpid(), os.uname().nodename)'
 	assert_eq "  ... the reduced tier has its own pid and uts namespaces" "2 nsrun" "$OUT"
+	# --isolation full there said only "write /proc/N/setgroups: Permission denied",
+	# naming neither Landlock nor the fix, and so did check (breaker, session 19)
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" --isolation full --image python -- true
+	assert_eq "  ... --isolation full: refused (125)" 125 "$RC"
+	assert_match "  ... the hint names the security module and the reduced tier" \
+		'^nsrun: write /proc/[0-9]+/setgroups: Permission denied
+nsrun: hint: a security module refuses writes to /proc: an outer Landlock domain.*reduced tier' "$ERR"
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" check
+	assert_match "  ... and so does check's user namespace line" \
+		'(^|
+)user namespace: missing: write /proc/self/setgroups: Permission denied; fix: a security module refuses' "$OUT"
 fi
 
 # ---------------------------------------------------------------- (b) Docker's default seccomp profile
