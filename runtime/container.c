@@ -313,8 +313,6 @@ static int open_pty(const struct container_args *a, struct nsrun_error *err)
 	return slave;
 }
 
-/* Reads the payload's exec report: EOF means execve succeeded (the pipe is
- * close-on-exec); otherwise the struct nsrun_error it wrote. Returns 1 on success. */
 /* Reaps every child; returns 1 and sets *status when the payload was among them. */
 static int reap(pid_t payload, int *status)
 {

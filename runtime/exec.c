@@ -386,20 +386,14 @@ void exec_report_confined(int report_fd)
 int exec_report_read(int fd, struct nsrun_error *err)
 {
 	char buf[1 + sizeof(*err)];
-	size_t got = 0, off;
+	ssize_t n = read_full(fd, buf, sizeof(buf));
+	size_t got, off;
 
-	while (got < sizeof(buf)) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error_set_stage(err, STAGE_CONTAINER, errno, "read the exec report");
-			return 0;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
+	if (n < 0) {
+		error_set_stage(err, STAGE_CONTAINER, errno, "read the exec report");
+		return 0;
 	}
+	got = (size_t)n;
 	if (got == 0)
 		return -1;
 	if (got == 1 && buf[0] == EXEC_REPORT_CONFINED)

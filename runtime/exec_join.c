@@ -253,24 +253,6 @@ static void __attribute__((noreturn)) joiner_main(const struct joiner_args *a)
 	_exit(0);
 }
 
-/* Reads exactly len bytes, or fewer at EOF.  Returns the count, or -1. */
-static ssize_t read_full(int fd, void *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 static pid_t wait_child(pid_t pid, int *status)
 {
 	pid_t r;

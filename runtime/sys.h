@@ -45,12 +45,17 @@ ssize_t proc_children(int dir_fd, const char *task, pid_t *pids, size_t max);
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* read(2) of exactly len bytes, or fewer at EOF, retrying on EINTR and short
+ * reads.  Returns the count, or -1 with errno. */
+ssize_t read_full(int fd, void *buf, size_t len);
+
 /* Opens path inside the tree at root_fd as if root_fd were "/": symlinks and ".."
  * never lead out of it (openat2(2) RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS; where
  * the kernel or a tool such as valgrind lacks openat2, the same walk is done one
  * component at a time with O_NOFOLLOW, and so it is where a rename or mount on the
- * host keeps racing a ".." of the path: openat2's EAGAIN).  flags are open(2) flags (O_CLOEXEC is
- * added); the last component's symlink is followed unless flags has O_NOFOLLOW.
+ * host keeps racing a ".." of the path: openat2's EAGAIN).  flags are open(2)
+ * flags (O_CLOEXEC is added); the last component's symlink is followed unless
+ * flags has O_NOFOLLOW.
  * Returns an fd, or -1 with errno (ELOOP after 40 links). */
 int open_in_root(int root_fd, const char *path, int flags);
 
