@@ -66,10 +66,8 @@ int landlock_abi(void)
 	if (syscall(SYS_landlock_add_rule, -1, 0, NULL, 0x80000000U) < 0 && (errno == ENOSYS || errno == EPERM))
 		return 0;
 	if (syscall(SYS_landlock_restrict_self, -1, 0x80000000U) < 0 &&
-	    (errno == ENOSYS || (errno == EPERM && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1))) {
-		errno = errno == ENOSYS ? ENOSYS : EPERM;
+	    (errno == ENOSYS || (errno == EPERM && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)))
 		return 0;
-	}
 	return (int)v;
 }
 

@@ -600,27 +600,30 @@ static void ensure_std_fds(void)
 		}
 	}
 }
-/* nsrun's own files at once: its poll of the payload's pipes, the relay, the
- * sync channel, signalfd, state and /proc fds (about 20) */
-#define NSRUN_FILES_MIN 64
+
+/* nsrun's own files at once: its poll of the payload's pipes and the relay (13),
+ * the sync channel, signalfd, state and /proc fds; NSRUN_FILES_WANTED leaves room */
+#define NSRUN_FILES_NEEDED 16
+#define NSRUN_FILES_WANTED 64
 
 /* A soft RLIMIT_NOFILE below what nsrun needs (prlimit --nofile=12 around it) made
- * poll(2) fail with EINVAL, or signalfd with EMFILE, naming neither: it is raised
- * to the hard limit's, up to NSRUN_FILES_MIN (any process may, getrlimit(2)), and a
- * hard limit below that is refused by name.  Returns 0, or -1 with err. */
+ * poll(2) fail with EINVAL, or signalfd with EMFILE, naming neither: a soft limit
+ * below NSRUN_FILES_WANTED is raised towards the hard one (any process may,
+ * getrlimit(2)), and a hard limit below NSRUN_FILES_NEEDED is refused by name.
+ * Returns 0, or -1 with err. */
 static int ensure_nofile(struct nsrun_error *err)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= NSRUN_FILES_MIN)
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= NSRUN_FILES_WANTED)
 		return 0;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 16) {
-		error_set(err, 0, "RLIMIT_NOFILE: the hard limit %llu is below the 16 open files nsrun needs at least",
-			  (unsigned long long)rl.rlim_max);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < NSRUN_FILES_NEEDED) {
+		error_set(err, 0, "RLIMIT_NOFILE: the hard limit %llu is below the %d open files nsrun needs at least",
+			  (unsigned long long)rl.rlim_max, NSRUN_FILES_NEEDED);
 		err->hint = "raise it where nsrun is started (ulimit -Hn, prlimit --nofile, the outer sandbox's limit)";
 		return -1;
 	}
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > NSRUN_FILES_MIN ? NSRUN_FILES_MIN : rl.rlim_max;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > NSRUN_FILES_WANTED ? NSRUN_FILES_WANTED : rl.rlim_max;
 	(void)setrlimit(RLIMIT_NOFILE, &rl);
 	return 0;
 }

@@ -31,7 +31,8 @@ struct timing;
  * (exec'd, or --wait-port accepting) with 0, printing its name and ports (or a
  * JSON document with --json), or with 125 after removing every trace of it and
  * printing its last log lines (127 or 126, as docker run -d, where it ended so
- * before it was ready: its command is not there or cannot be executed).  In the monitor it returns the run's exit status
+ * before it was ready: its command is not there or cannot be executed).  In the
+ * monitor it returns the run's exit status
  * (the caller just frees and exits). */
 int service_detach(struct nsrun_config *cfg, struct timing *timing);
 
