@@ -210,8 +210,11 @@ run_nsrun -d --name "x$$-kill" -v "$PROBE_DIR:/mnt:ro" --image python -- sleep 6
 ex "x$$-kill" -- $P setsid-sleep 600.$$ "/tmp/$MARK"
 assert_eq "an exec'd process leaves a setsid'd grandchild behind" 0 "$RC"
 start_nsrun exec "x$$-kill" -- $P sleep 601.$$
-for _ in $(seq 100); do pgrep -f "sleep 601.$$" >/dev/null && break; sleep 0.1; done
-assert_ne "  ... a long exec'd command runs" "" "$(pgrep -f "sleep 601.$$")"
+# anchored: "sleep 601.PID" is also in the command line of the nsrun exec
+# client, which matched at once, before the command had joined the container;
+# the stop then raced the join, which failed with 125 (CI, session 20)
+for _ in $(seq 100); do pgrep -f "^$P sleep 601\.$$\$" >/dev/null && break; sleep 0.1; done
+assert_ne "  ... a long exec'd command runs" "" "$(pgrep -f "^$P sleep 601\.$$\$")"
 assert_ne "  ... and so does the grandchild" "" "$(pgrep -f "setsid-sleep 600.$$")"
 run_nsrun stop -t 1 "x$$-kill"
 wait_nsrun
