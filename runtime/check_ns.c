@@ -95,6 +95,16 @@ bool check_namespaces(struct check_list *l)
 	}
 	if (r.user.errnum || r.user.msg[0]) {
 		check_add_error(l, "user namespace", true, &r.user, NULL);
+		/* made, its maps refused (Codex's Landlock): the reduced tier runs in it */
+		if (r.user.stage == STAGE_ID_MAPS) {
+			static const char unmapped[] = "unmapped only (one is made, its id maps are refused): ";
+			struct check_item *it = &l->items[l->n - 1];
+			size_t n = strnlen(it->detail, sizeof(it->detail) - sizeof(unmapped));
+
+			memmove(it->detail + sizeof(unmapped) - 1, it->detail, n);
+			memcpy(it->detail, unmapped, sizeof(unmapped) - 1);
+			it->detail[sizeof(unmapped) - 1 + n] = '\0';
+		}
 		return false;
 	}
 	if (r.levels < 1) {

@@ -114,7 +114,7 @@ nsrun: hint: a security module refuses writes to /proc: an outer Landlock domain
 	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" check
 	assert_match "  ... and so does check's user namespace line" \
 		'(^|
-)user namespace: missing: write /proc/self/setgroups: Permission denied; fix: a security module refuses' "$OUT"
+)user namespace: missing: unmapped only \(one is made, its id maps are refused\): write /proc/self/setgroups: Permission denied; fix: a security module refuses' "$OUT"
 fi
 
 # ---------------------------------------------------------------- (b) Docker's default seccomp profile
