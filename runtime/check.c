@@ -404,10 +404,17 @@ static int check_verdict(const struct check_list *l)
  * "isolation" (not needed: the exit status carries it). */
 static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 {
-	struct nsrun_error why_reduced, why_minimal;
+	struct nsrun_error why_full, why_reduced, why_minimal;
 	char reduced[120], minimal[120];
 	struct check_item *it;
 
+	/* every line above ok: the probe a run makes of full still decides (its calls
+	 * are the run's: an outer filter may refuse one no line above makes, and
+	 * check said full while every run failed: breaker, session 19) */
+	if (full_ok && tier_probe(NSRUN_ISOLATION_FULL, &why_full) < 0) {
+		full_ok = false;
+		check_add_error(l, "container set-up", true, &why_full, NULL);
+	}
 	if (full_ok) {
 		it = check_add(l, "isolation", false, true);
 		snprintf(it->detail, sizeof(it->detail), "full: a default run gets every property");
@@ -478,6 +485,7 @@ int check_main(int argc, char **argv, FILE *out)
 	ok = status == CHECK_FULL;
 	/* the tier a default run would get: the verdict's line (tier.h) */
 	tier = check_tier(&l, ok);
+	ok = tier == NSRUN_ISOLATION_FULL;
 	if (!ok)
 		status = tier == NSRUN_ISOLATION_AUTO ? CHECK_NONE : CHECK_LOWER;
 	if (json) {

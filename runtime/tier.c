@@ -10,8 +10,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@
 #include "landlock.h"
 #include "mount.h"
 #include "ns.h"
+#include "sync.h"
 #include "sys.h"
 #include "tier.h"
 
@@ -90,8 +94,69 @@ const char *tier_lacks(enum nsrun_isolation t, bool root)
 	}
 }
 
-/* Runs fn in a child that reports a struct nsrun_error over a pipe.  Returns 0
- * when the child reported no error, else -1 with *why. */
+static const char outer_denies_hint[] = "no fix inside this sandbox: what refuses the call named is the outer "
+					"sandbox's (its seccomp filter or security module); run nsrun outside it";
+
+/* The calls every tier's set-up makes outside the namespaces' own work: the
+ * supervisor's signal mask, its channel to the container (run.c) and its
+ * nonblocking output pipes (relay.c), init's signalfd and poll loop
+ * (container.c), the payload's setsid, dup2 of its stdio and fchdir to its
+ * working directory (exec.c), the fstatfs of the file systems looked at
+ * (mount.c, memwatch.c).  An outer filter that refuses one fails every run of
+ * every tier; the probes of the namespaces alone then said a tier worked
+ * (breaker, session 19).  Each call is made for real, with arguments it
+ * accepts, in the probe's own child.  Returns 0 or -1 with e. */
+static int common_calls(struct nsrun_error *e)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct statfs sfs;
+	sigset_t none;
+	int sv[2], fd;
+
+	e->stage = STAGE_PREPARE;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_BLOCK, &none, NULL) < 0) {
+		error_set(e, errno, "block signals");
+		e->hint = outer_denies_hint;
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		error_set(e, errno, "socketpair(AF_UNIX, SOCK_STREAM) for the channel to the container");
+		e->hint = errno == EPERM || errno == EACCES ? sync_socketpair_denied_hint : outer_denies_hint;
+		return -1;
+	}
+	pfd.fd = sv[0];
+	if ((fd = signalfd(-1, &none, SFD_CLOEXEC)) < 0) {
+		error_set(e, errno, "signalfd");
+	} else {
+		close(fd);
+		if (poll(&pfd, 1, 0) < 0)
+			error_set(e, errno, "poll");
+		else if (fstatfs(sv[0], &sfs) < 0)
+			error_set(e, errno, "fstatfs");
+		else if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			error_set(e, errno, "make the output pipe nonblocking");
+		else if (dup2(sv[0], sv[1]) < 0)
+			error_set(e, errno, "dup2");
+		else if (setsid() < 0)
+			error_set(e, errno, "setsid");
+		else if ((fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			if (fchdir(fd) < 0)
+				error_set(e, errno, "fchdir to the working directory");
+			close(fd);
+		}
+	}
+	close(sv[0]);
+	close(sv[1]);
+	if (!e->msg[0])
+		return 0;
+	e->hint = outer_denies_hint;
+	return -1;
+}
+
+/* Runs fn in a child that reports a struct nsrun_error over a pipe, after the
+ * calls every tier makes (common_calls).  Returns 0 when the child reported no
+ * error, else -1 with *why. */
 static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
 {
 	struct nsrun_error e = { 0 };
@@ -110,7 +175,8 @@ static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		fn(&e);
+		if (common_calls(&e) == 0)
+			fn(&e);
 		write_all(fds[1], &e, sizeof(e));
 		_exit(0);
 	}
@@ -144,6 +210,8 @@ static int drop_privileges(struct nsrun_error *e)
 /* pid 1 of the full probe, mapped: what container.c and mount.c do first. */
 static void full_inside(struct nsrun_error *e)
 {
+	int fd;
+
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
 		error_set_stage(e, STAGE_CONTAINER, errno, "become root of the user namespace");
 		return;
@@ -161,18 +229,40 @@ static void full_inside(struct nsrun_error *e)
 		diag_refine(e, PROC);
 		return;
 	}
-	if (mkdir("/tmp/proc", 0755) < 0 ||
-	    mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+	/* the calls mount.c makes the new root's files with: mkdir (the root),
+	 * mkdirat, symlinkat (the /dev links), fchmod (etc_files.c) */
+	if (mkdir("/tmp/proc", 0755) < 0 || mkdirat(AT_FDCWD, "/tmp/dev", 0755) < 0 ||
+	    symlinkat("/proc/self/fd", AT_FDCWD, "/tmp/dev/fd") < 0) {
+		error_set_stage(e, STAGE_MOUNT, errno, "make the new root's directories and links in a tmpfs");
+		return;
+	}
+	fd = open("/tmp/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, 0755) < 0) {
+		error_set_stage(e, STAGE_MOUNT, errno, "fchmod in a tmpfs");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		diag_proc_mount(errno, PROC, e);
 		return;
 	}
-	/* into the tmpfs as a run does (its /proc is then at /proc) */
-	if (chdir("/tmp") < 0) {
+	/* into the tmpfs as a run does, by fd (its /proc is then at /proc) */
+	fd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fchdir(fd) < 0) {
 		error_set_stage(e, STAGE_MOUNT, errno, "chdir into the tmpfs");
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
+	close(fd);
 	if (mount_pivot_here(e) < 0)
 		return;
+	if (chdir("/") < 0) {   /* as mount_pivot_root */
+		error_set(e, errno, "chdir /");
+		return;
+	}
 	e->stage = STAGE_CONTAINER;
 	if (sethostname("nsrun", 5) < 0) {
 		error_set(e, errno, "set the hostname");
@@ -183,18 +273,22 @@ static void full_inside(struct nsrun_error *e)
 		return;
 	/* the payload's own user namespace, as exec.c makes it (dumpable again first) */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 &&
-	    ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0)
+	    ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0 &&
+	    ns_become(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0)
 		drop_privileges(e);
 }
 
-/* reduced: unmapped, no mount; what container.c does there. */
-static void reduced_inside(struct nsrun_error *e)
+/* reduced: no mount; what container.c and exec.c do there, mapped (the
+ * supervisor wrote the id maps) or unmapped (the outer sandbox refused them). */
+static void reduced_inside(struct nsrun_error *e, bool mapped)
 {
-	bool mapped;
-
 	e->stage = STAGE_CONTAINER;
-	/* mapped (where the maps could be written) or not, as container.c */
-	mapped = setresgid(0, 0, 0) == 0 && setresuid(0, 0, 0) == 0;
+	/* as container.c: mapped, onto the mapped 0; a refusal fails the run there,
+	 * so it fails the probe (it was taken for "unmapped": breaker, session 19) */
+	if (mapped && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+		error_set(e, errno, "become root of the user namespace");
+		return;
+	}
 	if (sethostname("nsrun", 5) < 0) {
 		error_set(e, errno, "set the hostname");
 		diag_refine(e, PROC);
@@ -209,10 +303,12 @@ static void reduced_inside(struct nsrun_error *e)
 			error_set(e, errno, "set dumpable");
 		return;
 	}
-	if (chroot("/") < 0) {
+	if (chroot("/") < 0 || chdir("/") < 0) {
 		error_set(e, errno, "chroot in the user namespace");
 		return;
 	}
+	if (mapped && ns_become(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0)
+		return;
 	drop_privileges(e);
 }
 
@@ -221,7 +317,7 @@ static void reduced_inside(struct nsrun_error *e)
 static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 {
 	int go[2], rep[2];
-	bool in_cgroup;
+	bool in_cgroup, mapped;
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
@@ -244,7 +340,7 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 		if (t == NSRUN_ISOLATION_FULL)
 			full_inside(&c);
 		else
-			reduced_inside(&c);
+			reduced_inside(&c, b == 'm');
 		write_all(rep[1], &c, sizeof(c));
 		_exit(0);
 	}
@@ -254,8 +350,9 @@ static void clone_probe(enum nsrun_isolation t, struct nsrun_error *e)
 	 * would keep uid 0) */
 	if (ns_host_ids(&uid, &gid, e) < 0) {
 		/* nothing */
-	} else if (ns_write_id_maps(pid, uid, gid, e) == 0 ||
+	} else if ((mapped = ns_write_id_maps(pid, uid, gid, e) == 0) ||
 	    (t == NSRUN_ISOLATION_REDUCED && !tier_host_root() && ns_id_maps_refused(e->errnum))) {
+		b = mapped ? 'm' : 'u';
 		memset(e, 0, sizeof(*e));
 		if (write(go[1], &b, 1) != 1 || read(rep[0], e, sizeof(*e)) != (ssize_t)sizeof(*e))
 			error_set_stage(e, STAGE_CONTAINER, 0, "the isolation probe's pid 1 died without a report "

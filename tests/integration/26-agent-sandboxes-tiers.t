@@ -378,4 +378,47 @@ assert_match "  ... full" '"isolation":"full"' "$OUT"
 assert_match "  ... the payload's output" '"stdout":"1\\n"' "$OUT"
 assert_match "  ... --json says no user namespace limit was set" '"inotify_instances":\{"value":null,"enforced":"none"\}' "$OUT"
 
+# ---------------------------------------------------------------- (l) an outer filter denies one call of the set-up
+# check is never wrong: with any one call that a run's set-up makes refused by an
+# outer filter (EPERM), check's verdict is what a run does there: full (exit 0),
+# the tier it names (exit 1), or none (exit 2, and a run fails with 125).  With
+# setresuid, setresgid or chdir denied, check named reduced, and with socketpair,
+# signalfd4, poll, dup2, fstatfs, mkdirat, fchmod or setsid denied (and, found by
+# this sweep, fchdir, fcntl, rt_sigprocmask or symlinkat) it named full or
+# reduced, while every run failed (breaker, session 19).  SETUP_CALLS: the calls
+# `strace -f nsrun --image python -- true` shows nsrun making and /bin/true not
+# (but write, which leaves nothing to report with, and wait4, which bwrap's own
+# init needs).  The control: NEEDED are calls no run can do without, so check may
+# not say full where one is denied.
+SETUP_CALLS=(capget capset chdir clock_gettime clone clone3 close_range dup dup2 fchdir fchmod fcntl flock fstatfs
+	getdents64 getegid geteuid getpid getppid getrandom ioctl kill landlock_add_rule landlock_create_ruleset
+	landlock_restrict_self memfd_create mkdir mkdirat mount mount_setattr move_mount open_tree openat2 pidfd_open
+	pipe2 pivot_root poll prctl readlink readlinkat renameat rt_sigaction rt_sigprocmask seccomp sethostname
+	setresgid setresuid setsid signalfd4 socket socketpair statfs symlinkat sysinfo umount2 uname unlinkat unshare)
+NEEDED=" setresuid setresgid chdir socketpair signalfd4 poll dup2 fstatfs mkdirat fchmod setsid fchdir fcntl mkdir rt_sigprocmask symlinkat "
+if [ -z "$SECCOMP_BPF" ]; then
+	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
+else
+	for call in "${SETUP_CALLS[@]}"; do
+		filter_bpf "eperm-$call" "$call" SCMP_ACT_ERRNO
+		DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/eperm-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+		run_cmd "${DENIED[@]}" "$NSRUN" check
+		check_rc=$RC
+		said=$(sed -n 's/^isolation: missing: not full; a run takes the \([a-z]*\) tier.*/\1/p' <<<"$OUT")
+		case $check_rc in
+		0) want="0 full" ;;
+		1) want="0 $said" ;;
+		2) want="125 " ;;
+		*) want="check exited $check_rc" ;;
+		esac
+		run_cmd "${DENIED[@]}" "$NSRUN" --json - --image python -- true
+		got="$RC $(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' <<<"$OUT")"
+		[ "$RC" = 125 ] && got="125 "
+		assert_eq "$call denied: check's verdict (exit $check_rc${said:+, $said}) is what a run does" "$want" "$got"
+		[ "$RC" = 125 ] && assert_match "  ... the run's error names what failed" '^nsrun: ' "$ERR"
+		[[ $NEEDED == *" $call "* ]] && assert_ne "  ... control: $call is needed, so check does not say full" 0 "$check_rc"
+	done
+fi
+
 done_testing
