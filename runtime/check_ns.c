@@ -249,10 +249,17 @@ static void probe_mounts_inside(struct mount_report *r)
 		diag_refine(&r->tmpfs, PROC);
 		return;
 	}
-	if (mkdir("/tmp/proc", 0755) < 0 || mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	/* a refused mkdir is not a refused mount: diag_refine names an outer filter */
+	if (mkdir("/tmp/proc", 0755) < 0) {
+		error_set_stage(&r->proc, STAGE_MOUNT, errno, "mkdir /tmp/proc");
+		diag_refine(&r->proc, PROC);
+	} else if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		diag_proc_mount(errno, PROC, &r->proc);
-	if (mkdir("/tmp/dev", 0755) < 0)
+	}
+	if (mkdir("/tmp/dev", 0755) < 0) {
 		error_set_stage(&r->dev, STAGE_MOUNT, errno, "mkdir /tmp/dev");
+		diag_refine(&r->dev, PROC);
+	}
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && !r->dev.msg[0]; i++) {
 		char host[32];
 		int fd;
@@ -266,10 +273,12 @@ static void probe_mounts_inside(struct mount_report *r)
 		}
 	}
 	/* into the tmpfs as a run does (on the initramfs too, where a run moves the root) */
-	if (chdir("/tmp") < 0)
+	if (chdir("/tmp") < 0) {
 		error_set_stage(&r->pivot, STAGE_MOUNT, errno, "chdir into the tmpfs");
-	else if (mount_pivot_here(&r->pivot) < 0)
 		diag_refine(&r->pivot, PROC);
+	} else if (mount_pivot_here(&r->pivot) < 0) {
+		diag_refine(&r->pivot, PROC);
+	}
 }
 
 static void probe_mounts(int out_fd, void *p)

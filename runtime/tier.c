@@ -234,11 +234,13 @@ static void full_inside(struct nsrun_error *e)
 	if (mkdir("/tmp/proc", 0755) < 0 || mkdirat(AT_FDCWD, "/tmp/dev", 0755) < 0 ||
 	    symlinkat("/proc/self/fd", AT_FDCWD, "/tmp/dev/fd") < 0) {
 		error_set_stage(e, STAGE_MOUNT, errno, "make the new root's directories and links in a tmpfs");
+		diag_refine(e, PROC);
 		return;
 	}
 	fd = open("/tmp/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fchmod(fd, 0755) < 0) {
 		error_set_stage(e, STAGE_MOUNT, errno, "fchmod in a tmpfs");
+		diag_refine(e, PROC);
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -252,6 +254,7 @@ static void full_inside(struct nsrun_error *e)
 	fd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fchdir(fd) < 0) {
 		error_set_stage(e, STAGE_MOUNT, errno, "chdir into the tmpfs");
+		diag_refine(e, PROC);
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -261,6 +264,7 @@ static void full_inside(struct nsrun_error *e)
 		return;
 	if (chdir("/") < 0) {   /* as mount_pivot_root */
 		error_set(e, errno, "chdir /");
+		diag_refine(e, PROC);
 		return;
 	}
 	e->stage = STAGE_CONTAINER;
