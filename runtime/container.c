@@ -97,7 +97,7 @@ static pid_t payload_spawn(const struct container_args *a, struct payload_start 
 			munmap(stack, guard + PAYLOAD_STACK_BYTES);
 			if (pid >= 0)
 				return pid;
-			if (e != EINVAL && e != ENOSYS && e != EPERM) {
+			if (e != EINVAL && !sys_call_refused(e)) {
 				errno = e;
 				return -1;
 			}

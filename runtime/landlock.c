@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "landlock.h"
+#include "sys.h"
 
 /* The uapi of landlock.h up to ABI 6, spelled out: Debian 12's headers stop at ABI 2. */
 #define LL_CREATE_RULESET_VERSION (1U << 0)
@@ -63,10 +64,10 @@ int landlock_abi(void)
 	 * first says EPERM without no_new_privs, which is ours only where an outer
 	 * sandbox set it (bwrap does).  A refusal would fail the payload's ruleset, so
 	 * none is made, as on a kernel without Landlock. */
-	if (syscall(SYS_landlock_add_rule, -1, 0, NULL, 0x80000000U) < 0 && (errno == ENOSYS || errno == EPERM))
+	if (syscall(SYS_landlock_add_rule, -1, 0, NULL, 0x80000000U) < 0 && sys_call_refused(errno))
 		return 0;
-	if (syscall(SYS_landlock_restrict_self, -1, 0x80000000U) < 0 &&
-	    (errno == ENOSYS || (errno == EPERM && prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)))
+	if (syscall(SYS_landlock_restrict_self, -1, 0x80000000U) < 0 && sys_call_refused(errno) &&
+	    (errno != EPERM || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1))
 		return 0;
 	return (int)v;
 }

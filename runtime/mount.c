@@ -80,7 +80,7 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
 	if (sys_mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), attrs) == 0)
 		return 0;
 	/* EPERM: an outer filter's (in our own mount namespace we may remount) */
-	if (errno != ENOSYS && errno != EPERM)
+	if (!sys_call_refused(errno))
 		return -1;
 	ms |= (attrs & MOUNT_ATTR_RDONLY) ? MS_RDONLY : 0;
 	ms |= (attrs & MOUNT_ATTR_NOSUID) ? MS_NOSUID : 0;
@@ -101,9 +101,9 @@ int mount_set_attrs(int fd, bool recursive, uint64_t attrs)
  * failed there. */
 static bool new_mount_api(void)
 {
-	if (sys_move_mount(-1, "", -1, "", 0) < 0 && (errno == ENOSYS || errno == EPERM))
+	if (sys_move_mount(-1, "", -1, "", 0) < 0 && sys_call_refused(errno))
 		return false;
-	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && (errno == ENOSYS || errno == EPERM))
+	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && sys_call_refused(errno))
 		return false;
 	return true;
 }
@@ -121,7 +121,7 @@ static int clone_tree(const char *path, unsigned at_flags, int o_flags, bool *le
 		 (errno = ENOSYS, -1);
 
 	*legacy = false;
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+	if (fd < 0 && sys_call_refused(errno)) {
 		*legacy = true;
 		fd = open(path, O_PATH | O_CLOEXEC | o_flags);
 	}

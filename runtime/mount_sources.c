@@ -75,7 +75,7 @@ static int open_tree_privileged(const char *what, const char *path, unsigned lon
 					       AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
 	struct stat st;
 
-	if (fd < 0 && may_decline && (errno == EPERM || errno == ENOSYS))
+	if (fd < 0 && may_decline && sys_call_refused(errno))
 		return 1;
 	if (fd < 0)
 		return error_set(err, errno, "%s \"%s\": open_tree", what, path);

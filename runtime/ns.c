@@ -50,7 +50,7 @@ pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *er
 			*in_cgroup = true;
 			return (pid_t)pid;
 		}
-		if (errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EPERM)
+		if (!sys_call_refused(errno) && errno != E2BIG && errno != EINVAL)
 			return diag_userns(errno, "/proc", err);
 	}
 	/* raw syscall, no stack: fork semantics; x86-64 argument order (flags, stack, ptid, ctid, tls) */

@@ -315,9 +315,14 @@ static int open_in_root_how(int root_fd, const char *path, int flags, bool no_sy
 		if (fd >= 0 || errno != EAGAIN)
 			break;
 	}
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != EAGAIN))
+	if (fd >= 0 || (!sys_call_refused(errno) && errno != EAGAIN))
 		return fd;
 	return walk_in_root(root_fd, rel, flags, no_symlinks);
+}
+
+bool sys_call_refused(int e)
+{
+	return e == ENOSYS || e == EPERM || e == EACCES;
 }
 
 int open_in_root(int root_fd, const char *path, int flags)

@@ -45,6 +45,12 @@ ssize_t proc_children(int dir_fd, const char *task, pid_t *pids, size_t max);
 /* write(2) of all len bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* Whether errno e is what a kernel without a call (ENOSYS) or an outer
+ * sandbox's seccomp filter or security module (EPERM, EACCES: the errnos
+ * filters answer with) says, where the kernel itself would not: the caller then
+ * takes its fallback for that call.  seccomp(2) SECCOMP_RET_ERRNO. */
+bool sys_call_refused(int e);
+
 /* read(2) of exactly len bytes, or fewer at EOF, retrying on EINTR and short
  * reads.  Returns the count, or -1 with errno. */
 ssize_t read_full(int fd, void *buf, size_t len);
