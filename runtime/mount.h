@@ -13,6 +13,7 @@
 #define NSRUN_MOUNT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -114,5 +115,11 @@ int mount_root_propagation(unsigned long flags, struct nsrun_error *err);
  * "slave" of a private mount leaves it private (mount_namespaces(7)).  Returns 0
  * or -1 with err (errno of mount(2)). */
 int mount_binds_propagation(const struct nsrun_config *cfg, struct nsrun_error *err);
+
+/* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
+ * where the kernel (before 5.12), valgrind or an outer filter lacks or refuses it
+ * (sys_call_refused), a bind remount keeping the mount's other flags.  Returns 0
+ * or -1 with errno. */
+int mount_set_attrs(int fd, bool recursive, uint64_t attrs);
 
 #endif

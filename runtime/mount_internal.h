@@ -45,10 +45,6 @@ int mount_sys_open_tree(int dfd, const char *path, unsigned flags);
 /* MOUNT_ATTR_NOSUID|NODEV, and RDONLY where ms (MS_* flags) has MS_RDONLY. */
 uint64_t mount_attrs_of(unsigned long ms);
 
-/* Sets attrs (MOUNT_ATTR_*) on the mount fd refers to, with mount_setattr(2) or,
- * where the kernel (before 5.12) or valgrind lacks it, a bind remount keeping the
- * mount's other flags.  Returns 0 or -1 with errno. */
-int mount_set_attrs(int fd, bool recursive, uint64_t attrs);
 
 /* Makes the missing parents and the mount point of path inside root_fd (a
  * directory, or with CREATE_FILE an empty file), resolving in the root

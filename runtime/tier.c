@@ -207,6 +207,78 @@ static int drop_privileges(struct nsrun_error *e)
 	return caps_clear_and_nnp(e);
 }
 
+/* The prctls of init and the payload around the payload's user namespace
+ * (container.c, exec.c): the parent-death signal set again after the ids
+ * changed, init non-dumpable, the payload dumpable while it writes its maps.  A
+ * filter may refuse prctl by its option alone (breaker, session 20).  Returns 0
+ * or -1. */
+static int init_prctls(struct nsrun_error *e)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return error_set(e, errno, "set the parent-death signal");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return error_set(e, errno, "set init non-dumpable");
+	return 0;
+}
+
+/* The payload's own user namespace (exec.c: dumpable while it writes its maps),
+ * mapped; then with chroot_too (reduced) a chroot into the image; then its
+ * ambient and bounding sets, its ids, and the rest of drop_privileges. */
+static void payload_inside(struct nsrun_error *e, bool mapped, bool chroot_too)
+{
+	if (mapped && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||
+		       ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0 ||
+		       prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)) {
+		if (!e->msg[0])
+			error_set(e, errno, "set dumpable");
+		return;
+	}
+	if (chroot_too && (chroot("/") < 0 || chdir("/") < 0)) {
+		error_set(e, errno, "chroot in the user namespace");
+		return;
+	}
+	if (caps_drop_bounding(e) < 0 || (mapped && ns_become(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0))
+		return;
+	drop_privileges(e);
+}
+
+/* The mount calls mount.c builds /dev and masks /proc with, flags and all, on
+ * directories of the probe's tmpfs (a filter may refuse a mount by its flags:
+ * breaker, session 20): a tmpfs of MOP_DEV's flags, a node created and the
+ * host's bound onto it, an empty read-only tmpfs (MOP_MASK_DIR), a directory
+ * bound onto itself and made read-only (MOP_READONLY, mount_set_attrs).
+ * Returns 0 or -1 with e. */
+static int root_mounts(struct nsrun_error *e)
+{
+	int fd;
+
+	e->stage = STAGE_MOUNT;
+	if (mount("tmpfs", "/tmp/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") < 0) {
+		error_set(e, errno, "mount tmpfs on /dev");
+	} else if ((fd = open("/tmp/dev/null", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666)) < 0) {
+		error_set(e, errno, "create /dev/null");
+	} else if (close(fd), mount("/dev/null", "/tmp/dev/null", "none", MS_BIND, NULL) < 0) {
+		error_set(e, errno, "bind the host's /dev/null");
+	} else if (mkdir("/tmp/dev/m", 0755) < 0 || mkdir("/tmp/dev/r", 0755) < 0) {
+		error_set(e, errno, "mkdir in /dev");
+	} else if (mount("tmpfs", "/tmp/dev/m", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			 "mode=0555,size=0") < 0) {
+		error_set(e, errno, "mount an empty tmpfs over a masked path");
+	} else if (mount("/tmp/dev/r", "/tmp/dev/r", "none", MS_BIND | MS_REC, NULL) < 0) {
+		error_set(e, errno, "bind a read-only path onto itself");
+	} else if ((fd = open("/tmp/dev/r", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		error_set(e, errno, "open a read-only path");
+	} else {
+		if (mount_set_attrs(fd, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+			error_set(e, errno, "make a path read-only");
+		close(fd);
+	}
+	if (!e->msg[0])
+		return 0;
+	diag_refine(e, PROC);
+	return -1;
+}
+
 /* pid 1 of the full probe, mapped: what container.c and mount.c do first. */
 static void full_inside(struct nsrun_error *e)
 {
@@ -250,6 +322,8 @@ static void full_inside(struct nsrun_error *e)
 		diag_proc_mount(errno, PROC, e);
 		return;
 	}
+	if (root_mounts(e) < 0)
+		return;
 	/* into the tmpfs as a run does, by fd (its /proc is then at /proc) */
 	fd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fchdir(fd) < 0) {
@@ -273,13 +347,9 @@ static void full_inside(struct nsrun_error *e)
 		diag_refine(e, PROC);
 		return;
 	}
-	if (ns_loopback_up(NULL, e) < 0)
+	if (ns_loopback_up(NULL, e) < 0 || init_prctls(e) < 0)
 		return;
-	/* the payload's own user namespace, as exec.c makes it (dumpable again first) */
-	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 &&
-	    ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0 &&
-	    ns_become(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) == 0)
-		drop_privileges(e);
+	payload_inside(e, true, false);
 }
 
 /* reduced: no mount; what container.c and exec.c do there, mapped (the
@@ -298,22 +368,9 @@ static void reduced_inside(struct nsrun_error *e, bool mapped)
 		diag_refine(e, PROC);
 		return;
 	}
-	if (ns_loopback_up(NULL, e) < 0)
+	if (ns_loopback_up(NULL, e) < 0 || init_prctls(e) < 0)
 		return;
-	/* mapped, the payload makes its own user namespace, as exec.c does */
-	if (mapped && (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ||
-		       ns_enter_payload_userns(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0)) {
-		if (!e->msg[0])
-			error_set(e, errno, "set dumpable");
-		return;
-	}
-	if (chroot("/") < 0 || chdir("/") < 0) {
-		error_set(e, errno, "chroot in the user namespace");
-		return;
-	}
-	if (mapped && ns_become(NSRUN_DEFAULT_UID, NSRUN_DEFAULT_UID, e) < 0)
-		return;
-	drop_privileges(e);
+	payload_inside(e, mapped, true);
 }
 
 /* Clones the namespaces of tier t; with full, writes the id maps as run.c does
@@ -393,6 +450,11 @@ static void probe_minimal(struct nsrun_error *e)
 	/* no tier runs a payload that would be host root */
 	if (ns_host_ids(&uid, &gid, e) < 0)
 		return;
+	/* the payload's prctls of every tier (exec.c), kept as the run keeps them */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+		error_set(e, errno, "set dumpable and the parent-death signal");
+		return;
+	}
 	if (geteuid() == 0) {
 		/* what exec.c does: chroot, then uid and gid 65534 (unmapped here: EINVAL) */
 		if (chroot("/") < 0) {

@@ -396,32 +396,68 @@ SETUP_CALLS=(capget capset chdir clock_gettime clone clone3 close_range dup dup2
 	pipe2 pivot_root poll prctl readlink readlinkat renameat rt_sigaction rt_sigprocmask seccomp sethostname
 	setresgid setresuid setsid signalfd4 socket socketpair statfs symlinkat sysinfo umount2 uname unlinkat unshare)
 NEEDED=" setresuid setresgid chdir socketpair signalfd4 poll dup2 fstatfs mkdirat fchmod setsid fchdir fcntl mkdir rt_sigprocmask symlinkat "
+# verdict_matches DESC BPF: under the filter BPF, check's verdict is what a run does
+verdict_matches() {
+	local desc=$1 bpf=$2 check_rc said want got
+	DENIED=(sh -c 'exec "$@" 9<"$0"' "$bpf" "${AGENT[@]+"${AGENT[@]}"}"
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+	run_cmd "${DENIED[@]}" "$NSRUN" check
+	check_rc=$RC
+	# a fix that sends one back to check (the generic mount hint did) is none
+	[ "$check_rc" = 0 ] || assert_not_match "$desc: check's fixes name the outer filter, not check itself" \
+		'run `nsrun check`' "$OUT"
+	said=$(sed -n 's/^isolation: missing: not full; a run takes the \([a-z]*\) tier.*/\1/p' <<<"$OUT")
+	case $check_rc in
+	0) want="0 full" ;;
+	1) want="0 $said" ;;
+	2) want="125 " ;;
+	*) want="check exited $check_rc" ;;
+	esac
+	run_cmd "${DENIED[@]}" "$NSRUN" --json - --image python -- true
+	got="$RC $(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' <<<"$OUT")"
+	[ "$RC" = 125 ] && got="125 "
+	assert_eq "$desc: check's verdict (exit $check_rc${said:+, $said}) is what a run does" "$want" "$got"
+	[ "$RC" = 125 ] && assert_match "  ... the run's error names what failed" '^nsrun: ' "$ERR"
+	VERDICT_RC=$check_rc
+}
+# ARG_RULES: refusals by argument or by another errno (breaker, session 20: each
+# named full while every run failed, or reduced while the run failed): prctl by
+# its option, mount by its flags (MOP_DEV, MOP_MASK_DIR, MOP_READONLY, a node's
+# bind), open with O_CREAT, the new mount API, openat2 and Landlock with EACCES
+declare -A ARG_RULES=(
+	[prctl-pdeathsig]='"names":["prctl"],"args":[{"index":0,"value":1,"op":"SCMP_CMP_EQ"}]'
+	[prctl-dumpable]='"names":["prctl"],"args":[{"index":0,"value":4,"op":"SCMP_CMP_EQ"}]'
+	[prctl-capbset-drop]='"names":["prctl"],"args":[{"index":0,"value":24,"op":"SCMP_CMP_EQ"}]'
+	[prctl-cap-ambient]='"names":["prctl"],"args":[{"index":0,"value":47,"op":"SCMP_CMP_EQ"}]'
+	[mount-bind-rec]='"names":["mount"],"args":[{"index":3,"value":20480,"op":"SCMP_CMP_EQ"}]'
+	[mount-bind]='"names":["mount"],"args":[{"index":3,"value":4096,"op":"SCMP_CMP_EQ"}]'
+	[mount-ro-mask]='"names":["mount"],"args":[{"index":3,"value":15,"op":"SCMP_CMP_EQ"}]'
+	[mount-dev-tmpfs]='"names":["mount"],"args":[{"index":3,"value":10,"op":"SCMP_CMP_EQ"}]'
+	[openat-creat]='"names":["openat"],"errnoRet":13,"args":[{"index":2,"value":64,"valueTwo":64,"op":"SCMP_CMP_MASKED_EQ"}]'
+	[open_tree-eacces]='"names":["open_tree"],"errnoRet":13'
+	[move_mount-eacces]='"names":["move_mount"],"errnoRet":13'
+	[mount_setattr-eacces]='"names":["mount_setattr"],"errnoRet":13'
+	[openat2-eacces]='"names":["openat2"],"errnoRet":13'
+	[landlock_add_rule-eacces]='"names":["landlock_add_rule"],"errnoRet":13'
+	[landlock_restrict_self-eacces]='"names":["landlock_restrict_self"],"errnoRet":13'
+)
 if [ -z "$SECCOMP_BPF" ]; then
 	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
 else
 	for call in "${SETUP_CALLS[@]}"; do
 		filter_bpf "eperm-$call" "$call" SCMP_ACT_ERRNO
-		DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/eperm-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}"
-			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
-		run_cmd "${DENIED[@]}" "$NSRUN" check
-		check_rc=$RC
-		# a fix that sends one back to check (the generic mount hint did) is none
-		[ "$check_rc" = 0 ] || assert_not_match "$call denied: check's fixes name the outer filter, not check itself" \
-			'run `nsrun check`' "$OUT"
-		said=$(sed -n 's/^isolation: missing: not full; a run takes the \([a-z]*\) tier.*/\1/p' <<<"$OUT")
-		case $check_rc in
-		0) want="0 full" ;;
-		1) want="0 $said" ;;
-		2) want="125 " ;;
-		*) want="check exited $check_rc" ;;
-		esac
-		run_cmd "${DENIED[@]}" "$NSRUN" --json - --image python -- true
-		got="$RC $(sed -n 's/.*"isolation":"\([a-z]*\)".*/\1/p' <<<"$OUT")"
-		[ "$RC" = 125 ] && got="125 "
-		assert_eq "$call denied: check's verdict (exit $check_rc${said:+, $said}) is what a run does" "$want" "$got"
-		[ "$RC" = 125 ] && assert_match "  ... the run's error names what failed" '^nsrun: ' "$ERR"
-		[[ $NEEDED == *" $call "* ]] && assert_ne "  ... control: $call is needed, so check does not say full" 0 "$check_rc"
+		verdict_matches "$call denied" "$TESTTMP/eperm-$call.bpf"
+		[[ $NEEDED == *" $call "* ]] && assert_ne "  ... control: $call is needed, so check does not say full" 0 "$VERDICT_RC"
 	done
+	for rule in "${!ARG_RULES[@]}"; do
+		printf '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"action":"SCMP_ACT_ERRNO",%s}]}\n' "${ARG_RULES[$rule]}" \
+			>"$TESTTMP/arg-$rule.json"
+		"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/arg-$rule.json" >"$TESTTMP/arg-$rule.bpf" && chmod a+r "$TESTTMP/arg-$rule.bpf"
+		verdict_matches "$rule refused" "$TESTTMP/arg-$rule.bpf"
+	done
+	# the control: the argument rules bite (prctl's option 1 is needed by every tier)
+	verdict_matches "prctl-pdeathsig refused (again)" "$TESTTMP/arg-prctl-pdeathsig.bpf"
+	assert_eq "  ... control: with PR_SET_PDEATHSIG refused, no tier works (check exits 2)" 2 "$VERDICT_RC"
 fi
 
 done_testing
