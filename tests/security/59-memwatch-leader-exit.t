@@ -1,0 +1,47 @@
+#!/bin/bash
+# The memory limit holds when the payload's main thread exits and its other
+# threads run on.  The thread-group leader is then a zombie with no memory of its
+# own: its /proc/PID/statm reads 0 and its smaps and fd are empty, so a measure
+# that read only /proc/PID hid everything the other threads held (1.5 GB under
+# --memory 64m: breaker, session 20); a payload whose leader exited before the
+# measure found it was not found at all (125 after 5 s).  The measure now reads
+# one of the live threads (/proc/PID/task/TID).  Where a cgroup holds the limit
+# the kernel counts it anyway; each case has a control with room for what it holds.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+mkdir -p "$TESTTMP/v"
+# the leader ends itself with SYS_exit (not exit_group): only it ends
+cat >"$TESTTMP/v/leader_exit.py" <<'PY'
+import ctypes, os, sys, threading, time
+kind, mib = sys.argv[1], int(sys.argv[2])
+def hold():
+    time.sleep(0.5)                 # after the leader has exited
+    if kind == "anon":
+        b = bytearray(mib << 20)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+    else:                           # a memfd, written, not mapped
+        fd = os.memfd_create("held")
+        chunk = b"x" * (1 << 20)
+        for _ in range(mib):
+            os.write(fd, chunk)
+    print("holding", mib, flush=True)
+    time.sleep(2)
+    os._exit(3)
+threading.Thread(target=hold).start()
+time.sleep(0.1)
+ctypes.CDLL(None).syscall(60, 0)    # SYS_exit: this thread only
+PY
+chmod -R a+rX "$TESTTMP/v"
+
+for kind in anon memfd; do
+	run_nsrun --image python --memory 64m -v "$TESTTMP/v:/v:ro" --json - -- python3 /v/leader_exit.py "$kind" 200
+	assert_eq "$kind: 200 MiB held by a thread after the leader exited: killed under --memory 64m (137)" 137 "$RC"
+	assert_match "  ... reported as out of memory" '"oom_killed":true' "$OUT"
+	run_nsrun --image python --memory 512m -v "$TESTTMP/v:/v:ro" --json - -- python3 /v/leader_exit.py "$kind" 200
+	assert_eq "  ... control: with --memory 512m it holds them and exits 3" "3 holding 200" \
+		"$RC $(sed -n 's/.*"stdout":"\(holding [0-9]*\)\\n".*/\1/p' <<<"$OUT")"
+done
+
+done_testing
