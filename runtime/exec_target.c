@@ -184,8 +184,16 @@ static int find_payload(struct exec_target *t, int dir_fd, bool need_payload, st
 	if (t->payload <= 0)
 		return error_set(err, 0, "its payload is gone (the service is stopping)");
 	t->pidfd[2] = (int)syscall(SYS_pidfd_open, t->payload, 0);
-	snprintf(name, sizeof(name), "/proc/%d", (int)t->payload);
-	t->proc_fd = open(name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	{
+		/* its leader may have exited, its other threads running on: one of them */
+		_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char dir[48];
+
+		if (proc >= 0) {
+			proc_mm_dir(proc, t->payload, dir, sizeof(dir));
+			t->proc_fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+	}
 	if (t->pidfd[2] < 0 || t->proc_fd < 0 || status_ids(t->proc_fd, ".", &ppid, &inner, &levels) < 0 ||
 	    ppid != t->init)
 		return error_set(err, 0, "its payload is gone (the service is stopping)");

@@ -258,55 +258,6 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
 	return 0;
 }
 
-/* The first two fields of the statm at path under proc_fd (pages), or -1. */
-static int read_statm(int proc_fd, const char *path, unsigned long long *size, unsigned long long *resident)
-{
-	char buf[256];
-	_cleanup_close_ int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) < 0)
-		return -1;
-	buf[n] = '\0';
-	return sscanf(buf, "%llu %llu", size, resident) == 2 ? 0 : -1;
-}
-
-/* The /proc entry (under proc_fd) that shows pid's memory and files: "PID"
- * itself or, where the thread-group leader has exited while other threads run
- * on (a zombie leader has no mm: its statm reads 0, its smaps and fd are
- * empty), "PID/task/TID" of one of them.  A payload that ended its main thread
- * with SYS_exit hid 1.5 GB from the measure (breaker, session 20).  proc(5),
- * /proc/pid/task. */
-static void mm_dir(int proc_fd, pid_t pid, char *dir, size_t len)
-{
-	unsigned long long size = 1, resident;
-	char path[64];
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	int fd;
-
-	snprintf(dir, len, "%d", (int)pid);
-	snprintf(path, sizeof(path), "%d/statm", (int)pid);
-	if (read_statm(proc_fd, path, &size, &resident) < 0 || size > 0)
-		return;
-	snprintf(path, sizeof(path), "%d/task", (int)pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		if (!is_pid_name(de->d_name) || atoi(de->d_name) == (int)pid)
-			continue;
-		snprintf(path, sizeof(path), "%d/task/%.12s/statm", (int)pid, de->d_name);
-		if (read_statm(proc_fd, path, &size, &resident) == 0 && size > 0) {
-			snprintf(dir, len, "%d/task/%.12s", (int)pid, de->d_name);
-			return;
-		}
-	}
-}
-
 /* The process's memory in bytes: with precise, its Pss (a walk of its page
  * tables, pss_bytes), less the pages of files counted whole (c); else the
  * resident pages of /proc/PID/statm (the mm's counters, O(1)), which count
@@ -320,7 +271,7 @@ static int process_bytes(int proc_fd, pid_t pid, const struct counted *precise, 
 	ssize_t n;
 
 	*bytes = 0;
-	mm_dir(proc_fd, pid, dir, sizeof(dir));
+	proc_mm_dir(proc_fd, pid, dir, sizeof(dir));
 	snprintf(path, sizeof(path), precise ? "%s/smaps" : "%s/statm", dir);
 	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -350,7 +301,7 @@ static int memfd_bytes(int proc_fd, pid_t pid, int first_fd, struct seen *seen, 
 	struct dirent *de;
 	int fd;
 
-	mm_dir(proc_fd, pid, dir, sizeof(dir));
+	proc_mm_dir(proc_fd, pid, dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/fd", dir);
 	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
@@ -462,7 +413,7 @@ static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
 {
 	char dir[48], path[64];
 
-	mm_dir(host_proc, pid, dir, sizeof(dir));       /* its leader may have exited */
+	proc_mm_dir(host_proc, pid, dir, sizeof(dir));       /* its leader may have exited */
 	snprintf(path, sizeof(path), "%s/root", dir);
 	mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* EACCES: not dumpable (yet).  The payload is started in init's memory

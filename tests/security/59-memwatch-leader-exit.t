@@ -9,6 +9,8 @@
 # the kernel counts it anyway; each case has a control with room for what it holds.
 . "$(dirname "$0")/../lib.sh"
 require_all
+export XDG_RUNTIME_DIR="$TESTTMP/run"   # the service's state, this test's own
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 
 mkdir -p "$TESTTMP/v"
 # the leader ends itself with SYS_exit (not exit_group): only it ends
@@ -43,5 +45,20 @@ for kind in anon memfd; do
 	assert_eq "  ... control: with --memory 512m it holds them and exits 3" "3 holding 200" \
 		"$RC $(sed -n 's/.*"stdout":"\(holding [0-9]*\)\\n".*/\1/p' <<<"$OUT")"
 done
+
+# a service whose leader exited: its threads are measured, and `nsrun exec`
+# joins it through a live thread (it said "open its payload's root": ENOENT)
+run_nsrun -d --name "le$$" --image python --memory 64m -v "$TESTTMP/v:/v:ro" -- python3 -c '
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(600,)).start()
+time.sleep(0.1)
+ctypes.CDLL(None).syscall(60, 0)'
+assert_eq "a service whose main thread exits starts" 0 "$RC"
+sleep 1
+run_nsrun exec "le$$" -- python3 -c 'print("joined")'
+assert_eq "  ... nsrun exec joins it" "0 joined" "$RC $OUT"
+run_nsrun stop -t 1 "le$$"
+assert_eq "  ... and it stops" 0 "$RC"
+run_nsrun rm "le$$"
 
 done_testing
