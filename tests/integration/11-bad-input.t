@@ -90,6 +90,8 @@ bad "--stop-timeout abc" 125 'nsrun: --stop-timeout: "abc": not a duration' -- "
 bad "--cpu-time 1.2.3" 125 'nsrun: --cpu-time: "1.2.3": not a duration' -- "$N" "${IMG[@]}" --cpu-time 1.2.3 -- true
 bad "--cpus too many" 125 'nsrun: --cpus: "5000": too large' -- "$N" "${IMG[@]}" --cpus 5000 -- true
 bad "--cpus too few" 125 'nsrun: --cpus: "0.0001": at least 0.001' -- "$N" "${IMG[@]}" --cpus 0.0001 -- true
+# it said "not a duration in seconds", the timeout parser's words (breaker, session 20)
+bad "--cpus not a number" 125 'nsrun: --cpus: "abc": not a number of CPUs' -- "$N" "${IMG[@]}" --cpus abc -- true
 bad "--pids-limit over the maximum" 125 'nsrun: --pids-limit: "99999999": ' -- "$N" "${IMG[@]}" --pids-limit 99999999 -- true
 bad "--pids-limit negative" 125 'nsrun: --pids-limit: "-1": ' -- "$N" "${IMG[@]}" --pids-limit -1 -- true
 # names, users, paths
