@@ -405,7 +405,8 @@ static int check_verdict(const struct check_list *l)
 static enum nsrun_isolation check_tier(struct check_list *l, bool full_ok)
 {
 	struct nsrun_error why_full, why_reduced, why_minimal;
-	char reduced[120], minimal[120];
+	/* half of a detail each: error_format gives a cause with its errno */
+	char reduced[280], minimal[280];
 	struct check_item *it;
 
 	/* every line above ok: the probe a run makes of full still decides (its calls

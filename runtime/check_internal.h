@@ -15,7 +15,7 @@ struct check_item {
 	char name[32];
 	bool ok;
 	bool needed;            /* a default run needs it: missing, check fails */
-	char detail[320];       /* ok: what was found (may be ""); missing: the cause */
+	char detail[640];       /* ok: what was found (may be ""); missing: the cause */
 	char fix[320];          /* missing: the fix, or "" */
 };
 

@@ -274,9 +274,14 @@ int diag_mount_refused(struct nsrun_error *err, const char *proc)
 	else
 		error_set(err, EPERM, "cannot mount in the container's own mount namespace: an outer sandbox (a "
 			  "security module) refuses mount(2)");
-	err->hint = "without --isolation nsrun takes the reduced tier here, which needs no mount (no /proc, "
-		    "/dev, tmpfs or volumes; the image read-only by Landlock): --isolation reduced, or start nsrun "
-		    "outside that sandbox";
+	/* the reduced tier keeps the image read-only by Landlock: without it, no
+	 * tier below full has a read-only image as an unprivileged caller (the
+	 * hint named --isolation reduced, which then failed: breaker, session 20) */
+	err->hint = landlock ? "without --isolation nsrun takes the reduced tier here, which needs no mount (no "
+			       "/proc, /dev, tmpfs or volumes; the image read-only by Landlock): --isolation "
+			       "reduced, or start nsrun outside that sandbox"
+			     : "no fix inside this sandbox: the lower tiers need Landlock, which this kernel or "
+			       "the sandbox's filter does not give; start nsrun outside that sandbox";
 	return -1;
 }
 

@@ -456,6 +456,22 @@ else
 		verdict_matches "$rule refused" "$TESTTMP/arg-$rule.bpf"
 	done
 	# the control: the argument rules bite (prctl's option 1 is needed by every tier)
+	# mounts refused and no Landlock: no tier works, and neither check nor the run
+	# may send one to --isolation reduced, which needs Landlock (it did), nor cut
+	# check's verdict short (it ended "the minimal tier n)": breaker, session 20)
+	printf '%s\n' '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[' \
+		'{"names":["landlock_create_ruleset"],"action":"SCMP_ACT_ERRNO","errnoRet":38},' \
+		'{"names":["mount"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}' >"$TESTTMP/nomount-nolandlock.json"
+	"$TESTTMP/bin/seccomp-bpf" "$TESTTMP/nomount-nolandlock.json" >"$TESTTMP/nomount-nolandlock.bpf" &&
+		chmod a+r "$TESTTMP/nomount-nolandlock.bpf"
+	verdict_matches "mount refused, no Landlock" "$TESTTMP/nomount-nolandlock.bpf"
+	assert_eq "  ... no tier works there (check exits 2)" 2 "$VERDICT_RC"
+	assert_not_match "  ... the run's hint does not name --isolation reduced" 'isolation reduced' "$ERR"
+	run_cmd "${DENIED[@]}" "$NSRUN" check
+	assert_not_match "  ... nor do check's fixes" 'isolation reduced' "$OUT"
+	assert_match "  ... check's verdict names both lower tiers' causes whole" \
+		'(^|
+)isolation: missing: no run works here: not full, nor reduced \(.*\), nor minimal \(.*\); fix: ' "$OUT"
 	verdict_matches "prctl-pdeathsig refused (again)" "$TESTTMP/arg-prctl-pdeathsig.bpf"
 	assert_eq "  ... control: with PR_SET_PDEATHSIG refused, no tier works (check exits 2)" 2 "$VERDICT_RC"
 fi
