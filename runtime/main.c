@@ -221,7 +221,8 @@ static const char usage_text[] =
 	"  --output-limit BYTES      bytes kept of each captured stream, and of a -d service's log\n"
 	"                            (default 1m, at most 1g; 0 keeps none)\n"
 	"  --output-limit-action truncate|kill  past the limit: keep draining (default) or end the run\n"
-	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json)\n"
+	"  --stdin FILE              the payload's standard input (default: nsrun's; empty with --json\n"
+	"                            unless -i, or - reads the program from it)\n"
 	"  -t, --tty                 a new terminal (pty) inside for the payload, relayed to nsrun's\n"
 	"  -i, --interactive         docker's -i: stdin is always passed; with -d, the service's\n"
 	"                            stdin is kept open for clients that attach (nsrun api)\n"
@@ -442,7 +443,7 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 	case 't':
 		cfg->tty = true;
 		return 0;
-	case 'i': /* docker's -i: nsrun always passes its stdin (unless --json or --stdin);
+	case 'i': /* docker's -i: nsrun always passes its stdin (unless --stdin), with --json too;
 		   a -d service holds one for attaching clients */
 		cfg->service.open_stdin = true;
 		return 0;

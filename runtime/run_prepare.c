@@ -229,7 +229,10 @@ int run_prepare(const struct nsrun_config *cfg, struct nsrun_run *run, struct ns
 		run->stdin_fd = host_in_open(cfg->output.stdin_path, "--stdin", err);
 		if (run->stdin_fd < 0)
 			return -1;
-	} else if (cfg->output.json_path) {
+	} else if (cfg->output.json_path && !cfg->service.open_stdin && cfg->mode != NSRUN_MODE_STDIN) {
+		/* --json: none, unless asked for (-i) or the program is on it (FILE
+		 * "-": with none, an empty program ran and the run said it exited 0:
+		 * breaker, session 20) */
 		run->stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (run->stdin_fd < 0)
 			return error_set(err, errno, "open /dev/null");

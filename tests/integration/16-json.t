@@ -445,6 +445,13 @@ json_run --image python -- python3 -c 'import sys; print(repr(sys.stdin.read()))
 expect "stdin is empty with --json (not the caller's)" $'{"stdout": "\'\'\\n"}'
 json_run --image python --stdin "$TESTTMP/in.txt" -- python3 -c 'import sys; print(repr(sys.stdin.read()))'
 expect "--stdin FILE" $'{"stdout": "\'from the caller\'\\n"}'
+# `-`: the program is on stdin.  With --json stdin was emptied, so an empty
+# program ran and the run said it exited 0 (breaker, session 20); -i passes it too
+printf 'print(6 * 7)\n' >"$TESTTMP/prog.py"
+json_run --image python - <"$TESTTMP/prog.py"
+expect "FILE - with --json: the program on stdin runs" '{"stdout": "42\n", "exit_code": 0}'
+json_run --image python -i -- python3 -c 'import sys; print(repr(sys.stdin.read()))' <"$TESTTMP/in.txt"
+expect "-i with --json: stdin is passed" $'{"stdout": "\'from the caller\'\\n"}'
 # a FIFO: the open waited for the other end before --timeout ran, for ever if no
 # one came; one a payload planted in a rw volume at a later run's --json path
 # read that run's document (breaker, session 18)
