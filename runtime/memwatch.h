@@ -70,6 +70,10 @@ struct memwatch {
 	uint64_t interval_us;           /* from the last sample to the next */
 	uint64_t samples;               /* how many, and their cost: for --debug and bench/RESULTS.md */
 	uint64_t precise_samples;       /* of them, those that also read the page tables */
+	int *tmpfs_fds;                 /* /dev/shm, then each MOP_TMPFS of plan: held from the
+					 * first sample on, so a rename inside cannot hide one; -1
+					 * where not opened yet */
+	size_t n_tmpfs;
 	uint64_t cost_us;
 	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
 	struct seen *pass_seen;         /* the memfd pass (memwatch.c, memfds_counted): inodes counted */

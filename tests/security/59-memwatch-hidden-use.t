@@ -1,5 +1,6 @@
 #!/bin/bash
-# The memory limit holds when the payload's main thread exits and its other
+# Memory a payload tries to hide from the supervisor's measure (no cgroup).
+# (1) The memory limit holds when the payload's main thread exits and its other
 # threads run on.  The thread-group leader is then a zombie with no memory of its
 # own: its /proc/PID/statm reads 0 and its smaps and fd are empty, so a measure
 # that read only /proc/PID hid everything the other threads held (1.5 GB under
@@ -60,5 +61,25 @@ assert_eq "  ... nsrun exec joins it" "0 joined" "$RC $OUT"
 run_nsrun stop -t 1 "le$$"
 assert_eq "  ... and it stops" 0 "$RC"
 run_nsrun rm "le$$"
+
+# (2) a --tmpfs inside a rw volume, its parent renamed by the payload: the
+# measure looked the tmpfs up by its path at each sample, found nothing there,
+# and 110 MB passed --memory 64m (breaker, session 20).  It now holds the tmpfs
+# from its first sample on.  Control: the same with the limit raised holds it.
+mkdir -p "$TESTTMP/w/a/t"
+chmod -R a+rwX "$TESTTMP/w"
+for mem in 64m 512m; do
+	run_nsrun --image python --memory "$mem" -v "$TESTTMP/w:/w:rw" --tmpfs /w/a/t:size=200m --json - -- sh -c \
+		'sleep 0.3; mv /w/a /w/b && head -c 100000000 /dev/zero >/w/b/t/x && sleep 1 && echo held'
+	if [ "$mem" = 64m ]; then
+		assert_eq "100 MB in a --tmpfs whose parent was renamed: killed under --memory 64m (137)" 137 "$RC"
+		assert_match "  ... reported as out of memory" '"oom_killed":true' "$OUT"
+	else
+		assert_eq "  ... control: with --memory 512m it is held" "0 held" \
+			"$RC $(sed -n 's/.*"stdout":"\(held\)\\n".*/\1/p' <<<"$OUT")"
+	fi
+	rm -rf "$TESTTMP/w/b" "$TESTTMP/w/a"
+	mkdir -p "$TESTTMP/w/a/t"
+done
 
 done_testing
