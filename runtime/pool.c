@@ -24,6 +24,7 @@
 #include "image_user.h"
 #include "landlock.h"
 #include "pool.h"
+#include "tier.h"
 #include "pool_internal.h"
 #include "result.h"
 #include "seccomp.h"
@@ -378,6 +379,19 @@ static int parse_run_options(struct pool *p, struct strv *run_args, struct nsrun
 					 ":ro, or use a run)", p->cfg.mounts[i].source, p->cfg.mounts[i].destination);
 	if (p->cfg.isolation != NSRUN_ISOLATION_AUTO && p->cfg.isolation != NSRUN_ISOLATION_FULL)
 		return error_set(err, 0, "pool: a pool needs --isolation full (its slots are namespaces of their own)");
+	/* where only a lower tier works, say so once, before anything is made (it
+	 * retried its container and printed a dozen lines of the run's own, some of
+	 * options the caller never gave: breaker, session 20) */
+	struct nsrun_error why = { 0 };
+	if (tier_probe(NSRUN_ISOLATION_FULL, &why) < 0) {
+		char cause[sizeof(why.msg) + 64];
+		error_format(&why, cause, sizeof(cause));
+		error_set(err, 0, "pool: a pool needs the full isolation tier, which this place does not allow (%s)",
+			  cause);
+		err->hint = "its slots are namespaces of their own; `nsrun check` names the tier a run gets here: "
+			    "use runs, or start the pool outside this sandbox";
+		return -1;
+	}
 	if (config_env_defaults(&p->cfg, err) < 0 || image_resolve(&p->cfg, err) < 0 ||
 	    image_user_apply(&p->cfg, err) < 0)
 		return -1;

@@ -115,6 +115,16 @@ nsrun: hint: a security module refuses writes to /proc: an outer Landlock domain
 	assert_match "  ... and so does check's user namespace line" \
 		'(^|
 )user namespace: missing: unmapped only \(one is made, its id maps are refused\): write /proc/self/setgroups: Permission denied; fix: a security module refuses' "$OUT"
+	# a pool needs full: it retried its container and printed about 12 lines, some
+	# of options the caller never gave (breaker, session 20).  Now one line and a hint.
+	run_cmd "${AGENT[@]+"${AGENT[@]}"}" "${CODEX[@]}" "$NSRUN" pool --image python --size 1 \
+		--socket "$TESTTMP/codex-pool.sock"
+	assert_eq "  ... nsrun pool there: refused (125)" 125 "$RC"
+	assert_match "  ... at once, saying a pool needs the full tier, with why not" \
+		'^nsrun: pool: a pool needs the full isolation tier, which this place does not allow \(.*setgroups.*\)
+nsrun: hint: its slots are namespaces of their own' "$ERR"
+	assert_eq "  ... in one line and its hint" 2 "$(wc -l <<<"$ERR")"
+	check "  ... leaving no socket" test ! -e "$TESTTMP/codex-pool.sock"
 fi
 
 # ---------------------------------------------------------------- (b) Docker's default seccomp profile
