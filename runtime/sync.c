@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sync.h"
+#include "sys.h"
 
 const char sync_socketpair_denied_hint[] = "an outer sandbox's seccomp filter denies it (agent sandboxes "
 	"allow AF_UNIX stream socketpairs: Claude Code's, Codex's): no fix inside this sandbox; run nsrun outside it";
@@ -115,20 +116,7 @@ int sync_send_fd(int fd, enum sync_type type, int passfd, struct nsrun_error *er
  * peer closed mid-message; -1 with errno. */
 static ssize_t read_msg(int fd, struct sync_msg *msg)
 {
-	char *p = (char *)msg;
-	size_t got = 0;
-
-	while (got < sizeof(*msg)) {
-		ssize_t n = read(fd, p + got, sizeof(*msg) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
+	return read_full(fd, msg, sizeof(*msg));
 }
 
 /* recvmsg(2) with room for one SCM_RIGHTS fd (-1 in *got when none came). */
