@@ -190,7 +190,7 @@ static int find_payload(struct exec_target *t, int dir_fd, bool need_payload, st
 		char dir[48];
 
 		if (proc >= 0) {
-			proc_mm_dir(proc, t->payload, dir, sizeof(dir));
+			(void)proc_mm_dir(proc, t->payload, dir, sizeof(dir), NULL);
 			t->proc_fd = openat(proc, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 	}

@@ -271,29 +271,23 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
  * zombie.  Returns 0 or -1 with errno. */
 static int process_bytes(int proc_fd, pid_t pid, const struct counted *precise, uint64_t *bytes)
 {
-	char dir[48], path[64], buf[2048];
-	_cleanup_close_ int fd = -1;
-	unsigned long long size, resident;
-	ssize_t n;
+	char dir[48], path[64];
+	unsigned long long resident;
+	int fd;
 
 	*bytes = 0;
-	proc_mm_dir(proc_fd, pid, dir, sizeof(dir));
-	snprintf(path, sizeof(path), precise ? "%s/smaps" : "%s/statm", dir);
+	/* the statm read that finds where pid's memory shows is the cheap measure */
+	if (proc_mm_dir(proc_fd, pid, dir, sizeof(dir), &resident) < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	if (!precise) {
+		*bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/smaps", dir);
 	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ESRCH ? 0 : -1;
-	if (precise) {
-		int rc = pss_bytes(fd, precise, bytes);
-		fd = -1; /* closed */
-		return rc;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return errno == ESRCH ? 0 : -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &size, &resident) == 2)
-		*bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-	return 0;
+	return pss_bytes(fd, precise, bytes);   /* closes fd */
 }
 
 /* Adds to *sum the allocated bytes of the memfds pid holds open as fds from
@@ -307,7 +301,7 @@ static int memfd_bytes(int proc_fd, pid_t pid, int first_fd, struct seen *seen, 
 	struct dirent *de;
 	int fd;
 
-	proc_mm_dir(proc_fd, pid, dir, sizeof(dir));
+	(void)proc_mm_dir(proc_fd, pid, dir, sizeof(dir), NULL);
 	snprintf(path, sizeof(path), "%s/fd", dir);
 	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
@@ -423,7 +417,7 @@ static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
 {
 	char dir[48], path[64];
 
-	proc_mm_dir(host_proc, pid, dir, sizeof(dir));       /* its leader may have exited */
+	(void)proc_mm_dir(host_proc, pid, dir, sizeof(dir), NULL);  /* its leader may have exited */
 	snprintf(path, sizeof(path), "%s/root", dir);
 	mw->root_fd = openat(host_proc, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* EACCES: not dumpable (yet).  The payload is started in init's memory

@@ -488,7 +488,8 @@ ssize_t read_full(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-/* The first two fields of the statm at path under proc_fd (pages), or -1. */
+/* The first two fields of the statm at path under proc_fd (pages; 0 and 0 where
+ * they do not parse).  Returns 0, or -1 with errno. */
 static int read_statm(int proc_fd, const char *path, unsigned long long *size, unsigned long long *resident)
 {
 	char buf[256];
@@ -498,35 +499,44 @@ static int read_statm(int proc_fd, const char *path, unsigned long long *size, u
 	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) < 0)
 		return -1;
 	buf[n] = '\0';
-	return sscanf(buf, "%llu %llu", size, resident) == 2 ? 0 : -1;
+	if (sscanf(buf, "%llu %llu", size, resident) != 2)
+		*size = *resident = 0;
+	return 0;
 }
 
-void proc_mm_dir(int proc_fd, pid_t pid, char *dir, size_t len)
+int proc_mm_dir(int proc_fd, pid_t pid, char *dir, size_t len, unsigned long long *resident)
 {
-	unsigned long long size = 1, resident;
+	unsigned long long size, pages, dummy;
 	char path[64];
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	int fd;
 
+	if (!resident)
+		resident = &dummy;
+	*resident = 0;
 	snprintf(dir, len, "%d", (int)pid);
 	snprintf(path, sizeof(path), "%d/statm", (int)pid);
-	if (read_statm(proc_fd, path, &size, &resident) < 0 || size > 0)
-		return;
+	if (read_statm(proc_fd, path, &size, resident) < 0)
+		return -1;
+	if (size > 0)
+		return 0;
 	snprintf(path, sizeof(path), "%d/task", (int)pid);
 	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return 0;
 	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == (int)pid)
 			continue;
 		snprintf(path, sizeof(path), "%d/task/%.12s/statm", (int)pid, de->d_name);
-		if (read_statm(proc_fd, path, &size, &resident) == 0 && size > 0) {
+		if (read_statm(proc_fd, path, &size, &pages) == 0 && size > 0) {
 			snprintf(dir, len, "%d/task/%.12s", (int)pid, de->d_name);
-			return;
+			*resident = pages;
+			return 0;
 		}
 	}
+	return 0;
 }

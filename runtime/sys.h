@@ -120,9 +120,11 @@ uint64_t monotonic_us(void);
  * "PID" itself or, where the thread-group leader has exited while other
  * threads run on (a zombie leader has no mm, fs or files: its statm reads 0,
  * its smaps and fd are empty, its root is ENOENT), "PID/task/TID" of one of
- * them, into dir (len bytes).  A payload that ended its main thread with
- * SYS_exit hid 1.5 GB from the memory measure (breaker, session 20).  proc(5),
- * /proc/pid/task. */
-void proc_mm_dir(int proc_fd, pid_t pid, char *dir, size_t len);
+ * them, into dir (len bytes); with resident (may be NULL), that entry's
+ * resident pages (statm's second field, read on the way: 0 where no thread has
+ * memory).  A payload that ended its main thread with SYS_exit hid 1.5 GB from
+ * the memory measure (breaker, session 20).  Returns 0, or -1 with errno where
+ * PID/statm cannot be read (dir is then "PID").  proc(5), /proc/pid/task. */
+int proc_mm_dir(int proc_fd, pid_t pid, char *dir, size_t len, unsigned long long *resident);
 
 #endif
