@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "hostfile.h"
@@ -15,6 +16,7 @@
 #include "protected.h"
 #include "run_internal.h"
 #include "seccomp.h"
+#include "sys.h"
 #include "tier.h"
 #include "timing.h"
 
@@ -63,6 +65,13 @@ static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *
 		} else if (memwatch_can_measure() && cfg->isolation != NSRUN_ISOLATION_MINIMAL) {
 			/* (minimal: no container root to measure through, e.g. in rootless podman:
 			 * the limit stays an rlimit, and --json says so) */
+			struct statfs sfs;
+			/* the measure checks with fstatfs(2) that each /proc it reads is one:
+			 * refused by an outer filter, it failed the run at its first sample,
+			 * which a short payload may not reach (check: no tier works there) */
+			if (fstatfs(STDERR_FILENO, &sfs) < 0 && sys_call_refused(errno))
+				return error_set(err, errno, "--memory: fstatfs, with which nsrun's measure checks the "
+						 "/proc it reads");
 			run->memory_how = "supervisor";
 			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED);
 			/* the writable root's tmpfs (mount.c, mount_overlay_root) is memory too */
