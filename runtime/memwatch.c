@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,10 @@
 
 #include "cleanup.h"
 #include "memwatch.h"
+#include "memwatch_internal.h"
 #include "sys.h"
 
-#define MIN_INTERVAL_US 5000
-#define NOT_FOUND_LIMIT_US 5000000 /* see memwatch_poll */
-#define MAX_INTERVAL_US 100000
+#define NOT_FOUND_LIMIT_US 5000000 /* see memwatch_sample */
 #define ASSUMED_RATE_BYTES_PER_S (8ULL << 30)   /* a fast writer of fresh pages (tmpfs, memfd) */
 #define MAX_COSTLY_INTERVAL_US 1000000
 #define COST_FACTOR 10                          /* interval >= 10 x the last sample's time */
@@ -64,57 +64,6 @@ static bool seen_has(const struct seen *s, dev_t dev, ino_t ino)
 bool memwatch_can_measure(void)
 {
 	return access("/proc/self/smaps_rollup", R_OK) == 0;
-}
-
-void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgroup_v1 *cg1,
-		   const struct mount_plan *plan, bool host_scan)
-{
-	memset(mw, 0, sizeof(*mw));
-	mw->limit_bytes = limit_bytes;
-	mw->cg1 = cg1;
-	mw->plan = plan;
-	mw->host_scan = host_scan;
-	mw->root_fd = mw->proc_fd = -1;
-}
-
-void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
-{
-	if (!mw->limit_bytes || mw->next_us)
-		return;
-	mw->init = init;
-	mw->armed_us = now_us;
-	mw->interval_us = MIN_INTERVAL_US / 2;
-	mw->next_us = now_us ? now_us : 1;
-}
-
-int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms)
-{
-	uint64_t ms;
-
-	if (!mw->next_us)
-		return limit_ms;
-	ms = mw->next_us > now_us ? (mw->next_us - now_us + 999) / 1000 : 0;
-	return limit_ms >= 0 && (uint64_t)limit_ms < ms ? limit_ms : (int)ms;
-}
-
-void memwatch_close(struct memwatch *mw)
-{
-	if (mw->root_fd >= 0)
-		close(mw->root_fd);
-	if (mw->proc_fd >= 0)
-		close(mw->proc_fd);
-	mw->root_fd = mw->proc_fd = -1;
-	mw->next_us = 0;
-	free(mw->pass_seen);
-	mw->pass_seen = NULL;
-	free(mw->last_seen);
-	mw->last_seen = NULL;
-	for (size_t i = 0; mw->tmpfs_fds && i < mw->n_tmpfs; i++)
-		if (mw->tmpfs_fds[i] >= 0)
-			close(mw->tmpfs_fds[i]);
-	free(mw->tmpfs_fds);
-	mw->tmpfs_fds = NULL;
-	mw->n_tmpfs = 0;
 }
 
 static bool is_pid_name(const char *s)
@@ -217,6 +166,7 @@ static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
  * would count again where it maps them. */
 struct counted {
 	const struct seen *tmpfs, *memfds, *memfds_last;
+	_Atomic bool *stop;     /* memwatch_close asks: the rest of a long read is not waited for */
 };
 
 /* Is the mapping of a /proc/PID/smaps header line a shared one of a counted file? */
@@ -250,6 +200,8 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
 		return -1;
 	}
 	while (getline(&line, &cap, f) > 0) {
+		if (atomic_load_explicit(c->stop, memory_order_relaxed))
+			break;
 		/* a header starts with the mapping's range, a field with its name */
 		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'))
 			skip = counted_mapping(line, c);
@@ -342,7 +294,7 @@ static int pid_order(const void *a, const void *b)
  * next sample goes on where it stopped, so that a container of a million open
  * files does not hold the supervisor (and the run's timeout) for seconds.  Until a
  * pass ends, the larger of its sum so far and the last whole pass's counts. */
-static uint64_t memfds_counted(struct memwatch *mw, pid_t *pids, size_t n)
+static uint64_t memfds_counted(struct memwatch_sampler *mw, pid_t *pids, size_t n)
 {
 	size_t budget = MEMFD_FDS_PER_SAMPLE;
 
@@ -413,7 +365,7 @@ static uint64_t root_upper_used(int root_fd, uint64_t size)
 
 /* Opens pid's root (/proc/PID/root, O_PATH) into mw->root_fd: 0 when done or
  * pid is gone (ENOENT, ESRCH: mw->root_fd stays -1), -1 with errno. */
-static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
+static int open_root_of(struct memwatch_sampler *mw, int host_proc, pid_t pid)
 {
 	char dir[48], path[64];
 
@@ -431,7 +383,7 @@ static int open_root_of(struct memwatch *mw, int host_proc, pid_t pid)
 /* The root of a child of init, through init's task/TID/children (proc(5), Linux
  * 3.5 with CONFIG_PROC_CHILDREN; readable though init is not dumpable): mw->root_fd
  * when found.  0 when done or not known here, -1 with errno. */
-static int open_child_root(struct memwatch *mw, int host_proc)
+static int open_child_root(struct memwatch_sampler *mw, int host_proc)
 {
 	char path[64];
 	pid_t kids[32];
@@ -449,7 +401,7 @@ static int open_child_root(struct memwatch *mw, int host_proc)
  * and its memory map belongs to the host's user namespace, so an unprivileged
  * caller may not follow its /proc/PID/root) and its /proc.  0 when done, 1 when no
  * child is there yet, -1 with errno. */
-static int open_container(struct memwatch *mw)
+static int open_container(struct memwatch_sampler *mw)
 {
 	_cleanup_close_ int host_proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ pid_t *pids = NULL;
@@ -500,7 +452,7 @@ static int open_container(struct memwatch *mw)
  * that sum passes the limit, again by proportional set sizes, which count a page
  * shared by n processes of the container (after fork(2)) once.  Returns 0 or -1
  * with errno. */
-static int measure(struct memwatch *mw, uint64_t *total)
+static int measure(struct memwatch_sampler *mw, uint64_t *total)
 {
 	_cleanup_free_ pid_t *pids = NULL;
 	_cleanup_free_ struct seen *seen = malloc(sizeof(*seen));  /* not calloc: see struct seen */
@@ -534,10 +486,11 @@ static int measure(struct memwatch *mw, uint64_t *total)
 				shared += tmpfs_bytes(mw->root_fd, mw->plan->ops[i].target, &mw->tmpfs_fds[k++], seen);
 	}
 	/* mapped, their pages are in a Pss too: counted once (a cgroup charges a page once) */
-	struct counted counted = { .tmpfs = seen, .memfds = mw->pass_seen, .memfds_last = mw->last_seen };
+	struct counted counted = { .tmpfs = seen, .memfds = mw->pass_seen, .memfds_last = mw->last_seen,
+				   .stop = &mw->stop };
 	for (int precise = 0; precise < 2; precise++) {
 		*total = shared;
-		for (ssize_t i = 0; i < n; i++) {
+		for (ssize_t i = 0; i < n && !atomic_load_explicit(&mw->stop, memory_order_relaxed); i++) {
 			uint64_t b;
 			/* the init (pid 1 inside, or init in the host's list) is nsrun's own and not
 			 * readable by an unprivileged caller (see open_container): its few pages are not counted */
@@ -557,17 +510,11 @@ static int measure(struct memwatch *mw, uint64_t *total)
 	return 0;
 }
 
-int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
+int memwatch_sample(struct memwatch_sampler *mw, uint64_t now_us, struct nsrun_error *err)
 {
 	uint64_t total = 0, headroom, wait_us, cost_us, rate;
 	int r;
 
-	if (!mw->next_us || now_us < mw->next_us)
-		return 0;
-	if (mw->cg1) {
-		mw->next_us = now_us + MAX_INTERVAL_US;
-		return cgroup_v1_oom_kills(mw->cg1) > 0;
-	}
 	if (mw->root_fd < 0) {
 		r = open_container(mw);
 		if (r < 0)

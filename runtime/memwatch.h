@@ -34,7 +34,15 @@
  * between 5 ms and 100 ms, at most twice the last interval (5 ms after the exec,
  * 10, 20, ...: a payload that writes from its start is seen early), and at least ten
  * times what the last sample took (up to 1 s), so the measure costs about a tenth
- * of a CPU at most.  With the limit in a
+ * of a CPU at most.
+ *
+ * The samples are taken by a thread of their own, so that the supervisor's loop
+ * keeps --timeout, signals and output while one runs: a payload decides how long
+ * its memory maps take to read (40 processes of 64000 mappings each made a sample
+ * take 5 s, and a --timeout of 3 s ended after 11: breaker, session 20).  A sample
+ * that runs past MEMWATCH_STALL_US ends the run as nsrun's error, since the limit
+ * is not being kept meanwhile.  Where no thread can be made (an outer filter on
+ * clone), the loop takes the samples itself, as before.  With the limit in a
  * cgroup v1 group instead (cgroup_v1.h), a sample only reads the group's OOM-kill
  * counter, so one process killed by the kernel ends the whole container.
  */
@@ -49,7 +57,10 @@
 #include "error.h"
 #include "mount_plan.h"
 
-struct seen;
+/* a sample running this long ends the run: the limit is not being kept (memwatch_poll) */
+#define MEMWATCH_STALL_US 2000000
+
+struct memwatch_sampler;
 
 struct memwatch {
 	uint64_t limit_bytes;           /* 0: not watching */
@@ -59,29 +70,17 @@ struct memwatch {
 	uint64_t root_upper_bytes;      /* not 0: the root is nsrun's overlay over a tmpfs of its
 					 * own of this size (--read-only=false, --tmpfs-size):
 					 * count what is written to it */
-	pid_t init;                     /* the container's init, as the host's /proc names it */
-	uint64_t armed_us;              /* when the payload's exec was reported */
-	int root_fd;                    /* a payload process's root (the container's), or -1 */
-	int proc_fd;                    /* the container's /proc, or the host's with host_scan, or -1 */
-	uint64_t next_us;               /* CLOCK_MONOTONIC of the next sample, 0: not armed */
-	uint64_t peak_bytes;            /* the largest sample */
-	uint64_t last_bytes;            /* the last sample, and when it was taken */
-	uint64_t last_sample_us;
-	uint64_t interval_us;           /* from the last sample to the next */
-	uint64_t samples;               /* how many, and their cost: for --debug and bench/RESULTS.md */
-	uint64_t precise_samples;       /* of them, those that also read the page tables */
-	int *tmpfs_fds;                 /* /dev/shm, then each MOP_TMPFS of plan: held from the
-					 * first sample on, so a rename inside cannot hide one; -1
-					 * where not opened yet */
-	size_t n_tmpfs;
-	uint64_t cost_us;
 	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
-	struct seen *pass_seen;         /* the memfd pass (memwatch.c, memfds_counted): inodes counted */
-	struct seen *last_seen;         /* those of the last whole pass */
-	uint64_t memfd_pass;            /* its bytes so far */
-	uint64_t memfd_last_pass;       /* the last whole pass's */
-	pid_t pass_pid;                 /* where the next sample goes on: this pid, */
-	int pass_fd;                    /* from this fd */
+	bool armed;                     /* memwatch_arm'd, not closed */
+	bool decided;                   /* memwatch_poll gave its verdict (it gives one only) */
+	uint64_t next_us;               /* with cg1: CLOCK_MONOTONIC of the next look */
+	struct memwatch_sampler *s;     /* the measure's own state (memwatch_internal.h), on the heap: the
+					 * measuring thread holds it, and a pool moves its slots */
+	/* set by memwatch_close: for --debug, --json and bench/RESULTS.md */
+	uint64_t peak_bytes;            /* the largest sample */
+	uint64_t samples;               /* how many, and their cost */
+	uint64_t precise_samples;       /* of them, those that also read the page tables */
+	uint64_t cost_us;
 };
 
 /* True if this kernel lets the supervisor measure a process (/proc/self/smaps_rollup
@@ -94,19 +93,37 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
 		   const struct mount_plan *plan, bool host_scan);
 
 /* Arms the watch once the payload runs (its root is then the container's): init is
- * the host pid of the container's init; the first sample is due now. */
+ * the host pid of the container's init; the first sample is due at now_us.  Starts
+ * the measuring thread (pthread_create(3)); where it cannot, memwatch_poll takes
+ * the samples itself. */
 void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us);
 
-/* Milliseconds until the next sample, for poll(2) (at most limit_ms; -1 stays -1
+/* True from memwatch_arm to memwatch_close. */
+bool memwatch_armed(const struct memwatch *mw);
+
+/* An fd that becomes readable (poll(2)) when the measuring thread has a verdict
+ * for memwatch_poll; -1 when there is no such thread. */
+int memwatch_fd(const struct memwatch *mw);
+
+/* CLOCK_MONOTONIC microseconds by which memwatch_poll should be called again (a
+ * sample due, or a running sample's time to stall); UINT64_MAX when not armed. */
+uint64_t memwatch_next_us(const struct memwatch *mw, uint64_t now_us);
+
+/* Milliseconds until memwatch_next_us, for poll(2) (at most limit_ms; -1 stays -1
  * when not armed). */
 int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms);
 
-/* Takes a sample if one is due.  Returns 1 when the container passed the limit (or
- * the group's OOM killer struck), 0 otherwise, -1 with err when the container's
- * memory cannot be measured (the run must then end: the limit cannot be kept). */
+/* Returns 1 when the container passed the limit (or the group's OOM killer
+ * struck), 0 otherwise, -1 with err when the container's memory cannot be
+ * measured (an error, or a sample past MEMWATCH_STALL_US: the run must then end,
+ * the limit cannot be kept).  A verdict (not 0) is given once: 0 after it.
+ * Without a measuring thread, takes a sample if one is due; never blocks on the
+ * container otherwise. */
 int memwatch_poll(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err);
 
-/* Closes what memwatch_arm opened, and disarms the watch (no sample is due). */
+/* Stops the measuring thread (waiting for its read in progress: end the container
+ * first), keeps its figures in mw, frees the rest and disarms the watch.
+ * Idempotent. */
 void memwatch_close(struct memwatch *mw);
 
 #endif

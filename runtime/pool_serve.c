@@ -36,7 +36,7 @@ static void slot_watch(struct pool *p, struct pool_slot *s)
 {
 	struct pool_req *q = s->req;
 
-	if (!q || q->exited || !p->measure || s->r_pid <= 0 || !q->memory_bytes || s->mw.next_us)
+	if (!q || q->exited || !p->measure || s->r_pid <= 0 || !q->memory_bytes || memwatch_armed(&s->mw))
 		return;
 	memwatch_close(&s->mw);
 	memwatch_init(&s->mw, q->memory_bytes, NULL, &p->slot_plan, false);
@@ -436,9 +436,9 @@ static void slot_exited(struct pool *p, struct pool_slot *s, yajl_val m)
 	}
 	q->exited = true;
 	p->running--;
+	memwatch_close(&s->mw);         /* its figures are final then */
 	if (s->mw.samples)
 		q->r.memory_peak_bytes = s->mw.peak_bytes;
-	memwatch_close(&s->mw);
 	if (q->timed_out) {
 		q->r.status = NSRUN_STATUS_TIMED_OUT;
 		q->r.timeout_us = q->timeout_us;
@@ -632,8 +632,8 @@ static uint64_t next_deadline(struct pool *p)
 		struct pool_req *q = p->slots[i].req;
 		if (q && q->timeout_us && !q->timed_out && q->t_start + q->timeout_us < d)
 			d = q->t_start + q->timeout_us;
-		if (q && !q->exited && p->slots[i].mw.next_us && p->slots[i].mw.next_us < d)
-			d = p->slots[i].mw.next_us;
+		if (q && !q->exited && memwatch_next_us(&p->slots[i].mw, d) < d)
+			d = memwatch_next_us(&p->slots[i].mw, d);
 	}
 	return d;
 }
@@ -649,12 +649,11 @@ static void slot_measure(struct pool *p, struct pool_slot *s, uint64_t now)
 	struct pollfd st = { .fd = s->stat, .events = POLLIN };
 	int r;
 
-	if (!s->mw.next_us || now < s->mw.next_us || slot_killed(q))
+	if (slot_killed(q))
 		return;
 	r = memwatch_poll(&s->mw, now, &e);
 	if (r == 0)
 		return;
-	s->mw.next_us = 0;
 	if (s->stat >= 0 && poll(&st, 1, 0) > 0)
 		return;
 	if (r > 0) {
@@ -685,7 +684,7 @@ static void check_deadlines(struct pool *p)
 }
 
 /* What poll(2) watched, to find its entry again. */
-enum pool_what { W_SIG, W_STDIN, W_LISTEN, W_ZLISTEN, W_ZFD, W_CLIENT, W_CTL, W_IN, W_OUT, W_ERR, W_STAT };
+enum pool_what { W_SIG, W_STDIN, W_LISTEN, W_ZLISTEN, W_ZFD, W_CLIENT, W_CTL, W_IN, W_OUT, W_ERR, W_STAT, W_MEM };
 
 struct pool_watch {
 	enum pool_what what;
@@ -721,7 +720,7 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 	_cleanup_free_ struct pool_watch *w = NULL;
 
 	while (!p->stopping) {
-		size_t n = 0, need = 5 + POOL_MAX_CLIENTS + 5 * p->n_slots;
+		size_t n = 0, need = 5 + POOL_MAX_CLIENTS + 6 * p->n_slots;
 		uint64_t d = next_deadline(p), now;
 		int timeout = -1;
 
@@ -761,6 +760,9 @@ int pool_loop(struct pool *p, struct nsrun_error *err)
 				add(fds, w, &n, s->stat, POLLIN, W_STAT, (int)i);
 			if (!s->req)
 				continue;
+			/* the verdict of its measuring thread (memwatch.h): slot_measure reads it */
+			if (memwatch_fd(&s->mw) >= 0 && !slot_killed(s->req))
+				add(fds, w, &n, memwatch_fd(&s->mw), POLLIN, W_MEM, (int)i);
 			if (s->ctl >= 0)
 				add(fds, w, &n, s->ctl, POLLOUT, W_CTL, (int)i);
 			if (s->in >= 0)

@@ -346,7 +346,7 @@ int nsrun_run_service(const struct nsrun_config *cfg, struct nsrun_result *resul
 	struct nsrun_run run = { .sync_fd = -1, .signal_fd = -1, .child = -1, .stdin_fd = -1, .pty_fd = -1,
 				 .image_lock_fd = -1, .exec_fifo_fd = -1, .join = { .userns_fd = -1, .netns_fd = -1, .lock_fd = -1,
 												   .ns_fd = { -1, -1, -1, -1 }, .outer_userns_fd = -1 },
-				 .cg = { .dir_fd = -1 }, .mw = { .root_fd = -1, .proc_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
+				 .cg = { .dir_fd = -1 }, .pasta = { .guard = -1, .ctl_fd = -1 },
 				 .sources = { .rootfs = { .tree_fd = -1 } },
 				 .out = { .read_fd = -1, .write_fd = -1 }, .err = { .read_fd = -1, .write_fd = -1 } };
 	struct nsrun_error err = { 0 };

@@ -81,6 +81,8 @@ void run_collect_cgroup(const struct nsrun_config *cfg, struct nsrun_run *run, s
  * sure of), or the peak of the supervisor's samples. */
 void run_collect_memory(const struct nsrun_config *cfg, struct nsrun_run *run, struct nsrun_result *result)
 {
+	/* the container is over (or killed): the measuring thread ends, its figures are final */
+	memwatch_close(&run->mw);
 	if (run->cg1.path) {
 		result->memory_peak_bytes = cgroup_v1_peak_bytes(&run->cg1);
 		if (cgroup_v1_oom_kills(&run->cg1) && result->status != NSRUN_STATUS_TIMED_OUT) {

@@ -20,6 +20,8 @@
 #include "sys.h"
 #include "timing.h"
 
+#define LOOP_FDS 8 /* the loop's own pollfds (run_supervise), before the relay's */
+
 /* Milliseconds from now to deadline for poll(2), rounded up, at most INT_MAX;
  * earlier (>= 0) if limit_ms (>= 0) is nearer. */
 static int ms_until(uint64_t deadline, uint64_t now, int limit_ms)
@@ -181,7 +183,7 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 	err->stage = STAGE_SUPERVISE;
 	run->pty_in.open = cfg->tty;
 	for (;;) {
-		struct pollfd pfd[7 + RELAY_POLLFDS] = {
+		struct pollfd pfd[LOOP_FDS + RELAY_POLLFDS] = {
 			{ .fd = decided ? -1 : run->sync_fd, .events = POLLIN },
 			{ .fd = run->signal_fd, .events = POLLIN },
 			{ .fd = run->out.read_fd, .events = POLLIN },
@@ -191,17 +193,19 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 				STDIN_FILENO : -1,
 			  .events = POLLIN },
 			{ .fd = decided ? -1 : run->stop_fd, .events = POLLIN },
+			/* the measuring thread's verdict (memwatch.h) */
+			{ .fd = decided ? -1 : memwatch_fd(&run->mw), .events = POLLIN },
 		};
 		int timeout_ms = -1;
 
 		if (decided && run->out.read_fd < 0 && run->err.read_fd < 0 && run->pty_fd < 0 &&
 		    !relay_busy(&run->relay))
 			return 0;
-		relay_poll(&run->relay, pfd + 7, &timeout_ms);
+		relay_poll(&run->relay, pfd + LOOP_FDS, &timeout_ms);
 		/* no byte of stdin is taken before the payload exec'd: a set-up that fails
 		 * leaves all of it to a retry in a lower tier (foreground.c) or to the caller */
 		if (!run->payload_started)
-			pfd[7].fd = -1;
+			pfd[LOOP_FDS].fd = -1;
 		if (decided && run->deadline_us && relay_busy(&run->relay)) {
 			/* a reader that takes nothing may keep nsrun no longer than --timeout allows */
 			uint64_t now = monotonic_us(), end = add_us(run->deadline_us, FLUSH_GRACE_US);
@@ -248,12 +252,11 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 			}
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
-		if (run->mw.next_us && !decided) {
+		if (memwatch_armed(&run->mw) && !decided) {
 			int r = memwatch_poll(&run->mw, monotonic_us(), err);
 			if (r < 0 && container_ending(run)) {
 				/* the container's mounts went with its init: nothing is left to measure,
 				 * and its end is read from the sync socket below */
-				run->mw.next_us = 0;
 				memset(err, 0, sizeof(*err));
 				err->stage = STAGE_SUPERVISE;
 				continue;
@@ -269,7 +272,7 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 			}
 			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
 		}
-		if (poll(pfd, 7 + RELAY_POLLFDS, timeout_ms) < 0) {
+		if (poll(pfd, LOOP_FDS + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			return error_set(err, errno, "poll");
@@ -307,7 +310,7 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 			return -1;
 		if ((pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) && drain(cfg, run, &run->err, result, &decided, err) < 0)
 			return -1;
-		relay_handle(&run->relay, pfd + 7);
+		relay_handle(&run->relay, pfd + LOOP_FDS);
 		if (run->pty_fd >= 0 && run->relay.s[1].buf && run->relay.s[1].src < 0) {
 			/* every holder of the pty's slave is gone (pty(7): EIO), or our stdout
 			 * is: the pty is closed (its session gets SIGHUP) */

@@ -162,8 +162,9 @@ if [ "$HOW" = supervisor ]; then
 	strace -f -qq -e trace=openat -o "$TESTTMP/measure.strace" \
 		"$NSRUN" --memory 256m --image python -- sh -c 'sleep 0.3' >/dev/null 2>"$TESTTMP/measure.err"
 	rc=$?
-	sup=$(head -1 "$TESTTMP/measure.strace" | awk '{ print $1 }')
-	reads=$(awk -v p="$sup" '$1 == p && /openat\([0-9]+, "[0-9]+\/stat"/' "$TESTTMP/measure.strace" | wc -l)
+	# the supervisor's measuring thread reads them (no process of the container
+	# opens a /proc/PID/stat by an fd)
+	reads=$(grep -cE 'openat\([0-9]+, "[0-9]+/stat"' "$TESTTMP/measure.strace")
 	alive=0
 	for s in "${sleepers[@]}"; do [ -d "/proc/$s" ] && alive=$((alive + 1)); done
 	kill "${sleepers[@]}" 2>/dev/null
@@ -171,6 +172,8 @@ if [ "$HOW" = supervisor ]; then
 	assert_eq "a run measured by the supervisor, under strace, succeeds" 0 "$rc"
 	check "  ... its supervisor read /proc/PID/stat of few processes ($reads), not of every one" \
 		test "$reads" -lt 50
+	check "  control: the trace shows the measure (its reads of /proc/PID/statm)" \
+		grep -qE 'openat\([0-9]+, "[0-9]+/statm"' "$TESTTMP/measure.strace"
 	assert_eq "  control: the 150 processes it did not read were there" 150 "$alive"
 fi
 
@@ -213,11 +216,13 @@ fi
 # with openat2, as the first run's trace shows).
 if [ "$HOW" = supervisor ]; then
 	trace() { # trace FILE [INJECTION]: a run of sleep 0.2 under --memory, the supervisor traced
-		strace -qq -e trace=openat2 ${2:+-e inject=openat2:$2} -o "$TESTTMP/$1" \
+		strace -f -qq -e trace=openat2 ${2:+-e inject=openat2:$2} -o "$TESTTMP/$1" \
 			"$NSRUN" --memory 256m --image python -- sleep 0.2 >/dev/null 2>"$TESTTMP/$1.err"
 	}
 	trace count.strace
-	nth=$(grep -n '"proc", {flags=[^}]*O_DIRECTORY' "$TESTTMP/count.strace" | head -1 | cut -d: -f1)
+	# the measuring thread's Nth openat2 (strace counts each tracee's calls)
+	tid=$(grep '"proc", {flags=[^}]*O_DIRECTORY' "$TESTTMP/count.strace" | head -1 | awk '{ print $1 }')
+	nth=$(awk -v t="$tid" '$1 == t' "$TESTTMP/count.strace" | grep -n '"proc", {flags=[^}]*O_DIRECTORY' | head -1 | cut -d: -f1)
 	check "the supervisor opens the container's /proc with openat2 (call ${nth:-none})" test -n "$nth"
 	trace held.strace "delay_enter=1500000:when=${nth:-1}"
 	rc=$?

@@ -1,0 +1,134 @@
+#!/bin/bash
+# A payload that makes the measure of its memory slow must not stop the
+# supervisor from keeping --timeout (or --memory).  With no cgroup to hold
+# --memory the supervisor reads each process's memory maps, and a payload decides
+# how long they take to read: 40 processes of 64000 mappings each made one sample
+# take 5 s, during which the supervisor did nothing else, and a --timeout of 3 s
+# ended after 11 (breaker, session 20).  The samples now run in a thread of their
+# own; one that runs past 2 s ends the run (125: the limit is not being kept).
+#
+# The payload sizes itself to this machine: it times a read of its own maps and
+# forks enough processes that one precise sample of them all takes 8 s or more,
+# so the old supervisor overran a --timeout of 4 by at least 4 s, on any machine.
+# Where a cgroup holds --memory (the root suite's), nothing is read and the run
+# simply times out; either way it must end soon after 4 s.  A pool measures its
+# requests the same way, in any suite: one request that stalls its sample held the
+# pool's loop, and every other request with it; each busy slot now has its own
+# thread, and the other requests are answered meanwhile.
+. "$(dirname "$0")/../lib.sh"
+require_all
+
+mkdir -p "$TESTTMP/v"
+cat >"$TESTTMP/v/stall.py" <<'PY'
+import ctypes, math, os, sys, time
+want_s, most, hold = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+# 30 MiB shared by every process after fork: their resident sizes add up past
+# --memory, so each sample reads every process's maps (by proportional sizes)
+big = bytearray(30 << 20)
+for i in range(0, len(big), 4096):
+    big[i] = 1
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+split = 32000                       # 64000 mappings: just under vm.max_map_count
+base = libc.mmap(None, split * 2 * 4096, 0, 0x22, -1, 0)  # PROT_NONE: outside RLIMIT_DATA
+for i in range(split):
+    libc.mprotect(base + 2 * i * 4096, 4096, 1)
+t = time.monotonic()
+with open("/proc/self/smaps", "rb") as f:
+    while f.read(1 << 20):
+        pass
+t = time.monotonic() - t
+kids = max(2, min(most, math.ceil(want_s / t)))
+print("kids", kids, flush=True)
+for _ in range(kids):
+    try:
+        pid = os.fork()
+    except OSError:                 # a pool's --pids-limit: as many as it allows
+        break
+    if pid == 0:
+        time.sleep(600)
+        os._exit(0)
+time.sleep(hold)
+PY
+chmod -R a+rX "$TESTTMP/v"
+
+now_ms() { date +%s%3N; }
+
+t0=$(now_ms)
+run_nsrun --image python --memory 128m --pids-limit 128 --timeout 4 -v "$TESTTMP/v:/v:ro" --json - -- \
+	python3 /v/stall.py 8 100 600
+took=$(($(now_ms) - t0))
+how=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["limits"]["memory_bytes"]["enforced"])' <<<"$OUT" 2>&1)
+kids=$(sed -n 's/.*"stdout":"kids \([0-9]*\)\\n".*/\1/p' <<<"$OUT")
+diag "memory held by $how; the payload forked $kids processes; the run took $took ms"
+assert_eq "the payload got as far as forking its processes" 1 "$([ -n "$kids" ] && echo 1)"
+assert_eq "a payload whose maps take 8 s to read ends within 3 s of --timeout 4 (took $took ms)" 1 \
+	"$([ "$took" -lt 7000 ] && echo 1)"
+if [ "$how" = supervisor ]; then
+	# 125 once a sample ran past 2 s; 124 only where the timeout came first
+	# (its processes forked slowly enough that no sample had run 2 s by then)
+	if [ "$RC" = 124 ]; then
+		assert_match "  ... measured by the supervisor: it timed out before a sample ran 2 s" '"timed_out":true' "$OUT"
+	else
+		assert_eq "  ... measured by the supervisor: it ends as nsrun's error (125)" 125 "$RC"
+		assert_match "  ... which names the slow sample" 'has taken over 2 s' "$OUT"
+		assert_match "  ... and says what holds --memory without it" 'hint: a delegated cgroup v2' "$ERR"
+	fi
+else
+	# the kernel counts the page tables of the many mappings too: 137 or 124
+	assert_eq "  ... held by $how: it times out (124) or the kernel ends it (137), not nsrun (got $RC)" 1 \
+		"$([ "$RC" = 124 ] || [ "$RC" = 137 ] && echo 1)"
+	diag "--memory is held by $how here: the measured case is the rootless suite's"
+fi
+
+# control: the same maps in two processes are read in well under 2 s, and the
+# run goes on to its end with --memory still measured
+run_nsrun --image python --memory 128m --timeout 20 -v "$TESTTMP/v:/v:ro" --json - -- \
+	python3 /v/stall.py 0 2 2
+assert_eq "control: two processes of 64000 mappings each, held 2 s, run to their end" "0 kids 2" \
+	"$RC $(sed -n 's/.*"stdout":"\(kids [0-9]*\)\\n".*/\1/p' <<<"$OUT")"
+assert_not_match "  ... no sample stalled" 'has taken over' "$OUT"
+
+# ---- the same through a pool: a stalling request and a snippet beside it
+require_image python
+REQ=("$(command -v python3)" "$TESTS_DIR/integration/pool-request.py")
+mkfifo "$TESTTMP/keep"
+TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/pool.sock" --image python --size 2 --memory 128m \
+	--pids-limit 128 --timeout 30 <"$TESTTMP/keep" >"$TESTTMP/pool.out" 2>"$TESTTMP/pool.err" &
+POOL_PID=$!
+exec 8>"$TESTTMP/keep"
+for ((i = 0; i < 600; i++)); do
+	[ -s "$TESTTMP/pool.out" ] && break
+	kill -0 "$POOL_PID" 2>/dev/null || break
+	sleep 0.1
+done
+assert_match "a pool with --memory 128m starts" 'pool.sock' "$(head -1 "$TESTTMP/pool.out")"
+code=$(python3 -c 'import json, sys; print(json.dumps({"code": open(sys.argv[1]).read(),
+	"args": ["8", "100", "600"], "timeout": 6}))' "$TESTTMP/v/stall.py")
+t0=$(now_ms)
+timeout -k 5 60 "${REQ[@]}" "$TESTTMP/pool.sock" "$code" >"$TESTTMP/hostile.json" 2>&1 &
+hostile=$!
+# once its processes are there (the first precise sample starts with them)
+sleep 2
+t1=$(now_ms)
+A=$(timeout -k 5 60 "${REQ[@]}" "$TESTTMP/pool.sock" 'print(6 * 7)')
+beside=$(($(now_ms) - t1))
+assert_eq "a snippet beside a request whose maps take 8 s to read is answered" '42' \
+	"$(jq -r '.stdout | rtrimstr("\n")' <<<"$A" 2>&1)"
+assert_eq "  ... at once, not after the other's sample ($beside ms)" 1 "$([ "$beside" -lt 1500 ] && echo 1)"
+wait "$hostile"
+took=$(($(now_ms) - t0))
+H=$(cat "$TESTTMP/hostile.json")
+diag "the stalling request: $(jq -c '{status, exit_code, error, stdout}' <<<"$H" 2>&1), $took ms"
+assert_match "  the stalling request ends as nsrun's error (125, its sample past 2 s) or at its timeout (124)" \
+	'^(125 true|124 false)$' "$(jq -r '"\(.exit_code) \(.error // "" | test("has taken over 2 s"))"' <<<"$H" 2>&1)"
+assert_eq "  ... within 3 s of its timeout of 6 s ($took ms)" 1 "$([ "$took" -lt 9000 ] && echo 1)"
+A=$(timeout -k 5 60 "${REQ[@]}" "$TESTTMP/pool.sock" 'print(6 * 7)')
+assert_eq "  ... and the pool serves the next request" '42' "$(jq -r '.stdout | rtrimstr("\n")' <<<"$A" 2>&1)"
+exec 8>&-
+wait "$POOL_PID"
+assert_eq "  ... and ends when its stdin closes (0)" 0 "$?"
+
+done_testing
