@@ -467,8 +467,9 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return 0;
 	case OPT_CPUS: {
 		uint64_t us = 0;
-		/* a decimal number, parsed as a duration's seconds are (to 1e-6) */
-		if (parse_duration_us("--cpus", arg, &us, err) < 0)
+		/* a decimal number, parsed as a duration's seconds are (to 1e-6); no unit:
+		 * "1s" was taken for 1 CPU, "500ms" for half of one */
+		if (!*arg || arg[strspn(arg, "0123456789.")] || parse_duration_us("--cpus", arg, &us, err) < 0)
 			return error_set(err, 0, "--cpus: \"%s\": not a number of CPUs (e.g. 0.5 or 2)", arg);
 		if (us > 4096ULL * 1000000)
 			return error_set(err, 0, "--cpus: \"%s\": too large", arg);

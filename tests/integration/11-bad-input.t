@@ -92,6 +92,9 @@ bad "--cpus too many" 125 'nsrun: --cpus: "5000": too large' -- "$N" "${IMG[@]}"
 bad "--cpus too few" 125 'nsrun: --cpus: "0.0001": at least 0.001' -- "$N" "${IMG[@]}" --cpus 0.0001 -- true
 # it said "not a duration in seconds", the timeout parser's words (breaker, session 20)
 bad "--cpus not a number" 125 'nsrun: --cpus: "abc": not a number of CPUs' -- "$N" "${IMG[@]}" --cpus abc -- true
+# a duration's units are not CPUs: "1s" was taken for 1 CPU (breaker, session 20)
+bad "--cpus with a unit" 125 'nsrun: --cpus: "1s": not a number of CPUs' -- "$N" "${IMG[@]}" --cpus 1s -- true
+bad "--cpus 500ms" 125 'nsrun: --cpus: "500ms": not a number of CPUs' -- "$N" "${IMG[@]}" --cpus 500ms -- true
 bad "--pids-limit over the maximum" 125 'nsrun: --pids-limit: "99999999": ' -- "$N" "${IMG[@]}" --pids-limit 99999999 -- true
 bad "--pids-limit negative" 125 'nsrun: --pids-limit: "-1": ' -- "$N" "${IMG[@]}" --pids-limit -1 -- true
 # names, users, paths
