@@ -25,6 +25,7 @@ int config_init(struct nsrun_config *cfg, struct nsrun_error *err)
 	cfg->limits.pids = NSRUN_DEFAULT_PIDS;
 	cfg->limits.timeout_us = NSRUN_DEFAULT_TIMEOUT_US;
 	cfg->limits.stop_timeout_us = NSRUN_DEFAULT_STOP_TIMEOUT_US;
+	cfg->limits.memory_sample_timeout_us = NSRUN_DEFAULT_MEMORY_SAMPLE_TIMEOUT_US;
 	cfg->network = NSRUN_NETWORK_NONE;
 	cfg->output.limit_bytes = NSRUN_DEFAULT_OUTPUT_LIMIT;
 	cfg->service.ready_timeout_us = NSRUN_DEFAULT_READY_TIMEOUT_US;

@@ -27,6 +27,7 @@
 #define NSRUN_DEFAULT_HOSTNAME "nsrun"
 #define NSRUN_WORKDIR "/work"
 #define NSRUN_DEFAULT_STOP_TIMEOUT_US (2ULL * 1000000)
+#define NSRUN_DEFAULT_MEMORY_SAMPLE_TIMEOUT_US (2ULL * 1000000)
 #define NSRUN_DEFAULT_OUTPUT_LIMIT (1ULL << 20)
 #define NSRUN_MAX_OUTPUT_LIMIT (1ULL << 30)     /* --output-limit: kept in memory */
 #define NSRUN_MAX_MOUNTS 64             /* volumes and FILE */
@@ -192,6 +193,9 @@ struct nsrun_config {
 		uint64_t tmpfs_bytes;   /* size of /tmp */
 		uint64_t pids;          /* 0 = no limit */
 		uint64_t cpu_time_us;   /* 0 = no limit */
+		uint64_t memory_sample_timeout_us;      /* --memory-sample-timeout: a sample of nsrun's
+							 * measure of --memory (no cgroup) running longer
+							 * ends the run (memwatch.h); 0 = no bound */
 		uint64_t timeout_us;    /* wall clock from start of setup; 0 = none */
 		uint64_t stop_timeout_us;       /* --stop-timeout: from a forwarded SIGINT, SIGTERM or
 						 * SIGHUP to SIGKILL of the container; 0 = at once */

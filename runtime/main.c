@@ -40,7 +40,7 @@
 
 enum {
 	OPT_IMAGE = 256, OPT_ROOTFS, OPT_TIMEOUT, OPT_HOSTNAME, OPT_NETWORK, OPT_TMPFS_SIZE,
-	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
+	OPT_PIDS_LIMIT, OPT_MEMORY, OPT_MEMORY_SAMPLE_TIMEOUT, OPT_CPU_TIME, OPT_SECURITY_OPT, OPT_STRICT, OPT_DEBUG, OPT_VERSION,
 	OPT_JSON, OPT_CAPTURE, OPT_OUTPUT_LIMIT, OPT_OUTPUT_LIMIT_ACTION, OPT_STDIN, OPT_DEBUG_TIMING,
 	OPT_CPUS, OPT_MEMORY_SWAP, OPT_CGROUP_PARENT, OPT_LIMITS, OPT_ISOLATION, OPT_ALLOW_NESTED,
 	OPT_TMPFS, OPT_NAME, OPT_WAIT_PORT, OPT_READY_TIMEOUT,
@@ -70,6 +70,7 @@ static const struct option options[] = {
 	{ "pids-limit", required_argument, NULL, OPT_PIDS_LIMIT },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
+	{ "memory-sample-timeout", required_argument, NULL, OPT_MEMORY_SAMPLE_TIMEOUT },
 	{ "security-opt", required_argument, NULL, OPT_SECURITY_OPT },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "isolation", required_argument, NULL, OPT_ISOLATION },
@@ -201,6 +202,8 @@ static const char usage_text[] =
 	"  --memory BYTES            memory of the whole container, all its processes together, with\n"
 	"                            k, m or g (default 512m; 0 = none): a cgroup's limit, else\n"
 	"                            nsrun measures their use and ends the run past it (docs/limits.md)\n"
+	"  --memory-sample-timeout SECONDS  when nsrun measures --memory: one sample taking longer\n"
+	"                            ends the run, the limit not kept meanwhile (default 2; 0 = never)\n"
 	"  --cpu-time SECONDS        CPU time of each process (default: none)\n"
 	"  --cpus N.N                CPUs the container may use (cgroup cpu.max; default: no limit)\n"
 	"  --memory-swap BYTES       memory plus swap (default: as --memory, no swap; -1: unlimited)\n"
@@ -381,6 +384,8 @@ static int parse_option(struct nsrun_config *cfg, int c, const char *arg, struct
 		return parse_duration_us("--cpu-time", arg, &cfg->limits.cpu_time_us, err);
 	case OPT_MEMORY:
 		return parse_size_bytes("--memory", arg, &cfg->limits.memory_bytes, err);
+	case OPT_MEMORY_SAMPLE_TIMEOUT:
+		return parse_duration_us("--memory-sample-timeout", arg, &cfg->limits.memory_sample_timeout_us, err);
 	case OPT_TMPFS_SIZE:
 		return parse_size_bytes("--tmpfs-size", arg, &cfg->limits.tmpfs_bytes, err);
 	case OPT_PIDS_LIMIT:

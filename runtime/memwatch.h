@@ -40,8 +40,8 @@
  * keeps --timeout, signals and output while one runs: a payload decides how long
  * its memory maps take to read (40 processes of 64000 mappings each made a sample
  * take 5 s, and a --timeout of 3 s ended after 11: breaker, session 20).  A sample
- * that runs past MEMWATCH_STALL_US ends the run as nsrun's error, since the limit
- * is not being kept meanwhile.  Where no thread can be made (an outer filter on
+ * that runs past mw->stall_us (--memory-sample-timeout, 2 s) ends the run as
+ * nsrun's error, since the limit is not being kept meanwhile.  Where no thread can be made (an outer filter on
  * clone), the loop takes the samples itself, as before.  With the limit in a
  * cgroup v1 group instead (cgroup_v1.h), a sample only reads the group's OOM-kill
  * counter, so one process killed by the kernel ends the whole container.
@@ -57,7 +57,8 @@
 #include "error.h"
 #include "mount_plan.h"
 
-/* a sample running this long ends the run: the limit is not being kept (memwatch_poll) */
+/* a sample running this long ends the run: the limit is not being kept
+ * (memwatch_poll); --memory-sample-timeout sets another (mw->stall_us) */
 #define MEMWATCH_STALL_US 2000000
 
 struct memwatch_sampler;
@@ -71,6 +72,8 @@ struct memwatch {
 					 * own of this size (--read-only=false, --tmpfs-size):
 					 * count what is written to it */
 	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
+	uint64_t stall_us;              /* a sample running longer ends the run (memwatch_poll);
+					 * 0: no bound.  MEMWATCH_STALL_US unless set */
 	bool armed;                     /* memwatch_arm'd, not closed */
 	bool decided;                   /* memwatch_poll gave its verdict (it gives one only) */
 	uint64_t next_us;               /* with cg1: CLOCK_MONOTONIC of the next look */

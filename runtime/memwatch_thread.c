@@ -54,6 +54,7 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
 	mw->cg1 = cg1;
 	mw->plan = plan;
 	mw->host_scan = host_scan;
+	mw->stall_us = MEMWATCH_STALL_US;
 }
 
 /* Starts s's thread: 0, or -1 with errno (memwatch_poll then samples itself). */
@@ -145,8 +146,10 @@ uint64_t memwatch_next_us(const struct memwatch *mw, uint64_t now_us)
 		return s ? s->next_us : now_us;
 	/* the thread's verdict wakes the loop (memwatch_fd); a sample that stalls does
 	 * not: the loop looks when it would have run too long */
+	if (!mw->stall_us)
+		return UINT64_MAX;
 	since = atomic_load(&((struct memwatch_sampler *)s)->sample_since);
-	return since ? since + MEMWATCH_STALL_US : now_us + MEMWATCH_STALL_US / 2;
+	return since ? since + mw->stall_us : now_us + mw->stall_us / 2;
 }
 
 int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms)
@@ -187,12 +190,13 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 		return v;
 	}
 	since = atomic_load(&s->sample_since);
-	if (since && now_us > since + MEMWATCH_STALL_US) {
-		error_set(err, 0, "--memory: a sample of the container's memory has taken over %d s "
+	if (since && mw->stall_us && now_us > since + mw->stall_us) {
+		error_set(err, 0, "--memory: a sample of the container's memory has taken over %.3g s "
 			  "(its processes' memory maps are slow to read: many processes, many mappings): "
-			  "the limit is not being kept, so the run ends", MEMWATCH_STALL_US / 1000000);
+			  "the limit is not being kept, so the run ends", (double)mw->stall_us / 1e6);
 		err->hint = "a delegated cgroup v2 holds --memory in the kernel, with no measure to slow "
-			    "down (docs/limits.md); a lower --pids-limit bounds the processes to read";
+			    "down (docs/limits.md); a lower --pids-limit bounds the processes to read; "
+			    "--memory-sample-timeout allows a longer sample";
 		return -1;
 	}
 	return 0;

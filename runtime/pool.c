@@ -425,9 +425,12 @@ static int child_args(struct pool *p, struct strv *run_args, struct nsrun_error 
 {
 	char vol[192], pids[32], mem[32];
 	uint64_t k = 2ULL * p->size + 1;
+	/* --memory-sample-timeout 0: a slot whose sample stalls is its own measure's to
+	 * end (pool_serve.c); the container's, a backstop over every slot, ended the
+	 * zygote and every other request with it */
 	const char *tail[] = { "--timeout", "0", "--isolation", "full", "--allow-nested", "--pids-limit", pids,
-			       "--memory", mem, "-v", vol, "--", "python3", "-I", POOL_CHANNEL "/zygote.py",
-			       POOL_CHANNEL };
+			       "--memory", mem, "--memory-sample-timeout", "0", "-v", vol, "--", "python3", "-I",
+			       POOL_CHANNEL "/zygote.py", POOL_CHANNEL };
 
 	/* the container holds the zygote and 2 x --size slots, each under its own limits */
 	snprintf(pids, sizeof(pids), "%llu", p->cfg.limits.pids ? (unsigned long long)(p->cfg.limits.pids * k + 16) : 0ULL);

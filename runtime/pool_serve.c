@@ -41,6 +41,7 @@ static void slot_watch(struct pool *p, struct pool_slot *s)
 	memwatch_close(&s->mw);
 	memwatch_init(&s->mw, q->memory_bytes, NULL, &p->slot_plan, false);
 	s->mw.no_memfds = true; /* its filter refuses memfd_create (seccomp.c) */
+	s->mw.stall_us = p->cfg.limits.memory_sample_timeout_us;
 	memwatch_arm(&s->mw, s->r_pid, q->t_start + POOL_MEMWATCH_FIRST_US);
 	q->measured = true;
 }

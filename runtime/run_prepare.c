@@ -76,6 +76,7 @@ static int run_prepare_memory(const struct nsrun_config *cfg, struct nsrun_run *
 			memwatch_init(&run->mw, l->memory_bytes, NULL, &run->plan, cfg->isolation == NSRUN_ISOLATION_REDUCED);
 			/* the writable root's tmpfs (mount.c, mount_overlay_root) is memory too */
 			run->mw.root_upper_bytes = cfg->rootfs_writable ? cfg->limits.tmpfs_bytes : 0;
+			run->mw.stall_us = cfg->limits.memory_sample_timeout_us;
 		} else {
 			run->memory_how = "rlimit";
 		}

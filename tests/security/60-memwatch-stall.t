@@ -83,6 +83,20 @@ else
 	diag "--memory is held by $how here: the measured case is the rootless suite's"
 fi
 
+# --memory-sample-timeout 0: no sample ends the run, and --timeout still holds (the
+# samples are off the supervisor's loop); a bad value is refused
+if [ "$how" = supervisor ]; then
+	t0=$(now_ms)
+	run_nsrun --image python --memory 128m --memory-sample-timeout 0 --timeout 4 -v "$TESTTMP/v:/v:ro" --json - -- \
+		python3 /v/stall.py 8 100 600
+	took=$(($(now_ms) - t0))
+	assert_eq "--memory-sample-timeout 0: the same payload ends at --timeout 4 (124), in $took ms" "124 1" \
+		"$RC $([ "$took" -lt 7000 ] && echo 1)"
+fi
+run_nsrun --image python --memory-sample-timeout soon -- true
+assert_eq "--memory-sample-timeout soon: refused (125)" 125 "$RC"
+assert_match "  ... in one line naming the option" '^nsrun: --memory-sample-timeout: "soon"' "$ERR"
+
 # control: the same maps in two processes are read in well under 2 s, and the
 # run goes on to its end with --memory still measured
 run_nsrun --image python --memory 128m --timeout 20 -v "$TESTTMP/v:/v:ro" --json - -- \
