@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +51,48 @@ struct ns_report {
 	int ns_errno[N_NS];
 	struct nsrun_error use[N_NS];   /* what a run then does there: hostname, lo up */
 	int levels;             /* user namespaces that can still be nested below the first */
+	bool by_clone[N_NS];    /* unshare(2) refused, clone(2) made it */
 };
+
+/* What container.c does once it is in a new namespace of kind flag. */
+static void use_namespace(int flag, struct nsrun_error *use)
+{
+	if (flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
+		error_set(use, errno, "set the hostname in a new uts namespace");
+	if (flag == CLONE_NEWNET)
+		ns_loopback_up(NULL, use);
+}
+
+/* Makes a namespace of kind flag as a run does, by clone(2) (ns.c, ns_clone),
+ * in a child that uses it (use_namespace) and reports into *use: an outer filter
+ * may refuse unshare(2) of a kind and allow clone(2) of it, and check must not
+ * then say less than a run gets.  Returns 0, or the errno of clone. */
+static int clone_namespace(int flag, struct nsrun_error *use)
+{
+	struct nsrun_error e = { .stage = STAGE_CONTAINER };
+	int pfd[2], status, saved;
+	long pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return errno;
+	/* raw syscall, no stack: fork semantics, as ns_clone */
+	pid = syscall(SYS_clone, (unsigned long)flag | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		use_namespace(flag, &e);
+		write_all(pfd[1], &e, sizeof(e));
+		_exit(0);
+	}
+	saved = errno;
+	close(pfd[1]);
+	if (pid > 0 && read_full(pfd[0], &e, sizeof(e)) == (ssize_t)sizeof(e))
+		*use = e;
+	close(pfd[0]);
+	if (pid < 0)
+		return saved;
+	waitpid((pid_t)pid, &status, 0);
+	return 0;
+}
 
 static void probe_namespaces(int out_fd, void *p)
 {
@@ -59,15 +101,20 @@ static void probe_namespaces(int out_fd, void *p)
 	memset(r, 0, sizeof(*r));
 	if (check_enter_userns(&r->user) == 0) {
 		for (size_t i = 0; i < N_NS; i++) {
-			r->ns_errno[i] = unshare(ns_kinds[i].flag) < 0 ? errno : 0;
+			int flag = ns_kinds[i].flag;
+			r->ns_errno[i] = unshare(flag) < 0 ? errno : 0;
 			r->use[i].stage = STAGE_CONTAINER;
-			if (r->ns_errno[i])
+			/* refused alone: the call a run makes (clone(2) cannot make a time
+			 * namespace, which nsrun does not use) */
+			if (r->ns_errno[i] && sys_call_refused(r->ns_errno[i]) && flag != CLONE_NEWTIME) {
+				int e = clone_namespace(flag, &r->use[i]);
+				r->by_clone[i] = e == 0;
+				if (e == 0)
+					r->ns_errno[i] = 0;
 				continue;
-			/* as container.c does once it is in them */
-			if (ns_kinds[i].flag == CLONE_NEWUTS && sethostname("nsrun", 5) < 0)
-				error_set(&r->use[i], errno, "set the hostname in a new uts namespace");
-			if (ns_kinds[i].flag == CLONE_NEWNET)
-				ns_loopback_up(NULL, &r->use[i]);
+			}
+			if (!r->ns_errno[i])
+				use_namespace(flag, &r->use[i]);
 		}
 		/* as uid 0 with every capability here, each level maps 0 to 0 */
 		while (r->levels < MAX_LEVELS && unshare(CLONE_NEWUSER) == 0 &&
@@ -127,10 +174,14 @@ bool check_namespaces(struct check_list *l)
 			if (r.use[i].msg[0])
 				diag_refine(&r.use[i], PROC);
 			check_add_error(l, ns_kinds[i].name, needed, &r.use[i], NULL);
+			if (r.by_clone[i] && !r.use[i].msg[0])
+				snprintf(l->items[l->n - 1].detail, sizeof(l->items[0].detail),
+					 "by clone(2), as a run makes it (an outer filter refuses unshare(2) of it)");
 			continue;
 		}
 		it = check_add(l, ns_kinds[i].name, needed, false);
-		snprintf(it->detail, sizeof(it->detail), "unshare(%s) in a new user namespace: %s%s",
+		snprintf(it->detail, sizeof(it->detail), "%s(%s) in a new user namespace: %s%s",
+			 sys_call_refused(r.ns_errno[i]) && ns_kinds[i].flag != CLONE_NEWTIME ? "unshare and clone" : "unshare",
 			 ns_kinds[i].name, strerror(r.ns_errno[i]),
 			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");
 		snprintf(it->fix, sizeof(it->fix), "%s",

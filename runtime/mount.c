@@ -103,7 +103,9 @@ static bool new_mount_api(void)
 {
 	if (sys_move_mount(-1, "", -1, "", 0) < 0 && sys_call_refused(errno))
 		return false;
-	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) < 0 && sys_call_refused(errno))
+	/* with the flags a detached tree gets (source_tree): a filter that refuses only
+	 * AT_RECURSIVE left no way to set them, a detached tree cannot be remounted */
+	if (syscall(SYS_mount_setattr, -1, "", AT_EMPTY_PATH | AT_RECURSIVE, NULL, 0) < 0 && sys_call_refused(errno))
 		return false;
 	return true;
 }

@@ -433,7 +433,8 @@ verdict_matches() {
 # ARG_RULES: refusals by argument or by another errno (breaker, session 20: each
 # named full while every run failed, or reduced while the run failed): prctl by
 # its option, mount by its flags (MOP_DEV, MOP_MASK_DIR, MOP_READONLY, a node's
-# bind), open with O_CREAT, the new mount API, openat2 and Landlock with EACCES
+# bind), open with O_CREAT, the new mount API, openat2 and Landlock with EACCES,
+# unshare of one namespace kind
 declare -A ARG_RULES=(
 	[prctl-pdeathsig]='"names":["prctl"],"args":[{"index":0,"value":1,"op":"SCMP_CMP_EQ"}]'
 	[prctl-dumpable]='"names":["prctl"],"args":[{"index":0,"value":4,"op":"SCMP_CMP_EQ"}]'
@@ -450,6 +451,12 @@ declare -A ARG_RULES=(
 	[openat2-eacces]='"names":["openat2"],"errnoRet":13'
 	[landlock_add_rule-eacces]='"names":["landlock_add_rule"],"errnoRet":13'
 	[landlock_restrict_self-eacces]='"names":["landlock_restrict_self"],"errnoRet":13'
+	# unshare(2) of one kind refused, clone(2) of it allowed: a run makes them all
+	# by clone, and check said "net namespace: missing" and a lower tier (helper, session 20)
+	[unshare-newnet]='"names":["unshare"],"args":[{"index":0,"value":1073741824,"valueTwo":1073741824,"op":"SCMP_CMP_MASKED_EQ"}]'
+	[unshare-newuts]='"names":["unshare"],"args":[{"index":0,"value":67108864,"valueTwo":67108864,"op":"SCMP_CMP_MASKED_EQ"}]'
+	# mount_setattr(2) refused only with AT_RECURSIVE (0x8000)
+	[mount_setattr-recursive]='"names":["mount_setattr"],"args":[{"index":2,"value":32768,"valueTwo":32768,"op":"SCMP_CMP_MASKED_EQ"}]'
 )
 if [ -z "$SECCOMP_BPF" ]; then
 	not_ok "tests/sandboxes/seccomp-bpf is built (make all)"
