@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -17,6 +20,8 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include <seccomp.h>    /* libseccomp's (runtime/ is an -iquote directory) */
 
@@ -28,6 +33,8 @@
 #include "sync.h"
 #include "sys.h"
 #include "tier.h"
+
+#define CRUMB_LEN 32 /* the longest call name a probe leaves (crumb) */
 
 #define PROC "/proc"
 
@@ -97,16 +104,69 @@ const char *tier_lacks(enum nsrun_isolation t, bool root)
 static const char outer_denies_hint[] = "no fix inside this sandbox: what refuses the call named is the outer "
 					"sandbox's (its seccomp filter or security module); run nsrun outside it";
 
+/* Names the call the probe makes next in the page the parent reads (in_child):
+ * a filter that kills the call (SECCOMP_RET_KILL_PROCESS) leaves no report but
+ * this. */
+static void crumb(char *page, const char *call)
+{
+	if (page)
+		snprintf(page, CRUMB_LEN, "%s", call);
+}
+
+/* The supervisor's calls that have no fallback there, made for real and their
+ * errors left alone (a refusal is met where each is made): only a filter that
+ * kills one matters here, which took nsrun down with exit 159 and no word
+ * (helper, session 20): the image's lock (image.c), the container's files
+ * through openat2 (sys.c, open_in_root), /proc read (readlinkat, getdents64)
+ * and the container's init by pidfd (ns.c, ns_proc_pid). */
+static void supervisor_calls(char *page)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	char link[64];
+	DIR *d;
+	int fd;
+
+	crumb(page, "open(2)");
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	crumb(page, "flock(2)");
+	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) == 0)
+		flock(fd, LOCK_UN);
+	crumb(page, "openat2(2)");
+	if (fd >= 0) {
+		int f = (int)syscall(SYS_openat2, fd, ".", &how, sizeof(how));
+		if (f >= 0)
+			close(f);
+	}
+	crumb(page, "getdents64(2)");
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		while (readdir(d))
+			;
+		closedir(d);
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	crumb(page, "readlinkat(2)");
+	if (readlinkat(AT_FDCWD, "/proc/self/exe", link, sizeof(link)) < 0) {
+		/* no /proc here: the run says so where it reads it */
+	}
+	crumb(page, "pidfd_open(2)");
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* The calls every tier's set-up makes outside the namespaces' own work: the
  * supervisor's signal mask, its channel to the container (run.c) and its
  * nonblocking output pipes (relay.c), init's signalfd and poll loop
  * (container.c), the payload's setsid, dup2 of its stdio and fchdir to its
  * working directory (exec.c), the fstatfs of the file systems looked at
- * (mount.c, memwatch.c).  An outer filter that refuses one fails every run of
- * every tier; the probes of the namespaces alone then said a tier worked
- * (breaker, session 19).  Each call is made for real, with arguments it
- * accepts, in the probe's own child.  Returns 0 or -1 with e. */
-static int common_calls(struct nsrun_error *e)
+ * (mount.c, memwatch.c); first, supervisor_calls (page: crumb's).  An
+ * outer filter that refuses one fails every run of every tier; the probes of
+ * the namespaces alone then said a tier worked (breaker, session 19).  Each call
+ * is made for real, with arguments it accepts, in the probe's own child.
+ * Returns 0 or -1 with e. */
+static int common_calls(struct nsrun_error *e, char *page)
 {
 	struct pollfd pfd = { .events = POLLIN };
 	struct statfs sfs;
@@ -114,6 +174,8 @@ static int common_calls(struct nsrun_error *e)
 	int sv[2], fd;
 
 	e->stage = STAGE_PREPARE;
+	supervisor_calls(page);
+	crumb(page, "the calls of every tier");
 	sigemptyset(&none);
 	if (sigprocmask(SIG_BLOCK, &none, NULL) < 0) {
 		error_set(e, errno, "block signals");
@@ -154,6 +216,55 @@ static int common_calls(struct nsrun_error *e)
 	return -1;
 }
 
+/* With a probe's wait status: -1 with *why when SIGSYS killed it at the call
+ * its page names (crumb), else 0.  Unmaps the page either way. */
+static int killed_at(int status, char *page, struct nsrun_error *why)
+{
+	char call[CRUMB_LEN] = "";
+
+	if (page) {
+		memcpy(call, page, CRUMB_LEN - 1);
+		munmap(page, CRUMB_LEN);
+	}
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS || !call[0])
+		return 0;
+	error_set(why, 0, "the isolation probe was killed by SIGSYS at %s: an outer seccomp filter "
+		  "kills that call, which nsrun makes (a run there ends the same way, exit 159, "
+		  "with no message)", call);
+	why->hint = outer_denies_hint;
+	return -1;
+}
+
+/* A shared page for crumb, or NULL. */
+static char *crumb_page(void)
+{
+	char *page = mmap(NULL, CRUMB_LEN, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return page == MAP_FAILED ? NULL : page;
+}
+
+int tier_supervisor_probe(struct nsrun_error *why)
+{
+	char *page = crumb_page();
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);   /* nothing buffered may be written twice */
+	pid = fork();
+	if (pid < 0) {
+		if (page)
+			munmap(page, CRUMB_LEN);
+		return error_set(why, errno, "fork a probe of nsrun's own calls");
+	}
+	if (pid == 0) {
+		supervisor_calls(page);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return killed_at(status, page, why);
+}
+
 /* Runs fn in a child that reports a struct nsrun_error over a pipe, after the
  * calls every tier makes (common_calls).  Returns 0 when the child reported no
  * error, else -1 with *why. */
@@ -163,20 +274,29 @@ static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
 	int fds[2], status = 0;
 	ssize_t got;
 	pid_t pid;
+	/* shared with the child: the call it makes next (crumb) */
+	char *page = crumb_page();
 
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		if (page)
+			munmap(page, CRUMB_LEN);
 		return error_set(why, errno, "pipe for an isolation probe");
+	}
 	fflush(NULL);   /* nothing buffered may be written twice */
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		if (page)
+			munmap(page, CRUMB_LEN);
 		return error_set(why, errno, "fork an isolation probe");
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		if (common_calls(&e) == 0)
+		if (common_calls(&e, page) == 0) {
+			crumb(page, "");
 			fn(&e);
+		}
 		write_all(fds[1], &e, sizeof(e));
 		_exit(0);
 	}
@@ -186,11 +306,15 @@ static int in_child(void (*fn)(struct nsrun_error *e), struct nsrun_error *why)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)sizeof(e)) {
+		if (killed_at(status, page, why) < 0)
+			return -1;
 		if (WIFSIGNALED(status))
 			return error_set(why, 0, "the isolation probe was killed by signal %d (%s): an outer seccomp "
 					 "filter?", WTERMSIG(status), strsignal(WTERMSIG(status)));
 		return error_set(why, 0, "the isolation probe exited (status %d) without a report", status);
 	}
+	if (page)
+		munmap(page, CRUMB_LEN);
 	e.msg[sizeof(e.msg) - 1] = '\0';
 	if (!e.msg[0])
 		return 0;

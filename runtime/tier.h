@@ -32,6 +32,14 @@ const char *tier_name(enum nsrun_isolation t);
  * chroot), minimal.  Returns 0, or -1 with err (STAGE_CONFIG). */
 int tier_parse(const char *s, enum nsrun_isolation *t, struct nsrun_error *err);
 
+/* Makes the calls nsrun's own process makes in every run and cannot do without
+ * (flock, openat2, getdents64, readlinkat, pidfd_open) in a child: an outer
+ * seccomp filter that kills one (SECCOMP_RET_KILL_PROCESS) kills nsrun itself,
+ * exit 159 with no message.  Returns 0 when the child lived, or -1 with *why
+ * naming the call it was killed at.  Refusals (EPERM) are not its business: each
+ * is met where the run makes it. */
+int tier_supervisor_probe(struct nsrun_error *why);
+
 /* Tries tier t (not AUTO) in a child.  Returns 0 when it works here, or -1 with
  * *why (the cause, with diagnose.h's hint where there is one). */
 int tier_probe(enum nsrun_isolation t, struct nsrun_error *why);

@@ -491,6 +491,24 @@ else
 )isolation: missing: no run works here: not full, nor reduced \(.*\), nor minimal \(.*\); fix: ' "$OUT"
 	verdict_matches "prctl-pdeathsig refused (again)" "$TESTTMP/arg-prctl-pdeathsig.bpf"
 	assert_eq "  ... control: with PR_SET_PDEATHSIG refused, no tier works (check exits 2)" 2 "$VERDICT_RC"
+	# a filter that kills a call of the supervisor's own (SCMP_ACT_KILL_PROCESS):
+	# the run ends 159 and nothing is left to say why, while check said full
+	# (helper, session 20); check now makes those calls in its probe's child and
+	# names the one that killed it.  Control: the same call refused (EPERM) is met
+	# where the run makes it, and check's verdict is the run's
+	for call in flock openat2 getdents64 readlinkat pidfd_open; do
+		filter_bpf "kill-$call" "$call" SCMP_ACT_KILL_PROCESS
+		DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/kill-$call.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+		# a payload of 0.5 s: the measure of --memory (the default) reads /proc by then
+		run_cmd "${DENIED[@]}" "$NSRUN" --memory 64m --image python -- sleep 0.5
+		assert_eq "$call killed: a run is killed with nsrun (159)" 159 "$RC"
+		run_cmd "${DENIED[@]}" "$NSRUN" check
+		assert_eq "  ... check says no tier works (2)" 2 "$RC"
+		assert_match "  ... and names the call" "killed by SIGSYS at $call\\(2\\)" "$OUT"
+		filter_bpf "eperm2-$call" "$call" SCMP_ACT_ERRNO
+		verdict_matches "  control: $call refused" "$TESTTMP/eperm2-$call.bpf"
+	done
 fi
 
 done_testing
