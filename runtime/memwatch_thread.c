@@ -26,14 +26,19 @@ static void *sampler_main(void *arg)
 		int r;
 		if (now < mw->next_us) {
 			struct pollfd p = { .fd = mw->wake[1], .events = POLLIN };
-			/* every signal is blocked here (memwatch_arm): no EINTR */
-			if (poll(&p, 1, (int)((mw->next_us - now + 999) / 1000)) != 0)
-				break;
-			continue;
+			/* every signal is blocked here (memwatch_arm) */
+			int n = poll(&p, 1, (int)((mw->next_us - now + 999) / 1000));
+			if (n > 0)
+				break;          /* memwatch_close */
+			if (n == 0 || errno == EINTR)
+				continue;
+			/* a thread that ended here would leave the limit unkept, unsaid */
+			r = error_set(&e, errno, "--memory: wait for the next sample");
+		} else {
+			atomic_store(&mw->sample_since, now);
+			r = memwatch_sample(mw, now, &e);
+			atomic_store(&mw->sample_since, 0);
 		}
-		atomic_store(&mw->sample_since, now);
-		r = memwatch_sample(mw, now, &e);
-		atomic_store(&mw->sample_since, 0);
 		if (r != 0 && !atomic_load(&mw->stop)) {
 			mw->err = e;
 			atomic_store(&mw->verdict, r);
