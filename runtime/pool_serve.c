@@ -623,7 +623,7 @@ static uint64_t client_deadline(const struct pool_client *c)
 
 static uint64_t next_deadline(struct pool *p)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = UINT64_MAX, now = monotonic_us();
 
 	for (int i = 0; i < POOL_MAX_CLIENTS; i++)
 		if (client_deadline(&p->clients[i]) < d)
@@ -633,8 +633,11 @@ static uint64_t next_deadline(struct pool *p)
 		struct pool_req *q = p->slots[i].req;
 		if (q && q->timeout_us && !q->timed_out && q->t_start + q->timeout_us < d)
 			d = q->t_start + q->timeout_us;
-		if (q && !q->exited && memwatch_next_us(&p->slots[i].mw, d) < d)
-			d = memwatch_next_us(&p->slots[i].mw, d);
+		/* the time now, not d: a sample that starts later is to be looked at a
+		 * stall's time after it (d + that never came first, and the loop slept to
+		 * the request's timeout, its memory unmeasured: breaker, session 21) */
+		if (q && !q->exited && memwatch_next_us(&p->slots[i].mw, now) < d)
+			d = memwatch_next_us(&p->slots[i].mw, now);
 	}
 	return d;
 }
