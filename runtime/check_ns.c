@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,29 +68,34 @@ static void use_namespace(int flag, struct nsrun_error *use)
  * then say less than a run gets.  Returns 0, or the errno of clone. */
 static int clone_namespace(int flag, struct nsrun_error *use)
 {
-	struct nsrun_error e = { .stage = STAGE_CONTAINER };
-	int pfd[2], status, saved;
-	long pid;
+	struct nsrun_error e = { .stage = STAGE_CONTAINER }, cerr = { 0 };
+	bool in_cgroup;
+	int pfd[2], status;
+	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return errno;
-	/* raw syscall, no stack: fork semantics, as ns_clone */
-	pid = syscall(SYS_clone, (unsigned long)flag | SIGCHLD, NULL, NULL, NULL, 0);
+	pid = ns_clone(flag, -1, &in_cgroup, &cerr);
 	if (pid == 0) {
 		close(pfd[0]);
 		use_namespace(flag, &e);
 		write_all(pfd[1], &e, sizeof(e));
 		_exit(0);
 	}
-	saved = errno;
 	close(pfd[1]);
 	if (pid > 0 && read_full(pfd[0], &e, sizeof(e)) == (ssize_t)sizeof(e))
 		*use = e;
 	close(pfd[0]);
 	if (pid < 0)
-		return saved;
-	waitpid((pid_t)pid, &status, 0);
+		return cerr.errnum ? cerr.errnum : EPERM;
+	waitpid(pid, &status, 0);
 	return 0;
+}
+
+/* Whether probe_namespaces tries kind flag by clone after unshare failed with err. */
+static bool clone_tried(int err, int flag)
+{
+	return sys_call_refused(err) && flag != CLONE_NEWTIME;
 }
 
 static void probe_namespaces(int out_fd, void *p)
@@ -106,7 +110,7 @@ static void probe_namespaces(int out_fd, void *p)
 			r->use[i].stage = STAGE_CONTAINER;
 			/* refused alone: the call a run makes (clone(2) cannot make a time
 			 * namespace, which nsrun does not use) */
-			if (r->ns_errno[i] && sys_call_refused(r->ns_errno[i]) && flag != CLONE_NEWTIME) {
+			if (r->ns_errno[i] && clone_tried(r->ns_errno[i], flag)) {
 				int e = clone_namespace(flag, &r->use[i]);
 				r->by_clone[i] = e == 0;
 				if (e == 0)
@@ -181,7 +185,7 @@ bool check_namespaces(struct check_list *l)
 		}
 		it = check_add(l, ns_kinds[i].name, needed, false);
 		snprintf(it->detail, sizeof(it->detail), "%s(%s) in a new user namespace: %s%s",
-			 sys_call_refused(r.ns_errno[i]) && ns_kinds[i].flag != CLONE_NEWTIME ? "unshare and clone" : "unshare",
+			 clone_tried(r.ns_errno[i], ns_kinds[i].flag) ? "unshare and clone" : "unshare",
 			 ns_kinds[i].name, strerror(r.ns_errno[i]),
 			 r.ns_errno[i] == EINVAL ? " (the kernel lacks it)" : "");
 		snprintf(it->fix, sizeof(it->fix), "%s",

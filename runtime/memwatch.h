@@ -41,8 +41,9 @@
  * its memory maps take to read (40 processes of 64000 mappings each made a sample
  * take 5 s, and a --timeout of 3 s ended after 11: breaker, session 20).  A sample
  * that runs past mw->stall_us (--memory-sample-timeout, 2 s) ends the run as
- * nsrun's error, since the limit is not being kept meanwhile.  Where no thread can be made (an outer filter on
- * clone), the loop takes the samples itself, as before.  With the limit in a
+ * nsrun's error, since the limit is not being kept meanwhile.  Where no thread
+ * can be made (an outer filter on clone), the loop takes the samples itself, as
+ * before.  With the limit in a
  * cgroup v1 group instead (cgroup_v1.h), a sample only reads the group's OOM-kill
  * counter, so one process killed by the kernel ends the whole container.
  */
@@ -118,7 +119,7 @@ int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms
 
 /* Returns 1 when the container passed the limit (or the group's OOM killer
  * struck), 0 otherwise, -1 with err when the container's memory cannot be
- * measured (an error, or a sample past MEMWATCH_STALL_US: the run must then end,
+ * measured (an error, or a sample past mw->stall_us: the run must then end,
  * the limit cannot be kept).  A verdict (not 0) is given once: 0 after it.
  * Without a measuring thread, takes a sample if one is due; never blocks on the
  * container otherwise. */

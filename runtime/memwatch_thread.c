@@ -153,7 +153,7 @@ uint64_t memwatch_next_us(const struct memwatch *mw, uint64_t now_us)
 	 * not: the loop looks when it would have run too long */
 	if (!mw->stall_us)
 		return UINT64_MAX;
-	since = atomic_load(&((struct memwatch_sampler *)s)->sample_since);
+	since = atomic_load(&s->sample_since);
 	if (since)
 		return since < UINT64_MAX - mw->stall_us ? since + mw->stall_us : UINT64_MAX;
 	return now_us < UINT64_MAX - mw->stall_us ? now_us + mw->stall_us / 2 : UINT64_MAX;

@@ -636,8 +636,9 @@ static uint64_t next_deadline(struct pool *p)
 		/* the time now, not d: a sample that starts later is to be looked at a
 		 * stall's time after it (d + that never came first, and the loop slept to
 		 * the request's timeout, its memory unmeasured: breaker, session 21) */
-		if (q && !q->exited && memwatch_next_us(&p->slots[i].mw, now) < d)
-			d = memwatch_next_us(&p->slots[i].mw, now);
+		uint64_t m = q && !q->exited ? memwatch_next_us(&p->slots[i].mw, now) : UINT64_MAX;
+		if (m < d)
+			d = m;
 	}
 	return d;
 }
