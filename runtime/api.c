@@ -497,6 +497,7 @@ int api_main(int argc, char **argv)
 	struct stat st = { 0 };
 	bool activated;
 	sigset_t set;
+	char why[96];
 	ssize_t n;
 	int rc;
 
@@ -515,6 +516,14 @@ int api_main(int argc, char **argv)
 		goto fail;
 	}
 	srv.self_exe[n] = '\0';
+	/* the HTTP server's threads: glibc's clone3 would end nsrun with no word (sys.h) */
+	if (!sys_clone3_usable(why, sizeof(why))) {
+		error_set(&err, 0, "start the HTTP server's threads: an outer seccomp filter %s, with which "
+			  "glibc makes threads (it falls back to clone(2) only on ENOSYS)", why);
+		err.hint = "let the outer sandbox answer clone3 with ENOSYS, as Docker's default profile does "
+			   "(runs work there without threads)";
+		goto fail;
+	}
 	/* the signals that end the server are taken by serve(), in no other thread */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

@@ -119,6 +119,26 @@ int check_enter_userns(struct nsrun_error *e)
 	return 0;
 }
 
+/* ---- clone3 ---- */
+
+/* A line only where an outer filter would end or fail glibc's threads and
+ * posix_spawn (sys_clone3_usable): a run works there, in ways that differ. */
+static void check_clone3(struct check_list *l)
+{
+	struct check_item *it;
+	char why[96];
+
+	if (sys_clone3_usable(why, sizeof(why)))
+		return;
+	it = check_add(l, "clone3", false, false);
+	snprintf(it->detail, sizeof(it->detail), "an outer seccomp filter %s, with which glibc makes "
+		 "threads and posix_spawn children (it falls back to clone(2) only on ENOSYS)", why);
+	snprintf(it->fix, sizeof(it->fix), "none needed: nsrun makes its children with fork(2) and, where it "
+		 "measures --memory, samples in its own loop (a sample past --memory-sample-timeout ends the run, "
+		 "and --timeout waits for it meanwhile); nsrun api cannot run here. The outer sandbox can answer "
+		 "clone3 with ENOSYS, as Docker's default profile does");
+}
+
 /* ---- cgroup v2 ---- */
 
 /* The cgroup a run would get, with every limit asked for; made and removed. */
@@ -484,6 +504,7 @@ int check_main(int argc, char **argv, FILE *out)
 		ok = false;
 		goto print;
 	}
+	check_clone3(&l);
 	if (check_namespaces(&l)) {
 		check_start(&l);
 		check_mounts(&l);

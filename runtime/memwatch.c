@@ -167,6 +167,7 @@ static ssize_t host_descendants(int proc_fd, pid_t init, pid_t **out)
 struct counted {
 	const struct seen *tmpfs, *memfds, *memfds_last;
 	_Atomic bool *stop;     /* memwatch_close asks: the rest of a long read is not waited for */
+	uint64_t give_up_us;    /* a sample in the loop: it sets stop past this (0: never) */
 };
 
 /* Is the mapping of a /proc/PID/smaps header line a shared one of a counted file? */
@@ -192,7 +193,7 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
 {
 	FILE *f = fdopen(fd, "r");
 	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, lines = 0;
 	bool skip = false;
 
 	if (!f) {
@@ -202,6 +203,10 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
 	while (getline(&line, &cap, f) > 0) {
 		if (atomic_load_explicit(c->stop, memory_order_relaxed))
 			break;
+		if (c->give_up_us && ++lines % 256 == 0 && monotonic_us() > c->give_up_us) {
+			atomic_store(c->stop, true);
+			break;
+		}
 		/* a header starts with the mapping's range, a field with its name */
 		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'))
 			skip = counted_mapping(line, c);
@@ -487,7 +492,7 @@ static int measure(struct memwatch_sampler *mw, uint64_t *total)
 	}
 	/* mapped, their pages are in a Pss too: counted once (a cgroup charges a page once) */
 	struct counted counted = { .tmpfs = seen, .memfds = mw->pass_seen, .memfds_last = mw->last_seen,
-				   .stop = &mw->stop };
+				   .stop = &mw->stop, .give_up_us = mw->threaded ? 0 : mw->give_up_us };
 	for (int precise = 0; precise < 2; precise++) {
 		*total = shared;
 		for (ssize_t i = 0; i < n && !atomic_load_explicit(&mw->stop, memory_order_relaxed); i++) {

@@ -28,6 +28,8 @@ struct memwatch_sampler {
 	int root_fd;                    /* a payload process's root (the container's), or -1 */
 	int proc_fd;                    /* the container's /proc, or the host's with host_scan, or -1 */
 	uint64_t next_us;               /* CLOCK_MONOTONIC of the next sample */
+	uint64_t give_up_us;            /* with no thread: CLOCK_MONOTONIC past which a sample
+					 * stops (sets stop), 0 never */
 	uint64_t peak_bytes, last_bytes, last_sample_us, interval_us;
 	uint64_t samples, precise_samples, cost_us;
 	int *tmpfs_fds;                 /* /dev/shm, then each MOP_TMPFS of plan: held from the

@@ -69,6 +69,12 @@ static int start_thread(struct memwatch_sampler *s)
 	sigset_t all, old;
 	int e;
 
+	s->wake[0] = s->wake[1] = -1;
+	/* pthread_create's clone3 would end nsrun, or fail (sys.h) */
+	if (!sys_clone3_usable(NULL, 0)) {
+		errno = ENOSYS;
+		return -1;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, s->wake) < 0) {
 		s->wake[0] = s->wake[1] = -1;
 		return -1;
@@ -119,7 +125,8 @@ void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
 	s->root_fd = s->proc_fd = s->wake[0] = s->wake[1] = -1;
 	mw->s = s;
 	if (start_thread(s) < 0) {
-		/* an outer filter on clone3 and clone, or no memory: the loop samples */
+		/* an outer filter on clone3 (sys_clone3_usable), or no memory: the loop
+		 * samples, each sample bounded by the stall bound (poll_sampler) */
 		if (s->wake[0] >= 0)
 			close(s->wake[0]);
 		if (s->wake[1] >= 0)
@@ -171,6 +178,18 @@ int memwatch_timeout_ms(const struct memwatch *mw, uint64_t now_us, int limit_ms
 	return limit_ms >= 0 && (uint64_t)limit_ms < ms ? limit_ms : (int)ms;
 }
 
+/* The verdict on a sample that ran past mw->stall_us: -1 with err. */
+static int stalled(const struct memwatch *mw, struct nsrun_error *err)
+{
+	error_set(err, 0, "--memory: a sample of the container's memory has taken over %.3g s "
+		  "(its processes' memory maps are slow to read: many processes, many mappings): "
+		  "the limit is not being kept, so the run ends", (double)mw->stall_us / 1e6);
+	err->hint = "a delegated cgroup v2 holds --memory in the kernel, with no measure to slow "
+		    "down (docs/limits.md); a lower --pids-limit bounds the processes to read; "
+		    "--memory-sample-timeout allows a longer sample";
+	return -1;
+}
+
 /* memwatch_poll but for its once-only verdict */
 static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error *err)
 {
@@ -186,8 +205,14 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 	}
 	if (!s)
 		return error_set(err, ENOMEM, "--memory: measure the container's memory");
-	if (!s->threaded)
-		return now_us < s->next_us ? 0 : memwatch_sample(s, now_us, err);
+	if (!s->threaded) {
+		if (now_us < s->next_us)
+			return 0;
+		/* in the loop, the sample itself gives up at the bound (sets stop) */
+		s->give_up_us = mw->stall_us ? now_us + mw->stall_us : 0;
+		v = memwatch_sample(s, now_us, err);
+		return atomic_load(&s->stop) ? stalled(mw, err) : v;
+	}
 	if ((v = atomic_load(&s->verdict)) != 0) {
 		if (v < 0) {
 			int stage = err->stage;
@@ -197,15 +222,8 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 		return v;
 	}
 	since = atomic_load(&s->sample_since);
-	if (since && mw->stall_us && now_us > since + mw->stall_us) {
-		error_set(err, 0, "--memory: a sample of the container's memory has taken over %.3g s "
-			  "(its processes' memory maps are slow to read: many processes, many mappings): "
-			  "the limit is not being kept, so the run ends", (double)mw->stall_us / 1e6);
-		err->hint = "a delegated cgroup v2 holds --memory in the kernel, with no measure to slow "
-			    "down (docs/limits.md); a lower --pids-limit bounds the processes to read; "
-			    "--memory-sample-timeout allows a longer sample";
-		return -1;
-	}
+	if (since && mw->stall_us && now_us > since + mw->stall_us)
+		return stalled(mw, err);
 	return 0;
 }
 

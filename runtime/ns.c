@@ -39,7 +39,9 @@ pid_t ns_clone(int flags, int cgroup_fd, bool *in_cgroup, struct nsrun_error *er
 	long pid;
 
 	*in_cgroup = false;
-	if (cgroup_fd >= 0) {
+	/* an outer filter that kills clone3 would end nsrun here (sys_clone3_usable):
+	 * then clone, and the caller moves the child into the cgroup */
+	if (cgroup_fd >= 0 && sys_clone3_usable(NULL, 0)) {
 		struct clone_args args = {
 			.flags = (uint64_t)flags | CLONE_INTO_CGROUP,
 			.exit_signal = SIGCHLD,

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/syscall.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -413,6 +416,112 @@ int send_console_fd(const char *path, int fd)
 	return 0;
 }
 
+bool sys_clone3_usable(char *why, size_t why_len)
+{
+	/* 0 not known yet, else 1 + the child's wait status (a fact of the process) */
+	static _Atomic int known;
+	int status = atomic_load(&known) - 1;
+	pid_t pid;
+
+	if (status < 0) {
+		if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0) {
+			status = 0;
+		} else {
+			/* glibc's size: struct clone_args up to its cgroup field (CLONE_ARGS_SIZE_VER2) */
+			pid = fork();
+			if (pid < 0)
+				return true; /* not known: what makes the thread or child says why it fails */
+			if (pid == 0) {
+				long r = syscall(SYS_clone3, NULL, (size_t)88);
+				_exit(r < 0 && (errno == EFAULT || errno == ENOSYS) ? 0 : r < 0 ? errno & 0xff : 0);
+			}
+			while (waitpid(pid, &status, 0) < 0)
+				if (errno != EINTR)
+					return true;
+		}
+		atomic_store(&known, status + 1);
+	}
+	if (status == 0)
+		return true;
+	if (why && why_len) {
+		if (WIFSIGNALED(status))
+			snprintf(why, why_len, "kills clone3(2) (SIG%s)", sigabbrev_np(WTERMSIG(status)) ?
+				 sigabbrev_np(WTERMSIG(status)) : "?");
+		else
+			snprintf(why, why_len, "refuses clone3(2) (%s)", strerror(WEXITSTATUS(status)));
+	}
+	return false;
+}
+
+/* spawn_child_keep by fork(2): an error pipe carries execve's errno back, as
+ * posix_spawn(3) returns it. */
+static int spawn_forked(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
+			const int stdio[3], const int *keep, size_t n_keep, int top)
+{
+	int ep[2], e = 0;
+	ssize_t got;
+	pid_t p;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -1;
+	p = fork();
+	if (p < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		errno = e;
+		return -1;
+	}
+	if (p == 0) {
+		/* async-signal-safe calls only: a pool or api may have threads */
+		int w = fcntl(ep[1], F_DUPFD_CLOEXEC, top + 1), fd;
+		sigset_t none;
+
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		sigemptyset(&none);
+		if (w < 0)
+			goto fail;
+		if (stdio[0] < 0) {
+			if ((fd = open("/dev/null", O_RDONLY)) < 0)
+				goto fail;
+			if (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0))
+				goto fail;
+		}
+		for (int i = 0; i < 3; i++)
+			if (stdio[i] >= 0 && (stdio[i] == i ? fcntl(i, F_SETFD, 0) : dup2(stdio[i], i)) < 0)
+				goto fail;
+		for (size_t i = 0; i < n_keep; i++)
+			if (fcntl(keep[i], F_SETFD, 0) < 0)
+				goto fail;
+		if (w > top + 1)
+			close_fds_range((unsigned)top + 1, (unsigned)w - 1, 0);
+		close_fds_range((unsigned)w + 1, ~0U, 0);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		(search ? execvpe : execve)(path, argv, env ? env : environ);
+fail:
+		e = errno;
+		if (write(w, &e, sizeof(e)) < 0) {
+			/* the parent sees the pipe close with no errno: it says EIO */
+		}
+		_exit(127);
+	}
+	close(ep[1]);
+	while ((got = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (got != 0) {
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+		errno = got == (ssize_t)sizeof(e) && e ? e : EIO;
+		return -1;
+	}
+	*pid = p;
+	return 0;
+}
+
 int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		const int stdio[3])
 {
@@ -440,6 +549,10 @@ int spawn_child_keep(pid_t *pid, const char *path, bool search, char *const argv
 		posix_spawn_file_actions_adddup2(&fa, keep[i], keep[i]);
 		if (keep[i] > top)
 			top = keep[i];
+	}
+	if (!sys_clone3_usable(NULL, 0)) {
+		posix_spawn_file_actions_destroy(&fa);
+		return spawn_forked(pid, path, search, argv, env, stdio, keep, n_keep, top);
 	}
 	/* nothing of ours past stdio and the kept fds, CLOEXEC or not (a caller's
 	 * inherited fds too); below the highest kept one, CLOEXEC does it */

@@ -95,11 +95,23 @@ void close_fds_range(unsigned lo, unsigned hi, unsigned flags);
  * protocol for a terminal's master.  Returns 0, or -1 with errno
  * (ENAMETOOLONG, or of socket(2), connect(2), sendmsg(2)). */
 int send_console_fd(const char *path, int fd);
+/* Whether glibc can make a thread or a posix_spawn(3) child here: both call
+ * clone3(2) first and fall back to clone(2) only when it fails with ENOSYS, so an
+ * outer seccomp filter that kills clone3 (SECCOMP_RET_KILL_*, SIGSYS) ended nsrun
+ * with exit 159 and no word, and one that refuses it with another errno failed
+ * them.  Under no filter (prctl(2) PR_GET_SECCOMP 0) true at once; under one, a
+ * child makes the call as glibc does (a struct clone_args of 88 bytes, at NULL
+ * here: EFAULT where it is let through) and is watched.  The answer is kept for
+ * the process, whose filters can only be added to (seccomp(2)).  With why
+ * (may be NULL): the cause when false, as "kills clone3(2) (SIGSYS)" or
+ * "refuses clone3(2) (Operation not permitted)". */
+bool sys_clone3_usable(char *why, size_t why_len);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
  * -1: ours) and no other fd (posix_spawn_file_actions_addclosefrom_np), the
  * signal mask empty and SIGPIPE, SIGTERM, SIGINT and SIGHUP at their defaults: nsrun api blocks the signals that end it and ignores SIGPIPE, and a
  * child must inherit neither (nsrun stop's SIGTERM would never reach it).
+ * Where sys_clone3_usable says no, the same by fork(2) and execve(2).
  * Returns 0 with *pid, or -1 (errno). */
 int spawn_child(pid_t *pid, const char *path, bool search, char *const argv[], char *const env[],
 		const int stdio[3]);
