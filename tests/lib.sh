@@ -544,6 +544,26 @@ require_test_images() {
 # elapsed_lt SECONDS — is ELAPSED below SECONDS?
 elapsed_lt() { awk -v e="$ELAPSED" -v l="$1" 'BEGIN { exit !(e < l) }'; }
 
+# now_ms — the wall clock in ms
+now_ms() { date +%s%3N; }
+
+# watch_witness LOCK OUT — the time a container's processes were killed, apart
+# from the time the kernel takes to tear them down (a run's end waits for that:
+# millions of mappings or files take seconds under load).  The payload forks a
+# witness first, a small process that takes flock(LOCK_EX) on LOCK (a file of a
+# volume) and sleeps.  Run in the background: waits up to 12 s for the witness to
+# take the lock, then writes into OUT the time, in ms, it lets the lock go: when
+# it is killed.
+watch_witness() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		flock -n "$1" true || break
+		sleep 0.02
+	done
+	flock "$1" true
+	now_ms >"$2"
+}
+
 # The supplementary groups a payload with gid $1 is expected to show, sorted, unique,
 # joined by $2 (default space). None when the caller is root: nsrun drops them before
 # clone. An unprivileged caller cannot drop its own (setgroups is denied in its user

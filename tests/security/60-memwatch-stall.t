@@ -71,22 +71,8 @@ PY
 : >"$TESTTMP/v/lock"
 chmod -R a+rX "$TESTTMP/v"
 
-now_ms() { date +%s%3N; }
-
-# watch_witness OUT: in the background, waits for the witness to take the lock
-# (12 s at most) and writes into OUT the time it lets it go, in ms
-watch_witness() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		flock -n "$TESTTMP/v/lock" true || break
-		sleep 0.02
-	done
-	flock "$TESTTMP/v/lock" true
-	now_ms >"$1"
-}
-
 t0=$(now_ms)
-watch_witness "$TESTTMP/killed" &
+watch_witness "$TESTTMP/v/lock" "$TESTTMP/killed" &
 run_nsrun --image python --memory 128m --pids-limit 128 --timeout 4 -v "$TESTTMP/v:/v:ro" --json - -- \
 	python3 /v/stall.py 8 100 600
 took=$(($(now_ms) - t0))
@@ -120,7 +106,7 @@ fi
 # samples are off the supervisor's loop); a bad value is refused
 if [ "$how" = supervisor ]; then
 	t0=$(now_ms)
-	watch_witness "$TESTTMP/killed" &
+	watch_witness "$TESTTMP/v/lock" "$TESTTMP/killed" &
 	run_nsrun --image python --memory 128m --memory-sample-timeout 0 --timeout 4 -v "$TESTTMP/v:/v:ro" --json - -- \
 		python3 /v/stall.py 8 100 600
 	took=$(($(now_ms) - t0))
@@ -149,7 +135,7 @@ else
 	AS=()
 	[ "$(id -u)" = 0 ] && AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	t0=$(now_ms)
-	watch_witness "$TESTTMP/killed" &
+	watch_witness "$TESTTMP/v/lock" "$TESTTMP/killed" &
 	run_cmd sh -c 'exec "$@" 9<"$0"' "$TESTTMP/kill-clone3.bpf" "${AS[@]+"${AS[@]}"}" \
 		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 -- \
 		"$NSRUN" --image python --memory 128m --memory-sample-timeout 0.5 --pids-limit 128 --timeout 10 \
