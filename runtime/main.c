@@ -609,6 +609,18 @@ static void ensure_std_fds(void)
 	}
 }
 
+/* A caller may start us with SIGCHLD ignored (an ignored disposition survives
+ * execve(2)): the kernel then reaps our children itself, waitpid(2) fails with
+ * ECHILD and no exit is ever seen, so a run that ended at once waited for its
+ * --timeout and said 124 (sigaction(2), "POSIX.1-2001 ... SIG_IGN").  Ours is the
+ * default, as every process that waits for its children needs. */
+static void ensure_sigchld(void)
+{
+	const struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	(void)sigaction(SIGCHLD, &dfl, NULL);
+}
+
 /* nsrun's own files at once: its poll of the payload's pipes and the relay (13),
  * the sync channel, signalfd, state and /proc fds; NSRUN_FILES_WANTED leaves room */
 #define NSRUN_FILES_NEEDED 16
@@ -650,6 +662,7 @@ int main(int argc, char **argv)
 
 	timing_start(timing);
 	ensure_std_fds();
+	ensure_sigchld();
 	if (ensure_nofile(&err) < 0) {
 		error_print(&err, stderr);
 		timing_free(timing);
