@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -416,39 +417,85 @@ int send_console_fd(const char *path, int fd)
 	return 0;
 }
 
-bool sys_clone3_usable(char *why, size_t why_len)
+/* sys_clone3_usable's answers, kept in one int: 0 is "not known yet" */
+enum { CLONE3_OK = 1, CLONE3_FAKED, CLONE3_ERRNO = 0x100, CLONE3_SIGNAL = 0x10000 };
+
+/* A child makes the call as glibc does (a struct clone_args of 88 bytes, at NULL
+ * here: EFAULT where it is let through) and sends back what it returned: a child
+ * killed by the filter sends nothing.  Returns a CLONE3_ value, or 0 if not known. */
+static int clone3_probe(void)
 {
-	/* 0 not known yet, else 1 + the child's wait status (a fact of the process) */
-	static _Atomic int known;
-	int status = atomic_load(&known) - 1;
+	struct {
+		long r;
+		int e;
+	} got = { 0, 0 };
+	int p[2], status = -1;
+	ssize_t n;
 	pid_t pid;
 
-	if (status < 0) {
-		if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0) {
-			status = 0;
-		} else {
-			/* glibc's size: struct clone_args up to its cgroup field (CLONE_ARGS_SIZE_VER2) */
-			pid = fork();
-			if (pid < 0)
-				return true; /* not known: what makes the thread or child says why it fails */
-			if (pid == 0) {
-				long r = syscall(SYS_clone3, NULL, (size_t)88);
-				_exit(r < 0 && (errno == EFAULT || errno == ENOSYS) ? 0 : r < 0 ? errno & 0xff : 0);
-			}
-			while (waitpid(pid, &status, 0) < 0)
-				if (errno != EINTR)
-					return true;
-		}
-		atomic_store(&known, status + 1);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return 0;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return 0;
 	}
-	if (status == 0)
+	if (pid == 0) {
+		const struct rlimit none = { 0, 0 };
+		/* a death by the filter's SIGSYS dumps no core into the caller's
+		 * directory (core(5): neither with no dumpable flag nor RLIMIT_CORE 0) */
+		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		(void)setrlimit(RLIMIT_CORE, &none);
+		errno = 0;
+		got.r = syscall(SYS_clone3, NULL, (size_t)88);
+		got.e = errno;
+		if (write(p[1], &got, sizeof(got)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], &got, sizeof(got))) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	/* ECHILD where SIGCHLD is ignored (the child reaped itself): status stays -1 */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(got)) {
+		if (got.r < 0 && (got.e == EFAULT || got.e == ENOSYS))
+			return CLONE3_OK; /* glibc falls back to clone(2) on ENOSYS */
+		if (got.r < 0)
+			return CLONE3_ERRNO + (got.e & 0xfff); /* a filter's errno is 4095 at most */
+		return CLONE3_FAKED;   /* SECCOMP_RET_ERRNO with 0: glibc would take itself for the child */
+	}
+	if (n == 0 && status != -1 && WIFSIGNALED(status))
+		return CLONE3_SIGNAL + WTERMSIG(status);
+	return n == 0 ? CLONE3_SIGNAL : 0;
+}
+
+bool sys_clone3_usable(char *why, size_t why_len)
+{
+	static _Atomic int known; /* a fact of the process, kept once known */
+	int v = atomic_load(&known);
+
+	if (!v) {
+		v = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0 ? CLONE3_OK : clone3_probe();
+		if (!v)
+			return true; /* not known: what makes the thread or child says why it fails */
+		atomic_store(&known, v);
+	}
+	if (v == CLONE3_OK)
 		return true;
 	if (why && why_len) {
-		if (WIFSIGNALED(status))
-			snprintf(why, why_len, "kills clone3(2) (SIG%s)", sigabbrev_np(WTERMSIG(status)) ?
-				 sigabbrev_np(WTERMSIG(status)) : "?");
+		const char *sig = v > CLONE3_SIGNAL ? sigabbrev_np(v - CLONE3_SIGNAL) : NULL;
+		if (v >= CLONE3_SIGNAL)
+			snprintf(why, why_len, "kills clone3(2)%s%s%s", v > CLONE3_SIGNAL ? " (SIG" : "",
+				 v > CLONE3_SIGNAL ? (sig ? sig : "?") : "", v > CLONE3_SIGNAL ? ")" : "");
+		else if (v >= CLONE3_ERRNO)
+			snprintf(why, why_len, "refuses clone3(2) (%s)", strerror(v - CLONE3_ERRNO));
 		else
-			snprintf(why, why_len, "refuses clone3(2) (%s)", strerror(WEXITSTATUS(status)));
+			snprintf(why, why_len, "answers clone3(2) with 0 without making it "
+				 "(errnoRet 0: glibc would go on as the new thread)");
 	}
 	return false;
 }
@@ -459,12 +506,21 @@ static int spawn_forked(pid_t *pid, const char *path, bool search, char *const a
 			const int stdio[3], const int *keep, size_t n_keep, int top)
 {
 	int ep[2], e = 0;
+	sigset_t all, old;
 	ssize_t got;
 	pid_t p;
 
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		return -1;
+	/* as posix_spawn(3): no handler of ours runs in the child before its exec */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	p = fork();
+	if (p != 0) {
+		e = errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = e;
+	}
 	if (p < 0) {
 		e = errno;
 		close(ep[0]);
@@ -477,13 +533,19 @@ static int spawn_forked(pid_t *pid, const char *path, bool search, char *const a
 		int w = fcntl(ep[1], F_DUPFD_CLOEXEC, top + 1), fd;
 		sigset_t none;
 
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		/* handled signals to their defaults (exec would too, but a signal could
+		 * come first), and those nsrun ignores or blocks that a child must not */
+		for (int s = 1; s < NSIG; s++) {
+			struct sigaction sa;
+			if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+			    (sa.sa_handler != SIG_IGN || s == SIGPIPE || s == SIGTERM || s == SIGINT || s == SIGHUP))
+				signal(s, SIG_DFL);
+		}
 		sigemptyset(&none);
-		if (w < 0)
+		if (w < 0) {
+			w = ep[1]; /* fail writes errno there: the parent must not take it for success */
 			goto fail;
+		}
 		if (stdio[0] < 0) {
 			if ((fd = open("/dev/null", O_RDONLY)) < 0)
 				goto fail;

@@ -101,10 +101,13 @@ int send_console_fd(const char *path, int fd);
  * with exit 159 and no word, and one that refuses it with another errno failed
  * them.  Under no filter (prctl(2) PR_GET_SECCOMP 0) true at once; under one, a
  * child makes the call as glibc does (a struct clone_args of 88 bytes, at NULL
- * here: EFAULT where it is let through) and is watched.  The answer is kept for
- * the process, whose filters can only be added to (seccomp(2)).  With why
- * (may be NULL): the cause when false, as "kills clone3(2) (SIGSYS)" or
- * "refuses clone3(2) (Operation not permitted)". */
+ * here: EFAULT where it is let through) and sends back what it returned; it is
+ * not dumpable and has RLIMIT_CORE 0, so a death by SIGSYS leaves no core file.
+ * Any answer but EFAULT or ENOSYS is "not usable": another errno (4095 at most,
+ * seccomp(2)), or 0 from a filter's errnoRet 0, which glibc would take for the
+ * child's return.  The answer is kept for the process, whose filters can only be
+ * added to (seccomp(2)).  With why (may be NULL): the cause when false, as "kills
+ * clone3(2) (SIGSYS)" or "refuses clone3(2) (Operation not permitted)". */
 bool sys_clone3_usable(char *why, size_t why_len);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
