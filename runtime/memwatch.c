@@ -168,7 +168,18 @@ struct counted {
 	const struct seen *tmpfs, *memfds, *memfds_last;
 	_Atomic bool *stop;     /* memwatch_close asks: the rest of a long read is not waited for */
 	uint64_t give_up_us;    /* a sample in the loop: it sets stop past this (0: never) */
+	size_t lines;           /* smaps lines read in this sample: give_up_us is looked at
+				 * every 256 of them, across processes */
 };
+
+/* With c->give_up_us, is it past?  Then sets c->stop: the sample ends. */
+static bool give_up(struct counted *c)
+{
+	if (!c->give_up_us || monotonic_us() <= c->give_up_us)
+		return false;
+	atomic_store(c->stop, true);
+	return true;
+}
 
 /* Is the mapping of a /proc/PID/smaps header line a shared one of a counted file? */
 static bool counted_mapping(const char *line, const struct counted *c)
@@ -189,11 +200,11 @@ static bool counted_mapping(const char *line, const struct counted *c)
 
 /* The Pss of the process's mappings, less those of files counted whole (c):
  * /proc/PID/smaps, a mapping at a time.  Returns 0 or -1 with errno. */
-static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
+static int pss_bytes(int fd, struct counted *c, uint64_t *bytes)
 {
 	FILE *f = fdopen(fd, "r");
 	_cleanup_free_ char *line = NULL;
-	size_t cap = 0, lines = 0;
+	size_t cap = 0;
 	bool skip = false;
 
 	if (!f) {
@@ -203,10 +214,8 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
 	while (getline(&line, &cap, f) > 0) {
 		if (atomic_load_explicit(c->stop, memory_order_relaxed))
 			break;
-		if (c->give_up_us && ++lines % 256 == 0 && monotonic_us() > c->give_up_us) {
-			atomic_store(c->stop, true);
+		if (c->give_up_us && ++c->lines % 256 == 0 && give_up(c))
 			break;
-		}
 		/* a header starts with the mapping's range, a field with its name */
 		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'))
 			skip = counted_mapping(line, c);
@@ -226,7 +235,7 @@ static int pss_bytes(int fd, const struct counted *c, uint64_t *bytes)
  * resident pages of /proc/PID/statm (the mm's counters, O(1)), which count
  * shared pages in full and so are never less.  0 for a process that is gone or a
  * zombie.  Returns 0 or -1 with errno. */
-static int process_bytes(int proc_fd, pid_t pid, const struct counted *precise, uint64_t *bytes)
+static int process_bytes(int proc_fd, pid_t pid, struct counted *precise, uint64_t *bytes)
 {
 	char dir[48], path[64];
 	unsigned long long resident;
@@ -497,6 +506,9 @@ static int measure(struct memwatch_sampler *mw, uint64_t *total)
 		*total = shared;
 		for (ssize_t i = 0; i < n && !atomic_load_explicit(&mw->stop, memory_order_relaxed); i++) {
 			uint64_t b;
+			/* in the loop, a process at a time too: thousands of small ones add up */
+			if (give_up(&counted))
+				break;
 			/* the init (pid 1 inside, or init in the host's list) is nsrun's own and not
 			 * readable by an unprivileged caller (see open_container): its few pages are not counted */
 			bool is_init = mw->host_scan ? pids[i] == mw->init : pids[i] == 1;
@@ -538,6 +550,10 @@ int memwatch_sample(struct memwatch_sampler *mw, uint64_t now_us, struct nsrun_e
 	}
 	if (measure(mw, &total) < 0)
 		return error_set(err, errno, "--memory: measure the container's memory");
+	/* stopped part way (closed, or given up): a part is no verdict, the resident
+	 * sizes of some processes least of all */
+	if (atomic_load(&mw->stop))
+		return 0;
 	cost_us = monotonic_us() - now_us;
 	mw->samples++;
 	mw->cost_us += cost_us;

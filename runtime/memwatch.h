@@ -75,6 +75,9 @@ struct memwatch {
 	bool no_memfds;                 /* none can be made (a pool request's filter): none looked for */
 	uint64_t stall_us;              /* a sample running longer ends the run (memwatch_poll);
 					 * 0: no bound.  MEMWATCH_STALL_US unless set */
+	uint64_t deadline_us;           /* the caller's: CLOCK_MONOTONIC of the run's next
+					 * deadline (--timeout), 0 none.  With no thread, a
+					 * sample stops there, so that the caller keeps it */
 	bool armed;                     /* memwatch_arm'd, not closed */
 	bool decided;                   /* memwatch_poll gave its verdict (it gives one only) */
 	uint64_t next_us;               /* with cg1: CLOCK_MONOTONIC of the next look */

@@ -206,12 +206,23 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 	if (!s)
 		return error_set(err, ENOMEM, "--memory: measure the container's memory");
 	if (!s->threaded) {
+		uint64_t start = monotonic_us(), stall_at = mw->stall_us ? start + mw->stall_us : 0;
 		if (now_us < s->next_us)
 			return 0;
-		/* in the loop, the sample itself gives up at the bound (sets stop) */
-		s->give_up_us = mw->stall_us ? now_us + mw->stall_us : 0;
-		v = memwatch_sample(s, now_us, err);
-		return atomic_load(&s->stop) ? stalled(mw, err) : v;
+		/* in the loop, the sample itself gives up (sets stop) at the bound, or at
+		 * the caller's deadline, which it must not hold up.  From the clock, not
+		 * now_us: a pool passes one now_us to all its slots' samples in turn */
+		s->give_up_us = stall_at;
+		if (mw->deadline_us && (!stall_at || mw->deadline_us < stall_at))
+			s->give_up_us = mw->deadline_us > start ? mw->deadline_us : start;
+		v = memwatch_sample(s, start, err);
+		if (v != 0 || !atomic_load(&s->stop))
+			return v;
+		if (stall_at && monotonic_us() > stall_at)
+			return stalled(mw, err);
+		/* stopped at the deadline: the caller keeps it, and the next sample is due */
+		atomic_store(&s->stop, false);
+		return 0;
 	}
 	if ((v = atomic_load(&s->verdict)) != 0) {
 		if (v < 0) {

@@ -656,6 +656,7 @@ static void slot_measure(struct pool *p, struct pool_slot *s, uint64_t now)
 
 	if (slot_killed(q))
 		return;
+	s->mw.deadline_us = q->timeout_us ? q->t_start + q->timeout_us : 0;
 	r = memwatch_poll(&s->mw, now, &e);
 	if (r == 0)
 		return;

@@ -253,7 +253,12 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
 		}
 		if (memwatch_armed(&run->mw) && !decided) {
-			int r = memwatch_poll(&run->mw, monotonic_us(), err);
+			int r;
+			/* a sample in this loop stops at the next deadline (memwatch.h) */
+			run->mw.deadline_us = run->deadline_us;
+			if (run->stop_deadline_us && (!run->deadline_us || run->stop_deadline_us < run->deadline_us))
+				run->mw.deadline_us = run->stop_deadline_us;
+			r = memwatch_poll(&run->mw, monotonic_us(), err);
 			if (r < 0 && container_ending(run)) {
 				/* the container's mounts went with its init: nothing is left to measure,
 				 * and its end is read from the sync socket below */
