@@ -126,17 +126,17 @@ int check_enter_userns(struct nsrun_error *e)
 static void check_clone3(struct check_list *l)
 {
 	struct check_item *it;
-	char why[96];
+	char why[160];
 
 	if (sys_clone3_usable(why, sizeof(why)))
 		return;
 	it = check_add(l, "clone3", false, false);
 	snprintf(it->detail, sizeof(it->detail), "an outer seccomp filter %s, with which glibc makes "
 		 "threads and posix_spawn children (it falls back to clone(2) only on ENOSYS)", why);
-	snprintf(it->fix, sizeof(it->fix), "none needed: nsrun makes its children with fork(2) and, where it "
-		 "measures --memory, samples in its own loop (a sample past --memory-sample-timeout ends the run, "
-		 "and --timeout waits for it meanwhile); nsrun api cannot run here. The outer sandbox can answer "
-		 "clone3 with ENOSYS, as Docker's default profile does");
+	snprintf(it->fix, sizeof(it->fix), "none needed for a run: nsrun forks its children and samples --memory "
+		 "in its own loop (--memory-sample-timeout and --timeout hold). A payload's own threads meet "
+		 "the same filter; nsrun pull and nsrun api cannot run. Or the outer sandbox answers clone3 with "
+		 "ENOSYS, as Docker's default profile does");
 }
 
 /* ---- cgroup v2 ---- */

@@ -127,9 +127,12 @@ static int open_out(const struct fetch *f, const char *file)
 
 /* A step's failure: the bound that stopped it, else message after the tool's
  * cleaned messages.  Returns -1. */
-static int step_failed(struct fetch *f, const char *message, struct nsrun_error *err)
+/* The end of a step that failed with status rc (fetch_run_confined's: 128+N for
+ * signal N): message, what killed the tool if a signal did, and the tool's log.
+ * Returns -1 with err. */
+static int step_failed(struct fetch *f, const char *message, int rc, struct nsrun_error *err)
 {
-	char log[PATH_MAX];
+	char log[PATH_MAX], why[160];
 
 	if (f->reason[0]) {
 		error_set(err, 0, "pull \"%s\": %s", f->o->name, f->reason);
@@ -141,6 +144,18 @@ static int step_failed(struct fetch *f, const char *message, struct nsrun_error 
 		snprintf(log, sizeof(log), "%s/tool.log", f->tmp);
 		show_log(log);
 	}
+	if (rc == 128 + SIGSYS) {
+		/* an outer seccomp filter: Go's runtime (skopeo, umoci) starts processes by
+		 * clone3(2), which such filters kill (sys_clone3_usable) */
+		error_set(err, 0, "pull \"%s\": %s: an outer seccomp filter %s", f->o->name, message,
+			  sys_clone3_usable(why, sizeof(why)) ? "killed it (SIGSYS) at a system call it makes" : why);
+		err->hint = "pull where no outer filter kills it (outside the agent's sandbox) and copy the "
+			    "image directory in; nsrun check names what the filter refuses";
+		return -1;
+	}
+	if (rc > 128 && rc < 128 + NSIG)
+		return error_set(err, 0, "pull \"%s\": %s: killed by SIG%s", f->o->name, message,
+				 sigabbrev_np(rc - 128) ? sigabbrev_np(rc - 128) : "?");
 	return error_set(err, 0, "pull \"%s\": %s", f->o->name, message);
 }
 
@@ -295,7 +310,7 @@ static int pull(struct fetch *f, const char *store, const char *self, struct nsr
 	}
 	snprintf(src, sizeof(src), "cannot read the manifest of %s (skopeo inspect failed)", f->o->ref);
 	if (rc != 0)
-		return step_failed(f, src, err);
+		return step_failed(f, src, rc, err);
 	snprintf(path, sizeof(path), "%s/manifest", f->tmp);
 	if (fetch_file_digest(path, digest) < 0)
 		return error_set(err, errno, "pull \"%s\": read the manifest", f->o->name);
@@ -342,7 +357,7 @@ static int pull(struct fetch *f, const char *store, const char *self, struct nsr
 	if (rc != 0) {
 		char msg[IMAGE_REF_MAX + 160];
 		snprintf(msg, sizeof(msg), "skopeo copy %s failed", src);
-		return step_failed(f, msg, err);
+		return step_failed(f, msg, rc, err);
 	}
 
 	fetch_info(f, "unpacking the layers with umoci");
@@ -354,7 +369,7 @@ static int pull(struct fetch *f, const char *store, const char *self, struct nsr
 	if (rc < 0)
 		return -1;
 	if (rc != 0)
-		return step_failed(f, "umoci could not unpack the image", err);
+		return step_failed(f, "umoci could not unpack the image", rc, err);
 	fetch_event(f, "unpacked", NULL);
 
 	if (!(cfg = fetch_read_config(f, mdigest, sizeof(mdigest), err)))

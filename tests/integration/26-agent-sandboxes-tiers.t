@@ -344,6 +344,31 @@ assert_eq "a hard RLIMIT_NOFILE of 12: nsrun's error (125)" 125 "$RC"
 assert_match "  ... naming the limit, with a fix" '^nsrun: RLIMIT_NOFILE: the hard limit 12 is below the 16 open files nsrun needs at least
 nsrun: hint: raise it' "$ERR"
 
+# ---------------------------------------------------------------- (i2) SIGCHLD ignored by the caller
+# An ignored SIGCHLD survives execve(2): the kernel then reaps a process's children
+# itself and waitpid(2) finds none.  A run started so (a harness that ignores
+# SIGCHLD, then execs nsrun) ended at once and nsrun waited for its --timeout,
+# saying 124 (session 23).  nsrun sets SIGCHLD to its default first.
+# Control: the caller's SIGCHLD is ignored indeed (a child of its own is not
+# there to wait for).
+IGN_PY='import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if sys.argv[1] == "control":
+    pid = os.fork()
+    if pid == 0:
+        os._exit(3)
+    try:
+        print(os.waitpid(pid, 0)[1] >> 8)
+    except ChildProcessError:
+        print("ECHILD")
+    sys.exit(0)
+os.execv(sys.argv[1], sys.argv[1:])'
+run_cmd python3 -c "$IGN_PY" control
+assert_eq "control: a caller that ignores SIGCHLD cannot wait for its child" ECHILD "$OUT"
+run_cmd "${AGENT[@]+"${AGENT[@]}"}" python3 -c "$IGN_PY" "$NSRUN" --image python --memory 64m --timeout 20 -- \
+	python3 -c 'print(6 * 7); raise SystemExit(3)'
+assert_eq "started with SIGCHLD ignored: a run ends with its payload's status (3), not a timeout" "3 42" "$RC $OUT"
+
 # ---------------------------------------------------------------- (j) landlock_add_rule or landlock_restrict_self refused
 # With landlock_create_ruleset allowed and either of the others refused by a
 # filter, every run failed ("landlock: add a rule for \"/\"") while check said its
@@ -531,7 +556,7 @@ else
 		run_cmd "${DENIED[@]}" "$NSRUN" --memory 64m --image python -- python3 -c 'print(6 * 7)'
 		assert_eq "  ... a run measured by the supervisor (--memory 64m) works" "0 42" "$RC $OUT"
 		run_cmd "${DENIED[@]}" "$NSRUN" --network pasta --image python -- python3 -c 'print(6 * 7)'
-		assert_eq "  ... a run with --network pasta (a spawned child) works" "0 42" "$RC $OUT"
+		assert_eq "  ... a run with --network pasta works" "0 42" "$RC $OUT"
 		run_cmd "${DENIED[@]}" "$NSRUN" check
 		assert_eq "  ... check says full (0)" 0 "$RC"
 		if [ "$name" = enosys ]; then
@@ -550,6 +575,64 @@ else
 nsrun: hint: " "$ERR"
 		assert_eq "  ... and leaves no socket" 0 "$(find "$TESTTMP" -maxdepth 1 -name "api-$name.sock" | wc -l)"
 	done
+	# the child that tells died of SIGSYS with a core dump: every run under such a
+	# filter left a core file in the caller's directory where `ulimit -c` allowed
+	# one (breaker, session 22).  It is now not dumpable and has RLIMIT_CORE 0.
+	# Control: a thread killed by the same filter leaves one there.  Where cores go
+	# to a program or another directory (core_pattern), strace shows the flags set
+	# before the call instead
+	KILL3=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/clone3-kill.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+	IN_DIR=(sh -c 'cd "$0" && ulimit -c "$(ulimit -Hc)" && exec "$@"')
+	mkdir -m 0777 "$TESTTMP/cores" "$TESTTMP/cores-control"
+	pattern=$(cat /proc/sys/kernel/core_pattern)
+	if [ "${NSRUN_TEST_CORE_BY_STRACE:-}" != 1 ] && [[ $pattern != [\|/]* ]]; then
+		run_cmd "${IN_DIR[@]}" "$TESTTMP/cores-control" "${KILL3[@]}" python3 -c "$SNIP_THREAD"
+		assert_eq "clone3 killed: control: a thread killed by SIGSYS leaves a core file (core_pattern $pattern)" \
+			"159 1" "$RC $([ -n "$(ls -A "$TESTTMP/cores-control")" ] && echo 1)"
+		run_cmd "${IN_DIR[@]}" "$TESTTMP/cores" "${KILL3[@]}" "$NSRUN" --image python -- python3 -c 'print(6 * 7)'
+		assert_eq "  ... a run there works and leaves no core file ($(ls -A "$TESTTMP/cores" | tr '\n' ' '))" \
+			"0 42 0" "$RC $OUT $(ls -A "$TESTTMP/cores" | wc -l)"
+		run_cmd "${IN_DIR[@]}" "$TESTTMP/cores" "${KILL3[@]}" "$NSRUN" check
+		assert_eq "  ... nor does check" 0 "$(ls -A "$TESTTMP/cores" | wc -l)"
+	else
+		diag "core_pattern is \"$pattern\": cores do not land in the caller's directory; strace shows the flags"
+		run_cmd strace -f -qq -e trace=prctl,setrlimit,prlimit64,clone3 -o "$TESTTMP/core.strace" \
+			"${KILL3[@]}" "$NSRUN" --image python -- python3 -c 'print(6 * 7)'
+		assert_eq "clone3 killed: a run there works" "0 42" "$RC $OUT"
+		# the pid that made clone3(NULL, 88): its calls before it
+		pid=$(sed -n 's/^\([0-9]*\) *clone3(NULL, 88.*/\1/p' "$TESTTMP/core.strace" | head -1)
+		calls=$(grep "^$pid " "$TESTTMP/core.strace" | grep -o 'PR_SET_DUMPABLE, SUID_DUMP_DISABLE\|RLIMIT_CORE, {rlim_cur=0, rlim_max=0}\|clone3(NULL' |
+			tr '\n' ';')
+		assert_eq "  ... its child that tells is not dumpable, with RLIMIT_CORE 0, before it calls clone3 (pid ${pid:-none})" \
+			"PR_SET_DUMPABLE, SUID_DUMP_DISABLE;RLIMIT_CORE, {rlim_cur=0, rlim_max=0};clone3(NULL;" "$calls"
+	fi
+	# a filter's errnoRet 0 makes clone3 return 0 without a call, which glibc takes
+	# for the new thread's own return: the tell said "usable" and a run hung; an
+	# errno of 256 was read as 0 (an exit status's byte).  Both are now told apart
+	for e in 0 256; do
+		filter_bpf "clone3-ret$e" clone3 SCMP_ACT_ERRNO "$e"
+		RET=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/clone3-ret$e.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+			bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+		run_cmd timeout -k 2 30 "${RET[@]}" "$NSRUN" --memory 64m --network pasta --image python -- python3 -c 'print(6 * 7)'
+		assert_eq "clone3 answered with errnoRet $e: a run measured by the supervisor, with pasta, works" "0 42" "$RC $OUT"
+		run_cmd timeout -k 2 30 "${RET[@]}" "$NSRUN" check
+		assert_match "  ... check names it in the clone3 line" "(^|
+)clone3: missing: an outer seccomp filter $([ "$e" = 0 ] && echo 'answers clone3\(2\) with 0 without making it' ||
+			echo 'refuses clone3\(2\) \(Unknown error 256\)')" "$OUT"
+	done
+	# nsrun pull there: skopeo itself dies of the filter, and nsrun said only
+	# "skopeo inspect failed".  It now names the filter.  Control: without it, the
+	# same pull of a closed port fails otherwise
+	run_cmd timeout -k 2 60 "${KILL3[@]}" env NSRUN_IMAGES="$TESTTMP/pulled" "$NSRUN" pull --network-timeout 5 \
+		docker://127.0.0.1:1/none:1 none
+	assert_match "clone3 killed: nsrun pull names the filter" \
+		'(^|
+)nsrun: pull "none": cannot read the manifest .*: an outer seccomp filter kills clone3\(2\) \(SIGSYS\)' "$ERR"
+	run_cmd timeout -k 2 60 "${AGENT[@]+"${AGENT[@]}"}" env NSRUN_IMAGES="$TESTTMP/pulled" "$NSRUN" pull \
+		--network-timeout 5 docker://127.0.0.1:1/none:1 none
+	assert_ne "  ... control: without the filter the pull fails too ($RC)" 0 "$RC"
+	assert_not_match "  ... but not of a filter" 'seccomp filter' "$ERR"
 fi
 
 done_testing
