@@ -189,7 +189,7 @@ image: demo-deps all
 	else rootfs-tools/nsrun-image build python --include python3; fi
 
 demo: demo-deps all image
-	@echo "+ nsrun --image python examples/hello.py"
+	@echo "+ $(BUILD)/nsrun --image python examples/hello.py"
 	@$(BUILD)/nsrun --image python examples/hello.py
 
 # ---- tests ----

@@ -19,6 +19,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cgroup.h"
+#include "cgroup_v1.h"
 #include "check.h"
 #include "check_internal.h"
 #include "ns.h"
@@ -147,9 +148,11 @@ static void check_cgroup(struct check_list *l)
 	struct nsrun_config cfg;
 	struct nsrun_error err = { 0 };
 	struct cgroup_run cg;
+	struct cgroup_v1 cg1 = { 0 };
 	struct check_item *it;
 	/* root on a hybrid host has a cgroup v1 memory group; nobody else does */
 	const char *v1 = geteuid() == 0 ? " (or a cgroup v1 group, as root on a hybrid host)" : "";
+	bool mem_v1;
 
 	if (config_init(&cfg, &err) < 0) {
 		check_add_error(l, "cgroup v2", false, &err, NULL);
@@ -163,24 +166,34 @@ static void check_cgroup(struct check_list *l)
 		snprintf(it->detail, sizeof(it->detail), "%s", cg.why_not);
 		snprintf(it->fix, sizeof(it->fix), "none needed: --memory is measured by nsrun%s, --pids-limit "
 			 "falls back to RLIMIT_NPROC; --cpus is not enforced (a delegated cgroup v2 subtree enforces "
-			 "them: see docs/limits.md)", v1);
+			 "them: see docs/limits.md); --strict, which wants every limit in a cgroup, refuses runs here", v1);
 	} else {
 
 		it = check_add(l, "cgroup v2", false, true);
 		snprintf(it->detail, sizeof(it->detail), "runs go under %.*s%s",
 			 (int)(strrchr(cg.path, '/') - cg.path), cg.path,
 			 cg.scope[0] ? " (a scope nsrun asks the systemd manager for)" : "");
-		it = check_add(l, "cgroup memory", false, cg.memory);
-		if (!cg.memory) {
+		/* where v2 has no memory controller, a run as root makes a v1 group: so
+		 * does check (made and removed), and says so as --json does */
+		mem_v1 = !cg.memory && cgroup_v1_prepare(&cfg, &cg1, &err) == 0 && cg1.path;
+		cgroup_v1_destroy(&cg1);
+		memset(&err, 0, sizeof(err));
+		it = check_add(l, "cgroup memory", false, cg.memory || mem_v1);
+		if (mem_v1) {
+			snprintf(it->detail, sizeof(it->detail), "a cgroup v1 memory group holds --memory: as root on "
+				 "this hybrid host, where the v2 tree has no memory controller (--json: cgroup-v1)");
+		} else if (!cg.memory) {
 			snprintf(it->detail, sizeof(it->detail), "the memory controller is not delegated to nsrun's "
 				 "cgroups here");
-			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use%s", v1);
+			snprintf(it->fix, sizeof(it->fix), "none needed: nsrun measures --memory on real use%s "
+				 "(--strict, which wants every limit in a cgroup, refuses a run here)", v1);
 		}
 		it = check_add(l, "cgroup pids", false, cg.pids);
 		if (!cg.pids) {
 			snprintf(it->detail, sizeof(it->detail), "the pids controller is not delegated to nsrun's "
 				 "cgroups here");
-			snprintf(it->fix, sizeof(it->fix), "none needed: --pids-limit falls back to RLIMIT_NPROC");
+			snprintf(it->fix, sizeof(it->fix), "none needed: --pids-limit falls back to RLIMIT_NPROC "
+				 "(--strict, which wants every limit in a cgroup, refuses a run here)");
 		}
 		it = check_add(l, "cgroup cpu", false, cg.cpu);
 		if (!cg.cpu) {

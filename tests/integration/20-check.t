@@ -41,16 +41,31 @@ run_nsrun check --bogus
 assert_eq "check with an unknown option: 125" 125 "$RC"
 
 # the fallback it reports is the one a run uses (16-json checks the run's side)
-if grep -q '^cgroup memory: missing' <<<"$text" || grep -q '^cgroup v2: missing' <<<"$text"; then
+# (as root on a hybrid host, check said "missing" for a v1 group that held --memory
+# while --json said cgroup-v1: it now says which, session 23)
+if grep -q '^cgroup memory: ok (a cgroup v1 memory group' <<<"$text"; then
 	run_nsrun --json - --image python -- true
-	# what check names as the fallback: a v1 group (root, hybrid host) or the supervisor's
-	# measure of real use, never a per-process rlimit
-	assert_match "check says no memory cgroup, and a run enforces memory with cgroup v1 or the supervisor" \
-		'"memory_bytes":\{"value":[0-9]+,"enforced":"(cgroup-v1|supervisor)"\}' "$OUT"
+	assert_match "check says a cgroup v1 memory group, and a run enforces memory with it" \
+		'"memory_bytes":\{"value":[0-9]+,"enforced":"cgroup-v1"\}' "$OUT"
+elif grep -q '^cgroup memory: missing' <<<"$text" || grep -q '^cgroup v2: missing' <<<"$text"; then
+	run_nsrun --json - --image python -- true
+	# what check names as the fallback: the supervisor's measure of real use, never
+	# a per-process rlimit
+	assert_match "check says no memory cgroup, and a run enforces memory with the supervisor" \
+		'"memory_bytes":\{"value":[0-9]+,"enforced":"supervisor"\}' "$OUT"
 else
 	run_nsrun --json - --image python -- true
 	assert_match "check says memory cgroup ok, and a run enforces memory with it" \
 		'"memory_bytes":\{"value":[0-9]+,"enforced":"cgroup"\}' "$OUT"
+fi
+# --strict wants every limit in a cgroup: check says where it refuses a run
+# (it said "none needed" and a --strict run failed, session 22's trial)
+run_nsrun --strict --image python -- true
+if grep -q -- '--strict, which wants every limit in a cgroup, refuses' <<<"$text"; then
+	assert_eq "check says --strict refuses a run here, and it does (125)" 125 "$RC"
+	assert_match "  ... naming the limit" '^nsrun: --(memory|pids-limit) cannot be enforced by a cgroup here \(--strict\)' "$ERR"
+else
+	assert_eq "check says nothing of --strict, and a --strict run works" 0 "$RC"
 fi
 # check makes a cgroup as a run would (named nsrun-PID-...) and removes it; others'
 # runs may come and go meanwhile, so look for this check's own
