@@ -33,6 +33,7 @@
 #include "state.h"
 #include "tier.h"
 #include "timing.h"
+#include "sys.h"
 
 #ifndef NSRUN_VERSION
 #define NSRUN_VERSION "0.0.0-dev"
@@ -663,6 +664,20 @@ int main(int argc, char **argv)
 	timing_start(timing);
 	ensure_std_fds();
 	ensure_sigchld();
+	/* an outer filter that kills clone(2) would end us at our first fork with no
+	 * word (159); check says it in its own lines */
+	if (argc > 1 && strcmp(argv[1], "check") != 0 && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "--version") != 0) {
+		int sig = sys_clone_killed();
+		if (sig) {
+			error_set(&err, 0, "start: an outer seccomp filter kills clone(2) (SIG%s), with which nsrun "
+				  "makes every process: nothing can run here", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+			err.hint = "let the outer sandbox allow clone(2)";
+			error_print(&err, stderr);
+			timing_free(timing);
+			return 125;
+		}
+	}
 	if (ensure_nofile(&err) < 0) {
 		error_print(&err, stderr);
 		timing_free(timing);

@@ -109,6 +109,13 @@ int send_console_fd(const char *path, int fd);
  * added to (seccomp(2)).  With why (may be NULL): the cause when false, as "kills
  * clone3(2) (SIGSYS)" or "refuses clone3(2) (Operation not permitted)". */
 bool sys_clone3_usable(char *why, size_t why_len);
+/* Whether an outer seccomp filter kills clone(2), with which glibc's fork(3)
+ * and nsrun make every process: nsrun would die of it at its first fork with
+ * no word (exit 159).  Under no filter 0 at once; under one, a child made by
+ * the raw fork(2) syscall calls clone with flags it refuses (EINVAL).  Returns
+ * the signal that killed it, or 0 (not killed, or not known: no fork(2)
+ * syscall on this architecture). */
+int sys_clone_killed(void);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
  * -1: ours) and no other fd (posix_spawn_file_actions_addclosefrom_np), the

@@ -534,6 +534,23 @@ else
 		filter_bpf "eperm2-$call" "$call" SCMP_ACT_ERRNO
 		verdict_matches "  control: $call refused" "$TESTTMP/eperm2-$call.bpf"
 	done
+	# clone(2) killed: glibc's fork makes it, and nsrun and check died of their
+	# first fork (159) with no word.  Both now tell first, by a child of the raw
+	# fork(2) syscall, and say it in one line.  Control: the filter kills a fork
+	filter_bpf kill-clone clone SCMP_ACT_KILL_PROCESS
+	DENIED=(sh -c 'exec "$@" 9<"$0"' "$TESTTMP/kill-clone.bpf" "${AGENT[@]+"${AGENT[@]}"}"
+		bwrap --dev-bind / / --unshare-user --unshare-pid --proc /proc --seccomp 9 --)
+	run_cmd "${DENIED[@]}" python3 -c 'import os; os.fork()'
+	assert_eq "clone killed: control: a fork there is killed (159)" 159 "$RC"
+	run_cmd "${DENIED[@]}" "$NSRUN" --image python -- true
+	assert_eq "  ... a run is nsrun's error (125), not a death" 125 "$RC"
+	assert_match "  ... in one line naming clone, with a hint" \
+		"^nsrun: start: an outer seccomp filter kills clone\\(2\\) \\(SIGSYS\\).*
+nsrun: hint: let the outer sandbox allow clone\\(2\\)$" "$ERR"
+	run_cmd "${DENIED[@]}" "$NSRUN" check
+	assert_eq "  ... check says no tier works (2)" 2 "$RC"
+	assert_match "  ... and names clone" "(^|
+)nsrun's own calls: missing: an outer seccomp filter kills clone\\(2\\) \\(SIGSYS\\)" "$OUT"
 	# glibc makes threads and posix_spawn children by clone3 first and falls back
 	# to clone only on ENOSYS.  A filter that killed clone3 ended every default run
 	# with 159 and no word (the thread that measures --memory) while check said
