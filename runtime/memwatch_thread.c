@@ -218,7 +218,7 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 		v = memwatch_sample(s, start, err);
 		if (v != 0 || !atomic_load(&s->stop))
 			return v;
-		if (stall_at && monotonic_us() > stall_at)
+		if (stall_at && s->give_up_us == stall_at)
 			return stalled(mw, err);
 		/* stopped at the deadline: the caller keeps it, and the next sample is due */
 		atomic_store(&s->stop, false);

@@ -441,7 +441,8 @@ int sys_clone_killed(void)
 	while (waitpid((pid_t)pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 0;
-	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	/* SIGSYS only: an OOM kill of the child is no filter's */
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS ? SIGSYS : 0;
 #else
 	return 0;
 #endif
@@ -498,9 +499,11 @@ static int clone3_probe(void)
 			return CLONE3_ERRNO + (got.e & 0xfff); /* a filter's errno is 4095 at most */
 		return CLONE3_FAKED;   /* SECCOMP_RET_ERRNO with 0: glibc would take itself for the child */
 	}
-	if (n == 0 && status != -1 && WIFSIGNALED(status))
-		return CLONE3_SIGNAL + WTERMSIG(status);
-	return n == 0 ? CLONE3_SIGNAL : 0;
+	if (n == 0 && status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		return CLONE3_SIGNAL + SIGSYS;
+	/* status unknown (SIGCHLD ignored): the filter's, most likely; another
+	 * signal (an OOM kill) is not known, and not kept */
+	return n == 0 && status == -1 ? CLONE3_SIGNAL : 0;
 }
 
 bool sys_clone3_usable(char *why, size_t why_len)
@@ -561,6 +564,7 @@ static int spawn_forked(pid_t *pid, const char *path, bool search, char *const a
 	if (p == 0) {
 		/* async-signal-safe calls only: a pool or api may have threads */
 		int w = fcntl(ep[1], F_DUPFD_CLOEXEC, top + 1), fd;
+		int dup_errno = errno;  /* sigaction below sets EINVAL for glibc's own signals */
 		sigset_t none;
 
 		/* handled signals to their defaults (exec would too, but a signal could
@@ -574,6 +578,7 @@ static int spawn_forked(pid_t *pid, const char *path, bool search, char *const a
 		sigemptyset(&none);
 		if (w < 0) {
 			w = ep[1]; /* fail writes errno there: the parent must not take it for success */
+			errno = dup_errno;
 			goto fail;
 		}
 		if (stdio[0] < 0) {
