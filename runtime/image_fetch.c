@@ -125,11 +125,9 @@ static int open_out(const struct fetch *f, const char *file)
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-/* A step's failure: the bound that stopped it, else message after the tool's
- * cleaned messages.  Returns -1. */
-/* The end of a step that failed with status rc (fetch_run_confined's: 128+N for
- * signal N): message, what killed the tool if a signal did, and the tool's log.
- * Returns -1 with err. */
+/* A step's failure with status rc (fetch_run_confined's: 128+N for signal N):
+ * the bound that stopped it, else message after the tool's cleaned messages,
+ * with what killed the tool if a signal did.  Returns -1 with err. */
 static int step_failed(struct fetch *f, const char *message, int rc, struct nsrun_error *err)
 {
 	char log[PATH_MAX], why[160];

@@ -668,11 +668,10 @@ int main(int argc, char **argv)
 	 * word (159); check says it in its own lines */
 	if (argc > 1 && strcmp(argv[1], "check") != 0 && strcmp(argv[1], "--help") != 0 &&
 	    strcmp(argv[1], "--version") != 0) {
-		int sig = sys_clone_killed();
-		if (sig) {
-			error_set(&err, 0, "start: an outer seccomp filter kills clone(2) (SIG%s), with which nsrun "
-				  "makes every process: nothing can run here", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-			err.hint = "let the outer sandbox allow clone(2)";
+		if (sys_clone_killed(&err) < 0) {
+			size_t n = strlen(err.msg);
+			snprintf(err.msg + n, sizeof(err.msg) - n, ": nothing can run here");
+			error_prefix(&err, "start");
 			error_print(&err, stderr);
 			timing_free(timing);
 			return 125;

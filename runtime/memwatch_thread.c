@@ -206,9 +206,11 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 	if (!s)
 		return error_set(err, ENOMEM, "--memory: measure the container's memory");
 	if (!s->threaded) {
-		uint64_t start = monotonic_us(), stall_at = mw->stall_us ? start + mw->stall_us : 0;
+		uint64_t start, stall_at;
 		if (now_us < s->next_us)
 			return 0;
+		start = monotonic_us();
+		stall_at = mw->stall_us ? start + mw->stall_us : 0;
 		/* in the loop, the sample itself gives up (sets stop) at the bound, or at
 		 * the caller's deadline, which it must not hold up.  From the clock, not
 		 * now_us: a pool passes one now_us to all its slots' samples in turn */

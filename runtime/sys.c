@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "error.h"
 #include "sys.h"
 
 int read_file(const char *path, size_t max, char **out, size_t *len_out)
@@ -418,7 +419,18 @@ int send_console_fd(const char *path, int fd)
 	return 0;
 }
 
-int sys_clone_killed(void)
+/* In a probe's child, before the call a filter may kill: a death by its SIGSYS
+ * dumps no core into the caller's directory (core(5): neither with no dumpable
+ * flag nor with RLIMIT_CORE 0). */
+static void probe_child_no_core(void)
+{
+	const struct rlimit none = { 0, 0 };
+
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	(void)setrlimit(RLIMIT_CORE, &none);
+}
+
+int sys_clone_killed(struct nsrun_error *why)
 {
 #ifdef SYS_fork
 	int status = 0;
@@ -431,9 +443,7 @@ int sys_clone_killed(void)
 	if (pid < 0)
 		return 0;
 	if (pid == 0) {
-		const struct rlimit none = { 0, 0 };
-		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		(void)setrlimit(RLIMIT_CORE, &none);
+		probe_child_no_core();
 		/* CLONE_SIGHAND without CLONE_VM: EINVAL, nothing made, where it is let through */
 		syscall(SYS_clone, (unsigned long)CLONE_SIGHAND, NULL, NULL, NULL, 0UL);
 		syscall(SYS_exit_group, 0);
@@ -442,8 +452,13 @@ int sys_clone_killed(void)
 		if (errno != EINTR)
 			return 0;
 	/* SIGSYS only: an OOM kill of the child is no filter's */
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS ? SIGSYS : 0;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+		return 0;
+	error_set(why, 0, "an outer seccomp filter kills clone(2) (SIGSYS), with which nsrun makes every process");
+	why->hint = "let the outer sandbox allow clone(2)";
+	return -1;
 #else
+	(void)why;
 	return 0;
 #endif
 }
@@ -473,11 +488,7 @@ static int clone3_probe(void)
 		return 0;
 	}
 	if (pid == 0) {
-		const struct rlimit none = { 0, 0 };
-		/* a death by the filter's SIGSYS dumps no core into the caller's
-		 * directory (core(5): neither with no dumpable flag nor RLIMIT_CORE 0) */
-		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-		(void)setrlimit(RLIMIT_CORE, &none);
+		probe_child_no_core();
 		errno = 0;
 		got.r = syscall(SYS_clone3, NULL, (size_t)88);
 		got.e = errno;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct nsrun_error;
+
 /* Reads at most max bytes of path (or of dirfd-relative path when dirfd >= 0 and
  * path is relative) into a NUL-terminated malloc'd *out; *len_out gets the length
  * if not NULL.  Returns 0, or -1 with errno (EFBIG when larger than max). */
@@ -113,9 +115,9 @@ bool sys_clone3_usable(char *why, size_t why_len);
  * and nsrun make every process: nsrun would die of it at its first fork with
  * no word (exit 159).  Under no filter 0 at once; under one, a child made by
  * the raw fork(2) syscall calls clone with flags it refuses (EINVAL).  Returns
- * the signal that killed it, or 0 (not killed, or not known: no fork(2)
- * syscall on this architecture). */
-int sys_clone_killed(void);
+ * -1 with why (the cause and its fix) when SIGSYS killed it, else 0 (not
+ * killed, or not known: no fork(2) syscall on this architecture). */
+int sys_clone_killed(struct nsrun_error *why);
 /* posix_spawn(3) (posix_spawnp with search: a PATH search) of argv with env
  * (NULL: environ) and fds 0-2 from stdio (stdio[0] -1: /dev/null; stdio[1] or [2]
  * -1: ours) and no other fd (posix_spawn_file_actions_addclosefrom_np), the

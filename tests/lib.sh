@@ -554,6 +554,20 @@ now_ms() { date +%s%3N; }
 # volume) and sleeps.  Run in the background: waits up to 12 s for the witness to
 # take the lock, then writes into OUT the time, in ms, it lets the lock go: when
 # it is killed.
+# WITNESS_PY: Python defining witness(LOCK), which forks the witness and returns
+# once it holds the lock; a payload script starts with it (printf '%s\n' "$WITNESS_PY")
+WITNESS_PY='import fcntl as _fcntl, os as _os, time as _time
+def witness(lock):
+    r, w = _os.pipe()
+    if _os.fork() == 0:
+        fd = _os.open(lock, _os.O_RDONLY)
+        _fcntl.flock(fd, _fcntl.LOCK_EX)
+        _os.write(w, b"l")
+        _time.sleep(600)
+        _os._exit(0)
+    _os.read(r, 1)
+    _os.close(r)
+    _os.close(w)'
 watch_witness() {
 	local i
 	for ((i = 0; i < 600; i++)); do

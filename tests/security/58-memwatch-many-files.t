@@ -25,19 +25,10 @@ require_image python
 plan 9
 
 mkdir -p "$TESTTMP/v"
-cat >"$TESTTMP/v/files.py" <<'PY'
-import fcntl, os, resource, sys, time
+{ printf '%s\n' "$WITNESS_PY"; cat <<'PY'; } >"$TESTTMP/v/files.py"
+import os, resource, sys, time
 # the witness: forked before any file is made, it holds the lock until killed
-r, w = os.pipe()
-if os.fork() == 0:
-    fd = os.open("/v/lock", os.O_RDONLY)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.write(w, b"l")
-    time.sleep(600)
-    os._exit(0)
-os.read(r, 1)
-os.close(r)
-os.close(w)
+witness("/v/lock")
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 per = min(hard, 1 << 20) - 64
 resource.setrlimit(resource.RLIMIT_NOFILE, (per + 64, hard))

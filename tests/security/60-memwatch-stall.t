@@ -25,8 +25,8 @@
 require_all
 
 mkdir -p "$TESTTMP/v"
-cat >"$TESTTMP/v/stall.py" <<'PY'
-import ctypes, fcntl, math, os, sys, time
+{ printf '%s\n' "$WITNESS_PY"; cat <<'PY'; } >"$TESTTMP/v/stall.py"
+import ctypes, math, os, sys, time
 want_s, most, hold = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 split = int(sys.argv[4]) if len(sys.argv) > 4 else 32000  # 64000 mappings: just under vm.max_map_count
 # 30 MiB shared by every process after fork: their resident sizes add up past
@@ -36,14 +36,7 @@ for i in range(0, len(big), 4096):
     big[i] = 1
 # the witness (see above): it takes the lock before anything else is forked
 if os.path.exists("/v/lock"):
-    r, w = os.pipe()
-    if os.fork() == 0:
-        fd = os.open("/v/lock", os.O_RDONLY)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(w, b"l")
-        time.sleep(600)
-        os._exit(0)
-    os.read(r, 1)
+    witness("/v/lock")
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
@@ -177,6 +170,16 @@ assert_eq "control: two processes of 8000 mappings each, held 2 s, run to their 
 	"$RC $(sed -n 's/.*"stdout":"\(kids [0-9]*\)\\n".*/\1/p' <<<"$OUT")"
 assert_not_match "  ... no sample stalled" 'has taken over' "$OUT"
 
+# pool_wait OUT: until the pool POOL_PID prints its socket into OUT (60 s at most)
+pool_wait() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$1" ] && break
+		kill -0 "$POOL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+}
+
 # ---- the same through a pool: a stalling request and a snippet beside it
 require_image python
 REQ=("$(command -v python3)" "$TESTS_DIR/integration/pool-request.py")
@@ -185,11 +188,7 @@ TMPDIR=$TESTTMP "$NSRUN" pool --socket "$TESTTMP/pool.sock" --image python --siz
 	--pids-limit 128 --timeout 30 <"$TESTTMP/keep" >"$TESTTMP/pool.out" 2>"$TESTTMP/pool.err" &
 POOL_PID=$!
 exec 8>"$TESTTMP/keep"
-for ((i = 0; i < 600; i++)); do
-	[ -s "$TESTTMP/pool.out" ] && break
-	kill -0 "$POOL_PID" 2>/dev/null || break
-	sleep 0.1
-done
+pool_wait "$TESTTMP/pool.out"
 assert_match "a pool with --memory 128m starts" 'pool.sock' "$(head -1 "$TESTTMP/pool.out")"
 code=$(python3 -c 'import json, sys; print(json.dumps({"code": open(sys.argv[1]).read(),
 	"args": ["8", "100", "600"], "timeout": 20}))' "$TESTTMP/v/stall.py")
@@ -244,11 +243,7 @@ if [ -f "$TESTTMP/kill-clone3.bpf" ]; then
 		<"$TESTTMP/keep" >"$TESTTMP/pool2.out" 2>"$TESTTMP/pool2.err" &
 	POOL_PID=$!
 	exec 8>"$TESTTMP/keep"
-	for ((i = 0; i < 600; i++)); do
-		[ -s "$TESTTMP/pool2.out" ] && break
-		kill -0 "$POOL_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	pool_wait "$TESTTMP/pool2.out"
 	assert_match "clone3 killed: a pool with --memory 128m starts" 'pool.sock' "$(head -1 "$TESTTMP/pool2.out")"
 	code=$(python3 -c 'import json, sys; print(json.dumps({"code": open(sys.argv[1]).read(),
 		"args": ["3", "100", "600"], "timeout": 20}))' "$TESTTMP/v/stall.py")
