@@ -10,7 +10,8 @@ process and summed over the tree as they exit; wait4's rusage would miss what a
 pid namespace's kernel-reaped processes used) and its page faults, in rounds of
 ``perf stat -r 10`` that turn like the runs.  CPU time is what a loaded machine
 disturbs least; on a quiet one the wall ratio is the headline.  With --nsrun-b a
-second build is measured in the same rounds (A/B).
+second build is measured in the same rounds (A/B); each --variant NAME=OPTIONS adds
+nsrun with those options (what one default costs).
 
 Usage (as the user whose runs it measures; rootless: stage a copy the user can read):
   NSRUN_IMAGES=... python3 bench/cold.py [-n 200] [--nsrun-b OTHER] build/nsrun
@@ -63,6 +64,9 @@ def main() -> int:
     ap.add_argument("--rootfs", help="the image's rootfs for bwrap (default: $NSRUN_IMAGES/IMAGE/rootfs)")
     ap.add_argument("--cpu-rounds", type=int, default=6, help="rounds of perf stat -r 10 (default 6; 0: none)")
     ap.add_argument("--nsrun-b", help="a second nsrun build measured in the same rounds")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=OPTIONS",
+                    help="also nsrun with these options (split on spaces), measured in the same rounds; "
+                         "repeatable: what each default costs")
     ap.add_argument("nsrun", help="the nsrun binary")
     ap.add_argument("cmd", nargs="*", default=["/bin/true"], help="the payload (default /bin/true)")
     opts = ap.parse_args()
@@ -74,6 +78,11 @@ def main() -> int:
     cmds = {"nsrun": [opts.nsrun, "--image", opts.image, "--"] + opts.cmd,
             "nsrun (seccomp=unconfined)": [opts.nsrun, "--security-opt", "seccomp=unconfined",
                                            "--image", opts.image, "--"] + opts.cmd}
+    for v in opts.variant:
+        name, sep, extra = v.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--variant {v!r}: expected NAME=OPTIONS")
+        cmds[f"nsrun ({name})"] = [opts.nsrun] + extra.split() + ["--image", opts.image, "--"] + opts.cmd
     if opts.nsrun_b:
         cmds["nsrun B"] = [opts.nsrun_b, "--image", opts.image, "--"] + opts.cmd
     cmds["bwrap"] = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", rootfs, "/",

@@ -99,9 +99,17 @@ bool memwatch_can_measure(void);
 void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgroup_v1 *cg1,
 		   const struct mount_plan *plan, bool host_scan);
 
+/* A run's first sample, this long after its payload's exec (µs).  At the exec the
+ * container holds only what the exec'd image touched, so a sample then decides
+ * nothing; from the first sample on, samples are at least MIN_INTERVAL_US (the same
+ * 5 ms) apart anyway, so a payload that writes from its first instruction is seen
+ * as soon as it would be between any two samples. */
+#define MEMWATCH_FIRST_US 5000
+
 /* Arms the watch once the payload runs (its root is then the container's): init is
- * the host pid of the container's init; the first sample is due at now_us.  Starts
- * the measuring thread (pthread_create(3)); where it cannot, memwatch_poll takes
+ * the host pid of the container's init; the first sample is due at now_us.  The
+ * measuring thread (pthread_create(3)) is made by memwatch_poll when that sample
+ * is due (memwatch_fd is -1 until then); where it cannot be, memwatch_poll takes
  * the samples itself. */
 void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us);
 

@@ -44,6 +44,8 @@ struct memwatch_sampler {
 	int pass_fd;                    /* from this fd */
 	/* the thread, and what it shares with the supervisor's loop */
 	bool threaded;
+	bool thread_due;                /* the thread is made when the first sample is due
+					 * (memwatch_arm), by the loop (poll_sampler) */
 	pthread_t thread;
 	int wake[2];                    /* a socketpair: [0] the loop's end (a verdict waits),
 					 * [1] the thread's (stop) */

@@ -62,7 +62,8 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
 	mw->stall_us = MEMWATCH_STALL_US;
 }
 
-/* Starts s's thread: 0, or -1 with errno (memwatch_poll then samples itself). */
+/* Starts s's thread: 0, or -1 with errno and nothing left open (memwatch_poll
+ * then samples itself). */
 static int start_thread(struct memwatch_sampler *s)
 {
 	pthread_attr_t attr;
@@ -79,10 +80,8 @@ static int start_thread(struct memwatch_sampler *s)
 		s->wake[0] = s->wake[1] = -1;
 		return -1;
 	}
-	if ((e = pthread_attr_init(&attr)) != 0) {
-		errno = e;
-		return -1;
-	}
+	if ((e = pthread_attr_init(&attr)) != 0)
+		goto fail;
 	/* its frames are small (the sets of inodes are on the heap) */
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	/* signals stay the loop's (signalfd): the thread blocks them all from its start */
@@ -91,12 +90,16 @@ static int start_thread(struct memwatch_sampler *s)
 	e = pthread_create(&s->thread, &attr, sampler_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (e != 0) {
-		errno = e;
-		return -1;
-	}
+	if (e != 0)
+		goto fail;
 	s->threaded = true;
 	return 0;
+fail:
+	close(s->wake[0]);
+	close(s->wake[1]);
+	s->wake[0] = s->wake[1] = -1;
+	errno = e;
+	return -1;
 }
 
 void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
@@ -124,15 +127,9 @@ void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
 	s->next_us = now_us;
 	s->root_fd = s->proc_fd = s->wake[0] = s->wake[1] = -1;
 	mw->s = s;
-	if (start_thread(s) < 0) {
-		/* an outer filter on clone3 (sys_clone3_usable), or no memory: the loop
-		 * samples, each sample bounded by the stall bound (poll_sampler) */
-		if (s->wake[0] >= 0)
-			close(s->wake[0]);
-		if (s->wake[1] >= 0)
-			close(s->wake[1]);
-		s->wake[0] = s->wake[1] = -1;
-	}
+	/* made when the first sample is due: a run that ends before then (most short
+	 * ones) pays for no thread, and its payload starts with no sample beside it */
+	s->thread_due = true;
 }
 
 bool memwatch_armed(const struct memwatch *mw)
@@ -209,6 +206,14 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 		uint64_t start, stall_at;
 		if (now_us < s->next_us)
 			return 0;
+		if (s->thread_due) {
+			s->thread_due = false;
+			/* the thread takes the sample due now; where it cannot be made (an outer
+			 * filter on clone3, sys_clone3_usable, or no memory) this loop samples,
+			 * each sample bounded by the stall bound */
+			if (start_thread(s) == 0)
+				return 0;
+		}
 		start = monotonic_us();
 		stall_at = mw->stall_us ? start + mw->stall_us : 0;
 		/* in the loop, the sample itself gives up (sets stop) at the bound, or at

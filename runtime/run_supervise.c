@@ -81,7 +81,7 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 			if (n < 0)
 				return error_set_stage(err, STAGE_SUPERVISE, errno, "--memory: the container's init "
 						       "has no number in this /proc: its memory cannot be measured");
-			memwatch_arm(&run->mw, (pid_t)n, monotonic_us());
+			memwatch_arm(&run->mw, (pid_t)n, monotonic_us() + MEMWATCH_FIRST_US);
 		} else {
 			memwatch_arm(&run->mw, run->child, monotonic_us());
 		}
@@ -276,6 +276,8 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 				continue;
 			}
 			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
+			/* the thread may have been made just now: its verdict wakes this poll */
+			pfd[LOOP_FDS - 1].fd = memwatch_fd(&run->mw);
 		}
 		if (poll(pfd, LOOP_FDS + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
