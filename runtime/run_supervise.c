@@ -227,6 +227,36 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 				timeout_ms = ms_until(run->kill_deadline_us, now, timeout_ms);
 			}
 		}
+		if (memwatch_armed(&run->mw) && !decided) {
+			int r;
+			/* a sample in this loop stops at the next deadline (memwatch.h).  Before
+			 * the deadlines below are turned into poll's timeout: a sample here may
+			 * take up to the deadline, and a timeout taken before it would then sleep
+			 * that long past it */
+			run->mw.deadline_us = run->deadline_us;
+			if (run->stop_deadline_us && (!run->deadline_us || run->stop_deadline_us < run->deadline_us))
+				run->mw.deadline_us = run->stop_deadline_us;
+			r = memwatch_poll(&run->mw, monotonic_us(), err);
+			if (r < 0 && container_ending(run)) {
+				/* the container's mounts went with its init: nothing is left to measure,
+				 * and its end is read from the sync socket below */
+				memset(err, 0, sizeof(*err));
+				err->stage = STAGE_SUPERVISE;
+				continue;
+			}
+			if (r < 0)
+				return -1; /* the limit cannot be kept: the run ends as nsrun's error */
+			if (r > 0) {
+				stop_container(run);
+				result->status = NSRUN_STATUS_OOM_KILLED;
+				result->memory_limit_bytes = cfg->limits.memory_bytes;
+				decided = true;
+				continue;
+			}
+			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
+			/* the thread may have been made just now: its verdict wakes this poll */
+			pfd[LOOP_FDS - 1].fd = memwatch_fd(&run->mw);
+		}
 		if (run->stop_deadline_us && !decided) {
 			uint64_t now = monotonic_us();
 			if (now >= run->stop_deadline_us) {
@@ -251,33 +281,6 @@ int run_supervise(const struct nsrun_config *cfg, struct nsrun_run *run, struct 
 				continue;
 			}
 			timeout_ms = ms_until(run->deadline_us, now, timeout_ms);
-		}
-		if (memwatch_armed(&run->mw) && !decided) {
-			int r;
-			/* a sample in this loop stops at the next deadline (memwatch.h) */
-			run->mw.deadline_us = run->deadline_us;
-			if (run->stop_deadline_us && (!run->deadline_us || run->stop_deadline_us < run->deadline_us))
-				run->mw.deadline_us = run->stop_deadline_us;
-			r = memwatch_poll(&run->mw, monotonic_us(), err);
-			if (r < 0 && container_ending(run)) {
-				/* the container's mounts went with its init: nothing is left to measure,
-				 * and its end is read from the sync socket below */
-				memset(err, 0, sizeof(*err));
-				err->stage = STAGE_SUPERVISE;
-				continue;
-			}
-			if (r < 0)
-				return -1; /* the limit cannot be kept: the run ends as nsrun's error */
-			if (r > 0) {
-				stop_container(run);
-				result->status = NSRUN_STATUS_OOM_KILLED;
-				result->memory_limit_bytes = cfg->limits.memory_bytes;
-				decided = true;
-				continue;
-			}
-			timeout_ms = memwatch_timeout_ms(&run->mw, monotonic_us(), timeout_ms);
-			/* the thread may have been made just now: its verdict wakes this poll */
-			pfd[LOOP_FDS - 1].fd = memwatch_fd(&run->mw);
 		}
 		if (poll(pfd, LOOP_FDS + RELAY_POLLFDS, timeout_ms) < 0) {
 			if (errno == EINTR)
