@@ -32,8 +32,22 @@ listening() {
 	done
 	return 1
 }
-# listen_addr PORT — the local address of the listener on PORT in LISTEN
-listen_addr() { awk -v p="$1" '{ n = split($4, a, ":"); if (a[n] == p) { sub(":" p "$", "", $4); print $4; exit } }' <<<"$LISTEN"; }
+# listen_addrs PORT — the local addresses of the listeners on PORT in LISTEN, sorted,
+# one per line: every one, as a process of a test beside this one may take the same
+# port on another address (free_port's port is free on 127.0.0.1 when it is asked;
+# CI failed on a 127.0.0.1 listener beside ours on [::1], session 24)
+listen_addrs() { awk -v p="$1" '{ n = split($4, a, ":"); if (a[n] == p) { sub(":" p "$", "", $4); print $4 } }' <<<"$LISTEN" | sort -u; }
+# loopback_only WANT PORT — "WANT" when WANT is among PORT's listeners and all of
+# them are on loopback, else what they are
+loopback_only() {
+	local addrs
+	addrs=$(listen_addrs "$2")
+	if grep -qxF -- "$1" <<<"$addrs" && ! grep -qvE '^(127\.[0-9.]+|\[::1\])$' <<<"$addrs"; then
+		echo "$1"
+	else
+		echo "$addrs" | tr '\n' ' '
+	fi
+}
 
 SPELLINGS=("::0" "0:0:0:0:0:0:0:0" "::ffff:0.0.0.0" "0.0.0.0" "" "127.0.0.1" "::1")
 PORTS=()
@@ -52,7 +66,7 @@ check "  ... its ports are published" listening "${PORTS[@]}"
 for i in "${!SPELLINGS[@]}"; do
 	want=127.0.0.1
 	[ "${SPELLINGS[i]}" = "::1" ] && want="[::1]"
-	assert_eq "HostIp \"${SPELLINGS[i]}\": the host listens on loopback only" "$want" "$(listen_addr "${PORTS[i]}")"
+	assert_eq "HostIp \"${SPELLINGS[i]}\": the host listens on loopback only" "$want" "$(loopback_only "$want" "${PORTS[i]}")"
 done
 api DELETE "/containers/$ID?force=1"
 
@@ -69,6 +83,6 @@ at_exit "\"$NSRUN\" rm -f pub$$"
 run_nsrun -d --name "pub$$" -p "[::0]:$P:80" --image python -- sleep 600
 assert_eq "control: nsrun -d -p [::0]:PORT:80 starts" 0 "$RC"
 check "  ... its port is published" listening "$P"
-assert_eq "  ... and the probe sees it listen on every interface" "[::]" "$(listen_addr "$P")"
+assert_eq "  ... and the probe sees it listen on every interface" "[::]" "$(listen_addrs "$P" | grep -xF '[::]')"
 run_nsrun rm -f "pub$$"
 done_testing
