@@ -345,18 +345,42 @@ static uint64_t memfds_counted(struct memwatch_sampler *mw, pid_t *pids, size_t 
 	return mw->memfd_last_pass;
 }
 
-/* Used bytes of the tmpfs at *fd, once per file system; *fd is opened at path in
- * the container (kept: a --tmpfs inside a rw volume whose parent the payload
- * renamed was no longer found at its path, and 110 MB passed --memory 64m:
- * breaker, session 20) where it is not yet. */
-static uint64_t tmpfs_bytes(int root_fd, const char *path, int *fd, struct seen *seen)
+/* Opens the container's tmpfs mounts not open yet into mw->tmpfs_fds: /dev/shm,
+ * then each MOP_TMPFS of the plan, by path in the container.  They are kept: a
+ * --tmpfs inside a rw volume whose parent the payload renamed was no longer found
+ * at its path, and 110 MB passed --memory 64m (breaker, session 20); so they are
+ * opened as early as the container's root is (memwatch_pin).  Returns 0, or -1
+ * with errno (ENOMEM). */
+static int pin_tmpfs(struct memwatch_sampler *mw)
+{
+	if (!mw->tmpfs_fds) {
+		mw->n_tmpfs = 1;
+		for (size_t i = 0; mw->plan && i < mw->plan->n; i++)
+			mw->n_tmpfs += mw->plan->ops[i].kind == MOP_TMPFS;
+		if (!(mw->tmpfs_fds = malloc(mw->n_tmpfs * sizeof(int))))
+			return -1;
+		for (size_t i = 0; i < mw->n_tmpfs; i++)
+			mw->tmpfs_fds[i] = -1;
+	}
+	if (mw->tmpfs_fds[0] < 0)
+		mw->tmpfs_fds[0] = open_in_root(mw->root_fd, "/dev/shm", O_PATH | O_DIRECTORY);
+	for (size_t i = 0, k = 1; mw->plan && i < mw->plan->n; i++) {
+		if (mw->plan->ops[i].kind != MOP_TMPFS)
+			continue;
+		if (mw->tmpfs_fds[k] < 0)
+			mw->tmpfs_fds[k] = open_in_root(mw->root_fd, mw->plan->ops[i].target, O_PATH | O_DIRECTORY);
+		k++;
+	}
+	return 0;
+}
+
+/* Used bytes of the tmpfs at fd (-1: none), once per file system. */
+static uint64_t tmpfs_bytes(int fd, struct seen *seen)
 {
 	struct statfs sfs;
 	struct stat st;
 
-	if (*fd < 0)
-		*fd = open_in_root(root_fd, path, O_PATH | O_DIRECTORY);
-	if (*fd < 0 || fstatfs(*fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC || fstat(*fd, &st) < 0 ||
+	if (fd < 0 || fstatfs(fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC || fstat(fd, &st) < 0 ||
 	    seen_before(seen, st.st_dev, 0))
 		return 0;
 	return (uint64_t)(sfs.f_blocks - sfs.f_bfree) * (uint64_t)sfs.f_bsize;
@@ -485,19 +509,10 @@ static int measure(struct memwatch_sampler *mw, uint64_t *total)
 	if (mw->root_upper_bytes)
 		shared += root_upper_used(mw->root_fd, mw->root_upper_bytes);
 	if (!mw->host_scan) {
-		if (!mw->tmpfs_fds) {
-			mw->n_tmpfs = 1;
-			for (size_t i = 0; mw->plan && i < mw->plan->n; i++)
-				mw->n_tmpfs += mw->plan->ops[i].kind == MOP_TMPFS;
-			if (!(mw->tmpfs_fds = malloc(mw->n_tmpfs * sizeof(int))))
-				return -1;
-			for (size_t i = 0; i < mw->n_tmpfs; i++)
-				mw->tmpfs_fds[i] = -1;
-		}
-		shared += tmpfs_bytes(mw->root_fd, "/dev/shm", &mw->tmpfs_fds[0], seen);
-		for (size_t i = 0, k = 1; mw->plan && i < mw->plan->n; i++)
-			if (mw->plan->ops[i].kind == MOP_TMPFS)
-				shared += tmpfs_bytes(mw->root_fd, mw->plan->ops[i].target, &mw->tmpfs_fds[k++], seen);
+		if (pin_tmpfs(mw) < 0)
+			return -1;
+		for (size_t i = 0; i < mw->n_tmpfs; i++)
+			shared += tmpfs_bytes(mw->tmpfs_fds[i], seen);
 	}
 	/* mapped, their pages are in a Pss too: counted once (a cgroup charges a page once) */
 	struct counted counted = { .tmpfs = seen, .memfds = mw->pass_seen, .memfds_last = mw->last_seen,
@@ -527,6 +542,26 @@ static int measure(struct memwatch_sampler *mw, uint64_t *total)
 	return 0;
 }
 
+bool memwatch_pin(struct memwatch_sampler *mw)
+{
+	int r = mw->root_fd < 0 ? open_container(mw) : 0;
+
+	if (r < 0) {
+		/* the first sample opens them again, and says why it cannot */
+		if (mw->root_fd >= 0)
+			close(mw->root_fd);
+		if (mw->proc_fd >= 0)
+			close(mw->proc_fd);
+		mw->root_fd = mw->proc_fd = -1;
+		return false;
+	}
+	if (r > 0)
+		return false;
+	if (!mw->host_scan)
+		(void)pin_tmpfs(mw);    /* ENOMEM: the sample says so */
+	return true;
+}
+
 int memwatch_sample(struct memwatch_sampler *mw, uint64_t now_us, struct nsrun_error *err)
 {
 	uint64_t total = 0, headroom, wait_us, cost_us, rate;
@@ -540,7 +575,7 @@ int memwatch_sample(struct memwatch_sampler *mw, uint64_t now_us, struct nsrun_e
 			/* the payload is init's child from its exec on: not finding it for
 			 * seconds means this /proc does not show the container, and a limit
 			 * that cannot be measured must not pass for one that holds */
-			if (now_us - mw->armed_us > NOT_FOUND_LIMIT_US)
+			if (now_us > mw->armed_us && now_us - mw->armed_us > NOT_FOUND_LIMIT_US)
 				return error_set(err, ESRCH, "--memory: the container's processes cannot be found "
 						 "(or may not be read: a payload file it may not read) in /proc to "
 						 "measure their memory");

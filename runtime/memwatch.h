@@ -103,7 +103,8 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
  * container holds only what the exec'd image touched, so a sample then decides
  * nothing; from the first sample on, samples are at least MIN_INTERVAL_US (the same
  * 5 ms) apart anyway, so a payload that writes from its first instruction is seen
- * as soon as it would be between any two samples. */
+ * as soon as it would be between any two samples.  What the measure holds is
+ * opened at the exec all the same (memwatch_pin_now). */
 #define MEMWATCH_FIRST_US 5000
 
 /* Arms the watch once the payload runs (its root is then the container's): init is
@@ -112,6 +113,14 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
  * is due (memwatch_fd is -1 until then); where it cannot be, memwatch_poll takes
  * the samples itself. */
 void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us);
+
+/* Right after memwatch_arm: opens now what the measure holds from its first sample
+ * on, the container's root and its tmpfs mounts, so that a payload that renames a
+ * directory above a --tmpfs in a volume before that sample cannot hide the tmpfs
+ * (tests/security/59-memwatch-hidden-use.t).  Where they cannot be opened yet,
+ * the first sample is due at once.  A pool's slots need none: their tmpfs mounts
+ * are in no volume. */
+void memwatch_pin_now(struct memwatch *mw);
 
 /* True from memwatch_arm to memwatch_close. */
 bool memwatch_armed(const struct memwatch *mw);

@@ -24,7 +24,7 @@ struct memwatch_sampler {
 	bool host_scan, no_memfds;
 	uint64_t root_upper_bytes;
 	pid_t init;                     /* the container's init, as the host's /proc names it */
-	uint64_t armed_us;              /* when the payload's exec was reported */
+	uint64_t armed_us;              /* when the first sample was due (memwatch_arm) */
 	int root_fd;                    /* a payload process's root (the container's), or -1 */
 	int proc_fd;                    /* the container's /proc, or the host's with host_scan, or -1 */
 	uint64_t next_us;               /* CLOCK_MONOTONIC of the next sample */
@@ -55,6 +55,13 @@ struct memwatch_sampler {
 	_Atomic int verdict;            /* shared: 0 none yet, else memwatch_poll's return */
 	struct nsrun_error err;         /* with verdict -1: written before it */
 };
+
+/* Opens what the measure holds from then on, before any sample: the container's
+ * root and /proc (open_container), and its tmpfs mounts (so that a rename inside
+ * cannot hide one).  True when the root is open; false when it cannot be yet (the
+ * payload not dumpable yet, not found) or fails: the first sample tries again
+ * and reports the error. */
+bool memwatch_pin(struct memwatch_sampler *mw);
 
 /* One sample of mw's container, due at now_us: returns 1 past the limit, 0 (the
  * next is scheduled in mw->next_us), -1 with err when it cannot be measured. */

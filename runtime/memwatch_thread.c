@@ -60,6 +60,10 @@ void memwatch_init(struct memwatch *mw, uint64_t limit_bytes, const struct cgrou
 	mw->plan = plan;
 	mw->host_scan = host_scan;
 	mw->stall_us = MEMWATCH_STALL_US;
+	/* known before the payload runs: the probe forks, and a payload that forked to
+	 * the user's RLIMIT_NPROC would make it fail and say "usable" (sys.h) */
+	if (limit_bytes && !cg1)
+		(void)sys_clone3_usable(NULL, 0);
 }
 
 /* Starts s's thread: 0, or -1 with errno and nothing left open (memwatch_poll
@@ -130,6 +134,18 @@ void memwatch_arm(struct memwatch *mw, pid_t init, uint64_t now_us)
 	/* made when the first sample is due: a run that ends before then (most short
 	 * ones) pays for no thread, and its payload starts with no sample beside it */
 	s->thread_due = true;
+}
+
+void memwatch_pin_now(struct memwatch *mw)
+{
+	struct memwatch_sampler *s = mw->s;
+
+	if (!mw->armed || !s || s->threaded)
+		return;
+	/* not yet (the payload's exec has not made it dumpable yet, say): sampled at
+	 * once instead, which opens them as soon as it can */
+	if (!memwatch_pin(s))
+		s->next_us = s->armed_us = monotonic_us();
 }
 
 bool memwatch_armed(const struct memwatch *mw)
@@ -215,6 +231,10 @@ static int poll_sampler(struct memwatch *mw, uint64_t now_us, struct nsrun_error
 				return 0;
 		}
 		start = monotonic_us();
+		/* past the caller's deadline: the caller acts on it first (a sample would
+		 * stop at its first look anyway, but not before finding the container) */
+		if (mw->deadline_us && start >= mw->deadline_us)
+			return 0;
 		stall_at = mw->stall_us ? start + mw->stall_us : 0;
 		/* in the loop, the sample itself gives up (sets stop) at the bound, or at
 		 * the caller's deadline, which it must not hold up.  From the clock, not

@@ -472,6 +472,10 @@ static int pool_setup(struct pool *p, const char *preload, struct strv *run_args
 		return -1;
 	/* each request's memory measured in its slot, as a cold run's without a cgroup */
 	p->measure = memwatch_can_measure();
+	/* whether the measuring threads can be made, known before any request runs
+	 * (memwatch_init says why) */
+	if (p->measure)
+		(void)sys_clone3_usable(NULL, 0);
 	p->slot_tmp = (struct mount_op){ .kind = MOP_TMPFS, .target = "/tmp", .source_index = -1 };
 	p->slot_plan = (struct mount_plan){ .ops = &p->slot_tmp, .n = 1 };
 	if (write_at(p->chan, "zygote.py", nsrun_pool_zygote, (size_t)nsrun_pool_zygote_size, 0644, err) < 0 ||

@@ -82,6 +82,7 @@ static int handle_message(struct nsrun_run *run, bool tty, struct nsrun_result *
 				return error_set_stage(err, STAGE_SUPERVISE, errno, "--memory: the container's init "
 						       "has no number in this /proc: its memory cannot be measured");
 			memwatch_arm(&run->mw, (pid_t)n, monotonic_us() + MEMWATCH_FIRST_US);
+			memwatch_pin_now(&run->mw);
 		} else {
 			memwatch_arm(&run->mw, run->child, monotonic_us());
 		}
