@@ -635,8 +635,10 @@ static uint64_t next_deadline(struct pool *p)
 			d = q->t_start + q->timeout_us;
 		/* the time now, not d: a sample that starts later is to be looked at a
 		 * stall's time after it (d + that never came first, and the loop slept to
-		 * the request's timeout, its memory unmeasured: breaker, session 21) */
-		uint64_t m = q && !q->exited ? memwatch_next_us(&p->slots[i].mw, now) : UINT64_MAX;
+		 * the request's timeout, its memory unmeasured: breaker, session 21).
+		 * Not a slot being killed: slot_measure takes no sample of it, and a sample
+		 * due in the past would make poll spin until its report comes */
+		uint64_t m = q && !q->exited && !slot_killed(q) ? memwatch_next_us(&p->slots[i].mw, now) : UINT64_MAX;
 		if (m < d)
 			d = m;
 	}
